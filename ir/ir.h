@@ -1,0 +1,122 @@
+// The kgen scalar IR: a kernel is a signature plus a structured body of
+// nested blocks of SSA instructions. Values are numbered per kernel (%0, %1..)
+// and are visible in the block that defines them and the blocks nested in it.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ir/ops.h"
+#include "ir/type.h"
+
+namespace kgen::ir {
+
+using ValueId = uint32_t;
+inline constexpr ValueId kNoValue = 0xffffffffu;
+
+// Where an instruction came from: the user's DSL call site or the IR text line.
+struct SourceLoc {
+  const char* file = nullptr;  // interned, never freed (see intern_file)
+  uint32_t line = 0;
+  uint32_t column = 0;
+  bool known() const { return file != nullptr; }
+  std::string str() const;  // "file:line:col" or "<unknown>"
+};
+const char* intern_file(std::string_view name);
+
+// An error about a kernel, carrying the location it points at.
+class Error : public std::runtime_error {
+ public:
+  Error(SourceLoc loc, const std::string& what);
+  SourceLoc loc;
+  std::string message;  // without the location prefix
+};
+
+// Immediate payload of a Const: ints (and bool) in i, floats in f. u64 values
+// are stored as their bit pattern in i.
+struct Imm {
+  int64_t i = 0;
+  double f = 0.0;
+  bool operator==(const Imm&) const = default;
+};
+
+struct Instr;
+struct Block {
+  std::vector<Instr> instrs;
+};
+
+struct Instr {
+  Op op = Op::Const;
+  Type type;                   // result type; void for statements
+  ValueId id = kNoValue;       // result value, kNoValue for statements
+  std::vector<ValueId> args;   // operands
+  Imm imm;                     // Const payload
+  int64_t attr = 0;            // Param/Buffer index, builtin axis, lane, unroll, shared count
+  std::vector<Block> blocks;   // For/Loop: body; If: then, else
+  SourceLoc loc;
+
+  bool has_result() const { return id != kNoValue; }
+};
+
+enum class Access : uint8_t { Read, Write, ReadWrite };
+std::string_view access_name(Access a);
+
+struct BufferParam {
+  std::string name;
+  Type elem;  // element type, may be a vector line
+  Access access = Access::ReadWrite;
+};
+
+struct ScalarParam {
+  std::string name;
+  Type type;
+};
+
+struct Kernel {
+  std::string name;
+  std::vector<BufferParam> buffers;
+  std::vector<ScalarParam> scalars;
+  // Fixed workgroup size; {0,0,0} means "chosen at launch".
+  std::array<uint32_t, 3> workgroup_size{0, 0, 0};
+  Block body;
+  uint32_t num_values = 0;  // value ids are < num_values
+
+  bool fixed_workgroup() const { return workgroup_size[0] != 0; }
+  uint32_t workgroup_threads() const {
+    return workgroup_size[0] * workgroup_size[1] * workgroup_size[2];
+  }
+};
+
+// Index from value id to defining instruction (valid until the kernel changes).
+class ValueIndex {
+ public:
+  explicit ValueIndex(const Kernel& k);
+  const Instr* def(ValueId v) const { return v < defs_.size() ? defs_[v] : nullptr; }
+  Type type(ValueId v) const;
+
+ private:
+  std::vector<const Instr*> defs_;
+};
+
+// Calls f(instr) for every instruction, outer before inner, in program order.
+template <class F>
+void walk(const Block& b, F&& f) {
+  for (const Instr& in : b.instrs) {
+    f(in);
+    for (const Block& nb : in.blocks) walk(nb, f);
+  }
+}
+template <class F>
+void walk_mut(Block& b, F&& f) {
+  for (Instr& in : b.instrs) {
+    f(in);
+    for (Block& nb : in.blocks) walk_mut(nb, f);
+  }
+}
+
+bool uses_barrier(const Block& b);
+bool uses_op_class(const Block& b, OpClass c);
+
+}  // namespace kgen::ir

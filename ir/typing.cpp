@@ -1,0 +1,302 @@
+#include "ir/typing.h"
+
+#include <cmath>
+#include <limits>
+
+namespace kgen::ir {
+
+namespace {
+
+[[noreturn]] void fail(const Instr& in, const std::string& msg) {
+  throw Error(in.loc, std::string(op_name(in.op)) + ": " + msg);
+}
+
+bool in_domain(Domain d, Type t) {
+  switch (d) {
+    case Domain::Any: return !t.is_pointer() && !t.is_void();
+    case Domain::Numeric: return t.is_numeric();
+    case Domain::Float: return t.is_float();
+    case Domain::Int: return t.is_int();
+    case Domain::Bits: return t.is_int() || t.is_bool();
+  }
+  return false;
+}
+
+std::string_view domain_text(Domain d) {
+  switch (d) {
+    case Domain::Any: return "a value type";
+    case Domain::Numeric: return "an integer or float type";
+    case Domain::Float: return "a float type";
+    case Domain::Int: return "an integer type";
+    case Domain::Bits: return "an integer or bool type";
+  }
+  return "?";
+}
+
+}  // namespace
+
+bool imm_fits(Type t, const Imm& v) {
+  using L = std::numeric_limits<int64_t>;
+  (void)L::max();
+  switch (t.kind) {
+    case ScalarKind::Bool: return v.i == 0 || v.i == 1;
+    case ScalarKind::I8: return v.i >= -128 && v.i <= 127;
+    case ScalarKind::I16: return v.i >= -32768 && v.i <= 32767;
+    case ScalarKind::I32: return v.i >= INT32_MIN && v.i <= INT32_MAX;
+    case ScalarKind::I64: return true;
+    case ScalarKind::U8: return v.i >= 0 && v.i <= 255;
+    case ScalarKind::U16: return v.i >= 0 && v.i <= 65535;
+    case ScalarKind::U32: return v.i >= 0 && v.i <= int64_t(UINT32_MAX);
+    case ScalarKind::U64: return true;  // bit pattern
+    case ScalarKind::F16: return std::isnan(v.f) || std::isinf(v.f) || std::fabs(v.f) <= 65504.0;
+    case ScalarKind::BF16:
+    case ScalarKind::F32: return std::isnan(v.f) || std::isinf(v.f) || std::fabs(v.f) <= 3.4028234663852886e38;
+    case ScalarKind::F64: return true;
+    case ScalarKind::Void: return false;
+  }
+  return false;
+}
+
+Type infer_type(const Instr& in, const Kernel& k, const ValueLookup& lookup) {
+  const OpInfo& info = op_info(in.op);
+  std::vector<ValueInfo> a;
+  a.reserve(in.args.size());
+  for (size_t i = 0; i < in.args.size(); ++i) {
+    ValueInfo vi = lookup(in.args[i]);
+    if (!vi.valid) fail(in, "operand " + std::to_string(i) + " (%" + std::to_string(in.args[i]) + ") is not defined here");
+    a.push_back(vi);
+  }
+  auto need_args = [&](size_t n) {
+    if (a.size() != n)
+      fail(in, "expects " + std::to_string(n) + " operands, got " + std::to_string(a.size()));
+  };
+  auto need_value = [&](size_t i) {
+    if (a[i].type.is_pointer() || a[i].type.is_void())
+      fail(in, "operand " + std::to_string(i) + " must be a value, got " + a[i].type.str());
+  };
+  auto need_same = [&](size_t i, size_t j) {
+    if (a[i].type != a[j].type)
+      fail(in, "operand types differ: " + a[i].type.str() + " vs " + a[j].type.str() +
+                   " (convert one side with cast)");
+  };
+  auto need_domain = [&](size_t i) {
+    if (!in_domain(info.domain, a[i].type))
+      fail(in, "needs " + std::string(domain_text(info.domain)) + ", got " + a[i].type.str());
+  };
+  auto need_index = [&](size_t i) {
+    if (!a[i].type.is_int() || a[i].type.is_vector())
+      fail(in, "index must be a scalar integer, got " + a[i].type.str());
+  };
+  auto need_pointer = [&](size_t i) {
+    if (!a[i].type.is_pointer()) fail(in, "operand " + std::to_string(i) + " must be a buffer or shared array, got " + a[i].type.str());
+  };
+  auto buffer_name = [&](const ValueInfo& p) -> std::string {
+    if (p.op == Op::Buffer && p.attr >= 0 && size_t(p.attr) < k.buffers.size()) return "buffer '" + k.buffers[p.attr].name + "'";
+    return "shared array";
+  };
+  auto need_writable = [&](size_t i) {
+    const ValueInfo& p = a[i];
+    if (p.op == Op::Buffer && size_t(p.attr) < k.buffers.size() && k.buffers[p.attr].access == Access::Read)
+      fail(in, "write to read-only " + buffer_name(p) + " (declare it Write or ReadWrite)");
+  };
+  auto need_readable = [&](size_t i) {
+    const ValueInfo& p = a[i];
+    if (p.op == Op::Buffer && size_t(p.attr) < k.buffers.size() && k.buffers[p.attr].access == Access::Write)
+      fail(in, "read from write-only " + buffer_name(p) + " (declare it Read or ReadWrite)");
+  };
+  auto need_axis = [&] {
+    if (in.attr < 0 || in.attr > 2) fail(in, "axis must be 0, 1 or 2, got " + std::to_string(in.attr));
+  };
+
+  switch (info.cls) {
+    case OpClass::Leaf:
+      need_args(0);
+      switch (in.op) {
+        case Op::Const:
+          if (in.type.is_pointer() || in.type.is_void()) fail(in, "constant must have a value type");
+          if (!imm_fits(in.type.scalar(), in.imm)) fail(in, "literal does not fit in " + in.type.str());
+          return in.type;
+        case Op::Param:
+          if (in.attr < 0 || size_t(in.attr) >= k.scalars.size()) fail(in, "no scalar parameter #" + std::to_string(in.attr));
+          return k.scalars[in.attr].type;
+        case Op::Buffer:
+          if (in.attr < 0 || size_t(in.attr) >= k.buffers.size()) fail(in, "no buffer parameter #" + std::to_string(in.attr));
+          return k.buffers[in.attr].elem.pointer_to(AddrSpace::Global);
+        case Op::SharedAlloc:
+          if (in.type.space != AddrSpace::Shared) fail(in, "type must be ptr<shared, T>, got " + in.type.str());
+          if (in.attr <= 0) fail(in, "element count must be positive");
+          return in.type;
+        default: break;
+      }
+      break;
+    case OpClass::Builtin:
+      need_args(0);
+      if (in.op != Op::SubgroupSize && in.op != Op::SubgroupLane) need_axis();
+      return types::U32;
+    case OpClass::Unary:
+      need_args(1);
+      need_value(0);
+      need_domain(0);
+      if (in.op == Op::Neg && a[0].type.is_int() && !a[0].type.is_signed())
+        fail(in, "cannot negate unsigned " + a[0].type.str());
+      return a[0].type;
+    case OpClass::Binary:
+      need_args(2);
+      need_value(0);
+      need_value(1);
+      need_same(0, 1);
+      need_domain(0);
+      return a[0].type;
+    case OpClass::Compare:
+      need_args(2);
+      need_value(0);
+      need_same(0, 1);
+      need_domain(0);
+      return Type(ScalarKind::Bool, a[0].type.lanes);
+    case OpClass::Select:
+      need_args(3);
+      need_value(1);
+      need_same(1, 2);
+      if (!a[0].type.is_bool() || (a[0].type.lanes != 1 && a[0].type.lanes != a[1].type.lanes))
+        fail(in, "condition must be bool (or a bool line of the same width), got " + a[0].type.str());
+      return a[1].type;
+    case OpClass::Fma:
+      need_args(3);
+      need_value(0);
+      need_same(0, 1);
+      need_same(0, 2);
+      need_domain(0);
+      return a[0].type;
+    case OpClass::Convert:
+      need_args(1);
+      need_value(0);
+      if (in.type.is_pointer() || in.type.is_void()) fail(in, "target must be a value type");
+      if (in.op == Op::Cast) {
+        if (in.type.lanes != a[0].type.lanes)
+          fail(in, "cannot change lane count (" + a[0].type.str() + " to " + in.type.str() + ")");
+      } else {
+        if (in.type.bytes() != a[0].type.bytes() || in.type.is_bool() || a[0].type.is_bool())
+          fail(in, "bitcast needs equal sizes and no bool (" + a[0].type.str() + " to " + in.type.str() + ")");
+      }
+      return in.type;
+    case OpClass::Vector:
+      switch (in.op) {
+        case Op::Splat:
+          need_args(1);
+          need_value(0);
+          if (a[0].type.is_vector()) fail(in, "operand must be a scalar");
+          if (in.type != a[0].type.with_lanes(in.type.lanes) || !in.type.is_vector() || !valid_lanes(in.type.lanes))
+            fail(in, "result must be a line of " + a[0].type.str() + ", got " + in.type.str());
+          return in.type;
+        case Op::Construct: {
+          if (!valid_lanes(int(a.size())) || a.size() < 2) fail(in, "needs 2, 3, 4, 8 or 16 scalars, got " + std::to_string(a.size()));
+          for (size_t i = 0; i < a.size(); ++i) {
+            need_value(i);
+            if (a[i].type.is_vector()) fail(in, "operands must be scalars");
+            need_same(0, i);
+          }
+          return a[0].type.with_lanes(int(a.size()));
+        }
+        case Op::Extract:
+          need_args(1);
+          if (!a[0].type.is_vector() || a[0].type.is_pointer()) fail(in, "operand must be a line, got " + a[0].type.str());
+          if (in.attr < 0 || in.attr >= a[0].type.lanes) fail(in, "lane " + std::to_string(in.attr) + " out of range for " + a[0].type.str());
+          return a[0].type.scalar();
+        case Op::Insert:
+          need_args(2);
+          if (!a[0].type.is_vector() || a[0].type.is_pointer()) fail(in, "operand must be a line, got " + a[0].type.str());
+          if (a[1].type != a[0].type.scalar()) fail(in, "inserted value must be " + a[0].type.scalar().str() + ", got " + a[1].type.str());
+          if (in.attr < 0 || in.attr >= a[0].type.lanes) fail(in, "lane " + std::to_string(in.attr) + " out of range for " + a[0].type.str());
+          return a[0].type;
+        default: break;
+      }
+      break;
+    case OpClass::Reduce:
+      need_args(1);
+      need_value(0);
+      need_domain(0);
+      if (!a[0].type.is_vector()) fail(in, "operand must be a line, got " + a[0].type.str());
+      return a[0].type.scalar();
+    case OpClass::Memory:
+      if (in.op == Op::Load) {
+        need_args(2);
+        need_pointer(0);
+        need_index(1);
+        need_readable(0);
+        return a[0].type.element();
+      }
+      need_args(3);
+      need_pointer(0);
+      need_index(1);
+      need_writable(0);
+      if (a[2].type != a[0].type.element())
+        fail(in, "stored value is " + a[2].type.str() + " but " + buffer_name(a[0]) + " holds " + a[0].type.element().str());
+      return types::Void;
+    case OpClass::Atomic: {
+      need_args(in.op == Op::AtomicCas ? 4 : 3);
+      need_pointer(0);
+      need_index(1);
+      need_writable(0);
+      Type e = a[0].type.element();
+      if (e.is_vector()) fail(in, "atomics need scalar elements, got " + e.str());
+      if (!in_domain(info.domain, e)) fail(in, "needs " + std::string(domain_text(info.domain)) + " elements, got " + e.str());
+      if (e.bits() < 32) fail(in, "atomics need 32- or 64-bit elements, got " + e.str());
+      for (size_t i = 2; i < a.size(); ++i)
+        if (a[i].type != e) fail(in, "operand is " + a[i].type.str() + " but the array holds " + e.str());
+      return e;
+    }
+    case OpClass::Sync:
+      need_args(0);
+      return types::Void;
+    case OpClass::Subgroup:
+      need_args(2);
+      need_value(0);
+      if (a[1].type != types::U32) fail(in, "lane must be u32, got " + a[1].type.str());
+      return a[0].type;
+    case OpClass::SubgroupReduce:
+      need_args(1);
+      need_value(0);
+      need_domain(0);
+      return a[0].type;
+    case OpClass::Local:
+      if (in.op == Op::Var) {
+        need_args(1);
+        need_value(0);
+        return a[0].type;
+      }
+      if (a.empty() || a[0].op != Op::Var) fail(in, "first operand must be a variable");
+      if (in.op == Op::VarLoad) {
+        need_args(1);
+        return a[0].type;
+      }
+      need_args(2);
+      if (a[1].type != a[0].type) fail(in, "variable holds " + a[0].type.str() + ", assigned " + a[1].type.str());
+      return types::Void;
+    case OpClass::Control:
+      switch (in.op) {
+        case Op::For:
+          need_args(3);
+          for (size_t i = 0; i < 3; ++i) need_index(i);
+          need_same(0, 1);
+          need_same(0, 2);
+          if (in.blocks.size() != 1) fail(in, "needs one body block");
+          if (in.attr < 0) fail(in, "unroll factor must be >= 0");
+          return a[0].type;
+        case Op::If:
+          need_args(1);
+          if (a[0].type != types::Bool) fail(in, "condition must be bool, got " + a[0].type.str());
+          if (in.blocks.size() != 2) fail(in, "needs then and else blocks");
+          return types::Void;
+        case Op::Loop:
+          need_args(0);
+          if (in.blocks.size() != 1) fail(in, "needs one body block");
+          return types::Void;
+        default:
+          need_args(0);
+          return types::Void;
+      }
+  }
+  fail(in, "unhandled op");
+}
+
+}  // namespace kgen::ir

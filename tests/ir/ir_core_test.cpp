@@ -1,0 +1,60 @@
+#include <doctest/doctest.h>
+
+#include "ir/builder.h"
+#include "ir/half.h"
+
+using namespace kgen::ir;
+
+TEST_CASE("types print and parse") {
+  for (const char* s : {"f32", "u8x16", "bf16x4", "ptr<global, f32x4>", "ptr<shared, i32>", "bool", "f64x2"}) {
+    auto t = parse_type(s);
+    REQUIRE(t.has_value());
+    CHECK(t->str() == s);
+  }
+  CHECK_FALSE(parse_type("f33").has_value());
+  CHECK_FALSE(parse_type("f32x5").has_value());
+  CHECK(Type(ScalarKind::F16, 8).bytes() == 16);
+}
+
+TEST_CASE("builder infers types and rejects mismatches with the location") {
+  Kernel k;
+  k.name = "t";
+  k.buffers = {{"x", types::F32, Access::Read}, {"y", types::F32, Access::ReadWrite}};
+  k.scalars = {{"n", types::U32}};
+  Builder b(k);
+  b.loc = SourceLoc{intern_file("user.cpp"), 42, 7};
+  ValueId x = b.buffer(0), y = b.buffer(1);
+  ValueId i = b.builtin(Op::GlobalId, 0);
+  ValueId v = b.load(x, i);
+  CHECK(b.type_of(v) == types::F32);
+  ValueId two = b.const_float(types::F32, 2.0);
+  ValueId p = b.op(Op::Mul, {v, two});
+  b.store(y, i, p);
+  CHECK_THROWS_WITH_AS(b.op(Op::Add, {v, i}), doctest::Contains("user.cpp:42:7: error: add: operand types differ"), Error);
+  CHECK_THROWS_WITH_AS(b.store(x, i, p), doctest::Contains("read-only buffer 'x'"), Error);
+  CHECK_THROWS_WITH_AS(b.const_int(types::U8, 300), doctest::Contains("does not fit in u8"), Error);
+  CHECK_THROWS_AS(b.break_(), Error);
+}
+
+TEST_CASE("values go out of scope with their block") {
+  Kernel k;
+  k.scalars = {{"n", types::I32}};
+  Builder b(k);
+  ValueId zero = b.const_int(types::I32, 0), one = b.const_int(types::I32, 1);
+  ValueId n = b.param(0);
+  ValueId iv = b.begin_for(zero, n, one);
+  ValueId inner = b.op(Op::Add, {iv, one});
+  b.end_for();
+  CHECK_THROWS_WITH_AS(b.op(Op::Add, {inner, one}), doctest::Contains("not defined here"), Error);
+}
+
+TEST_CASE("half and bfloat16 conversions round to nearest even") {
+  CHECK(f16_to_f32(f32_to_f16(1.0f)) == 1.0f);
+  CHECK(f32_to_f16(65504.0f) == 0x7bff);
+  CHECK(f32_to_f16(1e6f) == 0x7c00);
+  CHECK(f16_to_f32(0x0001) == doctest::Approx(5.960464477539063e-08));
+  CHECK(f32_to_f16(5.960464477539063e-08f) == 0x0001);
+  CHECK(f32_to_f16(1.0f + 1.0f / 2048.0f) == 0x3c00);  // tie -> even
+  CHECK(bf16_to_f32(f32_to_bf16(3.0f)) == 3.0f);
+  CHECK(f32_to_bf16(1.0f + 1.0f / 256.0f) == 0x3f80);  // tie -> even
+}
