@@ -1,0 +1,50 @@
+// Math builtins and conversions. Function-style: the user's location comes in
+// with the first operand (Operand), literals adopt the other operands' type.
+#pragma once
+#include "dsl/value.h"
+
+namespace kgen::dsl {
+
+// Elementwise on scalars and lines. floor..erf need float types; abs accepts
+// integers too. round rounds ties to even.
+Value abs(const Operand& x);
+Value floor(const Operand& x);
+Value ceil(const Operand& x);
+Value round(const Operand& x);
+Value trunc(const Operand& x);
+Value sqrt(const Operand& x);
+Value rsqrt(const Operand& x);
+Value exp(const Operand& x);
+Value exp2(const Operand& x);
+Value log(const Operand& x);
+Value log2(const Operand& x);
+Value sin(const Operand& x);
+Value cos(const Operand& x);
+Value tanh(const Operand& x);
+Value erf(const Operand& x);
+
+Value min(const Operand& a, const Operand& b);
+Value max(const Operand& a, const Operand& b);
+Value pow(const Operand& a, const Operand& b);
+Value fma(const Operand& a, const Operand& b, const Operand& c);  // a*b+c, one rounding
+
+// c ? a : b, evaluating both (a per-lane choice with a bool line `c`).
+Value select(const Operand& c, const Operand& a, const Operand& b);
+
+// Numeric conversion (lanes preserved): cast(f16, x) or cast<f16>(x).
+Value cast(ir::Type to, const Operand& x);
+template <ir::Type To>
+Value cast(const Operand& x) {
+  return cast(To, x);
+}
+// Reinterprets the bits; sizes must match (bitcast(u32, f) for f: f32).
+Value bitcast(ir::Type to, const Operand& x);
+template <ir::Type To>
+Value bitcast(const Operand& x) {
+  return bitcast(To, x);
+}
+
+// A constant of type t (literal rules apply): constant(f16, 0.5).
+Value constant(ir::Type t, const Operand& lit);
+
+}  // namespace kgen::dsl

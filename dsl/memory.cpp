@@ -1,0 +1,101 @@
+#include "dsl/memory.h"
+
+namespace kgen::dsl {
+
+// ---- ElemRef ---------------------------------------------------------------
+
+Value ElemRef::load_at(ir::SourceLoc loc) const {
+  return detail::make(loc, ir::Op::Load, {detail::use(ptr_, loc), detail::use(index_, loc)});
+}
+
+Value ElemRef::load(std::source_location loc) const { return load_at(to_loc(loc)); }
+
+void ElemRef::store_at(ir::SourceLoc loc, const Operand& v) {
+  ir::ValueId p = detail::use(ptr_, loc), i = detail::use(index_, loc);
+  ir::ValueId x = detail::resolve(v, ptr_.type().element());
+  record(loc, ir::Op::Store, {p, i, x});
+}
+
+ElemRef& ElemRef::operator=(const Operand& v) {
+  store_at(v.loc(), v);
+  return *this;
+}
+
+ElemRef& ElemRef::operator=(const ElemRef& other) {
+  Value v = other.load_at(other.loc_);
+  store_at(loc_, Operand(v, loc_));
+  return *this;
+}
+
+ElemRef& ElemRef::update(ir::Op op, const Operand& v) {
+  Value old = load_at(v.loc());
+  store_at(v.loc(), Operand(detail::binary(op, Operand(old, v.loc()), v), v.loc()));
+  return *this;
+}
+
+ElemRef& ElemRef::operator+=(const Operand& v) { return update(ir::Op::Add, v); }
+ElemRef& ElemRef::operator-=(const Operand& v) { return update(ir::Op::Sub, v); }
+ElemRef& ElemRef::operator*=(const Operand& v) { return update(ir::Op::Mul, v); }
+ElemRef& ElemRef::operator/=(const Operand& v) { return update(ir::Op::Div, v); }
+ElemRef& ElemRef::operator%=(const Operand& v) { return update(ir::Op::Rem, v); }
+ElemRef& ElemRef::operator&=(const Operand& v) { return update(ir::Op::And, v); }
+ElemRef& ElemRef::operator|=(const Operand& v) { return update(ir::Op::Or, v); }
+ElemRef& ElemRef::operator^=(const Operand& v) { return update(ir::Op::Xor, v); }
+ElemRef& ElemRef::operator<<=(const Operand& v) { return update(ir::Op::Shl, v); }
+ElemRef& ElemRef::operator>>=(const Operand& v) { return update(ir::Op::Shr, v); }
+
+// ---- Array -----------------------------------------------------------------
+
+ElemRef Array::operator[](const Operand& index) const {
+  detail::use(ptr_, index.loc());
+  // A literal index has its natural type (i32); handles keep theirs.
+  Value i = detail::wrap(detail::resolve(index), index.loc());
+  return ElemRef(ptr_, i, index.loc());
+}
+
+// ---- Var -------------------------------------------------------------------
+
+Var& Var::operator=(const Operand& v) {
+  ir::SourceLoc loc = v.loc();
+  ir::ValueId x = detail::resolve(v, var_.type());
+  record(loc, ir::Op::VarStore, {detail::use(var_, loc), x});
+  return *this;
+}
+
+Var& Var::update(ir::Op op, const Operand& v) {
+  Value old = detail::make(v.loc(), ir::Op::VarLoad, {detail::use(var_, v.loc())});
+  return *this = Operand(detail::binary(op, Operand(old, v.loc()), v), v.loc());
+}
+
+Var& Var::operator+=(const Operand& v) { return update(ir::Op::Add, v); }
+Var& Var::operator-=(const Operand& v) { return update(ir::Op::Sub, v); }
+Var& Var::operator*=(const Operand& v) { return update(ir::Op::Mul, v); }
+Var& Var::operator/=(const Operand& v) { return update(ir::Op::Div, v); }
+Var& Var::operator%=(const Operand& v) { return update(ir::Op::Rem, v); }
+Var& Var::operator&=(const Operand& v) { return update(ir::Op::And, v); }
+Var& Var::operator|=(const Operand& v) { return update(ir::Op::Or, v); }
+Var& Var::operator^=(const Operand& v) { return update(ir::Op::Xor, v); }
+Var& Var::operator<<=(const Operand& v) { return update(ir::Op::Shl, v); }
+Var& Var::operator>>=(const Operand& v) { return update(ir::Op::Shr, v); }
+
+Value Var::get(std::source_location loc) const {
+  ir::SourceLoc l = to_loc(loc);
+  return detail::make(l, ir::Op::VarLoad, {detail::use(var_, l)});
+}
+
+Var var(const Operand& init) {
+  return Var(detail::make(init.loc(), ir::Op::Var, {detail::resolve(init)}));
+}
+
+Var var(ir::Type t, const Operand& init) {
+  return Var(detail::make(init.loc(), ir::Op::Var, {detail::resolve(init, t)}));
+}
+
+Array shared_array(ir::Type elem, int64_t count, std::source_location loc) {
+  ir::SourceLoc l = to_loc(loc);
+  if (elem.is_pointer() || elem.is_void() || !ir::valid_lanes(elem.lanes))
+    throw ir::Error(l, "shared_array: element type must be a scalar or line value type, got " + elem.str());
+  return Array(detail::make(l, ir::Op::SharedAlloc, {}, count, elem.pointer_to(ir::AddrSpace::Shared)));
+}
+
+}  // namespace kgen::dsl

@@ -1,0 +1,106 @@
+// Memory the kernel can name: buffers and shared arrays (Array), their
+// elements (ElemRef) and mutable locals (Var).
+#pragma once
+#include <cstdint>
+#include <source_location>
+
+#include "dsl/value.h"
+
+namespace kgen::dsl {
+
+// A reference to one element, `arr[i]`. Like a C++ reference it does not read
+// anything by itself: assigning to it records a store, using it as a value
+// records a load at that use. So `auto e = x[i]` names the element (each read
+// loads again); `Value v = x[i]` loads once.
+class ElemRef {
+ public:
+  ElemRef(Value ptr, Value index, ir::SourceLoc loc) : ptr_(ptr), index_(index), loc_(loc) {}
+  ElemRef(const ElemRef&) = default;
+
+  ElemRef& operator=(const Operand& v);
+  ElemRef& operator=(const ElemRef& other);  // y[i] = x[i]: load other, store here
+  ElemRef& operator+=(const Operand& v);
+  ElemRef& operator-=(const Operand& v);
+  ElemRef& operator*=(const Operand& v);
+  ElemRef& operator/=(const Operand& v);
+  ElemRef& operator%=(const Operand& v);
+  ElemRef& operator&=(const Operand& v);
+  ElemRef& operator|=(const Operand& v);
+  ElemRef& operator^=(const Operand& v);
+  ElemRef& operator<<=(const Operand& v);
+  ElemRef& operator>>=(const Operand& v);
+
+  Value load(std::source_location loc = std::source_location::current()) const;
+  operator Value() const { return load_at(loc_); }  // at the indexing site
+
+  const Value& pointer() const { return ptr_; }
+  const Value& index() const { return index_; }
+  ir::SourceLoc loc() const { return loc_; }
+  Value load_at(ir::SourceLoc loc) const;
+
+ private:
+  void store_at(ir::SourceLoc loc, const Operand& v);
+  ElemRef& update(ir::Op op, const Operand& v);
+
+  Value ptr_, index_;
+  ir::SourceLoc loc_;  // where `arr[i]` was written
+};
+
+// A buffer parameter or a shared array: a pointer to elements of elem_type()
+// (which may be a vector line). Indices are scalar integers of any type.
+class Array {
+ public:
+  Array() = default;
+  explicit Array(Value ptr) : ptr_(ptr) {}
+
+  ElemRef operator[](const Operand& index) const;
+  ir::Type elem_type() const { return ptr_.type().element(); }
+  const Value& pointer() const { return ptr_; }
+
+ private:
+  Value ptr_;
+};
+
+// A mutable local variable (one per work-item). Copying a Var copies the
+// handle (both name the same variable); assigning to it records a store.
+class Var {
+ public:
+  explicit Var(Value var) : var_(var) {}
+  Var(const Var&) = default;
+  // `a = b` between two Vars would otherwise silently rebind the handle, and
+  // a copy-assignment operator cannot receive the caller's location, so it is
+  // not available: write `a = b.get()`.
+  Var& operator=(const Var&) = delete;
+  Var& operator=(const Operand& v);
+  Var& operator+=(const Operand& v);
+  Var& operator-=(const Operand& v);
+  Var& operator*=(const Operand& v);
+  Var& operator/=(const Operand& v);
+  Var& operator%=(const Operand& v);
+  Var& operator&=(const Operand& v);
+  Var& operator|=(const Operand& v);
+  Var& operator^=(const Operand& v);
+  Var& operator<<=(const Operand& v);
+  Var& operator>>=(const Operand& v);
+
+  // The current value (a VarLoad).
+  Value get(std::source_location loc = std::source_location::current()) const;
+  ir::Type type() const { return var_.type(); }
+  const Value& handle() const { return var_; }
+
+ private:
+  Var& update(ir::Op op, const Operand& v);
+  Value var_;
+};
+
+// A variable initialised to `init` (a literal gets its natural type:
+// var(0.0f) is f32, var(0) is i32).
+Var var(const Operand& init);
+// A variable of type `t`; `init` must convert to `t` (var(f16, 0)).
+Var var(ir::Type t, const Operand& init);
+
+// A workgroup-shared array of `count` elements. Only at the top level of the
+// kernel body (not inside control flow), so every work-item declares it.
+Array shared_array(ir::Type elem, int64_t count, std::source_location loc = std::source_location::current());
+
+}  // namespace kgen::dsl

@@ -1,0 +1,212 @@
+// Every registered sample kernel builds, verifies, has a consistent workload,
+// and computes the same as a plain C++ reference loop in the interpreter.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "dsl/registry.h"
+#include "ir/half.h"
+#include "ir/verifier.h"
+#include "samples/kernels/kernels.h"
+#include "tests/dsl/host_buffers.h"
+
+using namespace kgen;
+using kgen::dsl::test::HostBuf;
+
+namespace {
+
+using Expected = std::map<size_t, std::vector<double>>;  // buffer index -> scalars
+using Reference = std::function<Expected(const std::vector<HostBuf>& in, int64_t n)>;
+
+std::vector<double> all(const HostBuf& b) {
+  std::vector<double> v(b.scalars());
+  for (size_t i = 0; i < v.size(); ++i) v[i] = b.get(i);
+  return v;
+}
+
+Expected saxpy_ref(const std::vector<HostBuf>& in, int64_t, bool half) {
+  auto x = all(in[0]), y = all(in[1]);
+  for (size_t i = 0; i < y.size(); ++i)
+    y[i] = half ? ir::round_f16(ir::round_f16(1.5f * float(x[i])) + float(y[i])) : double(1.5f * float(x[i]) + float(y[i]));
+  return {{1, y}};
+}
+
+Expected unary_ref(const std::vector<HostBuf>& in, const std::function<double(double)>& f) {
+  auto x = all(in[0]);
+  for (double& v : x) v = f(v);
+  return {{1, x}};
+}
+
+Expected reduce_ref(const std::vector<HostBuf>& in, int64_t n) {
+  const int wg = samples::kReduceWorkgroup, items = 4;
+  auto x = all(in[0]);
+  std::vector<double> partial(in[1].scalars());
+  for (size_t g = 0; g < partial.size(); ++g) {
+    std::vector<float> sh(wg);
+    for (int t = 0; t < wg; ++t) {  // same order as the kernel: serial, then tree
+      float acc = 0.0f;
+      for (int k = 0; k < items; ++k) {
+        size_t idx = g * wg * items + size_t(k) * wg + t;
+        if (int64_t(idx) < n) acc += float(x[idx]);
+      }
+      sh[t] = acc;
+    }
+    for (int s = wg / 2; s > 0; s /= 2)
+      for (int t = 0; t < s; ++t) sh[t] += sh[t + s];
+    partial[g] = sh[0];
+  }
+  return {{1, partial}};
+}
+
+Expected histogram_ref(const std::vector<HostBuf>& in, int64_t) {
+  auto x = all(in[0]);
+  std::vector<double> h(in[1].scalars(), 0.0);
+  for (double v : x) h[size_t(v)] += 1;
+  return {{1, h}};
+}
+
+Expected matmul_ref(const std::vector<HostBuf>& in, int64_t n) {
+  auto a = all(in[0]), b = all(in[1]);
+  std::vector<double> c(size_t(n * n));
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (int64_t k = 0; k < n; ++k) s += a[i * n + k] * b[k * n + j];
+      c[i * n + j] = s;
+    }
+  return {{2, c}};
+}
+
+Expected softmax_ref(const std::vector<HostBuf>& in, int64_t n) {
+  auto x = all(in[0]);
+  std::vector<double> y(x.size());
+  for (int r = 0; r < samples::kSoftmaxRows; ++r) {
+    double m = -INFINITY, s = 0;
+    for (int64_t j = 0; j < n; ++j) m = std::max(m, x[r * n + j]);
+    for (int64_t j = 0; j < n; ++j) s += std::exp(x[r * n + j] - m);
+    for (int64_t j = 0; j < n; ++j) y[r * n + j] = std::exp(x[r * n + j] - m) / s;
+  }
+  return {{1, y}};
+}
+
+Expected dot_ref(const std::vector<HostBuf>& in, int lanes) {
+  auto x = all(in[0]), y = all(in[1]);
+  std::vector<double> out(x.size() / lanes);
+  for (size_t i = 0; i < out.size(); ++i)
+    for (int l = 0; l < lanes; ++l) out[i] += x[i * lanes + l] * y[i * lanes + l];
+  return {{2, out}};
+}
+
+const std::map<std::string, Reference>& references() {
+  static const std::map<std::string, Reference> refs = {
+      {"saxpy", [](auto& in, int64_t n) { return saxpy_ref(in, n, false); }},
+      {"saxpy_f16", [](auto& in, int64_t n) { return saxpy_ref(in, n, true); }},
+      {"silu", [](auto& in, int64_t) { return unary_ref(in, [](double x) { return x / (1 + std::exp(-x)); }); }},
+      {"gelu_tanh",
+       [](auto& in, int64_t) {
+         return unary_ref(in, [](double x) {
+           return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+         });
+       }},
+      {"gelu_erf",
+       [](auto& in, int64_t) { return unary_ref(in, [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }); }},
+      {"vec_add",
+       [](auto& in, int64_t) {
+         auto x = all(in[0]), y = all(in[1]);
+         for (size_t i = 0; i < x.size(); ++i) x[i] += y[i];
+         return Expected{{2, x}};
+       }},
+      {"reduce_sum_i4", reduce_ref},
+      {"histogram256", histogram_ref},
+      {"histogram256_shared", histogram_ref},
+      {"matmul_tiled_t8", matmul_ref},
+      {"matmul_tiled_t16", matmul_ref},
+      {"softmax_rows", softmax_ref},
+      {"saxpy_l16", [](auto& in, int64_t n) { return saxpy_ref(in, n, false); }},
+      {"dot_l8", [](auto& in, int64_t) { return dot_ref(in, 8); }},
+  };
+  return refs;
+}
+
+const Reference* reference_for(const std::string& name) {
+  auto& refs = references();
+  auto it = refs.find(name);
+  if (it == refs.end() && name.rfind("vec_add", 0) == 0) it = refs.find("vec_add");
+  return it == refs.end() ? nullptr : &it->second;
+}
+
+}  // namespace
+
+TEST_CASE("register_all is idempotent and names are unique") {
+  samples::register_all();
+  size_t count = dsl::registered_kernels().size();
+  samples::register_all();
+  CHECK(dsl::registered_kernels().size() == count);
+  CHECK(count >= 14);
+  std::set<std::string> names;
+  for (auto& e : dsl::registered_kernels()) CHECK(names.insert(e.name).second);
+  CHECK(dsl::find_kernel("matmul_tiled_t16") != nullptr);
+  CHECK(dsl::find_kernel("no_such_kernel") == nullptr);
+  CHECK_THROWS_AS(dsl::register_kernel(dsl::registered_kernels().front()), std::invalid_argument);
+}
+
+TEST_CASE("every sample kernel builds and its workload fits its signature") {
+  samples::register_all();
+  for (const auto& e : dsl::registered_kernels()) {
+    INFO("kernel ", e.name);
+    ir::Kernel k = e.build();
+    CHECK(k.name == e.name);
+    CHECK(ir::lint(k).empty());  // no unused results, dead vars, unreachable code
+    CHECK(!e.description.empty());
+    CHECK(e.default_n > 0);
+    CHECK(!e.test_sizes.empty());
+    for (int64_t n : {e.default_n, int64_t(1)}) {
+      ir::Workload w = e.workload(n);
+      CHECK(w.buffers.size() == k.buffers.size());
+      CHECK(w.scalars.size() == k.scalars.size());
+      CHECK(w.dims.total_groups() > 0);
+      if (k.fixed_workgroup())
+        CHECK(w.dims.workgroup == k.workgroup_size);
+      bool checks = false;
+      for (auto& b : w.buffers) checks |= b.check;
+      CHECK(checks);
+    }
+  }
+}
+
+TEST_CASE("sample kernels match C++ references in the interpreter") {
+  samples::register_all();
+  for (const auto& e : dsl::registered_kernels()) {
+    const Reference* ref = reference_for(e.name);
+    INFO("kernel ", e.name);
+    REQUIRE_MESSAGE(ref, "no reference for ", e.name);
+    ir::Kernel k = e.build();
+    for (int64_t n : e.test_sizes) {
+      if (n > 4100) continue;
+      INFO("n = ", n);
+      ir::Workload w = e.workload(n);
+      auto bufs = dsl::test::make_buffers(k, w, uint32_t(n));
+      auto inputs = bufs;
+      dsl::test::run(k, w.dims, bufs, w.scalars);
+      Expected exp = (*ref)(inputs, n);
+      for (size_t b = 0; b < bufs.size(); ++b) {
+        if (!w.buffers[b].check) continue;
+        REQUIRE(exp.count(b));
+        const auto& want = exp[b];
+        REQUIRE(want.size() == bufs[b].scalars());
+        size_t bad = 0;
+        double tol = std::max(w.tolerance, 0.0);
+        for (size_t i = 0; i < want.size(); ++i) {
+          double got = bufs[b].get(i);
+          if (!(std::fabs(got - want[i]) <= tol * std::max(1.0, std::fabs(want[i])))) {
+            if (bad++ < 3) MESSAGE("buffer ", b, "[", i, "] = ", got, ", expected ", want[i]);
+          }
+        }
+        CHECK(bad == 0);
+      }
+    }
+  }
+}
