@@ -21,6 +21,9 @@ struct KernelEntry {
   std::function<ir::Workload(int64_t n)> workload;  // launch/buffers/scalars/bytes/flops/tolerance for size n
   int64_t default_n = 0;                            // size for timing runs
   std::vector<int64_t> test_sizes;                  // odd/edge sizes for conformance tests
+  // Space-separated labels used to select kernels, e.g. "bandwidth": a
+  // memory-bound kernel benchmarked against the STREAM triad.
+  std::string tags;
 };
 
 // Adds an entry; throws std::invalid_argument on a duplicate or empty name.

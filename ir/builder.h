@@ -3,6 +3,7 @@
 // the shared rules in typing.h, assigns the value id and appends the
 // instruction at the insertion point. Errors carry `loc`.
 #pragma once
+#include <cmath>
 #include <vector>
 
 #include "ir/ir.h"
@@ -26,7 +27,10 @@ class Builder {
   // Convenience factories.
   ValueId constant(Type t, Imm v);
   ValueId const_int(Type t, int64_t v) { return constant(t, Imm{v, double(v)}); }
-  ValueId const_float(Type t, double v) { return constant(t, Imm{int64_t(v), v}); }
+  ValueId const_float(Type t, double v) {
+    // int64_t(v) is undefined for NaN, inf and out-of-range values.
+    return constant(t, Imm{std::isfinite(v) && std::fabs(v) < 9.2e18 ? int64_t(v) : 0, v});
+  }
   ValueId op(Op op, std::vector<ValueId> args, int64_t attr = 0, Type type = {});
   ValueId param(int index) { return op(Op::Param, {}, index); }
   ValueId buffer(int index) { return op(Op::Buffer, {}, index); }

@@ -73,7 +73,7 @@ void register_elementwise() {
                        w.tolerance = elementwise_tolerance(dt);
                        return w;
                      },
-                     1 << 22, {1, 7, 255, 257, 1000, 4099}});
+                     1 << 22, {1, 7, 255, 257, 1000, 4099}, "bandwidth"});
   }
   struct Act {
     Activation act;
@@ -94,7 +94,7 @@ void register_elementwise() {
                        w.tolerance = 1e-5;
                        return w;
                      },
-                     1 << 22, {1, 7, 255, 1000, 4099}});
+                     1 << 22, {1, 7, 255, 1000, 4099}, "bandwidth"});
   }
   for (ir::Type dt : {f32, i32}) {
     register_kernel({vec_add(dt).name, "z = x + y (" + dt.str() + ")", [dt] { return vec_add(dt); },
@@ -109,7 +109,7 @@ void register_elementwise() {
                        w.tolerance = elementwise_tolerance(dt);
                        return w;
                      },
-                     1 << 22, {1, 7, 255, 1000, 4099}});
+                     1 << 22, {1, 7, 255, 1000, 4099}, "bandwidth"});
   }
 }
 

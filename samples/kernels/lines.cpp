@@ -47,7 +47,7 @@ void register_lines() {
                      w.tolerance = 1e-5;
                      return w;
                    },
-                   1 << 22, {1, 7, 16, 1000, 4099}});
+                   1 << 22, {1, 7, 16, 1000, 4099}, "bandwidth"});
   const int dl = 8;
   register_kernel({dot_lines(dl).name, "out[i] = dot of the f32x8 lines x[i], y[i] (reduce_add)",
                    [] { return dot_lines(dl); },
