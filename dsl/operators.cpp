@@ -56,4 +56,7 @@ Value operator~(const Operand& a) {
 }
 Value operator-(const Operand& a) { return unary(Op::Neg, a); }
 
+Value apply(ir::Op op, const Operand& a) { return unary(op, a); }
+Value apply(ir::Op op, const Operand& a, const Operand& b) { return binary(op, a, b); }
+
 }  // namespace kgen::dsl

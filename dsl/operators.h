@@ -38,4 +38,9 @@ Value operator!(const Operand& a);                     // bool only
 Value operator~(const Operand& a);                     // integers only
 Value operator-(const Operand& a);
 
+// Any unary or binary/compare IR op by its enum: for op tables that generate
+// kernels (ops/), where spelling each operator out would duplicate the op list.
+Value apply(ir::Op op, const Operand& a);
+Value apply(ir::Op op, const Operand& a, const Operand& b);
+
 }  // namespace kgen::dsl

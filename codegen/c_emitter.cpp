@@ -1,0 +1,195 @@
+#include "codegen/c_emitter.h"
+
+namespace kgen::codegen {
+
+using ir::Instr;
+using ir::Op;
+using ir::OpClass;
+using ir::Type;
+
+CEmitter::CEmitter(const ir::Kernel& k, const Dialect& d) : k_(k), d_(d), index_(k) {}
+
+void CEmitter::line(const std::string& s) {
+  out_.append(size_t(indent_) * 2, ' ');
+  out_ += s;
+  out_ += '\n';
+}
+
+void CEmitter::open(const std::string& head) {
+  line(head.empty() ? "{" : head + " {");
+  ++indent_;
+}
+
+void CEmitter::close(const std::string& tail) {
+  --indent_;
+  line(tail);
+}
+
+bool CEmitter::is_inline(const Instr& in) const {
+  switch (op_class(in.op)) {
+    case OpClass::Leaf:
+    case OpClass::Builtin: return true;
+    default: return false;
+  }
+}
+
+std::string CEmitter::ref(ir::ValueId v) const {
+  const Instr* in = index_.def(v);
+  if (!in) throw ir::Error({}, "codegen: value %" + std::to_string(v) + " has no definition");
+  switch (in->op) {
+    case Op::Const: return d_.literal(in->type, in->imm);
+    case Op::Param: return param(*in);
+    case Op::Buffer: return buffer(*in);
+    default: break;
+  }
+  if (op_class(in->op) == OpClass::Builtin) return builtin(*in);
+  return vname(v);
+}
+
+std::string CEmitter::def_lhs(const Instr& in) const { return tname(in.type) + " " + vname(in.id); }
+
+void CEmitter::emit_block(const ir::Block& b) {
+  for (const Instr& in : b.instrs) emit_instr(in);
+}
+
+void CEmitter::emit_barrier(const Instr& in) { line(d_.barrier() + ";"); }
+
+std::string CEmitter::math_expr(Op op, Type operand, Type result, std::vector<std::string> args) const {
+  const OpRule* r = d_.ops().find(op);
+  Type ct = d_.compute_type(operand);
+  if (ct != operand)
+    for (std::string& a : args) a = d_.cast(ct, operand, a);
+  const char* fmt = nullptr;
+  if (r) {
+    bool v = ct.is_vector();
+    if (ct.is_float()) fmt = v ? r->vflt : r->flt;
+    else if (ct.is_bool()) fmt = v ? r->vbool : r->bool_;
+    else fmt = v ? r->vint : r->int_;
+  }
+  if (!fmt) {
+    if (ct.is_vector()) return {};  // caller scalarises
+    throw ir::Error({}, "codegen: dialect '" + std::string(d_.name()) + "' cannot express '" +
+                            std::string(ir::op_name(op)) + "' on " + operand.str());
+  }
+  Type res_ct = op_class(op) == OpClass::Compare ? result : ct;
+  FormatVars vars;
+  vars.T = d_.type_name(ct);
+  vars.E = d_.type_name(ct.scalar());
+  vars.R = d_.type_name(res_ct);
+  vars.f = ct.kind == ir::ScalarKind::F32 ? "f" : "";
+  vars.B = std::to_string(ct.bits() - 1);
+  std::string e = format_op(fmt, args, vars);
+  if (res_ct != result) e = d_.cast(result, res_ct, e);  // round back to f16/bf16
+  return e;
+}
+
+std::string CEmitter::value_expr(const Instr& in) const {
+  std::vector<std::string> a;
+  a.reserve(in.args.size());
+  for (ir::ValueId v : in.args) a.push_back(ref(v));
+  auto ty = [&](size_t i) { return index_.type(in.args[i]); };
+  switch (op_class(in.op)) {
+    case OpClass::Unary:
+    case OpClass::Binary:
+    case OpClass::Compare:
+    case OpClass::Fma: return math_expr(in.op, ty(0), in.type, a);
+    case OpClass::Select: return d_.select(ty(0), ty(1), a[0], a[1], a[2]);
+    case OpClass::Convert:
+      return in.op == Op::Cast ? d_.cast(in.type, ty(0), a[0]) : d_.bitcast(in.type, ty(0), a[0]);
+    case OpClass::Vector:
+      switch (in.op) {
+        case Op::Splat: return d_.splat(in.type, a[0]);
+        case Op::Construct: return d_.construct(in.type, a);
+        case Op::Extract: return d_.extract(ty(0), a[0], int(in.attr));
+        case Op::Insert: return a[0];  // the lane is assigned by emit_value
+        default: break;
+      }
+      break;
+    case OpClass::Reduce: return d_.reduce(in.op, ty(0), a[0]);
+    case OpClass::Memory: return d_.load(in.type, a[0], a[1]);
+    case OpClass::Atomic: {
+      std::vector<std::string> rest(a.begin() + 2, a.end());
+      return d_.atomic(in.op, in.type, a[0], a[1], rest);
+    }
+    case OpClass::Local:
+      if (in.op == Op::Var) return a[0];
+      if (in.op == Op::VarLoad) return a[0];
+      break;
+    default: break;
+  }
+  throw ir::Error(in.loc, "codegen: no expression for '" + std::string(ir::op_name(in.op)) + "'");
+}
+
+void CEmitter::emit_lanewise(const Instr& in) {
+  // No vector form in the dialect: compute lane by lane with the scalar rule.
+  Type operand = index_.type(in.args[0]);
+  std::vector<std::string> lanes;
+  for (int l = 0; l < operand.lanes; ++l) {
+    std::vector<std::string> a;
+    for (size_t i = 0; i < in.args.size(); ++i) a.push_back(d_.extract(index_.type(in.args[i]), ref(in.args[i]), l));
+    lanes.push_back(math_expr(in.op, operand.scalar(), in.type.scalar(), a));
+  }
+  line(def_lhs(in) + " = " + d_.construct(in.type, lanes) + ";");
+}
+
+void CEmitter::emit_value(const Instr& in) {
+  std::string e = value_expr(in);
+  if (e.empty()) return emit_lanewise(in);
+  line(def_lhs(in) + " = " + e + ";");
+  if (in.op == Op::Insert) line(d_.insert_lane(ref(in.id), int(in.attr), ref(in.args[1])) + ";");
+}
+
+void CEmitter::emit_instr(const Instr& in) {
+  if (is_inline(in)) return;
+  switch (op_class(in.op)) {
+    case OpClass::Memory:
+      if (in.op == Op::Store) {
+        line(d_.store(index_.type(in.args[2]), ref(in.args[0]), ref(in.args[1]), ref(in.args[2])) + ";");
+        return;
+      }
+      return emit_value(in);
+    case OpClass::Sync: return emit_barrier(in);
+    case OpClass::Local:
+      if (in.op == Op::VarStore) {
+        line(ref(in.args[0]) + " = " + ref(in.args[1]) + ";");
+        return;
+      }
+      return emit_value(in);
+    case OpClass::Control:
+      switch (in.op) {
+        case Op::For: {
+          std::string hint = d_.unroll_hint(int(in.attr));
+          if (!hint.empty()) line(hint);
+          std::string iv = vname(in.id);
+          open("for (" + tname(in.type) + " " + iv + " = " + ref(in.args[0]) + "; " + iv + " < " + ref(in.args[1]) +
+               "; " + iv + " += " + ref(in.args[2]) + ")");
+          emit_block(in.blocks[0]);
+          close();
+          return;
+        }
+        case Op::If:
+          open("if (" + ref(in.args[0]) + ")");
+          emit_block(in.blocks[0]);
+          if (!in.blocks[1].instrs.empty()) {
+            close("} else {");
+            ++indent_;
+            emit_block(in.blocks[1]);
+          }
+          close();
+          return;
+        case Op::Loop:
+          open("for (;;)");
+          emit_block(in.blocks[0]);
+          close();
+          return;
+        case Op::Break: line("break;"); return;
+        case Op::Continue: line("continue;"); return;
+        case Op::Return: return emit_return(in);
+        default: break;
+      }
+      break;
+    default: return emit_value(in);
+  }
+}
+
+}  // namespace kgen::codegen

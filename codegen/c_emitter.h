@@ -1,0 +1,68 @@
+// Shared printer for C-family targets: walks the structured IR and prints one
+// statement per SSA value (`T vN = ...;`), nested blocks and for/if/loop
+// control flow. What differs per target comes from the Dialect; how a kernel
+// maps onto the target's execution model (the kernel signature, SIMT loops on
+// a CPU, builtin variables on a GPU) is the job of a subclass, through the
+// virtual hooks below.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "codegen/dialect.h"
+#include "ir/ir.h"
+
+namespace kgen::codegen {
+
+class CEmitter {
+ public:
+  CEmitter(const ir::Kernel& k, const Dialect& d);
+  virtual ~CEmitter() = default;
+
+ protected:
+  // ---- output ----
+  void line(const std::string& s);  // one indented line
+  void open(const std::string& head);  // "head {" and indent
+  void close(const std::string& tail = "}");
+  void open_more() { ++indent_; }  // after close("} else {")
+  std::string& out() { return out_; }
+
+  // ---- names ----
+  // The expression naming value v at the current point (a variable, a
+  // literal for constants, an array slot for values spilled across regions).
+  virtual std::string ref(ir::ValueId v) const;
+  // Left-hand side that defines the result of `in` ("f32 v3" or "v3[lid]").
+  virtual std::string def_lhs(const ir::Instr& in) const;
+  static std::string vname(ir::ValueId v) { return "v" + std::to_string(v); }
+  std::string tname(ir::Type t) const { return d_.type_name(t); }
+
+  // ---- statements ----
+  void emit_block(const ir::Block& b);
+  virtual void emit_instr(const ir::Instr& in);
+  // Builtins (local id, group id...) and leaves whose spelling is target specific.
+  virtual std::string builtin(const ir::Instr& in) const = 0;
+  virtual std::string param(const ir::Instr& in) const = 0;
+  virtual std::string buffer(const ir::Instr& in) const = 0;
+  virtual void emit_return(const ir::Instr& in) = 0;
+  virtual void emit_barrier(const ir::Instr& in);
+  // True when `in` is printed inline at each use instead of as a statement.
+  virtual bool is_inline(const ir::Instr& in) const;
+
+  // The expression computing a pure value instruction; empty if it needs
+  // several statements (lane-wise fallback), which emit_value then prints.
+  std::string value_expr(const ir::Instr& in) const;
+  void emit_value(const ir::Instr& in);
+  // Math via the dialect's table, with compute-type widening and lane-wise
+  // fallback. Returns "" when no vector form exists.
+  std::string math_expr(ir::Op op, ir::Type operand, ir::Type result, std::vector<std::string> args) const;
+  void emit_lanewise(const ir::Instr& in);
+
+  const ir::Kernel& k_;
+  const Dialect& d_;
+  ir::ValueIndex index_;
+
+ private:
+  std::string out_;
+  int indent_ = 0;
+};
+
+}  // namespace kgen::codegen

@@ -1,0 +1,39 @@
+// C++ source for the in-process CPU JIT: SIMT kernels become loops over the
+// work-items of each group (see cpu_simt.cpp for the execution model).
+//
+// Entry ABI (C linkage), one call runs the linear group ids [begin, end),
+// x fastest:
+//   struct KgenArgs { void* const* buffers; const unsigned long long* scalars;
+//                     unsigned grid[3]; unsigned wg[3]; };
+//   extern "C" void <entry>(const KgenArgs*, unsigned long long begin, unsigned long long end);
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "ir/ir.h"
+
+namespace kgen::codegen {
+
+// Mirrors the struct printed in the generated prelude.
+struct KgenArgs {
+  void* const* buffers;
+  const unsigned long long* scalars;  // 8-byte slots, value in the low bytes
+  unsigned grid[3];
+  unsigned wg[3];
+};
+using KgenEntry = void (*)(const KgenArgs*, unsigned long long group_begin, unsigned long long group_end);
+
+struct CppOptions {
+  std::string entry;  // symbol name; empty: cpp_entry_symbol(kernel)
+  // Tell the loop vectoriser the work-items of a barrier-free region carry no
+  // memory dependences on each other (true under the SIMT memory model, where
+  // such dependences are data races; false keeps LLVM's runtime alias checks).
+  bool assume_independent_items = false;
+};
+
+std::string cpp_entry_symbol(const ir::Kernel& k, const CppOptions& opt = {});
+// Throws ir::Error for kernels the CPU target cannot run (capabilities,
+// barriers without a fixed workgroup size, 3-lane lines in memory).
+std::string emit_cpp(const ir::Kernel& k, const CppOptions& opt = {});
+
+}  // namespace kgen::codegen

@@ -1,0 +1,39 @@
+// The C++ dialect for the in-process CPU JIT: clang ext_vector_type lines,
+// __builtin_* math (LLVM intrinsics under -fno-math-errno, vectorised to
+// libmvec by -fveclib), _Float16/__bf16 storage computed in float.
+#pragma once
+#include "codegen/dialect.h"
+
+namespace kgen::codegen {
+
+class CppDialect : public Dialect {
+ public:
+  CppDialect();
+  std::string_view name() const override { return "c++"; }
+  std::string type_name(ir::Type t) const override;
+  ir::Type compute_type(ir::Type t) const override;
+  const OpTable& ops() const override { return table_; }
+  std::string literal(ir::Type t, const ir::Imm& v) const override;
+  std::string cast(ir::Type to, ir::Type from, const std::string& x) const override;
+  std::string bitcast(ir::Type to, ir::Type from, const std::string& x) const override;
+  std::string splat(ir::Type to, const std::string& x) const override;
+  std::string construct(ir::Type to, std::span<const std::string> lanes) const override;
+  std::string extract(ir::Type vec, const std::string& x, int lane) const override;
+  std::string insert_lane(const std::string& target, int lane, const std::string& x) const override;
+  std::string select(ir::Type cond, ir::Type val, const std::string& c, const std::string& a,
+                     const std::string& b) const override;
+  std::string reduce(ir::Op op, ir::Type vec, const std::string& x) const override;
+  std::string load(ir::Type elem, const std::string& ptr, const std::string& idx) const override;
+  std::string store(ir::Type elem, const std::string& ptr, const std::string& idx, const std::string& v) const override;
+  std::string atomic(ir::Op op, ir::Type elem, const std::string& ptr, const std::string& idx,
+                     std::span<const std::string> args) const override;
+  std::string barrier() const override;
+  std::string shared_decl(ir::Type elem, int64_t count, const std::string& name) const override;
+  std::string unroll_hint(int factor) const override;
+  std::string prelude() const override;
+
+ private:
+  OpTable table_;
+};
+
+}  // namespace kgen::codegen

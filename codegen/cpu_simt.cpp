@@ -1,0 +1,345 @@
+// SIMT on the CPU. A launch call runs a range of workgroups; inside a group,
+// the kernel body is split at barriers into regions:
+//   * instructions that contain a barrier (the Barrier, and For/If/Loop
+//     around one; the verifier keeps them under uniform control) run once
+//     per group, at "group level";
+//   * maximal runs of barrier-free instructions become loops over the
+//     work-items (z, y, x; x innermost so LLVM vectorises across items);
+//   * uniform pure values (ir::analyze_uniformity) are computed at group
+//     level once, before the item loop that needs them, so group-level loop
+//     bounds and conditions can use them and the item loops stay lean;
+//   * a value or Var defined in one item region and used elsewhere is kept
+//     per work-item in an array `T vN[WG]` indexed by the linear local id.
+// Running the regions one after another is exactly a barrier's semantics.
+// A barrier-free kernel is the degenerate case: one item region.
+#include <unordered_map>
+
+#include "codegen/c_emitter.h"
+#include "codegen/cpp.h"
+#include "codegen/cpp_dialect.h"
+#include "codegen/target.h"
+#include "ir/uniformity.h"
+
+namespace kgen::codegen {
+
+using ir::Instr;
+using ir::Op;
+using ir::OpClass;
+using ir::ValueId;
+
+namespace {
+
+constexpr int kGroup = -1;  // region id of group-level code
+
+bool contains_barrier(const Instr& in) {
+  if (in.op == Op::Barrier) return true;
+  for (const ir::Block& b : in.blocks)
+    if (ir::uses_barrier(b)) return true;
+  return false;
+}
+
+// True when `in` holds a break/continue that leaves `in` (its target loop is outside).
+bool escapes_loop(const Instr& in) {
+  if (in.op == Op::Break || in.op == Op::Continue) return true;
+  if (in.op == Op::For || in.op == Op::Loop) return false;
+  for (const ir::Block& b : in.blocks)
+    for (const Instr& c : b.instrs)
+      if (escapes_loop(c)) return true;
+  return false;
+}
+
+bool contains_return(const Instr& in) {
+  if (in.op == Op::Return) return true;
+  for (const ir::Block& b : in.blocks)
+    for (const Instr& c : b.instrs)
+      if (contains_return(c)) return true;
+  return false;
+}
+
+struct Segment {
+  const Instr* group = nullptr;        // a group-level instruction, or
+  std::vector<const Instr*> hoisted;   // uniform values computed before the item loop
+  std::vector<const Instr*> items;     // barrier-free run, one loop over work-items
+  int region = kGroup;
+  bool has_return = false;
+};
+
+class CpuSimtEmitter : public CEmitter {
+ public:
+  CpuSimtEmitter(const ir::Kernel& k, const CppDialect& d, const CppOptions& opt)
+      : CEmitter(k, d), opt_(opt), uni_(ir::analyze_uniformity(k)) {
+    region_of_.assign(k.num_values, kGroup);
+    spilled_.assign(k.num_values, false);
+    fixed_ = k.fixed_workgroup();
+    has_barrier_ = ir::uses_barrier(k.body);
+    if (has_barrier_ && !fixed_)
+      throw ir::Error({}, "kernel '" + k.name + "' uses barriers, which the CPU target runs as sequential regions "
+                          "over a fixed workgroup: give the kernel a fixed workgroup size");
+    ir::walk(k.body, [&](const Instr& in) { has_return_ |= in.op == Op::Return; });
+    need_done_ = has_barrier_ && has_return_;
+    plan(k.body, false);
+    scan(k.body);
+  }
+
+  std::string run() {
+    const std::string entry = cpp_entry_symbol(k_, opt_);
+    out() += d_.prelude();
+    line("");
+    line("// kernel '" + k_.name + "'" +
+         (fixed_ ? ", workgroup " + std::to_string(k_.workgroup_size[0]) + "x" + std::to_string(k_.workgroup_size[1]) +
+                       "x" + std::to_string(k_.workgroup_size[2])
+                 : ", workgroup size chosen at launch"));
+    open("extern \"C\" void " + entry + "(const KgenArgs* a, unsigned long long group_begin, unsigned long long group_end)");
+    prologue();
+    line("u32 gx = (u32)(group_begin % ngx), gy = (u32)(group_begin / ngx % ngy), gz = (u32)(group_begin / ((u64)ngx * ngy));");
+    open("for (u64 g = group_begin; g < group_end; ++g)");
+    if (need_done_) line("u8 kg_done[" + std::to_string(k_.workgroup_threads()) + "] = {};");
+    emit_split(k_.body);
+    line("if (++gx == ngx) { gx = 0; if (++gy == ngy) { gy = 0; ++gz; } }");
+    close();
+    close();
+    return std::move(out());
+  }
+
+ private:
+  // ---- planning ----
+  bool hoistable(const Instr& in) const {
+    if (!in.has_result() || ir::has_side_effects(in.op) || ir::reads_state(in.op)) return false;
+    if (op_class(in.op) == OpClass::Control || op_class(in.op) == OpClass::Local) return false;
+    if (!uni_.is_uniform(in.id)) return false;
+    for (ValueId a : in.args)
+      if (region_of_[a] != kGroup || varying_inline(a)) return false;
+    return true;
+  }
+  bool varying_inline(ValueId v) const {
+    const Instr* d = index_.def(v);
+    return d && (d->op == Op::LocalId || d->op == Op::GlobalId);
+  }
+
+  void plan(const ir::Block& b, bool in_group_loop) {
+    std::vector<Segment>& segs = plan_[&b];
+    auto items = [&]() -> Segment& {
+      if (segs.empty() || segs.back().group) {
+        segs.emplace_back();
+        segs.back().region = next_region_++;
+      }
+      return segs.back();
+    };
+    for (const Instr& in : b.instrs) {
+      if (is_inline(in)) continue;  // leaves and builtins are spelled at each use
+      if (contains_barrier(in) || (in_group_loop && escapes_loop(in))) {
+        Segment s;
+        s.group = &in;
+        segs.push_back(s);
+        for (const ir::Block& nb : in.blocks) plan(nb, in_group_loop || in.op == Op::For || in.op == Op::Loop);
+      } else if (hoistable(in)) {
+        items().hoisted.push_back(&in);
+      } else {
+        Segment& s = items();
+        s.items.push_back(&in);
+        s.has_return |= contains_return(in);
+        int r = s.region;
+        if (in.has_result()) region_of_[in.id] = r;
+        for (const ir::Block& nb : in.blocks)
+          ir::walk(nb, [&](const Instr& c) { if (c.has_result()) region_of_[c.id] = r; });
+      }
+    }
+  }
+
+  void use(const Instr& in, int region) {
+    for (ValueId a : in.args)
+      if (region_of_[a] != kGroup && region_of_[a] != region) spilled_[a] = true;
+    for (const ir::Block& nb : in.blocks)
+      for (const Instr& c : nb.instrs) use(c, region);
+  }
+
+  void scan(const ir::Block& b) {
+    for (const Segment& s : plan_.at(&b)) {
+      if (s.group) {
+        for (ValueId a : s.group->args)
+          if (region_of_[a] != kGroup) spilled_[a] = true;
+        for (const ir::Block& nb : s.group->blocks) scan(nb);
+        continue;
+      }
+      for (const Instr* h : s.hoisted) use(*h, kGroup);
+      for (const Instr* in : s.items) use(*in, s.region);
+    }
+  }
+
+  // ---- names ----
+  std::string wg(int axis) const {
+    return fixed_ ? std::to_string(k_.workgroup_size[axis]) + "u" : std::string("wg") + "xyz"[axis];
+  }
+  bool axis_trivial(int axis) const { return fixed_ && k_.workgroup_size[axis] == 1; }
+  std::string wg_threads() const { return std::to_string(k_.workgroup_threads()); }
+
+  std::string ref(ValueId v) const override {
+    if (v < spilled_.size() && spilled_[v]) return vname(v) + (ctx_ == kGroup ? "[0]" : "[lid]");
+    return CEmitter::ref(v);
+  }
+  std::string def_lhs(const Instr& in) const override {
+    if (spilled_[in.id]) return vname(in.id) + "[lid]";
+    return CEmitter::def_lhs(in);
+  }
+  std::string builtin(const Instr& in) const override {
+    int ax = int(in.attr);
+    const char xyz = "xyz"[ax];
+    switch (in.op) {
+      case Op::LocalId: return axis_trivial(ax) ? "0u" : std::string("l") + xyz;
+      case Op::GroupId: return std::string("g") + xyz;
+      case Op::NumGroups: return std::string("ng") + xyz;
+      case Op::GroupSize: return wg(ax);
+      case Op::GlobalId:
+        return axis_trivial(ax) ? std::string("g") + xyz : std::string("g") + xyz + " * " + wg(ax) + " + l" + xyz;
+      default: break;
+    }
+    throw ir::Error(in.loc, "cpu: builtin '" + std::string(ir::op_name(in.op)) + "' is not supported");
+  }
+  std::string param(const Instr& in) const override { return "p" + std::to_string(in.attr); }
+  std::string buffer(const Instr& in) const override { return "b" + std::to_string(in.attr); }
+
+  void emit_return(const Instr&) override {
+    if (ctx_ == kGroup) throw ir::Error({}, "cpu: return at group level");
+    if (need_done_) line("{ kg_done[lid] = 1; goto kg_next" + std::to_string(ctx_) + "; }");
+    else line("goto kg_next" + std::to_string(ctx_) + ";");
+  }
+  void emit_barrier(const Instr&) override { line("// barrier: the item loops before and after run in sequence"); }
+
+  // ---- emission ----
+  void prologue() {
+    for (size_t i = 0; i < k_.buffers.size(); ++i) {
+      const ir::BufferParam& b = k_.buffers[i];
+      if (b.elem.lanes == 3)
+        throw ir::Error({}, "cpu: buffer '" + b.name + "' holds 3-lane lines, whose packed layout the CPU target does not support");
+      std::string t = tname(b.elem);
+      std::string cq = b.access == ir::Access::Read ? "const " : "";
+      line(cq + t + "* b" + std::to_string(i) + " = (" + cq + t + "*)a->buffers[" + std::to_string(i) + "];  // " + b.name +
+           " (" + std::string(ir::access_name(b.access)) + ")");
+    }
+    for (size_t i = 0; i < k_.scalars.size(); ++i) {
+      std::string t = tname(k_.scalars[i].type);
+      line("const " + t + " p" + std::to_string(i) + " = kg_slot<" + t + ">(a->scalars, " + std::to_string(i) + ");  // " +
+           k_.scalars[i].name);
+    }
+    line("const u32 ngx = a->grid[0], ngy = a->grid[1], ngz = a->grid[2];");
+    if (!fixed_) line("const u32 wgx = a->wg[0], wgy = a->wg[1], wgz = a->wg[2];");
+    for (const Instr& in : k_.body.instrs)
+      if (in.op == Op::SharedAlloc)
+        line(d_.shared_decl(in.type.element(), in.attr, vname(in.id)) + ";  // shared");
+  }
+
+  void emit_split(const ir::Block& b) {
+    const std::vector<Segment>& segs = plan_.at(&b);
+    // Per-item arrays for values crossing regions, declared in the scope that sees all their uses.
+    for (const Segment& s : segs)
+      for (const Instr* in : s.items)
+        if (in->has_result() && spilled_[in->id])
+          line("alignas(64) " + tname(in->type) + " " + vname(in->id) + "[" + wg_threads() + "];");
+    for (const Segment& s : segs) {
+      if (s.group) emit_group(*s.group);
+      else emit_items(s);
+    }
+  }
+
+  void emit_group(const Instr& in) {
+    int saved = ctx_;
+    ctx_ = kGroup;
+    switch (in.op) {
+      case Op::Barrier: emit_barrier(in); break;
+      case Op::For: {
+        std::string hint = d_.unroll_hint(int(in.attr));
+        if (!hint.empty()) line(hint);
+        std::string iv = vname(in.id);
+        open("for (" + tname(in.type) + " " + iv + " = " + ref(in.args[0]) + "; " + iv + " < " + ref(in.args[1]) + "; " +
+             iv + " += " + ref(in.args[2]) + ")");
+        emit_split(in.blocks[0]);
+        close();
+        break;
+      }
+      case Op::If:
+        open("if (" + ref(in.args[0]) + ")");
+        emit_split(in.blocks[0]);
+        if (!plan_.at(&in.blocks[1]).empty()) {
+          close("} else {");
+          open_indent();
+          emit_split(in.blocks[1]);
+        }
+        close();
+        break;
+      case Op::Loop:
+        open("for (;;)");
+        emit_split(in.blocks[0]);
+        close();
+        break;
+      case Op::Break: line("break;"); break;
+      case Op::Continue: line("continue;"); break;
+      default: throw ir::Error(in.loc, "cpu: cannot run '" + std::string(ir::op_name(in.op)) + "' at group level");
+    }
+    ctx_ = saved;
+  }
+  void open_indent() { CEmitter::open_more(); }
+
+  void emit_items(const Segment& s) {
+    ctx_ = kGroup;
+    for (const Instr* h : s.hoisted) emit_instr(*h);
+    if (s.items.empty()) return;
+    ctx_ = s.region;
+    bool need_lid = need_done_;
+    for (const Instr* in : s.items) {
+      if (in->has_result() && spilled_[in->id]) need_lid = true;
+      auto args_spilled = [&](const Instr& c) {
+        for (ValueId a : c.args) need_lid |= bool(spilled_[a]);
+      };
+      args_spilled(*in);
+      for (const ir::Block& nb : in->blocks) ir::walk(nb, args_spilled);
+    }
+    int loops = 0;
+    for (int ax = 2; ax >= 0; --ax) {
+      if (axis_trivial(ax)) continue;
+      std::string l = std::string("l") + "xyz"[ax];
+      if (ax == 0 && opt_.assume_independent_items) line("#pragma clang loop vectorize(assume_safety)");
+      open("for (u32 " + l + " = 0; " + l + " < " + wg(ax) + "; ++" + l + ")");
+      ++loops;
+    }
+    if (loops == 0) open("");  // 1x1x1 workgroup: a plain block
+    if (need_lid) {
+      std::string lx = axis_trivial(0) ? "0u" : "lx", ly = axis_trivial(1) ? "0u" : "ly", lz = axis_trivial(2) ? "0u" : "lz";
+      line("const u32 lid = (" + lz + " * " + wg(1) + " + " + ly + ") * " + wg(0) + " + " + lx + ";");
+    }
+    if (need_done_) line("if (kg_done[lid]) continue;");
+    if (s.has_return) open("");
+    for (const Instr* in : s.items) emit_instr(*in);
+    if (s.has_return) {
+      close();
+      line("kg_next" + std::to_string(s.region) + ":;");
+    }
+    for (int i = 0; i < std::max(loops, 1); ++i) close();
+    ctx_ = kGroup;
+  }
+
+  const CppOptions& opt_;
+  ir::Uniformity uni_;
+  bool fixed_ = false, has_barrier_ = false, has_return_ = false, need_done_ = false;
+  std::unordered_map<const ir::Block*, std::vector<Segment>> plan_;
+  std::vector<int> region_of_;
+  std::vector<bool> spilled_;
+  int next_region_ = 0;
+  int ctx_ = kGroup;
+};
+
+}  // namespace
+
+std::string cpp_entry_symbol(const ir::Kernel& k, const CppOptions& opt) {
+  if (!opt.entry.empty()) return opt.entry;
+  std::string s = "kgen_";
+  for (char c : k.name) s += (std::isalnum((unsigned char)c) || c == '_') ? c : '_';
+  return s;
+}
+
+std::string emit_cpp(const ir::Kernel& k, const CppOptions& opt) {
+  check_capabilities(k, cpu_caps());
+  static const CppDialect dialect;
+  return CpuSimtEmitter(k, dialect, opt).run();
+}
+
+}  // namespace kgen::codegen

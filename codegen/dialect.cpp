@@ -1,0 +1,43 @@
+#include "codegen/dialect.h"
+
+#include <cctype>
+
+namespace kgen::codegen {
+
+OpTable::OpTable(std::span<const OpRule> rules) {
+  for (const OpRule& r : rules) index_[size_t(r.op)] = &r;
+}
+
+std::string format_op(std::string_view fmt, std::span<const std::string> args, const FormatVars& v) {
+  std::string out;
+  out.reserve(fmt.size() + 32);
+  for (size_t i = 0; i < fmt.size(); ++i) {
+    char c = fmt[i];
+    if (c == '{' && i + 2 < fmt.size() + 1 && fmt.find('}', i) != std::string_view::npos) {
+      size_t close = fmt.find('}', i);
+      std::string_view key = fmt.substr(i + 1, close - i - 1);
+      if (key.size() == 1 && key[0] >= '0' && key[0] <= '9') {
+        size_t a = size_t(key[0] - '0');
+        if (a < args.size()) {
+          // Operands are names or literals; parenthesise anything compound.
+          const std::string& s = args[a];
+          bool simple = true;
+          for (char ch : s)
+            if (!(isalnum((unsigned char)ch) || ch == '_' || ch == '.' || ch == '[' || ch == ']')) simple = false;
+          if (simple) out += s;
+          else out += "(" + s + ")";
+          i = close;
+          continue;
+        }
+      } else if (key == "T") { out += v.T; i = close; continue; }
+      else if (key == "E") { out += v.E; i = close; continue; }
+      else if (key == "R") { out += v.R; i = close; continue; }
+      else if (key == "f") { out += v.f; i = close; continue; }
+      else if (key == "B") { out += v.B; i = close; continue; }
+    }
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace kgen::codegen

@@ -1,0 +1,90 @@
+// A Dialect is the per-target part of a C-like backend (tinygrad's
+// renderer/cstyle.py idea): type names, one format-table row per math op, and
+// small hooks for the few constructs whose shape differs between C++, CUDA,
+// GLSL and WGSL. The CEmitter owns everything else (SSA statements, blocks,
+// control flow), so adding an IR math op is one table row per dialect.
+#pragma once
+#include <array>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace kgen::codegen {
+
+// How one op is printed, per operand shape. Formats use {0} {1} {2} for the
+// operands and these placeholders:
+//   {T} operand type name   {E} operand element (lane) type name
+//   {R} result type name    {f} C math suffix ("f" for f32, "" for f64)
+//   {B} bit width - 1 (shift masks)
+// A null vector format means "scalarise lane by lane with the scalar format";
+// a null scalar format means the dialect cannot express the op for that kind.
+struct OpRule {
+  ir::Op op;
+  const char* flt = nullptr;    // scalar float (after compute_type: f32/f64)
+  const char* vflt = nullptr;   // float line
+  const char* int_ = nullptr;   // scalar integer
+  const char* vint = nullptr;   // integer line
+  const char* bool_ = nullptr;  // scalar bool
+  const char* vbool = nullptr;  // bool line
+};
+
+// Indexes a dialect's rule table by op.
+class OpTable {
+ public:
+  explicit OpTable(std::span<const OpRule> rules);
+  const OpRule* find(ir::Op op) const { return index_[size_t(op)]; }
+
+ private:
+  std::array<const OpRule*, size_t(ir::Op::NumOps)> index_{};
+};
+
+// Expands a format string (see OpRule) with operands and named placeholders.
+struct FormatVars {
+  std::string T, E, R, f, B;
+};
+std::string format_op(std::string_view fmt, std::span<const std::string> args, const FormatVars& vars);
+
+class Dialect {
+ public:
+  virtual ~Dialect() = default;
+  virtual std::string_view name() const = 0;
+
+  // Spelling of a value type (scalar or line); never called for pointers.
+  virtual std::string type_name(ir::Type t) const = 0;
+  // The type math on `t` is computed in; f16/bf16 are storage-only on most
+  // C targets, computed in f32 and rounded back after each op.
+  virtual ir::Type compute_type(ir::Type t) const { return t; }
+  virtual const OpTable& ops() const = 0;
+
+  virtual std::string literal(ir::Type t, const ir::Imm& v) const = 0;
+  // Value conversion with the IR's semantics (saturating float->int, !=0 to bool).
+  virtual std::string cast(ir::Type to, ir::Type from, const std::string& x) const = 0;
+  virtual std::string bitcast(ir::Type to, ir::Type from, const std::string& x) const = 0;
+  virtual std::string splat(ir::Type to, const std::string& x) const = 0;
+  virtual std::string construct(ir::Type to, std::span<const std::string> lanes) const = 0;
+  virtual std::string extract(ir::Type vec, const std::string& x, int lane) const = 0;
+  // Assignment of one lane (statement without the ';').
+  virtual std::string insert_lane(const std::string& target, int lane, const std::string& x) const = 0;
+  virtual std::string select(ir::Type cond, ir::Type val, const std::string& c, const std::string& a,
+                             const std::string& b) const = 0;
+  // Horizontal fold of a line, lane 0 first (sequential, like the interpreter).
+  virtual std::string reduce(ir::Op op, ir::Type vec, const std::string& x) const = 0;
+  virtual std::string load(ir::Type elem, const std::string& ptr, const std::string& idx) const = 0;
+  virtual std::string store(ir::Type elem, const std::string& ptr, const std::string& idx,
+                            const std::string& v) const = 0;
+  // Atomic read-modify-write returning the old value.
+  virtual std::string atomic(ir::Op op, ir::Type elem, const std::string& ptr, const std::string& idx,
+                             std::span<const std::string> args) const = 0;
+  // Statement (without ';') for a workgroup barrier.
+  virtual std::string barrier() const = 0;
+  virtual std::string shared_decl(ir::Type elem, int64_t count, const std::string& name) const = 0;
+  // Lines printed before `for` for an unroll hint (empty: none).
+  virtual std::string unroll_hint(int factor) const { return {}; }
+  // Declarations every generated file starts with.
+  virtual std::string prelude() const = 0;
+};
+
+}  // namespace kgen::codegen

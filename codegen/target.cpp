@@ -1,0 +1,81 @@
+#include "codegen/target.h"
+
+namespace kgen::codegen {
+
+TargetCaps cpu_caps() {
+  TargetCaps c;
+  c.name = "cpu";
+  c.f16 = c.bf16 = c.f64 = c.i64 = true;
+  c.subgroups = false;  // a subgroup of one would be legal but surprising; refuse clearly instead
+  c.subgroup_size = 0;
+  // Shared arrays and spilled per-item values live on the worker's stack.
+  c.max_shared_bytes = 1u << 20;
+  c.max_workgroup_threads = 4096;
+  c.max_workgroup_size = {4096, 4096, 4096};
+  c.atomics_f32 = true;
+  c.atomics_64 = true;
+  return c;
+}
+
+namespace {
+
+std::string where(const ir::Instr& in) {
+  std::string s = "'" + std::string(ir::op_name(in.op)) + "'";
+  if (in.loc.known()) s += " at " + in.loc.str();
+  return s;
+}
+
+bool uses_kind(ir::Type t, ir::ScalarKind k) { return t.kind == k; }
+
+}  // namespace
+
+void check_capabilities(const ir::Kernel& k, const TargetCaps& caps) {
+  const std::string kn = "kernel '" + k.name + "'";
+  const std::string tn = "target '" + caps.name + "'";
+  auto fail = [&](const ir::Instr* in, const std::string& what, const std::string& lacks) {
+    ir::SourceLoc loc = in ? in->loc : ir::SourceLoc{};
+    throw ir::Error(loc, kn + " uses " + what + (in ? " (" + where(*in) + ")" : std::string()) + " but " + tn + " " + lacks);
+  };
+  auto check_type = [&](ir::Type t, const ir::Instr* in) {
+    if (uses_kind(t, ir::ScalarKind::F16) && !caps.f16) fail(in, "f16", "has no f16 support");
+    if (uses_kind(t, ir::ScalarKind::BF16) && !caps.bf16) fail(in, "bf16", "has no bf16 support");
+    if (uses_kind(t, ir::ScalarKind::F64) && !caps.f64) fail(in, "f64", "has no f64 support");
+    if ((uses_kind(t, ir::ScalarKind::I64) || uses_kind(t, ir::ScalarKind::U64)) && !caps.i64)
+      fail(in, "64-bit integers", "has no 64-bit integer support");
+    if (t.lanes > caps.max_vector_lanes)
+      fail(in, "vector lines of " + std::to_string(t.lanes) + " lanes", "allows at most " + std::to_string(caps.max_vector_lanes));
+  };
+  for (const auto& b : k.buffers) check_type(b.elem, nullptr);
+  for (const auto& s : k.scalars) check_type(s.type, nullptr);
+
+  if (k.fixed_workgroup()) {
+    for (int a = 0; a < 3; ++a)
+      if (caps.max_workgroup_size[a] && k.workgroup_size[a] > caps.max_workgroup_size[a])
+        fail(nullptr, "workgroup size " + std::to_string(k.workgroup_size[a]) + " on axis " + std::to_string(a),
+             "allows at most " + std::to_string(caps.max_workgroup_size[a]));
+    if (caps.max_workgroup_threads && k.workgroup_threads() > caps.max_workgroup_threads)
+      fail(nullptr, std::to_string(k.workgroup_threads()) + " work-items per group",
+           "allows at most " + std::to_string(caps.max_workgroup_threads));
+  }
+
+  uint64_t shared = 0;
+  ir::walk(k.body, [&](const ir::Instr& in) {
+    check_type(in.type, &in);
+    ir::OpClass c = ir::op_class(in.op);
+    if (c == ir::OpClass::Subgroup || c == ir::OpClass::SubgroupReduce || in.op == ir::Op::SubgroupSize ||
+        in.op == ir::Op::SubgroupLane) {
+      if (!caps.subgroups) fail(&in, "subgroup operations", "has no subgroups");
+    }
+    if (c == ir::OpClass::Atomic) {
+      ir::Type e = in.type;
+      if (e.is_float() && !caps.atomics_f32) fail(&in, "float atomics", "has no float atomics");
+      if (e.bits() == 64 && !caps.atomics_64) fail(&in, "64-bit atomics", "has no 64-bit atomics");
+    }
+    if (in.op == ir::Op::SharedAlloc) shared += uint64_t(in.type.bytes()) * uint64_t(in.attr);
+  });
+  if (caps.max_shared_bytes && shared > caps.max_shared_bytes)
+    fail(nullptr, std::to_string(shared) + " bytes of shared memory",
+         "allows at most " + std::to_string(caps.max_shared_bytes));
+}
+
+}  // namespace kgen::codegen

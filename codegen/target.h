@@ -1,0 +1,37 @@
+// What a code generation target can do. Emitters and runtimes share this so a
+// kernel is refused up front, with the capability named, instead of failing
+// deep inside a backend compiler.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "ir/ir.h"
+
+namespace kgen::codegen {
+
+struct TargetCaps {
+  std::string name;                     // "cpu", "cuda:sm_90", ...
+  bool f16 = false;                     // half-precision storage and math
+  bool bf16 = false;
+  bool f64 = false;
+  bool i64 = true;
+  bool subgroups = false;               // subgroup builtins, shuffles, reductions
+  uint32_t subgroup_size = 0;           // 0 when subgroups is false
+  uint32_t max_shared_bytes = 0;        // per workgroup
+  uint32_t max_workgroup_threads = 0;
+  std::array<uint32_t, 3> max_workgroup_size{0, 0, 0};
+  bool atomics_f32 = false;             // float atomic add/min/max/exch
+  bool atomics_64 = false;              // 64-bit integer atomics
+  uint32_t max_vector_lanes = 16;
+};
+
+// Capabilities of the in-process CPU target (SIMT emulated with loops).
+TargetCaps cpu_caps();
+
+// Throws ir::Error naming the first capability `k` needs that `caps` lacks
+// (e.g. "kernel 'k' uses subgroup operations (subgroup_add at a.cc:3) but
+// target 'cpu' has no subgroups").
+void check_capabilities(const ir::Kernel& k, const TargetCaps& caps);
+
+}  // namespace kgen::codegen

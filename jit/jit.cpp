@@ -1,0 +1,261 @@
+#include "jit/jit.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+
+#include "clang/Basic/Diagnostic.h"
+#include "clang/Basic/DiagnosticOptions.h"
+#include "clang/Basic/Version.h"
+#include "clang/CodeGen/CodeGenAction.h"
+#include "clang/Frontend/CompilerInstance.h"
+#include "clang/Frontend/CompilerInvocation.h"
+#include "clang/Frontend/TextDiagnosticPrinter.h"
+#include "clang/Lex/PreprocessorOptions.h"
+#include "llvm/Analysis/TargetLibraryInfo.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/DynamicLibrary.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+#ifndef KGEN_CLANG_RESOURCE_DIR
+#define KGEN_CLANG_RESOURCE_DIR "/usr/lib/llvm-19/lib/clang/19"
+#endif
+
+namespace kgen::jit {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+bool debug_env() {
+  static const bool on = [] {
+    const char* e = std::getenv("KGEN_DEBUG");
+    return e && *e && std::string_view(e) != "0";
+  }();
+  return on;
+}
+
+// Process-wide JIT state, created on first use. Compiles are serialised by
+// `mu`: clang and the shared TargetMachine are not re-entrant, and a
+// mutex-held compile of a small kernel takes a few milliseconds.
+struct State {
+  std::mutex mu;
+  std::string triple, cpu, features;           // features: "+avx2,+fma,..."
+  std::vector<std::string> cc1_target_args;    // -triple/-target-cpu/-target-feature...
+  std::unique_ptr<llvm::TargetMachine> tm[4];  // per codegen opt level
+  std::unique_ptr<llvm::orc::LLJIT> lljit;
+  uint64_t next_dylib = 0;
+
+  State() {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+    // Vector math from -fveclib=libmvec (_ZGVeN16v_expf...) must resolve in
+    // this process even when nothing else references libmvec.
+    llvm::sys::DynamicLibrary::LoadLibraryPermanently("libmvec.so.1");
+
+    triple = llvm::sys::getProcessTriple();
+    cpu = std::string(llvm::sys::getHostCPUName());
+    cc1_target_args = {"-triple", triple, "-target-cpu", cpu};
+    std::vector<std::string> feats;
+    for (const auto& f : llvm::sys::getHostCPUFeatures()) feats.push_back((f.second ? "+" : "-") + f.first().str());
+    std::sort(feats.begin(), feats.end());
+    for (const std::string& f : feats) {
+      cc1_target_args.push_back("-target-feature");
+      cc1_target_args.push_back(f);
+      features += (features.empty() ? "" : ",") + f;
+    }
+
+    auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!jtmb) throw std::runtime_error("kgen jit: cannot detect host: " + llvm::toString(jtmb.takeError()));
+    auto j = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
+    if (!j) throw std::runtime_error("kgen jit: cannot create LLJIT: " + llvm::toString(j.takeError()));
+    lljit = std::move(*j);
+  }
+
+  llvm::TargetMachine& machine(int opt_level) {
+    opt_level = std::clamp(opt_level, 0, 3);
+    if (!tm[opt_level]) {
+      std::string err;
+      const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple, err);
+      if (!t) throw std::runtime_error("kgen jit: " + err);
+      llvm::TargetOptions to;
+      static const llvm::CodeGenOptLevel lv[] = {llvm::CodeGenOptLevel::None, llvm::CodeGenOptLevel::Less,
+                                                 llvm::CodeGenOptLevel::Default, llvm::CodeGenOptLevel::Aggressive};
+      tm[opt_level].reset(t->createTargetMachine(triple, cpu, features, to, llvm::Reloc::PIC_, std::nullopt, lv[opt_level]));
+    }
+    return *tm[opt_level];
+  }
+};
+
+// Never destroyed: modules held by static objects (device caches) may be
+// released after other statics are gone, and must still find the JIT.
+State& state() {
+  static State* s = new State;
+  return *s;
+}
+
+std::string emit(llvm::Module& m, llvm::TargetMachine& tm, llvm::CodeGenFileType kind) {
+  llvm::SmallVector<char, 0> buf;
+  llvm::raw_svector_ostream os(buf);
+  llvm::legacy::PassManager pm;
+  llvm::TargetLibraryInfoImpl tlii(llvm::Triple(m.getTargetTriple()));
+  tlii.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86, llvm::Triple(m.getTargetTriple()));
+  pm.add(new llvm::TargetLibraryInfoWrapperPass(tlii));
+  if (tm.addPassesToEmitFile(pm, os, nullptr, kind))
+    throw std::runtime_error("kgen jit: target cannot emit this file type");
+  pm.run(m);
+  return std::string(buf.data(), buf.size());
+}
+
+}  // namespace
+
+std::string number_lines(std::string_view src) {
+  std::string out;
+  int n = 1;
+  size_t pos = 0;
+  while (pos < src.size()) {
+    size_t e = src.find('\n', pos);
+    if (e == std::string_view::npos) e = src.size();
+    char num[16];
+    std::snprintf(num, sizeof num, "%4d| ", n++);
+    out += num;
+    out.append(src.substr(pos, e - pos));
+    out += '\n';
+    pos = e + 1;
+  }
+  return out;
+}
+
+CompileError::CompileError(std::string diag, std::string src)
+    : std::runtime_error("kgen jit: C++ compile failed:\n" + diag + "--- generated source ---\n" + number_lines(src)),
+      diagnostics(std::move(diag)),
+      source(std::move(src)) {}
+
+ObjectCode compile_to_object(std::string_view source, const JitOptions& opt) {
+  State& st = state();
+  std::lock_guard lock(st.mu);
+  ObjectCode out;
+  auto t0 = Clock::now();
+
+  // cc1 arguments (not driver arguments: no subprocess, no driver).
+  static const char* kFile = "kgen_kernel.cpp";
+  std::vector<std::string> args = {"-emit-llvm-only", "-x", "c++", "-std=c++20",
+                                   "-O" + std::to_string(std::clamp(opt.opt_level, 0, 3)),
+                                   "-fwrapv", "-ffp-contract=off", "-fopenmp-simd", "-fveclib=libmvec", "-fno-rtti",
+                                   "-mrelocation-model", "pic", "-pic-level", "2",
+                                   "-resource-dir", KGEN_CLANG_RESOURCE_DIR, "-nostdsysteminc", "-w",
+                                   "-fgnuc-version=4.2.1", "-mprefer-vector-width=512", "-vectorize-loops", "-vectorize-slp"};
+  if (opt.opt_level == 0) args.resize(args.size() - 2);
+  args.insert(args.end(), st.cc1_target_args.begin(), st.cc1_target_args.end());
+  args.insert(args.end(), opt.extra_args.begin(), opt.extra_args.end());
+  if (!opt.extra_args.empty()) {  // remarks requested: let warnings/remarks through
+    auto w = std::find(args.begin(), args.end(), "-w");
+    if (w != args.end()) args.erase(w);
+  }
+  args.push_back(kFile);
+  std::vector<const char*> argv;
+  for (const std::string& a : args) argv.push_back(a.c_str());
+
+  std::string diag_text;
+  llvm::raw_string_ostream diag_os(diag_text);
+  llvm::IntrusiveRefCntPtr<clang::DiagnosticOptions> dopts = new clang::DiagnosticOptions();
+  auto* printer = new clang::TextDiagnosticPrinter(diag_os, dopts.get());
+  llvm::IntrusiveRefCntPtr<clang::DiagnosticIDs> ids(new clang::DiagnosticIDs());
+  clang::DiagnosticsEngine diags(ids, dopts, printer, /*ShouldOwnClient=*/true);
+
+  auto inv = std::make_shared<clang::CompilerInvocation>();
+  if (!clang::CompilerInvocation::CreateFromArgs(*inv, argv, diags))
+    throw CompileError(diag_os.str().empty() ? "invalid compiler arguments\n" : diag_os.str(), std::string(source));
+  inv->getFrontendOpts().DisableFree = false;  // otherwise every compile leaks its AST
+  inv->getPreprocessorOpts().addRemappedFile(kFile, llvm::MemoryBuffer::getMemBufferCopy(source, kFile).release());
+
+  clang::CompilerInstance ci;
+  ci.setInvocation(std::move(inv));
+  ci.createDiagnostics(new clang::TextDiagnosticPrinter(diag_os, &ci.getDiagnosticOpts()), true);
+
+  llvm::LLVMContext ctx;
+  clang::EmitLLVMOnlyAction action(&ctx);
+  bool ok = ci.ExecuteAction(action);
+  std::unique_ptr<llvm::Module> mod = ok ? action.takeModule() : nullptr;
+  diag_os.flush();
+  if (!ok || !mod || ci.getDiagnostics().hasErrorOccurred()) throw CompileError(diag_text, std::string(source));
+  out.remarks = diag_text;
+  out.stats.frontend_ms = ms_since(t0);
+
+  auto t1 = Clock::now();
+  llvm::TargetMachine& tm = st.machine(opt.opt_level);
+  mod->setDataLayout(tm.createDataLayout());
+  if (opt.keep_ir || debug_env()) {
+    llvm::raw_string_ostream os(out.ir);
+    mod->print(os, nullptr);
+  }
+  if (opt.keep_asm || debug_env()) out.assembly = emit(*mod, tm, llvm::CodeGenFileType::AssemblyFile);
+  out.bytes = emit(*mod, tm, llvm::CodeGenFileType::ObjectFile);
+  out.stats.codegen_ms = ms_since(t1);
+  return out;
+}
+
+std::shared_ptr<Module> load_object(std::string object, const CompileStats& stats) {
+  State& st = state();
+  std::lock_guard lock(st.mu);
+  auto t0 = Clock::now();
+  auto& es = st.lljit->getExecutionSession();
+  auto jd = es.createJITDylib("kgen_module_" + std::to_string(st.next_dylib++));
+  if (!jd) throw std::runtime_error("kgen jit: " + llvm::toString(jd.takeError()));
+  auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(st.lljit->getDataLayout().getGlobalPrefix());
+  if (!gen) throw std::runtime_error("kgen jit: " + llvm::toString(gen.takeError()));
+  jd->addGenerator(std::move(*gen));
+  auto buf = llvm::MemoryBuffer::getMemBufferCopy(object, "kgen_object");
+  if (auto err = st.lljit->addObjectFile(*jd, std::move(buf)))
+    throw std::runtime_error("kgen jit: cannot add object: " + llvm::toString(std::move(err)));
+  std::shared_ptr<Module> m(new Module());
+  m->dylib_ = &*jd;
+  m->stats_ = stats;
+  m->stats_.link_ms = ms_since(t0);  // symbol lookups (which link) add to this in lookup()
+  return m;
+}
+
+std::shared_ptr<Module> compile_cpp(std::string_view source, const JitOptions& opt) {
+  ObjectCode obj = compile_to_object(source, opt);
+  auto m = load_object(std::move(obj.bytes), obj.stats);
+  m->ir_ = std::move(obj.ir);
+  m->asm_ = std::move(obj.assembly);
+  return m;
+}
+
+void* Module::lookup(std::string_view symbol) const {
+  State& st = state();
+  std::lock_guard lock(st.mu);
+  auto t0 = Clock::now();
+  auto* jd = static_cast<llvm::orc::JITDylib*>(dylib_);
+  auto addr = st.lljit->lookup(*jd, llvm::StringRef(symbol.data(), symbol.size()));
+  if (!addr) throw std::runtime_error("kgen jit: symbol '" + std::string(symbol) + "' not found: " + llvm::toString(addr.takeError()));
+  const_cast<Module*>(this)->stats_.link_ms += ms_since(t0);
+  return addr->toPtr<void*>();
+}
+
+Module::~Module() {
+  if (!dylib_) return;
+  State& st = state();
+  std::lock_guard lock(st.mu);
+  auto* jd = static_cast<llvm::orc::JITDylib*>(dylib_);
+  if (auto err = st.lljit->getExecutionSession().removeJITDylib(*jd)) llvm::consumeError(std::move(err));
+}
+
+std::string jit_toolchain_id() {
+  State& st = state();
+  return "clang " CLANG_VERSION_STRING " " + st.triple + " " + st.cpu + " " + st.features;
+}
+
+}  // namespace kgen::jit

@@ -1,0 +1,189 @@
+#include "runtimes/cpu_device.h"
+
+#include "ir/debug.h"
+#include "ir/passes.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "codegen/cpp.h"
+#include "ir/verifier.h"
+#include "jit/jit.h"
+#include "runtimes/thread_pool.h"
+
+namespace kgen::rt {
+
+namespace {
+
+class CpuBuffer final : public Buffer {
+ public:
+  explicit CpuBuffer(size_t bytes) : Buffer(bytes) {
+    // 64-byte aligned, size rounded up (aligned_alloc needs a multiple).
+    size_t n = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+    data_ = std::aligned_alloc(64, n);
+    if (!data_) throw std::bad_alloc();
+  }
+  ~CpuBuffer() override { std::free(data_); }
+  void upload(const void* src, size_t bytes, size_t offset) override {
+    check(bytes, offset, "upload");
+    std::memcpy(static_cast<char*>(data_) + offset, src, bytes);
+  }
+  void download(void* dst, size_t bytes, size_t offset) const override {
+    check(bytes, offset, "download");
+    std::memcpy(dst, static_cast<const char*>(data_) + offset, bytes);
+  }
+  void* host_ptr() override { return data_; }
+
+ private:
+  void check(size_t bytes, size_t offset, const char* what) const {
+    if (offset > bytes_ || bytes > bytes_ - offset)
+      throw std::out_of_range(std::string("cpu buffer ") + what + " of " + std::to_string(bytes) + " bytes at offset " +
+                              std::to_string(offset) + " exceeds its " + std::to_string(bytes_) + " bytes");
+  }
+  void* data_ = nullptr;
+};
+
+// What the compile cache shares between kernels with equal source+options.
+struct CpuCode {
+  std::shared_ptr<jit::Module> module;
+  codegen::KgenEntry entry = nullptr;
+  double compile_ms = 0;
+};
+
+class CpuKernel final : public CompiledKernel {
+ public:
+  CpuKernel(const ir::Kernel& k, std::string source, std::string entry, std::shared_ptr<const CpuCode> code, bool hit,
+            double ms) : code_(std::move(code)) {
+    kernel_ = k;
+    source_ = std::move(source);
+    entry_ = std::move(entry);
+    cache_hit_ = hit;
+    compile_ms_ = ms;
+  }
+  codegen::KgenEntry fn() const { return code_->entry; }
+  std::string debug_ir() const override { return code_->module->ir(); }
+  std::string debug_asm() const override { return code_->module->assembly(); }
+
+ private:
+  std::shared_ptr<const CpuCode> code_;
+};
+
+struct RunCtx {
+  codegen::KgenEntry fn;
+  const codegen::KgenArgs* args;
+};
+
+void run_range(void* ctx, uint64_t b, uint64_t e) {
+  auto* r = static_cast<RunCtx*>(ctx);
+  r->fn(r->args, b, e);
+}
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) {
+      size_t c = line.find(':');
+      return c == std::string::npos ? line : line.substr(c + 2);
+    }
+  return "unknown CPU";
+}
+
+class CpuDevice final : public Device {
+ public:
+  explicit CpuDevice(const DeviceOptions& opt) : caps_(codegen::cpu_caps()), pool_(opt.threads) {}
+
+  std::string name() const override { return "cpu"; }
+  std::string description() const override {
+    return "cpu: " + cpu_model() + ", " + std::to_string(pool_.threads()) + " threads, " + jit::jit_toolchain_id().substr(0, 40);
+  }
+  const TargetCaps& caps() const override { return caps_; }
+  std::unique_ptr<Buffer> alloc(size_t bytes) override { return std::make_unique<CpuBuffer>(bytes); }
+
+  std::shared_ptr<CompiledKernel> compile(const ir::Kernel& k, const CompileOptions& opt) override {
+    auto t0 = std::chrono::steady_clock::now();
+    ir::verify(k);
+    codegen::check_capabilities(k, caps_);
+    // The IR pipeline (fold, simplify, CSE, DCE) runs before emission; it
+    // dumps the IR after passes under KGEN_DEBUG>=3 / KGEN_DUMP_AFTER.
+    ir::Kernel optimized = k;
+    if (opt.opt_level > 0) ir::default_pipeline().run(optimized);
+    codegen::CppOptions copt;
+    copt.assume_independent_items = opt.assume_independent_items;
+    std::string src = codegen::emit_cpp(optimized, copt);
+    if (ir::debug_level() >= 2) ir::debug_log(2, "source", "generated C++ for '" + k.name + "':\n" + src);
+    std::string entry = codegen::cpp_entry_symbol(k, copt);
+    // The key is the generated source (it embeds the entry name) plus the
+    // options that change the object; a disk cache adds jit_toolchain_id().
+    std::string key = opt.key() + "\n" + src;
+    {
+      std::lock_guard lock(cache_mu_);
+      auto it = cache_.find(key);
+      if (it != cache_.end()) {
+        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        ir::debug_log(1, "cache", "hit (memory) for '" + k.name + "' in " + std::to_string(ms) + " ms");
+        return std::make_shared<CpuKernel>(k, std::move(src), std::move(entry), it->second, true, ms);
+      }
+    }
+    jit::JitOptions jo;
+    jo.opt_level = opt.opt_level;
+    jo.keep_ir = jo.keep_asm = opt.keep_ir;
+    auto code = std::make_shared<CpuCode>();
+    code->module = jit::compile_cpp(src, jo);
+    code->entry = code->module->lookup_fn<codegen::KgenEntry>(entry);
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    code->compile_ms = ms;
+    if (ir::debug_level() >= 1) {
+      const auto& st = code->module->stats();
+      ir::debug_log(1, "compile", "'" + k.name + "' compiled in " + std::to_string(ms) + " ms (clang+opt " +
+                                      std::to_string(st.frontend_ms) + ", codegen " + std::to_string(st.codegen_ms) +
+                                      ", link " + std::to_string(st.link_ms) + "); cache miss");
+    }
+    {
+      std::lock_guard lock(cache_mu_);
+      cache_.emplace(key, code);
+    }
+    return std::make_shared<CpuKernel>(k, std::move(src), std::move(entry), std::move(code), false, ms);
+  }
+
+  void launch(const CompiledKernel& ck, const LaunchArgs& a) override {
+    const auto* k = dynamic_cast<const CpuKernel*>(&ck);
+    if (!k) throw std::invalid_argument("cpu launch: kernel '" + ck.kernel().name + "' was compiled for another device");
+    validate_launch(ck.kernel(), a);
+    // Argument block on the stack: no allocation for up to 16 buffers.
+    void* small[16];
+    std::vector<void*> big;
+    void** ptrs = small;
+    if (a.buffers.size() > 16) {
+      big.resize(a.buffers.size());
+      ptrs = big.data();
+    }
+    for (size_t i = 0; i < a.buffers.size(); ++i) {
+      ptrs[i] = a.buffers[i]->host_ptr();
+      if (!ptrs[i]) throw std::invalid_argument("cpu launch: buffer " + std::to_string(i) + " is not host memory");
+    }
+    codegen::KgenArgs args{ptrs, reinterpret_cast<const unsigned long long*>(a.scalars.data()),
+                           {a.dims.grid[0], a.dims.grid[1], a.dims.grid[2]},
+                           {a.dims.workgroup[0], a.dims.workgroup[1], a.dims.workgroup[2]}};
+    RunCtx ctx{k->fn(), &args};
+    pool_.run(a.dims.total_groups(), run_range, &ctx);
+  }
+
+  void synchronize() override {}  // launches are synchronous
+
+ private:
+  TargetCaps caps_;
+  ThreadPool pool_;
+  std::mutex cache_mu_;
+  std::unordered_map<std::string, std::shared_ptr<const CpuCode>> cache_;
+};
+
+}  // namespace
+
+std::unique_ptr<Device> create_cpu_device(const DeviceOptions& opt) { return std::make_unique<CpuDevice>(opt); }
+
+}  // namespace kgen::rt

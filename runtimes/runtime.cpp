@@ -1,0 +1,50 @@
+#include "runtimes/runtime.h"
+
+#include <stdexcept>
+
+#include "runtimes/cpu_device.h"
+
+namespace kgen::rt {
+
+std::string CompileOptions::key() const {
+  return "O" + std::to_string(opt_level) + (assume_independent_items ? " indep" : "") + (keep_ir ? " ir" : "");
+}
+
+std::unique_ptr<Device> create_device(std::string_view name, const DeviceOptions& opt) {
+  if (name == "cpu") return create_cpu_device(opt);
+  std::string known;
+  for (const std::string& d : available_devices()) known += (known.empty() ? "" : ", ") + d;
+  throw std::invalid_argument("unknown device '" + std::string(name) + "' (available: " + known + ")");
+}
+
+std::vector<std::string> available_devices() { return {"cpu"}; }
+
+void validate_launch(const ir::Kernel& k, const LaunchArgs& a) {
+  auto fail = [&](const std::string& m) { throw std::invalid_argument("launch of kernel '" + k.name + "': " + m); };
+  if (a.buffers.size() != k.buffers.size())
+    fail("expects " + std::to_string(k.buffers.size()) + " buffers, got " + std::to_string(a.buffers.size()));
+  if (a.scalars.size() != k.scalars.size())
+    fail("expects " + std::to_string(k.scalars.size()) + " scalars, got " + std::to_string(a.scalars.size()));
+  for (size_t i = 0; i < a.buffers.size(); ++i) {
+    const ir::BufferParam& p = k.buffers[i];
+    if (!a.buffers[i]) fail("buffer '" + p.name + "' is null");
+    size_t eb = size_t(p.elem.bytes());
+    if (eb && a.buffers[i]->bytes() % eb != 0)
+      fail("buffer '" + p.name + "' has " + std::to_string(a.buffers[i]->bytes()) + " bytes, not a multiple of its " +
+           p.elem.str() + " elements (" + std::to_string(eb) + " bytes)");
+  }
+  for (size_t i = 0; i < a.scalars.size(); ++i) {
+    int bits = k.scalars[i].type.bytes() * 8;
+    if (bits < 64 && (a.scalars[i] >> bits) != 0)
+      fail("scalar '" + k.scalars[i].name + "' (" + k.scalars[i].type.str() + ") has bits set above its size; use ir::scalar_slot");
+  }
+  for (int ax = 0; ax < 3; ++ax) {
+    if (a.dims.grid[ax] == 0 || a.dims.workgroup[ax] == 0) fail("grid and workgroup sizes must be >= 1 on every axis");
+    if (k.fixed_workgroup() && a.dims.workgroup[ax] != k.workgroup_size[ax])
+      fail("workgroup " + std::to_string(a.dims.workgroup[0]) + "x" + std::to_string(a.dims.workgroup[1]) + "x" +
+           std::to_string(a.dims.workgroup[2]) + " differs from the kernel's fixed " + std::to_string(k.workgroup_size[0]) +
+           "x" + std::to_string(k.workgroup_size[1]) + "x" + std::to_string(k.workgroup_size[2]));
+  }
+}
+
+}  // namespace kgen::rt

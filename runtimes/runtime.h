@@ -1,0 +1,94 @@
+// The backend-neutral runtime interface: a Device allocates Buffers, compiles
+// IR kernels into CompiledKernels and launches them. The CPU device
+// implements it now; Vulkan, WebGPU and CUDA devices implement the same
+// interface, so tools, tests and benchmarks are written once.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "codegen/target.h"
+#include "ir/ir.h"
+#include "ir/workload.h"
+
+namespace kgen::rt {
+
+using TargetCaps = codegen::TargetCaps;
+
+class Buffer {
+ public:
+  virtual ~Buffer() = default;
+  size_t bytes() const { return bytes_; }
+  virtual void upload(const void* src, size_t bytes, size_t offset = 0) = 0;
+  virtual void download(void* dst, size_t bytes, size_t offset = 0) const = 0;
+  // Host-visible memory, when the device has it (CPU: always).
+  virtual void* host_ptr() { return nullptr; }
+
+ protected:
+  explicit Buffer(size_t bytes) : bytes_(bytes) {}
+  size_t bytes_;
+};
+
+struct CompileOptions {
+  int opt_level = 3;
+  // See codegen::CppOptions::assume_independent_items (CPU only).
+  bool assume_independent_items = false;
+  bool keep_ir = false;  // keep optimised IR / assembly for debugging (also KGEN_DEBUG=1)
+  // Part of the cache key; a later disk cache adds its directory here.
+  std::string key() const;
+};
+
+class CompiledKernel {
+ public:
+  virtual ~CompiledKernel() = default;
+  const ir::Kernel& kernel() const { return kernel_; }
+  double compile_ms() const { return compile_ms_; }  // 0-ish on a cache hit
+  bool cache_hit() const { return cache_hit_; }
+  const std::string& source() const { return source_; }  // generated target source
+  const std::string& entry() const { return entry_; }
+  virtual std::string debug_ir() const { return {}; }   // optimised IR when kept
+  virtual std::string debug_asm() const { return {}; }
+
+ protected:
+  ir::Kernel kernel_;
+  double compile_ms_ = 0;
+  bool cache_hit_ = false;
+  std::string source_, entry_;
+};
+
+struct LaunchArgs {
+  ir::LaunchDims dims;
+  std::vector<Buffer*> buffers;   // one per buffer parameter, in order
+  std::vector<uint64_t> scalars;  // one 8-byte slot per scalar parameter (ir::scalar_slot)
+};
+
+struct DeviceOptions {
+  unsigned threads = 0;  // CPU: worker threads including the caller; 0 = all cores
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual std::string name() const = 0;
+  virtual std::string description() const { return name(); }
+  virtual const TargetCaps& caps() const = 0;
+  virtual std::unique_ptr<Buffer> alloc(size_t bytes) = 0;
+  // Verifies and checks capabilities; throws ir::Error or jit::CompileError.
+  virtual std::shared_ptr<CompiledKernel> compile(const ir::Kernel& k, const CompileOptions& opt = {}) = 0;
+  // Validates argument counts, buffer sizes and the workgroup against a fixed
+  // size (throws std::invalid_argument naming the kernel and argument).
+  virtual void launch(const CompiledKernel& k, const LaunchArgs& args) = 0;
+  virtual void synchronize() = 0;
+};
+
+// "cpu" (more later). Throws std::invalid_argument for unknown names.
+std::unique_ptr<Device> create_device(std::string_view name, const DeviceOptions& opt = {});
+std::vector<std::string> available_devices();
+
+// Shared launch validation for every device (clear messages, no allocation
+// on success).
+void validate_launch(const ir::Kernel& k, const LaunchArgs& args);
+
+}  // namespace kgen::rt

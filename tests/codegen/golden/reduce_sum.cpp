@@ -1,0 +1,46 @@
+// ---- end of prelude ----
+
+// kernel 'reduce_sum', workgroup 64x1x1
+extern "C" void kgen_reduce_sum(const KgenArgs* a, unsigned long long group_begin, unsigned long long group_end) {
+  const f32* b0 = (const f32*)a->buffers[0];  // x (read)
+  f32* b1 = (f32*)a->buffers[1];  // out (write)
+  const u32 p0 = kg_slot<u32>(a->scalars, 0);  // n
+  const u32 ngx = a->grid[0], ngy = a->grid[1], ngz = a->grid[2];
+  alignas(64) f32 v0[64];  // shared
+  u32 gx = (u32)(group_begin % ngx), gy = (u32)(group_begin / ngx % ngy), gz = (u32)(group_begin / ((u64)ngx * ngy));
+  for (u64 g = group_begin; g < group_end; ++g) {
+    for (u32 lx = 0; lx < 64u; ++lx) {
+      bool v4 = (gx * 64u + lx) < p0;
+      f32 v6 = 0.0f;
+      if (v4) {
+        f32 v8 = b0[gx * 64u + lx];
+        v6 = v8;
+      }
+      f32 v9 = v6;
+      v0[lx] = v9;
+    }
+    // barrier: the item loops before and after run in sequence
+    for (u32 v13 = 0u; v13 < 6u; v13 += 1u) {
+      u32 v15 = 32u >> (v13 & 31);
+      for (u32 lx = 0; lx < 64u; ++lx) {
+        bool v16 = lx < v15;
+        if (v16) {
+          f32 v17 = v0[lx];
+          u32 v18 = lx + v15;
+          f32 v19 = v0[v18];
+          f32 v20 = v17 + v19;
+          v0[lx] = v20;
+        }
+      }
+      // barrier: the item loops before and after run in sequence
+    }
+    for (u32 lx = 0; lx < 64u; ++lx) {
+      bool v22 = lx == 0u;
+      if (v22) {
+        f32 v24 = v0[0u];
+        b1[gx] = v24;
+      }
+    }
+    if (++gx == ngx) { gx = 0; if (++gy == ngy) { gy = 0; ++gz; } }
+  }
+}

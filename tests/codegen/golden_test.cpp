@@ -1,0 +1,69 @@
+// Golden tests: the emitted C++ of a few kernels is compared to files in
+// tests/codegen/golden/. KGEN_UPDATE_GOLDEN=1 rewrites them.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "codegen/cpp.h"
+#include "codegen/target.h"
+#include "tests/codegen/test_kernels.h"
+
+namespace {
+
+void check_golden(const std::string& name, const std::string& text) {
+  std::string path = std::string(KGEN_SOURCE_DIR) + "/tests/codegen/golden/" + name;
+  const char* upd = std::getenv("KGEN_UPDATE_GOLDEN");
+  if (upd && std::string(upd) == "1") {
+    std::ofstream(path) << text;
+    MESSAGE("rewrote " << path);
+    return;
+  }
+  std::ifstream f(path);
+  REQUIRE_MESSAGE(f.good(), "missing golden file " << path << " (run with KGEN_UPDATE_GOLDEN=1)");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  CHECK_MESSAGE(ss.str() == text, "emitted C++ differs from " << path << " (KGEN_UPDATE_GOLDEN=1 to accept):\n" << text);
+}
+
+// The body after the prelude (the prelude is tested by compiling it).
+std::string body(const std::string& src) {
+  size_t p = src.find("// ---- end of prelude ----");
+  return p == std::string::npos ? src : src.substr(p);
+}
+
+}  // namespace
+
+TEST_CASE("golden: saxpy") { check_golden("saxpy.cpp", body(kgen::codegen::emit_cpp(kgen::test::saxpy()))); }
+TEST_CASE("golden: reduce_sum (barriers, shared memory, regions)") {
+  check_golden("reduce_sum.cpp", body(kgen::codegen::emit_cpp(kgen::test::reduce_sum())));
+}
+TEST_CASE("golden: lines8 (vector lines, lane-wise fallback, reduce)") {
+  check_golden("lines8.cpp", body(kgen::codegen::emit_cpp(kgen::test::lines(8))));
+}
+TEST_CASE("golden: matmul_tiled (spilled per-item variable)") {
+  check_golden("matmul_tiled.cpp", body(kgen::codegen::emit_cpp(kgen::test::matmul_tiled())));
+}
+
+TEST_CASE("capabilities: subgroups refused on the CPU with the capability named") {
+  try {
+    kgen::codegen::emit_cpp(kgen::test::subgroup_sum());
+    FAIL("expected an error");
+  } catch (const kgen::ir::Error& e) {
+    std::string m = e.what();
+    CHECK(m.find("subgroup") != std::string::npos);
+    CHECK(m.find("target 'cpu' has no subgroups") != std::string::npos);
+  }
+  kgen::codegen::TargetCaps c = kgen::codegen::cpu_caps();
+  c.name = "tiny";
+  c.f16 = false;
+  CHECK_THROWS_WITH_AS(kgen::codegen::check_capabilities(kgen::test::half_math(), c),
+                       doctest::Contains("has no f16 support"), kgen::ir::Error);
+}
+
+TEST_CASE("barriers without a fixed workgroup are refused clearly") {
+  kgen::ir::Kernel k = kgen::test::reduce_sum();
+  k.workgroup_size = {0, 0, 0};
+  CHECK_THROWS_WITH_AS(kgen::codegen::emit_cpp(k), doctest::Contains("fixed workgroup"), kgen::ir::Error);
+}

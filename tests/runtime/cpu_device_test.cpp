@@ -1,0 +1,157 @@
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "ir/half.h"
+#include "jit/jit.h"
+#include "tests/codegen/test_kernels.h"
+#include "tests/runtime/harness.h"
+
+using namespace kgen;
+using kgen::test::bytes_of;
+
+namespace {
+
+rt::Device& cpu() {
+  static std::unique_ptr<rt::Device> d = rt::create_device("cpu", {2});
+  return *d;
+}
+
+std::vector<float> randf(size_t n, float lo, float hi, unsigned seed = 1) {
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = u(g);
+  return v;
+}
+
+ir::LaunchDims dims1(uint64_t n, uint32_t wg) {
+  ir::LaunchDims d;
+  d.workgroup = {wg, 1, 1};
+  d.grid = {uint32_t((n + wg - 1) / wg), 1, 1};
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("cpu: saxpy with odd n") {
+  const uint32_t n = 100003;
+  auto x = randf(n, -1, 1, 1), y = randf(n, -1, 1, 2);
+  test::run_and_compare(cpu(), test::saxpy(), dims1(n, 256), {bytes_of(x), bytes_of(y)},
+                        {ir::scalar_slot(2.5f), ir::scalar_slot(n)});
+}
+
+TEST_CASE("cpu: saxpy_loop (return, var, loop, fma)") {
+  const uint32_t n = 1001;
+  auto x = randf(n, -1, 1, 3), y = randf(n, -1, 1, 4);
+  test::run_and_compare(cpu(), test::saxpy_loop(), dims1(n, 64), {bytes_of(x), bytes_of(y)},
+                        {ir::scalar_slot(0.5f), ir::scalar_slot(n), ir::scalar_slot(uint32_t(7))}, 1e-5);
+}
+
+TEST_CASE("cpu: shared-memory reduction with barriers, workgroup 64") {
+  const uint32_t n = 10000;
+  auto x = randf(n, -1, 1, 5);
+  auto d = dims1(n, 64);
+  test::run_and_compare(cpu(), test::reduce_sum(), d, {bytes_of(x), std::vector<uint8_t>(d.grid[0] * 4)},
+                        {ir::scalar_slot(n)}, 1e-5);
+}
+
+TEST_CASE("cpu: tiled matmul with barriers in a loop, workgroup 8x8") {
+  const uint32_t n = 32;
+  auto a = randf(n * n, -1, 1, 6), b = randf(n * n, -1, 1, 7);
+  ir::LaunchDims d;
+  d.workgroup = {8, 8, 1};
+  d.grid = {n / 8, n / 8, 1};
+  test::run_and_compare(cpu(), test::matmul_tiled(), d, {bytes_of(a), bytes_of(b), std::vector<uint8_t>(n * n * 4)},
+                        {ir::scalar_slot(n)}, 1e-5);
+}
+
+TEST_CASE("cpu: atomic histogram") {
+  const uint32_t n = 100000;
+  std::vector<uint32_t> data(n);
+  std::mt19937 g(8);
+  for (auto& v : data) v = g();
+  test::run_and_compare(cpu(), test::histogram(), dims1(n, 128), {bytes_of(data), std::vector<uint8_t>(16 * 4, 0)},
+                        {ir::scalar_slot(n)});
+}
+
+TEST_CASE("cpu: vector lines f32x8 and f32x16") {
+  for (int L : {8, 16}) {
+    const uint32_t n = 1001;
+    auto x = randf(n * L, -2, 2, 9);
+    test::run_and_compare(cpu(), test::lines(L), dims1(n, 32),
+                          {bytes_of(x), std::vector<uint8_t>(n * L * 4), std::vector<uint8_t>(n * 4)},
+                          {ir::scalar_slot(1.5f), ir::scalar_slot(n)}, 1e-5);
+  }
+}
+
+TEST_CASE("cpu: exp, tanh, erf (vectorised through libmvec)") {
+  const uint32_t n = 4099;
+  auto x = randf(n, -4, 4, 10);
+  test::run_and_compare(cpu(), test::transcendental(), dims1(n, 256), {bytes_of(x), std::vector<uint8_t>(n * 4)},
+                        {ir::scalar_slot(n)}, 2e-6);
+}
+
+TEST_CASE("cpu: f16 inputs, per-op rounding") {
+  const uint32_t n = 2000;
+  auto xf = randf(n, -8, 8, 11);
+  std::vector<uint16_t> x(n);
+  for (uint32_t i = 0; i < n; ++i) x[i] = ir::f32_to_f16(xf[i]);
+  test::run_and_compare(cpu(), test::half_math(), dims1(n, 64),
+                        {bytes_of(x), std::vector<uint8_t>(n * 2), std::vector<uint8_t>(n * 4)}, {ir::scalar_slot(n)}, 0);
+}
+
+TEST_CASE("cpu: saturating casts") {
+  std::vector<float> x = {0.f, -0.f, 1.5f, -1.5f, 3.99f, -3.99f, 127.5f, 128.f, 255.9f, 256.f, -129.f,
+                          1e10f, -1e10f, 2147483520.f, 2147483648.f, -2147483648.f, 4294967296.f,
+                          __builtin_nanf(""), __builtin_inff(), -__builtin_inff(), 0.4f, -0.4f};
+  const uint32_t n = uint32_t(x.size());
+  test::run_and_compare(cpu(), test::casts(), dims1(n, 8),
+                        {bytes_of(x), std::vector<uint8_t>(n * 4), std::vector<uint8_t>(n), std::vector<uint8_t>(n),
+                         std::vector<uint8_t>(n * 4), std::vector<uint8_t>(n * 4)},
+                        {ir::scalar_slot(n)}, 0);
+}
+
+TEST_CASE("cpu: compile cache hit") {
+  auto a = cpu().compile(test::saxpy());
+  auto b = cpu().compile(test::saxpy());
+  CHECK(b->cache_hit());
+  CHECK(b->entry() == "kgen_saxpy");
+}
+
+TEST_CASE("cpu: capability refusal and launch validation") {
+  CHECK_THROWS_WITH(cpu().compile(test::subgroup_sum()), doctest::Contains("has no subgroups"));
+  auto ck = cpu().compile(test::saxpy());
+  auto buf = cpu().alloc(64);
+  rt::LaunchArgs a;
+  a.buffers = {buf.get()};
+  a.scalars = {ir::scalar_slot(1.f), ir::scalar_slot(16u)};
+  CHECK_THROWS_WITH_AS(cpu().launch(*ck, a), doctest::Contains("expects 2 buffers, got 1"), std::invalid_argument);
+  auto r = cpu().compile(test::reduce_sum());
+  a.buffers = {buf.get(), buf.get()};
+  a.scalars = {ir::scalar_slot(16u)};
+  a.dims.workgroup = {32, 1, 1};
+  CHECK_THROWS_WITH_AS(cpu().launch(*r, a), doctest::Contains("fixed 64x1x1"), std::invalid_argument);
+}
+
+TEST_CASE("jit: trivial function and compile errors") {
+  auto m = jit::compile_cpp("extern \"C\" int kg_add(int a, int b) { return a + b; }");
+  CHECK(m->lookup_fn<int (*)(int, int)>("kg_add")(2, 40) == 42);
+  CHECK(m->stats().total_ms() > 0);
+  try {
+    jit::compile_cpp("extern \"C\" int broken( { return x; }");
+    FAIL("expected a compile error");
+  } catch (const jit::CompileError& e) {
+    CHECK(e.diagnostics.find("error") != std::string::npos);
+    CHECK(std::string(e.what()).find("   1| extern") != std::string::npos);
+  }
+  CHECK(jit::jit_toolchain_id().find("clang 19") == 0);
+}
+
+TEST_CASE("cpu: saxpy item loop is vectorised with AVX-512") {
+  rt::CompileOptions o;
+  o.keep_ir = true;
+  auto s = cpu().compile(test::saxpy(), o);
+  CHECK_MESSAGE(s->debug_ir().find("<16 x float>") != std::string::npos, s->debug_ir());
+  CHECK(s->debug_asm().find("zmm") != std::string::npos);
+}

@@ -1,0 +1,82 @@
+#include <cstdio>
+#include <iostream>
+
+#include "dsl/registry.h"
+#include "runtimes/check.h"
+#include "runtimes/runtime.h"
+#include "samples/kernels/kernels.h"
+#include "tools/commands.h"
+#include "tools/json_writer.h"
+
+namespace kgen::tools {
+
+void add_run_kernel_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("run-kernel",
+                                 "JIT-compile a registered kernel, run it on random inputs, check it against the "
+                                 "interpreter and report timings");
+  static std::string name, device = "cpu";
+  static int64_t n = 0;
+  static int threads = 0;
+  static bool json = false, no_check = false;
+  static uint64_t seed = 0x5eed;
+  cmd->add_option("name", name, "Registered kernel name")->required();
+  cmd->add_option("--n", n, "Problem size (default: the kernel's own)");
+  cmd->add_option("--threads", threads, "CPU worker threads (0 = all cores)");
+  cmd->add_option("--device", device, "Device to run on")->check(CLI::IsMember({"cpu"}));
+  cmd->add_option("--seed", seed, "Random seed for the inputs");
+  cmd->add_flag("--no-check", no_check, "Skip the interpreter check (for very large sizes)");
+  cmd->add_flag("--json", json, "Print one JSON object");
+  cmd->callback([] {
+    samples::register_all();
+    const dsl::KernelEntry* e = dsl::find_kernel(name);
+    if (!e) throw std::runtime_error("unknown kernel '" + name + "' (see kgen list)");
+    int64_t size = n > 0 ? n : e->default_n;
+    ir::Kernel k = e->build();
+    ir::Workload w = e->workload(size);
+    rt::DeviceOptions dopt;
+    dopt.threads = threads;
+    auto dev = rt::create_device(device, dopt);
+    rt::CheckOptions co;
+    co.seed = seed;
+    co.check = !no_check;
+    if (!json) std::fprintf(stderr, "[kgen] compiling %s for %s...\n", name.c_str(), dev->name().c_str());
+    rt::CheckResult r = rt::run_and_check(*dev, k, w, co);
+    if (json) {
+      JsonObject o;
+      o.add("kernel", r.kernel).add("device", r.device).add("n", size).add("compile_ms", r.compile_ms)
+          .add("cache_hit", r.cache_hit).add("run_ms", r.run_ms).add("gb_per_s", r.gb_per_s)
+          .add("gflop_per_s", r.gflop_per_s).add("max_rel_err", co.check ? r.cmp.max_rel_err : NAN)
+          .add("ok", r.ok);
+      if (!r.ok) o.add("error", r.message);
+      std::cout << o.str() << "\n";
+    } else {
+      std::printf("kernel       %s (n = %lld)\n", r.kernel.c_str(), (long long)size);
+      std::printf("device       %s\n", dev->description().c_str());
+      std::printf("compile      %.2f ms%s\n", r.compile_ms, r.cache_hit ? " (cache hit)" : "");
+      std::printf("run          %.4f ms (median)\n", r.run_ms);
+      if (w.bytes > 0) std::printf("bandwidth    %.2f GB/s\n", r.gb_per_s);
+      if (w.flops > 0) std::printf("compute      %.2f GFLOP/s\n", r.gflop_per_s);
+      if (co.check) std::printf("max rel err  %.3g (tolerance %.3g, interpreter %.1f ms)\n", r.cmp.max_rel_err, w.tolerance, r.interp_ms);
+      std::printf("result       %s\n", r.ok ? "OK" : ("FAIL: " + r.message).c_str());
+    }
+    if (!r.ok) {
+      if (json) std::fprintf(stderr, "kgen: error: %s\n", r.message.c_str());
+      set_exit_code(1);
+    }
+  });
+}
+
+void add_devices_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("devices", "List the runtimes and devices found, with their capabilities");
+  cmd->callback([] {
+    for (const auto& name : rt::available_devices()) {
+      auto dev = rt::create_device(name);
+      const auto& c = dev->caps();
+      std::printf("%-8s %s\n", name.c_str(), dev->description().c_str());
+      std::printf("         f16=%d bf16=%d f64=%d subgroups=%d (size %u) max_shared=%u B max_workgroup=%u\n", c.f16, c.bf16,
+                  c.f64, c.subgroups, c.subgroup_size, c.max_shared_bytes, c.max_workgroup_threads);
+    }
+  });
+}
+
+}  // namespace kgen::tools
