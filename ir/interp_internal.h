@@ -19,6 +19,17 @@
 #include "ir/interpreter.h"
 #include "ir/ir.h"
 
+// One functor per op forwarding to sem_<Name> (ir/semantics.h), so that an op
+// can be a template argument of the interpreter's lane loops. Expanded over
+// the op lists: KGEN_UNARY_OPS(KGEN_INTERP_SEM_FUNCTOR).
+#define KGEN_INTERP_SEM_FUNCTOR(Name, ...) \
+  struct Name {                            \
+    template <class... A>                  \
+    static auto apply(A... a) {            \
+      return sem_##Name(a...);             \
+    }                                      \
+  };
+
 namespace kgen::ir::interp {
 
 struct Code;

@@ -12,14 +12,8 @@ namespace kgen::ir::interp {
 namespace {
 
 namespace fn {
-#define KGEN_X(Name, ...) \
-  struct Name {           \
-    template <class... A> \
-    static auto apply(A... a) { return sem_##Name(a...); } \
-  };
-KGEN_ATOMIC_OPS(KGEN_X)
-KGEN_SUBGROUP_REDUCE_OPS(KGEN_X)
-#undef KGEN_X
+KGEN_ATOMIC_OPS(KGEN_INTERP_SEM_FUNCTOR)
+KGEN_SUBGROUP_REDUCE_OPS(KGEN_INTERP_SEM_FUNCTOR)
 }  // namespace fn
 
 // Reads the index operand; returns false (and the printable value) when it

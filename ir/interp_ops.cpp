@@ -14,16 +14,10 @@ namespace {
 // One functor per op, forwarding to sem_<Name>: lets an op be a template
 // argument of the lane loops below.
 namespace fn {
-#define KGEN_X(Name, ...) \
-  struct Name {           \
-    template <class... A> \
-    static auto apply(A... a) { return sem_##Name(a...); } \
-  };
-KGEN_UNARY_OPS(KGEN_X)
-KGEN_BINARY_OPS(KGEN_X)
-KGEN_COMPARE_OPS(KGEN_X)
-KGEN_REDUCE_OPS(KGEN_X)
-#undef KGEN_X
+KGEN_UNARY_OPS(KGEN_INTERP_SEM_FUNCTOR)
+KGEN_BINARY_OPS(KGEN_INTERP_SEM_FUNCTOR)
+KGEN_COMPARE_OPS(KGEN_INTERP_SEM_FUNCTOR)
+KGEN_REDUCE_OPS(KGEN_INTERP_SEM_FUNCTOR)
 }  // namespace fn
 
 // Lane loops. Operands and results are packed lanes in the frame.
