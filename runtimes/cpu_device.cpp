@@ -93,13 +93,22 @@ std::string cpu_model() {
   return "unknown CPU";
 }
 
+// "clang 19.1.7 x86_64-pc-linux-gnu sapphirerapids" (the full id also lists
+// every CPU feature; that belongs in cache keys, not in a description).
+std::string toolchain_summary() {
+  std::string id = jit::jit_toolchain_id();
+  size_t cut = 0;
+  for (int words = 0; words < 4 && cut != std::string::npos; ++words) cut = id.find(' ', cut + 1);
+  return cut == std::string::npos ? id : id.substr(0, cut);
+}
+
 class CpuDevice final : public Device {
  public:
   explicit CpuDevice(const DeviceOptions& opt) : caps_(codegen::cpu_caps()), pool_(opt.threads) {}
 
   std::string name() const override { return "cpu"; }
   std::string description() const override {
-    return "cpu: " + cpu_model() + ", " + std::to_string(pool_.threads()) + " threads, " + jit::jit_toolchain_id().substr(0, 40);
+    return "cpu: " + cpu_model() + ", " + std::to_string(pool_.threads()) + " threads, " + toolchain_summary();
   }
   const TargetCaps& caps() const override { return caps_; }
   std::unique_ptr<Buffer> alloc(size_t bytes) override { return std::make_unique<CpuBuffer>(bytes); }
