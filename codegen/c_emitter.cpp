@@ -62,6 +62,7 @@ std::string CEmitter::math_expr(Op op, Type operand, Type result, std::vector<st
   const char* fmt = nullptr;
   if (r) {
     bool v = ct.is_vector();
+    if (v && !d_.vector_ops(ct)) return {};  // no operators on such lines: lane by lane
     if (ct.is_float()) fmt = v ? r->vflt : r->flt;
     else if (ct.is_bool()) fmt = v ? r->vbool : r->bool_;
     else fmt = v ? r->vint : r->int_;
@@ -106,10 +107,12 @@ std::string CEmitter::value_expr(const Instr& in) const {
       }
       break;
     case OpClass::Reduce: return d_.reduce(in.op, ty(0), a[0]);
+    case OpClass::Subgroup:
+    case OpClass::SubgroupReduce: return d_.subgroup(in.op, ty(0), a);
     case OpClass::Memory: return d_.load(in.type, a[0], a[1]);
     case OpClass::Atomic: {
       std::vector<std::string> rest(a.begin() + 2, a.end());
-      return d_.atomic(in.op, in.type, a[0], a[1], rest);
+      return d_.atomic_in(ty(0).space, in.op, in.type, a[0], a[1], rest);
     }
     case OpClass::Local:
       if (in.op == Op::Var) return a[0];

@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <iterator>
+#include <string_view>
 
 namespace kgen::codegen {
 
@@ -234,6 +236,24 @@ std::string CppDialect::store(Type elem, const std::string& ptr, const std::stri
   return ptr + "[" + idx + "] = " + v;
 }
 
+// Shared memory belongs to one workgroup, and the CPU runs all work-items of a
+// workgroup in sequence on one thread: a plain read-modify-write is atomic
+// there, and avoids a locked instruction per update.
+std::string CppDialect::atomic_in(ir::AddrSpace space, Op op, Type elem, const std::string& ptr,
+                                  const std::string& idx, std::span<const std::string> a) const {
+  if (space != ir::AddrSpace::Shared) return atomic(op, elem, ptr, idx, a);
+  std::string p = "&" + ptr + "[" + idx + "]";
+  switch (op) {
+    case Op::AtomicAdd: return "kg_rmw_add(" + p + ", " + a[0] + ")";
+    case Op::AtomicMin: return "kg_rmw_min(" + p + ", " + a[0] + ")";
+    case Op::AtomicMax: return "kg_rmw_max(" + p + ", " + a[0] + ")";
+    case Op::AtomicExch: return "kg_rmw_xchg(" + p + ", " + a[0] + ")";
+    case Op::AtomicCas: return "kg_rmw_cas(" + p + ", " + a[0] + ", " + a[1] + ")";
+    default: break;
+  }
+  return atomic(op, elem, ptr, idx, a);
+}
+
 std::string CppDialect::atomic(Op op, Type elem, const std::string& ptr, const std::string& idx,
                                std::span<const std::string> a) const {
   std::string p = "&" + ptr + "[" + idx + "]";
@@ -263,6 +283,278 @@ std::string CppDialect::unroll_hint(int factor) const {
   return "#pragma clang loop unroll_count(" + std::to_string(factor) + ")";
 }
 
+namespace {
+
+// f32 math, emitted per kernel for the helpers it calls (parsing all of them would cost
+// every kernel a few ms). Branch-free and call-free, so the loop vectoriser can if-convert
+// them under the work-item guard. Against glibc (tests/runtime/math_accuracy_test.cpp):
+// tanh bit-exact; erf bit-exact below 1/0.35, else <= 1 ulp; exp, exp2, log, log2, sin,
+// cos, pow <= 1 ulp.
+struct MathChunk {
+  const char* key;
+  const char* calls;  // space-separated call tokens that pull the chunk in
+  const char* needs;  // key of the chunk it builds on ("" for none)
+  const char* code;
+};
+constexpr MathChunk kMath[] = {
+    {"base", "", "", R"(static inline f32 kg_fbits(u32 b) { return __builtin_bit_cast(f32, b); }
+static inline u32 kg_ubits(f32 x) { return __builtin_bit_cast(u32, x); }
+// p * 2^n for n in [-151, 128] (two normal factors: one rounding, also for denormal results).
+static inline f32 kg_scalef(f32 p, i32 n) {
+  i32 a = n >> 1, b = n - a;
+  return p * kg_fbits((u32)(a + 127) << 23) * kg_fbits((u32)(b + 127) << 23);
+}
+static inline f32 kg_copysignf(f32 a, f32 s) { return kg_fbits((kg_ubits(a) & 0x7fffffffu) | (kg_ubits(s) & 0x80000000u)); }
+)"},
+    {"exp", "kg_expf(", "base", R"(static inline f32 kg_expf(f32 x) {
+  x = x > 88.8f ? 88.8f : x; x = x < -104.0f ? -104.0f : x;  // NaN passes through
+  f32 k = x * 1.44269504f + 0x1.8p23f;                           // rint(x / ln2) in the low bits
+  i32 n = (i32)(kg_ubits(k) - 0x4b400000u);
+  k -= 0x1.8p23f;
+  f32 r = __builtin_fmaf(k, -0.693359375f, x);
+  r = __builtin_fmaf(k, 2.12194440e-4f, r);
+  f32 p = 1.9875691500e-4f;
+  p = __builtin_fmaf(p, r, 1.3981999507e-3f); p = __builtin_fmaf(p, r, 8.3334519073e-3f);
+  p = __builtin_fmaf(p, r, 4.1665795894e-2f); p = __builtin_fmaf(p, r, 1.6666665459e-1f);
+  p = __builtin_fmaf(p, r, 5.0000001201e-1f);
+  p = __builtin_fmaf(p, r * r, r) + 1.0f;
+  return kg_scalef(p, n);
+}
+)"},
+    {"exp2", "kg_exp2f(", "base", R"(static inline f32 kg_exp2f(f32 x) {
+  x = x > 128.5f ? 128.5f : x; x = x < -151.0f ? -151.0f : x;
+  f32 k = x + 0x1.8p23f;
+  i32 n = (i32)(kg_ubits(k) - 0x4b400000u);
+  k -= 0x1.8p23f;
+  f32 r = x - k;  // exact, |r| <= 1/2
+  f32 p = 1.535336188319500e-4f;
+  p = __builtin_fmaf(p, r, 1.339887440266574e-3f); p = __builtin_fmaf(p, r, 9.618437357674640e-3f);
+  p = __builtin_fmaf(p, r, 5.550332471162809e-2f); p = __builtin_fmaf(p, r, 2.402264791363012e-1f);
+  p = __builtin_fmaf(p, r, 6.931472028550421e-1f);
+  p = __builtin_fmaf(p, r, 1.0f);
+  return kg_scalef(p, n);
+}
+)"},
+    {"logr", "", "base", R"(// x = m * 2^e, m in [sqrt(1/2), sqrt(2)); returns m - 1 (exact) and e.
+static inline f32 kg_logredf(f32 x, f32* e) {
+  bool sub = x < 0x1p-126f;
+  u32 ix = kg_ubits(sub ? x * 0x1p23f : x);
+  i32 k = (i32)(ix - 0x3f3504f3u) >> 23;
+  *e = (f32)(k - (sub ? 23 : 0));
+  return kg_fbits(ix - ((u32)k << 23)) - 1.0f;
+}
+static inline f32 kg_logpolyf(f32 f) {  // (log(1+f) - f + f^2/2) / f^3
+  f32 p = 7.0376836292e-2f;
+  p = __builtin_fmaf(p, f, -1.1514610310e-1f); p = __builtin_fmaf(p, f, 1.1676998740e-1f);
+  p = __builtin_fmaf(p, f, -1.2420140846e-1f); p = __builtin_fmaf(p, f, 1.4249322787e-1f);
+  p = __builtin_fmaf(p, f, -1.6668057665e-1f); p = __builtin_fmaf(p, f, 2.0000714765e-1f);
+  p = __builtin_fmaf(p, f, -2.4999993993e-1f); p = __builtin_fmaf(p, f, 3.3333331174e-1f);
+  return p;
+}
+static inline f32 kg_logfix(f32 x, f32 r) {  // log(0) = -inf, log(<0) = NaN, log(inf) = inf, NaN -> NaN
+  r = x == __builtin_inff() ? x : r;
+  r = x > 0.0f ? r : (x == 0.0f ? -__builtin_inff() : __builtin_nanf(""));
+  return x != x ? x : r;
+}
+)"},
+    {"log", "kg_logf(", "logr", R"(static inline f32 kg_logf(f32 x) {
+  f32 e, f = kg_logredf(x, &e), z = f * f;
+  f32 y = f * z * kg_logpolyf(f);
+  y = __builtin_fmaf(e, -2.12194440e-4f, y);
+  y = __builtin_fmaf(z, -0.5f, y);
+  f32 r = __builtin_fmaf(e, 0.693359375f, f + y);
+  return kg_logfix(x, r);
+}
+)"},
+    {"log2", "kg_log2f(", "logr", R"(static inline f32 kg_log2f(f32 x) {
+  f32 e, f = kg_logredf(x, &e), z = f * f;
+  f32 y = __builtin_fmaf(f * z, kg_logpolyf(f), z * -0.5f);  // log(1+f) - f
+  const f32 L = 0.44269504088896340736f;                       // log2(e) - 1
+  f32 r = __builtin_fmaf(f, L, y * L) + y + f + e;
+  return kg_logfix(x, r);
+}
+)"},
+    {"tanh", "kg_tanhf(", "base", R"(// glibc's (fdlibm) expm1f for finite |x| < 88, branch-free: same operations in the same order.
+static inline f32 kg_expm1f_fd(f32 x) {
+  u32 hx = kg_ubits(x) & 0x7fffffffu;
+  bool neg = kg_ubits(x) >> 31;
+  f32 kf = __builtin_truncf(1.4426950216e+00f * x + (neg ? -0.5f : 0.5f));
+  kf = hx < 0x3f851592u ? (neg ? -1.0f : 1.0f) : kf;
+  kf = hx > 0x3eb17218u ? kf : 0.0f;
+  f32 hi = x - kf * 6.9313812256e-01f, lo = kf * 9.0580006145e-06f;
+  f32 xr = hi - lo, c = (hi - xr) - lo;
+  f32 hfx = 0.5f * xr, hxs = xr * hfx;
+  f32 r1 = 1.0f + hxs * (-3.3333335072e-02f + hxs * (1.5873016091e-03f + hxs * (-7.9365076090e-05f + hxs * (4.0082177293e-06f + hxs * -2.0109921195e-07f))));
+  f32 t = 3.0f - r1 * hfx;
+  f32 e = hxs * ((r1 - t) / (6.0f - xr * t));
+  f32 r0 = xr - (xr * e - hxs);
+  e = (xr * (e - c) - c) - hxs;
+  i32 k = (i32)kf;
+  u32 ks = (u32)k << 23, kc = (u32)(k < 2 ? 2 : k > 22 ? 22 : k), kd = (u32)(k < 23 ? 23 : k > 56 ? 56 : k);
+  f32 ra = kg_fbits(kg_ubits(1.0f - (e - xr)) + ks) - 1.0f;
+  f32 rb = kg_fbits(kg_ubits(kg_fbits(0x3f800000u - (0x1000000u >> kc)) - (e - xr)) + ks);
+  f32 rc = kg_fbits(kg_ubits((xr - (e + kg_fbits((0x7fu - kd) << 23))) + 1.0f) + ks);
+  f32 r = k < 23 ? rb : rc;
+  r = k <= -2 || k > 56 ? ra : r;
+  r = k == 1 ? (xr < -0.25f ? -2.0f * (e - (xr + 0.5f)) : 1.0f + 2.0f * (xr - e)) : r;
+  r = k == -1 ? 0.5f * (xr - e) - 0.5f : r;
+  r = k == 0 ? r0 : r;
+  return hx < 0x33000000u ? x : r;
+}
+// tanh: glibc's algorithm (fdlibm), so results match glibc bit for bit: near +-1, 1 + tanh(x)
+// cancels and any 1-ulp difference would show (e.g. in GELU).
+static inline f32 kg_tanhf(f32 x) {
+  f32 ax = __builtin_fabsf(x);
+  f32 as = ax < 22.0f ? ax : 0.0f;
+  bool ge1 = as >= 1.0f;
+  f32 t = kg_expm1f_fd(ge1 ? 2.0f * as : -2.0f * as);
+  f32 q = (ge1 ? 2.0f : -t) / (t + 2.0f);  // one division for both of glibc's branches
+  f32 z = ge1 ? 1.0f - q : q;
+  z = x < 0.0f ? -z : z;
+  z = ax < 0x1p-55f ? x * (1.0f + x) : z;
+  z = ax >= 22.0f ? kg_copysignf(1.0f, x) : z;
+  return x != x ? x + x : z;
+}
+)"},
+    {"erf", "kg_erff(", "exp", R"(// glibc's expf (double evaluation, 32-entry table, its FMA variant): bit-exact for |x| < 88.
+static constexpr u64 kg_exp2f_tab[32] = {
+  0x3ff0000000000000, 0x3fefd9b0d3158574, 0x3fefb5586cf9890f, 0x3fef9301d0125b51, 0x3fef72b83c7d517b, 0x3fef54873168b9aa,
+  0x3fef387a6e756238, 0x3fef1e9df51fdee1, 0x3fef06fe0a31b715, 0x3feef1a7373aa9cb, 0x3feedea64c123422, 0x3feece086061892d,
+  0x3feebfdad5362a27, 0x3feeb42b569d4f82, 0x3feeab07dd485429, 0x3feea47eb03a5585, 0x3feea09e667f3bcd, 0x3fee9f75e8ec5f74,
+  0x3feea11473eb0187, 0x3feea589994cce13, 0x3feeace5422aa0db, 0x3feeb737b0cdc5e5, 0x3feec49182a3f090, 0x3feed503b23e255d,
+  0x3feee89f995ad3ad, 0x3feeff76f2fb5e47, 0x3fef199bdd85529c, 0x3fef3720dcef9069, 0x3fef5818dcfba487, 0x3fef7c97337b9b5f,
+  0x3fefa4afa2a490da, 0x3fefd0765b6e4540};
+static inline f32 kg_expf_gl(f32 x) {
+  f64 xd = x;
+  f64 kd = __builtin_fma(0x1.71547652b82fep+5, xd, 0x1.8p52);
+  u64 ki = __builtin_bit_cast(u64, kd);
+  kd -= 0x1.8p52;
+  f64 r = __builtin_fma(0x1.71547652b82fep+5, xd, -kd);
+  f64 s = __builtin_bit_cast(f64, kg_exp2f_tab[ki % 32] + (ki << 47));
+  f64 y = __builtin_fma(__builtin_fma(0x1.c6af84b912394p-20, r, 0x1.ebfce50fac4f3p-13), r * r, __builtin_fma(0x1.62e42ff0c52d6p-6, r, 1.0));
+  return (f32)(y * s);
+}
+// erf: glibc's algorithm (fdlibm) below 1/0.35, all ranges evaluated and selected, bit-exact with
+// glibc there: near +-1, 1 + erf(x) cancels and any 1-ulp difference would show (e.g. in GELU).
+static inline f32 kg_erff(f32 x) {
+  u32 ix = kg_ubits(x) & 0x7fffffffu;
+  bool neg = kg_ubits(x) >> 31;
+  f32 ax = __builtin_fabsf(x);
+  f32 z = x * x;  // |x| < 0.84375
+  f32 r = 1.2837916613e-01f + z * (-3.2504209876e-01f + z * (-2.8481749818e-02f + z * (-5.7702702470e-03f + z * -2.3763017452e-05f)));
+  f32 s = 1.0f + z * (3.9791721106e-01f + z * (6.5022252500e-02f + z * (5.0813062117e-03f + z * (1.3249473704e-04f + z * -3.9602282413e-06f))));
+  f32 d = ax - 1.0f;  // 0.84375 <= |x| < 1.25
+  f32 P = -2.3621185683e-03f + d * (4.1485610604e-01f + d * (-3.7220788002e-01f + d * (3.1834661961e-01f + d * (-1.1089469492e-01f + d * (3.5478305072e-02f + d * -2.1663755178e-03f)))));
+  f32 Q = 1.0f + d * (1.0642088205e-01f + d * (5.4039794207e-01f + d * (7.1828655899e-02f + d * (1.2617121637e-01f + d * (1.3637083583e-02f + d * 1.1984500103e-02f)))));
+  bool lo = ix < 0x3f580000u;
+  f32 pq = (lo ? r : P) / (lo ? s : Q);  // one division for both ranges
+  f32 v0 = x + x * pq;
+  v0 = ix < 0x31800000u ? x + 1.2837916613e-01f * x : v0;
+  v0 = ix < 0x04000000u ? 0.0625f * (16.0f * x + (16.0f * 1.2837916613e-01f) * x) : v0;
+  f32 v1 = neg ? -8.4506291151e-01f - pq : 8.4506291151e-01f + pq;
+  f32 xa = ix < 0x40c00000u ? ax : 6.0f;  // 1.25 <= |x| < 6
+  f32 w = 1.0f / (xa * xa);
+  bool a = ix < 0x4036db6eu;
+  f32 R = -9.8649440333e-03f + w * (-6.9385856390e-01f + w * (-1.0558626175e+01f + w * (-6.2375331879e+01f + w * (-1.6239666748e+02f + w * (-1.8460508728e+02f + w * (-8.1287437439e+01f + w * -9.8143291473e+00f))))));
+  f32 S = 1.0f + w * (1.9651271820e+01f + w * (1.3765776062e+02f + w * (4.3456588745e+02f + w * (6.4538726807e+02f + w * (4.2900814819e+02f + w * (1.0863500214e+02f + w * (6.5702495575e+00f + w * -6.0424413532e-02f)))))));
+  f32 zt = kg_fbits(kg_ubits(xa) & 0xfffff000u);
+  f32 e = kg_expf_gl(-zt * zt - 0.5625f) * kg_expf_gl((zt - xa) * (zt + xa) + R / S);
+  f32 v2 = neg ? e / xa - 1.0f : 1.0f - e / xa;
+  // [1/0.35, 6): glibc 2.36 is correctly rounded here and fdlibm's fit is not, so use
+  // erfc = exp(-x^2) * Q(x), Q = erfc * exp(x^2) fitted on [2, 4] (relative error 4e-7).
+  f32 u = xa - 3.0f, q = -2.365032323e-5f;
+  q = __builtin_fmaf(q, u, 9.469385801e-5f); q = __builtin_fmaf(q, u, -3.2242398e-4f);
+  q = __builtin_fmaf(q, u, 1.215908479e-3f); q = __builtin_fmaf(q, u, -4.479774428e-3f);
+  q = __builtin_fmaf(q, u, 1.58858108e-2f); q = __builtin_fmaf(q, u, -5.437224926e-2f);
+  q = __builtin_fmaf(q, u, 1.790011061e-1f);
+  f32 sq = xa * xa, ec = kg_expf(-sq) * q;
+  ec = __builtin_fmaf(-__builtin_fmaf(xa, xa, -sq), ec, ec);  // exp(-(sq + sl)) ~ exp(-sq) * (1 - sl)
+  v2 = a ? v2 : (neg ? ec - 1.0f : 1.0f - ec);
+  f32 v = ix < 0x40c00000u ? v2 : (neg ? -1.0f : 1.0f);
+  v = ix < 0x3fa00000u ? v1 : v;
+  v = lo ? v0 : v;
+  return x != x ? x + x : v;
+}
+)"},
+    {"sincos", "kg_sinf( kg_cosf(", "base", R"(// sin/cos: reduction and polynomials in f64, one final rounding. |x| < 2^20: Cody-Waite by pi/2
+// in three parts with FMA (first step exact); larger: glibc's Payne-Hanek with a 96-byte table of 2/pi.
+static constexpr u32 kg_inv_pio4[24] = {
+  0xa2, 0xa2f9, 0xa2f983, 0xa2f9836e, 0xf9836e4e, 0x836e4e44, 0x6e4e4415, 0x4e441529,
+  0x441529fc, 0x1529fc27, 0x29fc2757, 0xfc2757d1, 0x2757d1f5, 0x57d1f534, 0xd1f534dd, 0xf534ddc0,
+  0x34ddc0db, 0xddc0db62, 0xc0db6295, 0xdb629599, 0x6295993c, 0x95993c43, 0x993c4390, 0x3c439041};
+static inline f32 kg_sincosf(f32 xf, u64 qoff) {
+  f64 x = xf;
+  f64 k = __builtin_fma(x, 0x1.45f306dc9c883p-1, 0x1.8p52);
+  u64 q = __builtin_bit_cast(u64, k);
+  k -= 0x1.8p52;
+  f64 r = __builtin_fma(k, -0x1.921fb54442d18p+0, x);
+  r = __builtin_fma(k, -0x1.1a62633145c07p-54, r);
+  r = __builtin_fma(k, 0x1.f1976b7ed8fbcp-110, r);
+  u32 xi = kg_ubits(xf);
+  const u32* t = kg_inv_pio4 + ((xi >> 26) & 15);
+  u32 m = ((xi & 0xffffffu) | 0x800000u) << ((xi >> 23) & 7);
+  u64 a = (u64)(u32)(m * t[0]) << 32 | (u64)m * t[8] >> 32;
+  a += (u64)m * t[4];
+  u64 n = (a + (1ull << 61)) >> 62;
+  f64 rl = (f64)(i64)(a - (n << 62)) * 0x1.921fb54442d18p-62;
+  bool neg = xi >> 31, big = __builtin_fabsf(xf) >= 0x1p20f && __builtin_fabsf(xf) < __builtin_inff();
+  r = big ? (neg ? -rl : rl) : r;
+  q = (big ? (neg ? 0 - n : n) : q) + qoff;
+  f64 s = r * r;
+  f64 ps = -0x1.ae64567f544e4p-26;
+  ps = __builtin_fma(ps, s, 0x1.71de3a556c734p-19); ps = __builtin_fma(ps, s, -0x1.a01a01a01a01ap-13);
+  ps = __builtin_fma(ps, s, 0x1.1111111111111p-7); ps = __builtin_fma(ps, s, -0x1.5555555555555p-3);
+  ps = __builtin_fma(ps * s, r, r);
+  f64 pc = 0x1.1eed8eff8d898p-29;
+  pc = __builtin_fma(pc, s, -0x1.27e4fb7789f5cp-22); pc = __builtin_fma(pc, s, 0x1.a01a01a01a01ap-16);
+  pc = __builtin_fma(pc, s, -0x1.6c16c16c16c17p-10); pc = __builtin_fma(pc, s, 0x1.5555555555555p-5);
+  pc = __builtin_fma(pc, s, -0.5); pc = __builtin_fma(pc, s, 1.0);
+  f64 v = (q & 1) ? pc : ps;
+  v = (q & 2) ? -v : v;
+  return (f32)v;
+}
+static inline f32 kg_sinf(f32 x) { return kg_sincosf(x, 0); }
+static inline f32 kg_cosf(f32 x) { return kg_sincosf(x, 1); }
+)"},
+    {"pow", "kg_powf(", "base", R"(// pow: log2 and exp2 in f64 (~2^-35 relative), C99 special cases by selects.
+static inline f32 kg_powf(f32 x, f32 y) {
+  f64 ax = __builtin_fabsf(x), yd = y;
+  u64 ib = __builtin_bit_cast(u64, ax);
+  i64 e = (i64)(ib - 0x3fe6a09e667f3bcdull) >> 52;
+  f64 m = __builtin_bit_cast(f64, ib - ((u64)e << 52));
+  f64 s = (m - 1.0) / (m + 1.0), s2 = s * s;
+  f64 l = 0x1.1111111111111p-4;
+  l = __builtin_fma(l, s2, 0x1.3b13b13b13b14p-4); l = __builtin_fma(l, s2, 0x1.745d1745d1746p-4);
+  l = __builtin_fma(l, s2, 0x1.c71c71c71c71cp-4); l = __builtin_fma(l, s2, 0x1.2492492492492p-3);
+  l = __builtin_fma(l, s2, 0x1.999999999999ap-3); l = __builtin_fma(l, s2, 0x1.5555555555555p-2);
+  l = __builtin_fma(l * s2, s, s);  // atanh(s) = log(m) / 2
+  f64 lg = __builtin_fma(l, 2.0 * 0x1.71547652b82fep+0, (f64)e);
+  lg = ax == 0 ? -__builtin_inf() : lg;
+  lg = ax == __builtin_inf() ? __builtin_inf() : lg;
+  f64 t = yd * lg;
+  t = t > 130.0 ? 130.0 : t; t = t < -160.0 ? -160.0 : t;
+  f64 k = t + 0x1.8p52;
+  u64 n = __builtin_bit_cast(u64, k) - 0x4338000000000000ull;
+  k -= 0x1.8p52;
+  f64 r = t - k;
+  f64 p = 0x1.e4cf5158b8ecap-28;
+  p = __builtin_fma(p, r, 0x1.b5253d395e7c4p-24); p = __builtin_fma(p, r, 0x1.62c0223a5c824p-20);
+  p = __builtin_fma(p, r, 0x1.ffcbfc588b0c7p-17); p = __builtin_fma(p, r, 0x1.430912f86c787p-13);
+  p = __builtin_fma(p, r, 0x1.5d87fe78a6731p-10); p = __builtin_fma(p, r, 0x1.3b2ab6fba4e77p-7);
+  p = __builtin_fma(p, r, 0x1.c6b08d704a0c0p-5); p = __builtin_fma(p, r, 0x1.ebfbdff82c58fp-3);
+  p = __builtin_fma(p, r, 0x1.62e42fefa39efp-1); p = __builtin_fma(p, r, 1.0);
+  f32 v = (f32)(p * __builtin_bit_cast(f64, (n + 1023) << 52));
+  f32 yh = y * 0.5f;
+  bool yint = __builtin_truncf(y) == y, yodd = yint && __builtin_truncf(yh) != yh;
+  v = (yodd && (kg_ubits(x) >> 31)) ? -v : v;
+  v = (x < 0.0f && ax != __builtin_inf() && !yint) || x != x || y != y ? __builtin_nanf("") : v;
+  return x == 1.0f || y == 0.0f || (x == -1.0f && __builtin_fabsf(y) == __builtin_inff()) ? 1.0f : v;
+}
+)"},
+};
+
+}  // namespace
+
 std::string CppDialect::prelude() const {
   // Deliberately no #include: a bare kernel compiles in ~15 ms, <cmath> alone
   // costs ~250 ms. Math is __builtin_* (LLVM intrinsics with -fno-math-errno).
@@ -274,15 +566,14 @@ typedef _Float16 f16; typedef __bf16 bf16; typedef float f32; typedef double f64
 #define KG_LINES(T) KG_LINE(T, 2) KG_LINE(T, 3) KG_LINE(T, 4) KG_LINE(T, 8) KG_LINE(T, 16)
 KG_LINES(bool) KG_LINES(i8) KG_LINES(i16) KG_LINES(i32) KG_LINES(i64) KG_LINES(u8) KG_LINES(u16) KG_LINES(u32)
 KG_LINES(u64) KG_LINES(f16) KG_LINES(bf16) KG_LINES(f32) KG_LINES(f64)
-// libm through glibc's vector ABI: `declare simd` gives the loop vectoriser
-// the libmvec variants (_ZGVeN16v_expf, _ZGVeN16v_tanhf...); the asm labels
-// keep clang from turning the calls back into intrinsics, for which LLVM 19
-// knows only SSE/AVX2 variants and none for tanh/erf.
+// f64 math is libm through glibc's vector ABI: `declare simd` gives the loop
+// vectoriser the libmvec variants (_ZGVeN8v_exp...); the asm labels keep clang
+// from turning the calls back into intrinsics. Those variants are unmasked, so
+// calls under the work-item guard stay scalar; f32 (and f16/bf16, which compute
+// in f32) therefore uses inline, branch-free helpers (kMath, added by with_math).
 extern "C" {
-#define KG_LIBM1(n) _Pragma("omp declare simd notinbranch") __attribute__((const, nothrow)) f32 kg_##n##f(f32) __asm__(#n "f"); \
-  _Pragma("omp declare simd notinbranch") __attribute__((const, nothrow)) f64 kg_##n(f64) __asm__(#n);
+#define KG_LIBM1(n) _Pragma("omp declare simd notinbranch") __attribute__((const, nothrow)) f64 kg_##n(f64) __asm__(#n);
 KG_LIBM1(exp) KG_LIBM1(exp2) KG_LIBM1(log) KG_LIBM1(log2) KG_LIBM1(sin) KG_LIBM1(cos) KG_LIBM1(tanh) KG_LIBM1(erf)
-_Pragma("omp declare simd notinbranch") __attribute__((const, nothrow)) f32 kg_powf(f32, f32) __asm__("powf");
 _Pragma("omp declare simd notinbranch") __attribute__((const, nothrow)) f64 kg_pow(f64, f64) __asm__("pow");
 }
 struct KgenArgs { void* const* buffers; const unsigned long long* scalars; unsigned grid[3]; unsigned wg[3]; };
@@ -308,8 +599,40 @@ template <class T> static inline T kg_atomic_max(T* p, T v) {
   do { nv = __builtin_elementwise_max(old, v); } while (!__atomic_compare_exchange(p, &old, &nv, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
   return old;
 }
+// Shared-memory "atomics": one thread runs a workgroup, so plain RMW suffices.
+template <class T> static inline T kg_rmw_add(T* p, T v) { T old = *p; *p = (T)(old + v); return old; }
+template <class T> static inline T kg_rmw_min(T* p, T v) { T old = *p; *p = __builtin_elementwise_min(old, v); return old; }
+template <class T> static inline T kg_rmw_max(T* p, T v) { T old = *p; *p = __builtin_elementwise_max(old, v); return old; }
+template <class T> static inline T kg_rmw_xchg(T* p, T v) { T old = *p; *p = v; return old; }
+template <class T> static inline T kg_rmw_cas(T* p, T cmp, T v) { T old = *p; if (old == cmp) *p = v; return old; }
 // ---- end of prelude ----
 )";
+}
+
+std::string CppDialect::with_math(std::string src) const {
+  static constexpr std::string_view kEnd = "// ---- end of prelude ----";
+  size_t at = src.find(kEnd);
+  if (at == std::string::npos) return src;
+  std::string_view body = std::string_view(src).substr(at);
+  constexpr size_t n = std::size(kMath);
+  bool need[n] = {};
+  for (size_t i = 0; i < n; ++i) {
+    std::string_view calls = kMath[i].calls;
+    while (!calls.empty() && !need[i]) {
+      size_t sp = calls.find(' ');
+      need[i] = body.find(calls.substr(0, sp)) != std::string_view::npos;
+      calls = sp == std::string_view::npos ? std::string_view() : calls.substr(sp + 1);
+    }
+  }
+  for (size_t i = n; i-- > 0;)  // a chunk only builds on earlier ones
+    if (need[i])
+      for (size_t j = 0; j < i; ++j)
+        if (std::string_view(kMath[j].key) == kMath[i].needs) need[j] = true;
+  std::string math;
+  for (size_t i = 0; i < n; ++i)
+    if (need[i]) math += kMath[i].code;
+  src.insert(at, math);
+  return src;
 }
 
 }  // namespace kgen::codegen

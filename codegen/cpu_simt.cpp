@@ -339,7 +339,7 @@ std::string cpp_entry_symbol(const ir::Kernel& k, const CppOptions& opt) {
 std::string emit_cpp(const ir::Kernel& k, const CppOptions& opt) {
   check_capabilities(k, cpu_caps());
   static const CppDialect dialect;
-  return CpuSimtEmitter(k, dialect, opt).run();
+  return dialect.with_math(CpuSimtEmitter(k, dialect, opt).run());
 }
 
 }  // namespace kgen::codegen

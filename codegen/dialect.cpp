@@ -8,6 +8,11 @@ OpTable::OpTable(std::span<const OpRule> rules) {
   for (const OpRule& r : rules) index_[size_t(r.op)] = &r;
 }
 
+std::string Dialect::subgroup(ir::Op op, ir::Type, std::span<const std::string>) const {
+  throw ir::Error({}, "codegen: dialect '" + std::string(name()) + "' has no subgroup operations ('" +
+                          std::string(ir::op_name(op)) + "')");
+}
+
 std::string format_op(std::string_view fmt, std::span<const std::string> args, const FormatVars& v) {
   std::string out;
   out.reserve(fmt.size() + 32);

@@ -78,9 +78,25 @@ class Dialect {
   // Atomic read-modify-write returning the old value.
   virtual std::string atomic(ir::Op op, ir::Type elem, const std::string& ptr, const std::string& idx,
                              std::span<const std::string> args) const = 0;
+  // The same, knowing the address space of the array: a dialect may use a
+  // cheaper form where the space makes atomicity free (the CPU runs a whole
+  // workgroup on one thread, so shared-memory atomics need no lock prefix).
+  virtual std::string atomic_in(ir::AddrSpace space, ir::Op op, ir::Type elem, const std::string& ptr,
+                                const std::string& idx, std::span<const std::string> args) const {
+    return atomic(op, elem, ptr, idx, args);
+  }
   // Statement (without ';') for a workgroup barrier.
   virtual std::string barrier() const = 0;
+  // Subgroup shuffle/broadcast (args: value, lane) and reductions (args:
+  // value) on a value of type `t`. Only GPU dialects implement it; kernels
+  // using subgroups are refused by check_capabilities before reaching a
+  // dialect without them, so the default is an internal error.
+  virtual std::string subgroup(ir::Op op, ir::Type t, std::span<const std::string> args) const;
   virtual std::string shared_decl(ir::Type elem, int64_t count, const std::string& name) const = 0;
+  // False when the target has no operators on lines of type `t` (GLSL beyond
+  // 4 lanes, where lines are arrays): the emitter then computes every math op
+  // on them lane by lane with the scalar formats.
+  virtual bool vector_ops(ir::Type t) const { return true; }
   // Lines printed before `for` for an unroll hint (empty: none).
   virtual std::string unroll_hint(int factor) const { return {}; }
   // Declarations every generated file starts with.

@@ -152,12 +152,15 @@ CheckResult run_and_check(Device& dev, const ir::Kernel& k, const ir::Workload& 
   // inputs (division by zero, out-of-bounds access) gets the interpreter's
   // precise error instead of crashing the device.
   HostData want;
+  // The reference groups work-items into subgroups of the device's size.
+  ir::InterpOptions iopt;
+  if (dev.caps().subgroup_size) iopt.subgroup_size = dev.caps().subgroup_size;
   if (opt.check) {
     want = inputs;
     std::vector<ir::InterpBuffer> ib;
     for (auto& h : want.buffers) ib.push_back({h.data(), h.size()});
     auto t0 = Clock::now();
-    ir::interpret(k, w.dims, ib, w.scalars);
+    ir::interpret(k, w.dims, ib, w.scalars, iopt);
     res.interp_ms = ms_since(t0);
   }
 
@@ -195,7 +198,7 @@ CheckResult run_and_check(Device& dev, const ir::Kernel& k, const ir::Workload& 
         if (!w.buffers[b].init) std::fill(zeroed.buffers[b].begin(), zeroed.buffers[b].end(), 0);
       std::vector<ir::InterpBuffer> zb;
       for (auto& h : zeroed.buffers) zb.push_back({h.data(), h.size()});
-      ir::interpret(k, w.dims, zb, w.scalars);
+      ir::interpret(k, w.dims, zb, w.scalars, iopt);
       res.cmp.never_written = count_unwritten(k, w, want, zeroed);
     }
     if (res.cmp.mismatches) {

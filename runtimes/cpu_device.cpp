@@ -4,15 +4,18 @@
 #include "ir/passes.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
-#include <unordered_map>
+#include <optional>
 
 #include "codegen/cpp.h"
 #include "ir/verifier.h"
 #include "jit/jit.h"
+#include "ir/hash.h"
+#include "runtimes/kernel_cache.h"
 #include "runtimes/thread_pool.h"
 
 namespace kgen::rt {
@@ -47,30 +50,51 @@ class CpuBuffer final : public Buffer {
   void* data_ = nullptr;
 };
 
-// What the compile cache shares between kernels with equal source+options.
+// What the memory layer of the compile cache shares between every compile of
+// one key: the linked module and, to guard against 64-bit hash collisions,
+// the canonical (optimised) kernel it was built from.
 struct CpuCode {
   std::shared_ptr<jit::Module> module;
   codegen::KgenEntry entry = nullptr;
-  double compile_ms = 0;
+  ir::Kernel canonical;
+  std::string source, symbol;
+  std::string ir, assembly;  // only when the compiler produced them (keep_ir / KGEN_DEBUG)
 };
 
 class CpuKernel final : public CompiledKernel {
  public:
-  CpuKernel(const ir::Kernel& k, std::string source, std::string entry, std::shared_ptr<const CpuCode> code, bool hit,
-            double ms) : code_(std::move(code)) {
+  CpuKernel(const ir::Kernel& k, std::shared_ptr<const CpuCode> code, bool hit, double ms) : code_(std::move(code)) {
     kernel_ = k;
-    source_ = std::move(source);
-    entry_ = std::move(entry);
+    source_ = code_->source;
+    entry_ = code_->symbol;
     cache_hit_ = hit;
     compile_ms_ = ms;
   }
   codegen::KgenEntry fn() const { return code_->entry; }
-  std::string debug_ir() const override { return code_->module->ir(); }
-  std::string debug_asm() const override { return code_->module->assembly(); }
+  std::string debug_ir() const override { return code_->ir; }
+  std::string debug_asm() const override { return code_->assembly; }
 
  private:
   std::shared_ptr<const CpuCode> code_;
 };
+
+// The entry symbol comes from the structural hash, not the kernel's name, so
+// kernels that differ only in names share one artifact (`kgen emit` keeps the
+// readable kgen_<name>).
+std::string entry_symbol_for(uint64_t ir_hash) {
+  char b[24];
+  std::snprintf(b, sizeof b, "kgen_k%016llx", (unsigned long long)ir_hash);
+  return b;
+}
+
+const std::string& toolchain_id() {
+  static const std::string id = jit::jit_toolchain_id();
+  return id;
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
 
 struct RunCtx {
   codegen::KgenEntry fn;
@@ -104,7 +128,8 @@ std::string toolchain_summary() {
 
 class CpuDevice final : public Device {
  public:
-  explicit CpuDevice(const DeviceOptions& opt) : caps_(codegen::cpu_caps()), pool_(opt.threads) {}
+  explicit CpuDevice(const DeviceOptions& opt)
+      : caps_(codegen::cpu_caps()), pool_(opt.threads), cache_(opt.cache ? *opt.cache : KernelCache::global()) {}
 
   std::string name() const override { return "cpu"; }
   std::string description() const override {
@@ -119,44 +144,62 @@ class CpuDevice final : public Device {
     codegen::check_capabilities(k, caps_);
     // The IR pipeline (fold, simplify, CSE, DCE) runs before emission; it
     // dumps the IR after passes under KGEN_DEBUG>=3 / KGEN_DUMP_AFTER.
+    // The cache key hashes the kernel after it, so kernels that optimise to
+    // the same IR share an entry.
     ir::Kernel optimized = k;
     if (opt.opt_level > 0) ir::default_pipeline().run(optimized);
-    codegen::CppOptions copt;
-    copt.assume_independent_items = opt.assume_independent_items;
-    std::string src = codegen::emit_cpp(optimized, copt);
-    if (ir::debug_level() >= 2) ir::debug_log(2, "source", "generated C++ for '" + k.name + "':\n" + src);
-    std::string entry = codegen::cpp_entry_symbol(k, copt);
-    // The key is the generated source (it embeds the entry name) plus the
-    // options that change the object; a disk cache adds jit_toolchain_id().
-    std::string key = opt.key() + "\n" + src;
-    {
-      std::lock_guard lock(cache_mu_);
-      auto it = cache_.find(key);
-      if (it != cache_.end()) {
-        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-        ir::debug_log(1, "cache", "hit (memory) for '" + k.name + "' in " + std::to_string(ms) + " ms");
-        return std::make_shared<CpuKernel>(k, std::move(src), std::move(entry), it->second, true, ms);
+    const uint64_t ir_hash = ir::structural_hash(optimized);
+    const CacheKey key = make_cache_key({ir_hash, "cpu-c++-orc", caps_key(caps_), opt.key(), toolchain_id()});
+    // keep_ir asks for the compiler's IR/assembly text, which only a fresh compile has.
+    bool use_cache = !opt.keep_ir;
+
+    if (use_cache) {
+      auto code = cache_.find_loaded<CpuCode>(key);
+      if (code && ir::structurally_equal(code->canonical, optimized)) {
+        double ms = ms_since(t0);
+        ir::debug_log(1, "cache", "hit (memory) " + key.hex() + " for '" + k.name + "' in " + std::to_string(ms) + " ms");
+        return std::make_shared<CpuKernel>(k, std::move(code), true, ms);
+      }
+      if (code) {
+        // Another kernel owns this key: compile this one privately, cache nothing.
+        ir::debug_log(1, "cache", "structural hash collision on " + key.hex() + " for '" + k.name + "': compiling uncached");
+        use_cache = false;
+      } else {
+        if (auto hit = load_from_disk(key, optimized)) {
+          double ms = ms_since(t0);
+          ir::debug_log(1, "cache", "hit (disk) " + key.hex() + " for '" + k.name + "' in " + std::to_string(ms) + " ms");
+          return std::make_shared<CpuKernel>(k, cache_.keep_loaded(key, std::move(hit)), true, ms);
+        }
       }
     }
+
+    codegen::CppOptions copt;
+    copt.assume_independent_items = opt.assume_independent_items;
+    copt.entry = entry_symbol_for(ir_hash);
+    auto code = std::make_shared<CpuCode>();
+    code->canonical = optimized;
+    code->symbol = copt.entry;
+    code->source = codegen::emit_cpp(optimized, copt);
+    if (ir::debug_level() >= 2) ir::debug_log(2, "source", "generated C++ for '" + k.name + "':\n" + code->source);
     jit::JitOptions jo;
     jo.opt_level = opt.opt_level;
     jo.keep_ir = jo.keep_asm = opt.keep_ir;
-    auto code = std::make_shared<CpuCode>();
-    code->module = jit::compile_cpp(src, jo);
-    code->entry = code->module->lookup_fn<codegen::KgenEntry>(entry);
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    code->compile_ms = ms;
+    jit::ObjectCode obj = jit::compile_to_object(code->source, jo);
+    if (use_cache) cache_.store(key, {"", "entry=" + code->symbol + "\nkernel=" + k.name + "\n", code->source, obj.bytes});
+    code->ir = std::move(obj.ir);
+    code->assembly = std::move(obj.assembly);
+    code->module = jit::load_object(std::move(obj.bytes), obj.stats);
+    code->entry = code->module->lookup_fn<codegen::KgenEntry>(code->symbol);
+    double ms = ms_since(t0);
     if (ir::debug_level() >= 1) {
       const auto& st = code->module->stats();
       ir::debug_log(1, "compile", "'" + k.name + "' compiled in " + std::to_string(ms) + " ms (clang+opt " +
                                       std::to_string(st.frontend_ms) + ", codegen " + std::to_string(st.codegen_ms) +
-                                      ", link " + std::to_string(st.link_ms) + "); cache miss");
+                                      ", link " + std::to_string(st.link_ms) + "); cache miss " + key.hex());
     }
-    {
-      std::lock_guard lock(cache_mu_);
-      cache_.emplace(key, code);
-    }
-    return std::make_shared<CpuKernel>(k, std::move(src), std::move(entry), std::move(code), false, ms);
+    std::shared_ptr<const CpuCode> kept = code;
+    if (use_cache) kept = cache_.keep_loaded(key, kept);
+    return std::make_shared<CpuKernel>(k, std::move(kept), false, ms);
   }
 
   void launch(const CompiledKernel& ck, const LaunchArgs& a) override {
@@ -185,10 +228,29 @@ class CpuDevice final : public Device {
   void synchronize() override {}  // launches are synchronous
 
  private:
+  // A disk entry linked into the process, or null (miss, or an entry that
+  // decoded but would not link: discarded and rebuilt by the caller).
+  std::shared_ptr<const CpuCode> load_from_disk(const CacheKey& key, const ir::Kernel& optimized) {
+    std::optional<CacheEntry> e = cache_.load(key);
+    if (!e) return nullptr;
+    auto code = std::make_shared<CpuCode>();
+    code->canonical = optimized;
+    code->source = std::move(e->source);
+    size_t at = e->meta.find("entry=");
+    code->symbol = at == std::string::npos ? "" : e->meta.substr(at + 6, e->meta.find('\n', at) - at - 6);
+    try {
+      code->module = jit::load_object(std::move(e->artifact));
+      code->entry = code->module->lookup_fn<codegen::KgenEntry>(code->symbol);
+    } catch (const std::exception& ex) {
+      cache_.discard(key, ex.what());
+      return nullptr;
+    }
+    return code;
+  }
+
   TargetCaps caps_;
   ThreadPool pool_;
-  std::mutex cache_mu_;
-  std::unordered_map<std::string, std::shared_ptr<const CpuCode>> cache_;
+  KernelCache& cache_;
 };
 
 }  // namespace

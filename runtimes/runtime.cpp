@@ -3,6 +3,8 @@
 #include <stdexcept>
 
 #include "runtimes/cpu_device.h"
+#include "runtimes/cuda_device.h"
+#include "runtimes/vulkan_device.h"
 
 namespace kgen::rt {
 
@@ -12,12 +14,19 @@ std::string CompileOptions::key() const {
 
 std::unique_ptr<Device> create_device(std::string_view name, const DeviceOptions& opt) {
   if (name == "cpu") return create_cpu_device(opt);
+  if (name == "cuda") return create_cuda_device(opt);  // throws "no CUDA device: ..." without one
+  if (name == "vulkan") return create_vulkan_device(opt);  // throws "vulkan: ..." without a driver
   std::string known;
   for (const std::string& d : available_devices()) known += (known.empty() ? "" : ", ") + d;
   throw std::invalid_argument("unknown device '" + std::string(name) + "' (available: " + known + ")");
 }
 
-std::vector<std::string> available_devices() { return {"cpu"}; }
+std::vector<std::string> available_devices() {
+  std::vector<std::string> d = {"cpu"};
+  if (cuda_device_available()) d.push_back("cuda");
+  if (vulkan_available()) d.push_back("vulkan");
+  return d;
+}
 
 void validate_launch(const ir::Kernel& k, const LaunchArgs& a) {
   auto fail = [&](const std::string& m) { throw std::invalid_argument("launch of kernel '" + k.name + "': " + m); };

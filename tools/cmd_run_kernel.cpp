@@ -22,7 +22,7 @@ void add_run_kernel_command(CLI::App& app) {
   cmd->add_option("name", name, "Registered kernel name")->required();
   cmd->add_option("--n", n, "Problem size (default: the kernel's own)");
   cmd->add_option("--threads", threads, "CPU worker threads (0 = all cores)");
-  cmd->add_option("--device", device, "Device to run on")->check(CLI::IsMember({"cpu"}));
+  cmd->add_option("--device", device, "Device to run on")->check(CLI::IsMember({"cpu", "cuda", "vulkan"}));
   cmd->add_option("--seed", seed, "Random seed for the inputs");
   cmd->add_flag("--no-check", no_check, "Skip the interpreter check (for very large sizes)");
   cmd->add_flag("--json", json, "Print one JSON object");

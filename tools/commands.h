@@ -15,6 +15,7 @@ void add_emit_command(CLI::App& app);
 void add_run_kernel_command(CLI::App& app);
 void add_devices_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_cache_command(CLI::App& app);
 
 // Process exit code chosen by the command that ran (0 unless it failed).
 int exit_code();

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   kgen::tools::add_run_kernel_command(app);
   kgen::tools::add_devices_command(app);
   kgen::tools::add_bench_command(app);
+  kgen::tools::add_cache_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

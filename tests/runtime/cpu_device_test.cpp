@@ -116,7 +116,9 @@ TEST_CASE("cpu: compile cache hit") {
   auto a = cpu().compile(test::saxpy());
   auto b = cpu().compile(test::saxpy());
   CHECK(b->cache_hit());
-  CHECK(b->entry() == "kgen_saxpy");
+  // The entry symbol derives from the structural hash (names don't split the cache).
+  CHECK(b->entry().rfind("kgen_k", 0) == 0);
+  CHECK(b->entry() == a->entry());
 }
 
 TEST_CASE("cpu: capability refusal and launch validation") {
