@@ -13,6 +13,7 @@
 #include "dsl/registry.h"
 #include "runtimes/check.h"
 #include "runtimes/runtime.h"
+#include "ops/rowwise.h"
 #include "samples/kernels/kernels.h"
 
 namespace kgen::bench {
@@ -31,6 +32,7 @@ double median(std::vector<double> v) {
 void BM_Bandwidth(benchmark::State& state, std::string kernel_name) {
   const int threads = int(state.range(0));
   samples::register_all();
+  ops::register_all();  // the op library's row kernels (softmax, norms)
   const dsl::KernelEntry* entry = dsl::find_kernel(kernel_name);
   if (!entry) {
     state.SkipWithError(("kernel not registered: " + kernel_name).c_str());
@@ -82,6 +84,7 @@ void BM_Bandwidth(benchmark::State& state, std::string kernel_name) {
 
 void register_bandwidth_benchmarks() {
   samples::register_all();
+  ops::register_all();  // the op library's row kernels (softmax, norms)
   for (const auto& e : dsl::registered_kernels()) {
     // Memory-bound elementwise kernels: those whose workload reports bytes but no flops-heavy work.
     if (e.tags.find("bandwidth") == std::string::npos) continue;

@@ -5,6 +5,7 @@
 #include "runtimes/cpu_device.h"
 #include "runtimes/cuda_device.h"
 #include "runtimes/vulkan_device.h"
+#include "runtimes/webgpu_device.h"
 
 namespace kgen::rt {
 
@@ -16,6 +17,7 @@ std::unique_ptr<Device> create_device(std::string_view name, const DeviceOptions
   if (name == "cpu") return create_cpu_device(opt);
   if (name == "cuda") return create_cuda_device(opt);  // throws "no CUDA device: ..." without one
   if (name == "vulkan") return create_vulkan_device(opt);  // throws "vulkan: ..." without a driver
+  if (name == "webgpu") return create_webgpu_device(opt);  // throws "webgpu: ..." without wgpu-native
   std::string known;
   for (const std::string& d : available_devices()) known += (known.empty() ? "" : ", ") + d;
   throw std::invalid_argument("unknown device '" + std::string(name) + "' (available: " + known + ")");
@@ -25,6 +27,7 @@ std::vector<std::string> available_devices() {
   std::vector<std::string> d = {"cpu"};
   if (cuda_device_available()) d.push_back("cuda");
   if (vulkan_available()) d.push_back("vulkan");
+  if (webgpu_available()) d.push_back("webgpu");
   return d;
 }
 

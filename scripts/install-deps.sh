@@ -28,3 +28,22 @@ if ((${#missing[@]})); then
 else
   echo "[install-deps] all packages present"
 fi
+
+# WGSL target: the PyPI `wgpu` wheel ships wgpu-native (libwgpu_native*.so +
+# webgpu.h/wgpu.h under wgpu/resources/), which kgen dlopens to validate WGSL.
+# Skipped when already importable (no network). Debian's system python is
+# externally managed, hence --break-system-packages where pip supports it.
+if python3 -c "import wgpu" 2>/dev/null; then
+  echo "[install-deps] python wgpu present"
+else
+  echo "[install-deps] pip installing wgpu"
+  if ! python3 -m pip --version >/dev/null 2>&1; then
+    SUDO=""
+    if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq --no-install-recommends python3-pip
+  fi
+  PIP_FLAGS=(--quiet)
+  if python3 -m pip install --help 2>/dev/null | grep -q -- --break-system-packages; then PIP_FLAGS+=(--break-system-packages); fi
+  # A failed install leaves WGSL validation disabled (reported at configure time), not the build broken.
+  python3 -m pip install "${PIP_FLAGS[@]}" wgpu || echo "[install-deps] WARNING: pip install wgpu failed; WGSL validation disabled"
+fi

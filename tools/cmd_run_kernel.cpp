@@ -4,6 +4,7 @@
 #include "dsl/registry.h"
 #include "runtimes/check.h"
 #include "runtimes/runtime.h"
+#include "ops/rowwise.h"
 #include "samples/kernels/kernels.h"
 #include "tools/commands.h"
 #include "tools/json_writer.h"
@@ -22,12 +23,13 @@ void add_run_kernel_command(CLI::App& app) {
   cmd->add_option("name", name, "Registered kernel name")->required();
   cmd->add_option("--n", n, "Problem size (default: the kernel's own)");
   cmd->add_option("--threads", threads, "CPU worker threads (0 = all cores)");
-  cmd->add_option("--device", device, "Device to run on")->check(CLI::IsMember({"cpu", "cuda", "vulkan"}));
+  cmd->add_option("--device", device, "Device to run on")->check(CLI::IsMember({"cpu", "cuda", "vulkan", "webgpu"}));
   cmd->add_option("--seed", seed, "Random seed for the inputs");
   cmd->add_flag("--no-check", no_check, "Skip the interpreter check (for very large sizes)");
   cmd->add_flag("--json", json, "Print one JSON object");
   cmd->callback([] {
     samples::register_all();
+    ops::register_all();  // the op library's row kernels (softmax, norms)
     const dsl::KernelEntry* e = dsl::find_kernel(name);
     if (!e) throw std::runtime_error("unknown kernel '" + name + "' (see kgen list)");
     int64_t size = n > 0 ? n : e->default_n;

@@ -5,6 +5,7 @@
 
 #include "dsl/registry.h"
 #include "ir/parser.h"
+#include "ops/rowwise.h"
 #include "samples/kernels/kernels.h"
 #include "tools/commands.h"
 
@@ -18,6 +19,7 @@ void set_exit_code(int code) { g_exit_code = code; }
 
 ir::Kernel load_kernel(const std::string& name) {
   samples::register_all();
+  ops::register_all();  // the op library's row kernels (softmax, norms)
   if (const dsl::KernelEntry* e = dsl::find_kernel(name)) return e->build();
   if (std::filesystem::is_regular_file(name)) {
     std::ifstream f(name);

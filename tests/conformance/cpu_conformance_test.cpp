@@ -9,6 +9,7 @@
 #include "dsl/registry.h"
 #include "runtimes/check.h"
 #include "runtimes/runtime.h"
+#include "ops/rowwise.h"
 #include "samples/kernels/kernels.h"
 
 using namespace kgen;
@@ -17,6 +18,7 @@ namespace {
 
 void check_all_kernels_on(const std::string& device, int threads) {
   samples::register_all();
+  ops::register_all();  // the op library's row kernels (softmax, norms)
   rt::DeviceOptions opt;
   opt.threads = threads;
   auto dev = rt::create_device(device, opt);

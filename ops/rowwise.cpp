@@ -1,0 +1,298 @@
+#include "ops/rowwise.h"
+
+#include <cmath>
+#include <mutex>
+#include <string>
+
+#include "dsl/dsl.h"
+#include "dsl/registry.h"
+#include "ops/fast_exp.h"
+
+namespace kgen::ops {
+
+using namespace kgen::dsl;
+
+namespace {
+
+// Lane helpers so one kernel body serves lanes = 1 (scalars) and lines.
+struct Lanes {
+  int n;
+  ir::Type elem(ir::Type dt) const { return n == 1 ? dt : line(dt, n); }
+  Value bcast(const Value& s) const { return n == 1 ? s : splat(s, n); }
+  Value bcast(float f) const { return bcast(constant(f32, f)); }
+  Value hsum(const Value& v) const { return n == 1 ? v : reduce_add(v); }
+  Value hmax(const Value& v) const { return n == 1 ? v : reduce_max(v); }
+};
+
+void check_variant(ir::Type dt, int lanes) {
+  if (dt != f32) throw std::invalid_argument("row kernels: only f32 for now");
+  if (lanes != 1 && lanes != 16) throw std::invalid_argument("row kernels: lanes must be 1 or 16");
+}
+
+std::string suffix(ir::Type dt, int lanes) { return "_" + dt.str() + (lanes == 1 ? "" : "_l" + std::to_string(lanes)); }
+
+// Common parameters: one workgroup of one work-item per row; `ncols` counts
+// buffer elements (lines) per row.
+struct Row {
+  Value ncols, base;
+};
+Row row_setup(KernelBuilder& kb) {
+  auto ncols = kb.scalar("ncols", u32);
+  kb.workgroup(1);
+  return {ncols, group_id(0) * ncols};
+}
+
+}  // namespace
+
+// Softmax family: a workgroup takes `rpg` consecutive rows. The max of row
+// r + 1 is computed inside row r's exp pass, so the DRAM stream of the next
+// row overlaps the exp arithmetic of this one (otherwise a max pass waits on
+// DRAM, then the exp passes run from L1 with DRAM idle). Only a group's first
+// row has its own max pass. The last row's "next" is itself (an L1 re-read).
+namespace {
+
+struct SoftmaxRows {
+  Value ncols, r0, r_end;
+};
+SoftmaxRows softmax_setup(KernelBuilder& kb, int rpg) {
+  auto ncols = kb.scalar("ncols", u32);
+  auto nrows = kb.scalar("nrows", u32);
+  kb.workgroup(1);
+  Value r0 = group_id(0) * uint32_t(rpg);
+  return {ncols, r0, min(r0 + uint32_t(rpg), nrows)};
+}
+
+Value row_max(const Lanes& L, const Array& x, const Value& base, const Value& nc) {
+  Var m = var(L.bcast(-INFINITY));
+  for_range(0u, nc, [&](Value j) { m = max(m, x[base + j]); });
+  return L.hmax(m.get());
+}
+
+}  // namespace
+
+ir::Kernel softmax_rows(ir::Type dt, int lanes, bool online, int rpg) {
+  check_variant(dt, lanes);
+  Lanes L{lanes};
+  return kernel(std::string(online ? "softmax_online_rows" : "softmax_rows") + suffix(dt, lanes), [&](KernelBuilder& kb) {
+    auto x = kb.input("x", L.elem(dt));
+    // The two-pass form re-reads y (L1-resident) to scale it: read-write.
+    auto y = online ? kb.output("y", L.elem(dt)) : kb.inout("y", L.elem(dt));
+    auto [nc, r0, r_end] = softmax_setup(kb, rpg);
+    if (online) {
+      // Per-lane running max and sum rescaled to it (2 exps per element), one
+      // statistics pass; lanes merge at the end.
+      for_range(r0, r_end, [&](Value r) {
+        Value base = r * nc;
+        Var m = var(L.bcast(-INFINITY));
+        Var s = var(L.bcast(0.0f));
+        for_range(0u, nc, [&](Value j) {
+          Value v = x[base + j];
+          Value mn = max(m, v);
+          s = s * fast_exp(m - mn) + fast_exp(v - mn);
+          m = mn;
+        });
+        Value mx = L.hmax(m.get());
+        Value inv = L.bcast(1.0f / L.hsum(s * fast_exp(m - L.bcast(mx))));
+        Value mxv = L.bcast(mx);
+        for_range(0u, nc, [&](Value j) {
+          auto at = base + j;
+          y[at] = fast_exp(x[at] - mxv) * inv;
+        });
+      });
+      return;
+    }
+    // Per row: an exp pass storing e = exp(x - max) into y (and computing the
+    // next row's max, so the DRAM stream overlaps the exp arithmetic), then a
+    // scale pass over the L1-resident y. 1 exp per element. (Fusing the scale
+    // of row r-1 into row r's exp pass measured no better: the exp loop is
+    // limited by how many of its DRAM loads the core keeps in flight.)
+    Var mx = var(row_max(L, x, r0 * nc, nc));
+    for_range(r0, r_end, [&](Value r) {
+      Value base = r * nc, next = min(r + 1u, r_end - 1u) * nc;
+      Value mxv = L.bcast(mx.get());
+      Var s = var(L.bcast(0.0f));
+      Var mn = var(L.bcast(-INFINITY));
+      for_range(0u, nc, [&](Value j) {
+        auto at = base + j;
+        Value e = fast_exp(x[at] - mxv, /*nonpositive=*/true);
+        y[at] = e;
+        s += e;
+        mn = max(mn, x[next + j]);
+      });
+      Value inv = L.bcast(1.0f / L.hsum(s.get()));
+      for_range(0u, nc, [&](Value j) {
+        auto at = base + j;
+        y[at] = y[at] * inv;
+      });
+      mx = L.hmax(mn.get());
+    });
+  });
+}
+
+ir::Kernel log_softmax_rows(ir::Type dt, int lanes, int rpg) {
+  check_variant(dt, lanes);
+  Lanes L{lanes};
+  return kernel("log_softmax_rows" + suffix(dt, lanes), [&](KernelBuilder& kb) {
+    auto x = kb.input("x", L.elem(dt));
+    auto y = kb.inout("y", L.elem(dt));  // re-read from L1 in the output pass
+    auto [nc, r0, r_end] = softmax_setup(kb, rpg);
+    // As softmax: the exp pass also stores d = x - max (so the DRAM writes
+    // overlap the exp arithmetic); the output pass y = d - log(sum) runs from L1.
+    Var mx = var(row_max(L, x, r0 * nc, nc));
+    for_range(r0, r_end, [&](Value r) {
+      Value base = r * nc, next = min(r + 1u, r_end - 1u) * nc;
+      Value mxv = L.bcast(mx.get());
+      Var s = var(L.bcast(0.0f));
+      Var mn = var(L.bcast(-INFINITY));
+      for_range(0u, nc, [&](Value j) {
+        auto at = base + j;
+        Value d = x[at] - mxv;
+        y[at] = d;
+        s += fast_exp(d, /*nonpositive=*/true);
+        mn = max(mn, x[next + j]);
+      });
+      Value c = L.bcast(log(L.hsum(s.get())));
+      for_range(0u, nc, [&](Value j) {
+        auto at = base + j;
+        y[at] = y[at] - c;
+      });
+      mx = L.hmax(mn.get());
+    });
+  });
+}
+
+ir::Kernel rmsnorm_rows(ir::Type dt, int lanes, bool with_weight) {
+  check_variant(dt, lanes);
+  Lanes L{lanes};
+  return kernel(std::string(with_weight ? "rmsnorm_rows" : "rmsnorm_noweight_rows") + suffix(dt, lanes),
+                [&](KernelBuilder& kb) {
+    auto x = kb.input("x", L.elem(dt));
+    Array w;
+    if (with_weight) w = kb.input("w", L.elem(dt));
+    auto y = kb.output("y", L.elem(dt));
+    auto eps = kb.scalar("eps", f32);
+    auto [nc, base] = row_setup(kb);
+    Var ss = var(L.bcast(0.0f));
+    for_range(0u, nc, [&](Value j) {
+      Value v = x[base + j];
+      ss = fma(v, v, ss);
+    });
+    Value cols = cast(f32, nc) * float(lanes);
+    Value r = L.bcast(rsqrt(L.hsum(ss.get()) / cols + eps));
+    for_range(0u, nc, [&](Value j) {
+      auto at = base + j;
+      if (with_weight) y[at] = x[at] * r * w[j];
+      else y[at] = x[at] * r;
+    });
+  });
+}
+
+ir::Kernel layernorm_rows(ir::Type dt, int lanes) {
+  check_variant(dt, lanes);
+  Lanes L{lanes};
+  return kernel("layernorm_rows" + suffix(dt, lanes), [&](KernelBuilder& kb) {
+    auto x = kb.input("x", L.elem(dt));
+    auto w = kb.input("w", L.elem(dt));
+    auto b = kb.input("b", L.elem(dt));
+    auto y = kb.output("y", L.elem(dt));
+    auto eps = kb.scalar("eps", f32);
+    auto [nc, base] = row_setup(kb);
+    Value cols = cast(f32, nc) * float(lanes);
+    // Two statistics passes (mean, then centred squares) avoid the
+    // cancellation of E[x^2] - E[x]^2; the second one reads L1.
+    Var s = var(L.bcast(0.0f));
+    for_range(0u, nc, [&](Value j) { s += x[base + j]; });
+    Value meanv = L.bcast(L.hsum(s.get()) / cols);
+    Var sq = var(L.bcast(0.0f));
+    for_range(0u, nc, [&](Value j) {
+      Value d = x[base + j] - meanv;
+      sq = fma(d, d, sq);
+    });
+    Value rstd = L.bcast(rsqrt(L.hsum(sq.get()) / cols + eps));
+    for_range(0u, nc, [&](Value j) {
+      auto at = base + j;
+      y[at] = fma((x[at] - meanv) * rstd, w[j], b[j]);
+    });
+  });
+}
+
+ir::Workload rowwise_workload(RowOp op, int lanes, bool with_weight, int64_t rows, int64_t cols, float eps) {
+  if (cols % lanes) throw std::invalid_argument("rowwise_workload: cols must be a multiple of lanes");
+  const size_t r = size_t(rows), nc = size_t(cols / lanes), elems = r * size_t(cols);
+  ir::Workload w;
+  const bool norm = op == RowOp::RmsNorm || op == RowOp::LayerNorm;
+  const int64_t rpg = norm ? 1 : kSoftmaxRowsPerGroup;
+  w.dims.grid = {uint32_t((rows + rpg - 1) / rpg), 1, 1};
+  w.dims.workgroup = {1, 1, 1};
+  const double lim = norm ? 2.0 : 8.0;
+  w.buffers.push_back({r * nc, -lim, lim, true, false});
+  int params = op == RowOp::LayerNorm ? 2 : (op == RowOp::RmsNorm && with_weight ? 1 : 0);
+  if (params >= 1) w.buffers.push_back({nc, 0.5, 1.5, true, false});   // weight
+  if (params >= 2) w.buffers.push_back({nc, -1.0, 1.0, true, false});  // bias
+  w.buffers.push_back({r * nc, 0.0, 0.0, false, true});
+  if (norm) w.scalars.push_back(ir::scalar_slot(eps));
+  w.scalars.push_back(ir::scalar_slot(uint32_t(nc)));
+  if (!norm) w.scalars.push_back(ir::scalar_slot(uint32_t(rows)));
+  w.bytes = 8.0 * double(elems) + 4.0 * double(params) * double(cols);
+  w.flops = 5.0 * double(elems);
+  // Vectorised exp/log may differ from libm by an ulp or two; log-softmax
+  // outputs near zero magnify that through cancellation (the checker's floor
+  // is 1e-6 of the largest output).
+  w.tolerance = op == RowOp::LogSoftmax ? 1e-3 : 1e-5;
+  return w;
+}
+
+namespace {
+
+void add(RowOp op, const std::string& desc, std::function<ir::Kernel()> build, int lanes, bool with_weight,
+         int64_t default_cols) {
+  auto shape_of = [lanes, default_cols](int64_t n) {
+    int64_t rows, cols;
+    if (n >= (int64_t(1) << 32)) {
+      rows = n >> 32;
+      cols = n & 0xffffffff;
+    } else {
+      cols = std::min(n, default_cols);
+      rows = std::max<int64_t>(1, n / cols);
+    }
+    cols = (cols + lanes - 1) / lanes * lanes;  // whole lines
+    return std::pair{rows, cols};
+  };
+  std::vector<int64_t> sizes =
+      lanes == 1 ? std::vector<int64_t>{pack_shape(1, 1), pack_shape(3, 17), pack_shape(5, 1000), pack_shape(7, 4097),
+                                        pack_shape(2, 1024)}
+                 : std::vector<int64_t>{pack_shape(1, 16), pack_shape(3, 48), pack_shape(5, 1008), pack_shape(7, 4112),
+                                        pack_shape(2, 4096), 100};
+  ir::Kernel k = build();
+  dsl::register_kernel({k.name, desc, build,
+                        [=](int64_t n) {
+                          auto [rows, cols] = shape_of(n);
+                          return rowwise_workload(op, lanes, with_weight, rows, cols);
+                        },
+                        default_cols * 1024, sizes, lanes == 1 ? "" : "bandwidth"});
+}
+
+}  // namespace
+
+void register_rowwise() {
+  for (int lanes : {16, 1}) {
+    std::string how = lanes == 1 ? " (scalar, any cols)" : " (f32x16 lines, cols % 16 == 0)";
+    add(RowOp::Softmax, "softmax of each row, max/exp/scale passes over an L1-resident row" + how,
+        [=] { return softmax_rows(f32, lanes); }, lanes, false, 4096);
+    add(RowOp::Softmax, "softmax of each row, online max + rescaled sum in one statistics pass" + how,
+        [=] { return softmax_rows(f32, lanes, true); }, lanes, false, 4096);
+    add(RowOp::LogSoftmax, "log-softmax of each row" + how, [=] { return log_softmax_rows(f32, lanes); }, lanes, false,
+        4096);
+    add(RowOp::RmsNorm, "rmsnorm of each row with a weight, eps 1e-5" + how, [=] { return rmsnorm_rows(f32, lanes); },
+        lanes, true, 1024);
+    add(RowOp::LayerNorm, "layernorm of each row with weight and bias, eps 1e-5" + how,
+        [=] { return layernorm_rows(f32, lanes); }, lanes, true, 1024);
+  }
+}
+
+void register_all() {
+  static std::once_flag once;
+  std::call_once(once, [] { register_rowwise(); });
+}
+
+}  // namespace kgen::ops

@@ -1,0 +1,301 @@
+#include "runtimes/webgpu_device.h"
+
+#include <array>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+
+#include "codegen/wgsl_dialect.h"
+#include "ir/passes.h"
+#include "ir/verifier.h"
+#include "runtimes/wgpu_api.h"
+
+namespace kgen::rt {
+
+namespace {
+
+using wgpu::Api;
+using wgpu::sv;
+
+size_t align4(size_t n) { return (n + 3) & ~size_t(3); }
+
+void wait_idle(Api& a) { a.DevicePoll(a.device, 1, nullptr); }
+
+// Runs `f` inside a validation error scope; throws with wgpu's message.
+template <class F>
+void scoped(Api& a, const std::string& what, F&& f) {
+  a.DevicePushErrorScope(a.device, WGPUErrorFilter_Validation);
+  f();
+  struct R { bool done = false; std::string msg; } r;
+  WGPUPopErrorScopeCallbackInfo cb{};
+  cb.mode = WGPUCallbackMode_AllowSpontaneous;
+  cb.callback = [](WGPUPopErrorScopeStatus st, WGPUErrorType type, WGPUStringView m, void* u, void*) {
+    auto* r = static_cast<R*>(u);
+    r->done = true;
+    if (st != WGPUPopErrorScopeStatus_Success || type != WGPUErrorType_NoError) r->msg = wgpu::str(m);
+  };
+  cb.userdata1 = &r;
+  a.DevicePopErrorScope(a.device, cb);
+  for (int i = 0; i < 100 && !r.done; ++i) a.InstanceProcessEvents(a.instance);
+  if (!r.msg.empty()) throw std::runtime_error("webgpu: " + what + ": " + r.msg);
+}
+
+class WgBuf final : public Buffer {
+ public:
+  WgBuf(Api& a, size_t bytes) : Buffer(bytes), a_(a) {
+    WGPUBufferDescriptor d{};
+    d.usage = WGPUBufferUsage_Storage | WGPUBufferUsage_CopySrc | WGPUBufferUsage_CopyDst;
+    d.size = align4(bytes ? bytes : 4);  // no empty bindings; copies move whole words
+    buf_ = a.DeviceCreateBuffer(a.device, &d);
+    if (!buf_) throw std::runtime_error("webgpu: cannot allocate " + std::to_string(bytes) + " bytes");
+  }
+  ~WgBuf() override { a_.BufferRelease(buf_); }
+  WGPUBuffer handle() const { return buf_; }
+  uint64_t padded() const { return align4(bytes_ ? bytes_ : 4); }
+
+  void upload(const void* src, size_t n, size_t off) override {
+    check(n, off);
+    if (off % 4 == 0 && n % 4 == 0) return a_.QueueWriteBuffer(a_.queue, buf_, off, src, n);
+    // writeBuffer moves whole words: merge the partial ones with the current contents.
+    size_t lo = off & ~size_t(3), hi = align4(off + n);
+    std::vector<unsigned char> tmp(hi - lo);
+    read(tmp.data(), lo, hi - lo);
+    std::memcpy(tmp.data() + (off - lo), src, n);
+    a_.QueueWriteBuffer(a_.queue, buf_, lo, tmp.data(), tmp.size());
+  }
+  void download(void* dst, size_t n, size_t off) const override {
+    check(n, off);
+    size_t lo = off & ~size_t(3), hi = align4(off + n);
+    std::vector<unsigned char> tmp(hi - lo);
+    read(tmp.data(), lo, hi - lo);
+    std::memcpy(dst, tmp.data() + (off - lo), n);
+  }
+
+ private:
+  void check(size_t n, size_t off) const {
+    if (off + n > bytes_) throw std::out_of_range("webgpu buffer: range past the end");
+  }
+  // Copy to a mappable staging buffer, wait, map, copy out.
+  void read(void* dst, size_t off, size_t n) const {
+    if (!n) return;
+    WGPUBufferDescriptor d{};
+    d.usage = WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst;
+    d.size = n;
+    WGPUBuffer st = a_.DeviceCreateBuffer(a_.device, &d);
+    WGPUCommandEncoder enc = a_.DeviceCreateCommandEncoder(a_.device, nullptr);
+    a_.CommandEncoderCopyBufferToBuffer(enc, buf_, off, st, 0, n);
+    WGPUCommandBuffer cmd = a_.CommandEncoderFinish(enc, nullptr);
+    a_.QueueSubmit(a_.queue, 1, &cmd);
+    a_.CommandBufferRelease(cmd);
+    a_.CommandEncoderRelease(enc);
+    struct M { bool done = false, ok = false; } m;
+    WGPUBufferMapCallbackInfo cb{};
+    cb.mode = WGPUCallbackMode_AllowSpontaneous;
+    cb.callback = [](WGPUMapAsyncStatus s, WGPUStringView, void* u, void*) {
+      static_cast<M*>(u)->done = true;
+      static_cast<M*>(u)->ok = s == WGPUMapAsyncStatus_Success;
+    };
+    cb.userdata1 = &m;
+    a_.BufferMapAsync(st, WGPUMapMode_Read, 0, n, cb);
+    for (int i = 0; i < 1000 && !m.done; ++i) wait_idle(a_);
+    if (!m.ok) {
+      a_.BufferRelease(st);
+      throw std::runtime_error("webgpu: mapping a staging buffer failed");
+    }
+    std::memcpy(dst, a_.BufferGetConstMappedRange(st, 0, n), n);
+    a_.BufferUnmap(st);
+    a_.BufferRelease(st);
+  }
+
+  Api& a_;
+  WGPUBuffer buf_ = nullptr;
+};
+
+// One shader module and layout; pipelines per workgroup size (override constants).
+class WgKernel final : public CompiledKernel {
+ public:
+  WgKernel(Api& a, const ir::Kernel& k, const std::string& wgsl) : a_(a) {
+    kernel_ = k;
+    source_ = wgsl;
+    entry_ = "main";
+    std::vector<WGPUBindGroupLayoutEntry> e;
+    for (size_t i = 0; i < k.buffers.size(); ++i) {
+      WGPUBindGroupLayoutEntry b{};
+      b.binding = uint32_t(i);
+      b.visibility = WGPUShaderStage_Compute;
+      // Must match the declaration the emitter chose (read-only unless written or atomic).
+      bool ro = wgsl.find("var<storage, read> b" + std::to_string(i) + ":") != std::string::npos;
+      b.buffer.type = ro ? WGPUBufferBindingType_ReadOnlyStorage : WGPUBufferBindingType_Storage;
+      e.push_back(b);
+    }
+    if (!k.scalars.empty()) {
+      WGPUBindGroupLayoutEntry u{};
+      u.binding = uint32_t(k.buffers.size());
+      u.visibility = WGPUShaderStage_Compute;
+      u.buffer.type = WGPUBufferBindingType_Uniform;
+      e.push_back(u);
+    }
+    scoped(a, "kernel '" + k.name + "'", [&] {
+      WGPUShaderSourceWGSL src{};
+      src.chain.sType = WGPUSType_ShaderSourceWGSL;
+      src.code = sv(source_);
+      WGPUShaderModuleDescriptor md{};
+      md.nextInChain = &src.chain;
+      module_ = a.DeviceCreateShaderModule(a.device, &md);
+      WGPUBindGroupLayoutDescriptor bd{};
+      bd.entryCount = e.size();
+      bd.entries = e.data();
+      bgl_ = a.DeviceCreateBindGroupLayout(a.device, &bd);
+      WGPUPipelineLayoutDescriptor pd{};
+      pd.bindGroupLayoutCount = 1;
+      pd.bindGroupLayouts = &bgl_;
+      layout_ = a.DeviceCreatePipelineLayout(a.device, &pd);
+    });
+  }
+  ~WgKernel() override {
+    for (auto& [wg, p] : pipes_) a_.ComputePipelineRelease(p);
+    a_.PipelineLayoutRelease(layout_);
+    a_.BindGroupLayoutRelease(bgl_);
+    a_.ShaderModuleRelease(module_);
+  }
+  WGPUBindGroupLayout bgl() const { return bgl_; }
+  void set_compile_ms(double ms) { compile_ms_ = ms; }
+
+  WGPUComputePipeline pipeline(const std::array<uint32_t, 3>& wg) {
+    auto it = pipes_.find(wg);
+    if (it != pipes_.end()) return it->second;
+    static const std::string keys[3] = {"kg_wg_x", "kg_wg_y", "kg_wg_z"};
+    WGPUConstantEntry c[3]{};
+    for (int i = 0; i < 3; ++i) c[i].key = sv(keys[i]), c[i].value = wg[i];
+    WGPUComputePipelineDescriptor d{};
+    d.layout = layout_;
+    d.compute.module = module_;
+    d.compute.entryPoint = sv(entry_);
+    d.compute.constantCount = 3;
+    d.compute.constants = c;
+    WGPUComputePipeline p = nullptr;
+    scoped(a_, "pipeline for kernel '" + kernel_.name + "'", [&] { p = a_.DeviceCreateComputePipeline(a_.device, &d); });
+    return pipes_[wg] = p;
+  }
+
+ private:
+  Api& a_;
+  WGPUShaderModule module_ = nullptr;
+  WGPUBindGroupLayout bgl_ = nullptr;
+  WGPUPipelineLayout layout_ = nullptr;
+  std::map<std::array<uint32_t, 3>, WGPUComputePipeline> pipes_;
+};
+
+class WebGpuDevice final : public Device {
+ public:
+  explicit WebGpuDevice(Api& a) : a_(a) { caps_.name = "webgpu"; }
+  std::string name() const override { return "webgpu"; }
+  std::string description() const override { return "webgpu: " + a_.adapter_name + " (wgpu-native)"; }
+  const TargetCaps& caps() const override { return caps_; }
+  std::unique_ptr<Buffer> alloc(size_t bytes) override { return std::make_unique<WgBuf>(a_, bytes); }
+
+  std::shared_ptr<CompiledKernel> compile(const ir::Kernel& k, const CompileOptions& opt) override {
+    auto t0 = std::chrono::steady_clock::now();
+    ir::verify(k);
+    ir::Kernel optimized = k;
+    if (opt.opt_level > 0) ir::default_pipeline().run(optimized);
+    codegen::WgslOptions wo;
+    wo.caps = caps_;
+    std::string wgsl = codegen::emit_wgsl(optimized, wo);  // refuses missing capabilities
+    std::lock_guard lock(mu_);
+    auto kern = std::make_shared<WgKernel>(a_, k, wgsl);
+    if (optimized.fixed_workgroup()) kern->pipeline(optimized.workgroup_size);
+    kern->set_compile_ms(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    return kern;
+  }
+
+  void launch(const CompiledKernel& ck, const LaunchArgs& args) override {
+    auto* k = const_cast<WgKernel*>(dynamic_cast<const WgKernel*>(&ck));
+    if (!k) throw std::invalid_argument("webgpu: kernel '" + ck.kernel().name + "' was not compiled by this device");
+    validate_launch(ck.kernel(), args);
+    for (int ax = 0; ax < 3; ++ax)
+      if (args.dims.grid[ax] > 65535)
+        throw std::invalid_argument("launch of kernel '" + ck.kernel().name + "': grid " + std::to_string(args.dims.grid[ax]) +
+                                    " exceeds WebGPU's maxComputeWorkgroupsPerDimension 65535");
+    if (args.dims.group_threads() > caps_.max_workgroup_threads)
+      throw std::invalid_argument("launch of kernel '" + ck.kernel().name + "': workgroup of " +
+                                  std::to_string(args.dims.group_threads()) + " items exceeds WebGPU's 256");
+    std::lock_guard lock(mu_);
+    const ir::Kernel& kk = ck.kernel();
+    WGPUComputePipeline pipe = k->pipeline(args.dims.workgroup);
+    std::vector<WGPUBindGroupEntry> e;
+    for (size_t i = 0; i < kk.buffers.size(); ++i) {
+      const auto* b = dynamic_cast<const WgBuf*>(args.buffers[i]);
+      if (!b)
+        throw std::invalid_argument("launch of kernel '" + kk.name + "': buffer '" + kk.buffers[i].name +
+                                    "' was not allocated by the webgpu device");
+      WGPUBindGroupEntry x{};
+      x.binding = uint32_t(i);
+      x.buffer = b->handle();
+      x.size = b->padded();
+      e.push_back(x);
+    }
+    WGPUBuffer ub = nullptr;
+    if (!kk.scalars.empty()) {
+      std::vector<uint64_t> slots(args.scalars);
+      slots.resize((slots.size() + 1) & ~size_t(1), 0);  // uniform arrays: 16-byte elements
+      WGPUBufferDescriptor d{};
+      d.usage = WGPUBufferUsage_Uniform | WGPUBufferUsage_CopyDst;
+      d.size = slots.size() * 8;
+      ub = a_.DeviceCreateBuffer(a_.device, &d);
+      a_.QueueWriteBuffer(a_.queue, ub, 0, slots.data(), d.size);
+      WGPUBindGroupEntry x{};
+      x.binding = uint32_t(kk.buffers.size());
+      x.buffer = ub;
+      x.size = d.size;
+      e.push_back(x);
+    }
+    WGPUBindGroup bg = nullptr;
+    scoped(a_, "bind group for kernel '" + kk.name + "'", [&] {
+      WGPUBindGroupDescriptor bd{};
+      bd.layout = k->bgl();
+      bd.entryCount = e.size();
+      bd.entries = e.data();
+      bg = a_.DeviceCreateBindGroup(a_.device, &bd);
+    });
+    WGPUCommandEncoder enc = a_.DeviceCreateCommandEncoder(a_.device, nullptr);
+    WGPUComputePassEncoder pass = a_.CommandEncoderBeginComputePass(enc, nullptr);
+    a_.ComputePassEncoderSetPipeline(pass, pipe);
+    a_.ComputePassEncoderSetBindGroup(pass, 0, bg, 0, nullptr);
+    a_.ComputePassEncoderDispatchWorkgroups(pass, args.dims.grid[0], args.dims.grid[1], args.dims.grid[2]);
+    a_.ComputePassEncoderEnd(pass);
+    WGPUCommandBuffer cmd = a_.CommandEncoderFinish(enc, nullptr);
+    a_.QueueSubmit(a_.queue, 1, &cmd);
+    wait_idle(a_);  // launches complete before returning, so the bind group can go
+    a_.CommandBufferRelease(cmd);
+    a_.ComputePassEncoderRelease(pass);
+    a_.CommandEncoderRelease(enc);
+    a_.BindGroupRelease(bg);
+    if (ub) a_.BufferRelease(ub);
+  }
+
+  void synchronize() override {}  // every launch has completed when launch() returns
+
+ private:
+  Api& a_;
+  TargetCaps caps_ = codegen::wgsl_default_caps();
+  std::mutex mu_;
+};
+
+}  // namespace
+
+bool webgpu_available(std::string* why) {
+  Api& a = wgpu::api();
+  if (!a.device && why) *why = a.error;
+  return a.device != nullptr;
+}
+
+std::unique_ptr<Device> create_webgpu_device(const DeviceOptions&) {
+  std::string why;
+  if (!webgpu_available(&why)) throw std::runtime_error("webgpu: " + why);
+  return std::make_unique<WebGpuDevice>(wgpu::api());
+}
+
+}  // namespace kgen::rt
