@@ -15,6 +15,7 @@
 #include "ir/passes.h"
 #include "ops/elementwise.h"
 #include "runtimes/check.h"
+#include "tests/conformance/device_suite.h"
 #include "runtimes/runtime.h"
 #include "runtimes/vulkan_device.h"
 #include "samples/kernels/kernels.h"
@@ -69,72 +70,26 @@ double kernel_tolerance(const ir::Kernel& k, double spec_tol) {
 
 }  // namespace
 
+conformance::DeviceSuite suite(rt::Device& dev) {
+  conformance::DeviceSuite s;
+  s.name = "vulkan";
+  s.unsupported = [&dev](const ir::Kernel& k) { return unsupported(dev, k); };
+  s.op_tolerance = vulkan_tolerance;
+  s.kernel_tolerance = kernel_tolerance;
+  return s;
+}
+
 TEST_CASE("every registered kernel matches the interpreter on vulkan") {
   auto dev = vulkan_or_skip();
   if (!dev) return;
   samples::register_all();
-  std::random_device rd;
-  int pass = 0, skip = 0;
-  for (const auto& e : dsl::registered_kernels()) {
-    std::string why = unsupported(*dev, e.build());
-    if (!why.empty()) {
-      ++skip;
-      MESSAGE("skip " << e.name << ": " << why);
-      continue;
-    }
-    bool ok = true;
-    for (int64_t n : e.test_sizes) {
-      uint64_t seed = (uint64_t(rd()) << 32) ^ rd();
-      CAPTURE(e.name);
-      CAPTURE(n);
-      CAPTURE(seed);
-      ir::Workload w = e.workload(n);
-      w.tolerance = kernel_tolerance(e.build(), w.tolerance);
-      rt::CheckOptions co;
-      co.seed = seed;
-      co.time = false;
-      rt::CheckResult r = rt::run_and_check(*dev, e.build(), w, co);
-      INFO(r.message);
-      CHECK(r.ok);
-      ok &= r.ok;
-    }
-    pass += ok;
-  }
-  MESSAGE("vulkan registered kernels: " << pass << " pass, " << skip << " skipped of " << dsl::registered_kernels().size());
+  conformance::check_registered_kernels(*dev, suite(*dev));
 }
 
-TEST_CASE("every elementwise op x dtype the caps allow matches the interpreter on vulkan") {
+TEST_CASE("every elementwise op x dtype the device supports matches the interpreter on vulkan") {
   auto dev = vulkan_or_skip();
   if (!dev) return;
-  std::random_device rd;
-  auto cases = ops::all_elementwise_cases();
-  int pass = 0, skip = 0;
-  std::map<std::string, int> reasons;
-  for (const auto& c : cases) {
-    ir::Kernel k = ops::elementwise_map(c.op, c.dtype);
-    std::string why = unsupported(*dev, k);
-    if (!why.empty()) {
-      ++skip;
-      ++reasons[std::string(ir::op_name(c.op)) + "/" + c.dtype.str() + ": " + why.substr(why.find("' ") + 2)];
-      continue;
-    }
-    const int64_t n = 1031;  // four full groups of 256 and a partial one
-    uint64_t seed = (uint64_t(rd()) << 32) ^ rd();
-    CAPTURE(std::string(ir::op_name(c.op)));
-    CAPTURE(c.dtype.str());
-    CAPTURE(seed);
-    ir::Workload w = ops::elementwise_workload(c.op, c.dtype, n);
-    w.tolerance = vulkan_tolerance(c.op, c.dtype, w.tolerance);
-    rt::CheckOptions co;
-    co.seed = seed;
-    co.time = false;
-    rt::CheckResult r = rt::run_and_check(*dev, k, w, co);
-    INFO(r.message);
-    CHECK(r.ok);
-    pass += r.ok;
-  }
-  MESSAGE("vulkan elementwise cases: " << pass << " pass, " << skip << " skipped of " << cases.size());
-  for (const auto& [r, n] : reasons) MESSAGE("  skip " << r);
+  conformance::check_elementwise_cases(*dev, suite(*dev));
 }
 
 // fma must round once (ir/semantics.h). x*x - fl(x*x) for x = 1 + 2^-12 is

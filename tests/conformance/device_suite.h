@@ -1,0 +1,103 @@
+// The conformance suite, written once and instantiated per device (CubeCL's
+// runtime_tests, ggml's test-backend-ops): every registered kernel at its odd
+// test sizes and every elementwise (op, dtype) case, against the reference
+// interpreter on fresh random inputs with poisoned outputs. A device supplies
+// only what differs: which kernels it cannot express (skipped, with the
+// reason, and counted) and where its math is looser than the interpreter's.
+#pragma once
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <map>
+#include <random>
+#include <string>
+
+#include "dsl/registry.h"
+#include "ops/elementwise.h"
+#include "runtimes/check.h"
+#include "runtimes/runtime.h"
+
+namespace kgen::conformance {
+
+struct DeviceSuite {
+  std::string name;
+  // Why the device cannot run the kernel, or "" when it can.
+  std::function<std::string(const ir::Kernel&)> unsupported = [](const ir::Kernel&) { return std::string(); };
+  // Tolerance of one elementwise case, given the op's spec tolerance.
+  std::function<double(ir::Op, ir::Type, double)> op_tolerance = [](ir::Op, ir::Type, double t) { return t; };
+  // Tolerance of a registered kernel, given its workload's.
+  std::function<double(const ir::Kernel&, double)> kernel_tolerance = [](const ir::Kernel&, double t) { return t; };
+};
+
+inline uint64_t fresh_seed() {
+  static std::random_device rd;
+  return (uint64_t(rd()) << 32) ^ rd();  // printed on failure via CAPTURE
+}
+
+// Every kernel in the registry (the caller registers what it wants covered).
+inline void check_registered_kernels(rt::Device& dev, const DeviceSuite& s) {
+  int pass = 0, skip = 0;
+  for (const auto& e : dsl::registered_kernels()) {
+    std::string why = s.unsupported(e.build());
+    if (!why.empty()) {
+      ++skip;
+      MESSAGE("skip " << e.name << ": " << why);
+      continue;
+    }
+    bool ok = true;
+    for (int64_t n : e.test_sizes) {
+      uint64_t seed = fresh_seed();
+      CAPTURE(e.name);
+      CAPTURE(n);
+      CAPTURE(seed);
+      ir::Kernel k = e.build();
+      ir::Workload w = e.workload(n);
+      w.tolerance = s.kernel_tolerance(k, w.tolerance);
+      rt::CheckOptions co;
+      co.seed = seed;
+      co.time = false;
+      rt::CheckResult r = rt::run_and_check(dev, k, w, co);
+      INFO(r.message);
+      CHECK(r.ok);
+      CHECK(r.cmp.max_rel_err <= w.tolerance);
+      ok &= r.ok;
+    }
+    pass += ok;
+  }
+  MESSAGE(s.name << " registered kernels: " << pass << " pass, " << skip << " skipped of "
+                 << dsl::registered_kernels().size());
+}
+
+// Every unary/binary/compare op x every dtype its domain accepts.
+inline void check_elementwise_cases(rt::Device& dev, const DeviceSuite& s) {
+  auto cases = ops::all_elementwise_cases();
+  int pass = 0, skip = 0;
+  std::map<std::string, int> reasons;
+  for (const auto& c : cases) {
+    ir::Kernel k = ops::elementwise_map(c.op, c.dtype);
+    std::string why = s.unsupported(k);
+    if (!why.empty()) {
+      ++skip;
+      ++reasons[why.substr(why.find("' ") == std::string::npos ? 0 : why.find("' ") + 2)];
+      continue;
+    }
+    const int64_t n = 1031;  // four full groups of 256 and a partial one
+    uint64_t seed = fresh_seed();
+    CAPTURE(std::string(ir::op_name(c.op)));
+    CAPTURE(c.dtype.str());
+    CAPTURE(seed);
+    ir::Workload w = ops::elementwise_workload(c.op, c.dtype, n);
+    w.tolerance = s.op_tolerance(c.op, c.dtype, w.tolerance);
+    rt::CheckOptions co;
+    co.seed = seed;
+    co.time = false;
+    rt::CheckResult r = rt::run_and_check(dev, k, w, co);
+    INFO(r.message);
+    CHECK(r.ok);
+    pass += r.ok;
+  }
+  MESSAGE(s.name << " elementwise cases: " << pass << " pass, " << skip << " skipped of " << cases.size());
+  for (const auto& [r, n] : reasons) MESSAGE("  skipped x" << n << ": " << r);
+}
+
+}  // namespace kgen::conformance
