@@ -3,6 +3,8 @@
 // KGEN_UPDATE_GOLDEN=1 rewrites them. That they compile is test_cuda_nvrtc's job.
 #include <doctest/doctest.h>
 
+#include "tests/golden.h"
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -12,20 +14,7 @@
 
 namespace {
 
-void check_golden(const std::string& name, const std::string& text) {
-  std::string path = std::string(KGEN_SOURCE_DIR) + "/tests/cuda/golden/" + name;
-  const char* upd = std::getenv("KGEN_UPDATE_GOLDEN");
-  if (upd && std::string(upd) == "1") {
-    std::ofstream(path) << text;
-    MESSAGE("rewrote " << path);
-    return;
-  }
-  std::ifstream f(path);
-  REQUIRE_MESSAGE(f.good(), "missing golden file " << path << " (run with KGEN_UPDATE_GOLDEN=1)");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  CHECK_MESSAGE(ss.str() == text, "emitted CUDA differs from " << path << " (KGEN_UPDATE_GOLDEN=1 to accept):\n" << text);
-}
+void check_golden(const std::string& name, const std::string& text) { kgen::test::check_golden("cuda/golden", name, text); }
 
 std::string body(const std::string& src) {
   size_t p = src.find("// ---- end of prelude ----");

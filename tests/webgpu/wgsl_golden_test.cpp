@@ -2,6 +2,8 @@
 // rewrites them. Also: what WGSL refuses, it refuses naming the capability.
 #include <doctest/doctest.h>
 
+#include "tests/golden.h"
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -11,20 +13,7 @@
 
 namespace {
 
-void check_golden(const std::string& name, const std::string& text) {
-  std::string path = std::string(KGEN_SOURCE_DIR) + "/tests/webgpu/golden/" + name;
-  const char* upd = std::getenv("KGEN_UPDATE_GOLDEN");
-  if (upd && std::string(upd) == "1") {
-    std::ofstream(path) << text;
-    MESSAGE("rewrote " << path);
-    return;
-  }
-  std::ifstream f(path);
-  REQUIRE_MESSAGE(f.good(), "missing golden file " << path << " (run with KGEN_UPDATE_GOLDEN=1)");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  CHECK_MESSAGE(ss.str() == text, "emitted WGSL differs from " << path << " (KGEN_UPDATE_GOLDEN=1 to accept):\n" << text);
-}
+void check_golden(const std::string& name, const std::string& text) { kgen::test::check_golden("webgpu/golden", name, text); }
 
 void refused(const kgen::ir::Kernel& k, const std::string& what) {
   try {
