@@ -11,16 +11,6 @@ namespace {
   throw Error(in.loc, std::string(op_name(in.op)) + ": " + msg);
 }
 
-bool in_domain(Domain d, Type t) {
-  switch (d) {
-    case Domain::Any: return !t.is_pointer() && !t.is_void();
-    case Domain::Numeric: return t.is_numeric();
-    case Domain::Float: return t.is_float();
-    case Domain::Int: return t.is_int();
-    case Domain::Bits: return t.is_int() || t.is_bool();
-  }
-  return false;
-}
 
 std::string_view domain_text(Domain d) {
   switch (d) {
@@ -34,6 +24,17 @@ std::string_view domain_text(Domain d) {
 }
 
 }  // namespace
+
+bool domain_accepts(Domain d, Type t) {
+  switch (d) {
+    case Domain::Any: return !t.is_pointer() && !t.is_void();
+    case Domain::Numeric: return t.is_numeric();
+    case Domain::Float: return t.is_float();
+    case Domain::Int: return t.is_int();
+    case Domain::Bits: return t.is_int() || t.is_bool();
+  }
+  return false;
+}
 
 bool imm_fits(Type t, const Imm& v) {
   using L = std::numeric_limits<int64_t>;
@@ -80,7 +81,7 @@ Type infer_type(const Instr& in, const Kernel& k, const ValueLookup& lookup) {
                    " (convert one side with cast)");
   };
   auto need_domain = [&](size_t i) {
-    if (!in_domain(info.domain, a[i].type))
+    if (!domain_accepts(info.domain, a[i].type))
       fail(in, "needs " + std::string(domain_text(info.domain)) + ", got " + a[i].type.str());
   };
   auto need_index = [&](size_t i) {
@@ -239,7 +240,7 @@ Type infer_type(const Instr& in, const Kernel& k, const ValueLookup& lookup) {
       need_writable(0);
       Type e = a[0].type.element();
       if (e.is_vector()) fail(in, "atomics need scalar elements, got " + e.str());
-      if (!in_domain(info.domain, e)) fail(in, "needs " + std::string(domain_text(info.domain)) + " elements, got " + e.str());
+      if (!domain_accepts(info.domain, e)) fail(in, "needs " + std::string(domain_text(info.domain)) + " elements, got " + e.str());
       if (e.bits() < 32) fail(in, "atomics need 32- or 64-bit elements, got " + e.str());
       for (size_t i = 2; i < a.size(); ++i)
         if (a[i].type != e) fail(in, "operand is " + a[i].type.str() + " but the array holds " + e.str());

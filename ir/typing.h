@@ -23,6 +23,10 @@ using ValueLookup = std::function<ValueInfo(ValueId)>;
 // ill-typed, naming the op and what is wrong.
 Type infer_type(const Instr& in, const Kernel& k, const ValueLookup& lookup);
 
+// True when an op of domain `d` accepts operands of type `t` (ints and
+// floats for Numeric, floats for Float, ...; pointers and void never).
+bool domain_accepts(Domain d, Type t);
+
 // True when the immediate is exactly representable in the scalar type `t`.
 bool imm_fits(Type t, const Imm& v);
 

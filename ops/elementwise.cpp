@@ -3,6 +3,7 @@
 #include <string>
 
 #include "dsl/dsl.h"
+#include "ir/typing.h"
 
 namespace kgen::ops {
 
@@ -11,17 +12,6 @@ using namespace kgen::dsl;
 namespace {
 
 constexpr uint32_t kWorkgroup = 256;
-
-bool accepts(ir::Domain d, ir::Type t) {
-  switch (d) {
-    case ir::Domain::Any: return true;
-    case ir::Domain::Numeric: return t.is_numeric();
-    case ir::Domain::Float: return t.is_float();
-    case ir::Domain::Int: return t.is_int();
-    case ir::Domain::Bits: return t.is_int() || t.is_bool();
-  }
-  return false;
-}
 
 bool is_unary(ir::Op op) { return ir::op_class(op) == ir::OpClass::Unary; }
 
@@ -110,7 +100,7 @@ std::vector<OpDtype> all_elementwise_cases() {
                              dsl::u32,   dsl::u64, dsl::f16, dsl::bf16, dsl::f32, dsl::f64};
   auto add = [&](ir::Op op) {
     for (ir::Type dt : dtypes) {
-      if (!accepts(ir::op_info(op).domain, dt)) continue;
+      if (!ir::domain_accepts(ir::op_info(op).domain, dt)) continue;
       if (op == ir::Op::Neg && dt.is_int() && !dt.is_signed()) continue;  // the type rules refuse it
       cases.push_back({op, dt});
     }

@@ -140,14 +140,9 @@ class CpuDevice final : public Device {
 
   std::shared_ptr<CompiledKernel> compile(const ir::Kernel& k, const CompileOptions& opt) override {
     auto t0 = std::chrono::steady_clock::now();
-    ir::verify(k);
-    codegen::check_capabilities(k, caps_);
-    // The IR pipeline (fold, simplify, CSE, DCE) runs before emission; it
-    // dumps the IR after passes under KGEN_DEBUG>=3 / KGEN_DUMP_AFTER.
-    // The cache key hashes the kernel after it, so kernels that optimise to
-    // the same IR share an entry.
-    ir::Kernel optimized = k;
-    if (opt.opt_level > 0) ir::default_pipeline().run(optimized);
+    // The cache key hashes the kernel after the IR pipeline, so kernels that
+    // optimise to the same IR share an entry.
+    ir::Kernel optimized = prepare_kernel(k, caps_, opt);
     const uint64_t ir_hash = ir::structural_hash(optimized);
     const CacheKey key = make_cache_key({ir_hash, "cpu-c++-orc", caps_key(caps_), opt.key(), toolchain_id()});
     // keep_ir asks for the compiler's IR/assembly text, which only a fresh compile has.

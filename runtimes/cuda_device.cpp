@@ -130,10 +130,7 @@ class CudaDevice final : public Device {
 
   std::shared_ptr<CompiledKernel> compile(const ir::Kernel& k, const CompileOptions& opt) override {
     auto t0 = std::chrono::steady_clock::now();
-    ir::verify(k);
-    codegen::check_capabilities(k, caps_);
-    ir::Kernel optimized = k;
-    if (opt.opt_level > 0) ir::default_pipeline().run(optimized);
+    ir::Kernel optimized = prepare_kernel(k, caps_, opt);
     std::string src = codegen::emit_cuda(optimized);
     if (ir::debug_level() >= 2) ir::debug_log(2, "source", "generated CUDA for '" + k.name + "':\n" + src);
     std::string entry = codegen::cuda_entry_symbol(k);

@@ -1,5 +1,8 @@
 #include "runtimes/runtime.h"
 
+#include "ir/passes.h"
+#include "ir/verifier.h"
+
 #include <stdexcept>
 
 #include "runtimes/cpu_device.h"
@@ -29,6 +32,14 @@ std::vector<std::string> available_devices() {
   if (vulkan_available()) d.push_back("vulkan");
   if (webgpu_available()) d.push_back("webgpu");
   return d;
+}
+
+ir::Kernel prepare_kernel(const ir::Kernel& k, const TargetCaps& caps, const CompileOptions& opt) {
+  ir::verify(k);
+  codegen::check_capabilities(k, caps);
+  ir::Kernel optimized = k;
+  if (opt.opt_level > 0) ir::default_pipeline().run(optimized);
+  return optimized;
 }
 
 void validate_launch(const ir::Kernel& k, const LaunchArgs& a) {

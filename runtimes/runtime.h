@@ -96,4 +96,10 @@ std::vector<std::string> available_devices();
 // on success).
 void validate_launch(const ir::Kernel& k, const LaunchArgs& args);
 
+// The device-independent front half of Device::compile: verify the kernel,
+// check it against the target's capabilities, run the IR pipeline (fold,
+// simplify, CSE, DCE; skipped at opt_level 0). Every device calls it, so all
+// targets emit from the same optimised IR.
+ir::Kernel prepare_kernel(const ir::Kernel& k, const TargetCaps& caps, const CompileOptions& opt);
+
 }  // namespace kgen::rt

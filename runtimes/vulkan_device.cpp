@@ -352,9 +352,7 @@ class VulkanDevice final : public Device {
 
   std::shared_ptr<CompiledKernel> compile(const ir::Kernel& k, const CompileOptions& opt) override {
     auto t0 = std::chrono::steady_clock::now();
-    ir::verify(k);
-    ir::Kernel optimized = k;
-    if (opt.opt_level > 0) ir::default_pipeline().run(optimized);
+    ir::Kernel optimized = prepare_kernel(k, caps(), opt);
     std::string glsl = codegen::emit_glsl(optimized, c_->glsl);  // refuses missing capabilities
     std::lock_guard lock(mu_);
     // Memory cache keyed by the generated source (it names nothing but the kernel).

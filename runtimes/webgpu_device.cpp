@@ -198,9 +198,7 @@ class WebGpuDevice final : public Device {
 
   std::shared_ptr<CompiledKernel> compile(const ir::Kernel& k, const CompileOptions& opt) override {
     auto t0 = std::chrono::steady_clock::now();
-    ir::verify(k);
-    ir::Kernel optimized = k;
-    if (opt.opt_level > 0) ir::default_pipeline().run(optimized);
+    ir::Kernel optimized = prepare_kernel(k, caps_, opt);
     codegen::WgslOptions wo;
     wo.caps = caps_;
     std::string wgsl = codegen::emit_wgsl(optimized, wo);  // refuses missing capabilities
