@@ -6,7 +6,7 @@ set -euo pipefail
 APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config git python3
   llvm-19-dev libclang-19-dev libclang-cpp19-dev clang-19
-  doctest-dev libbenchmark-dev libcli11-dev zlib1g-dev libzstd-dev libedit-dev libxml2-dev libffi-dev libcurl4-openssl-dev
+  doctest-dev libbenchmark-dev libopenblas-dev libdnnl-dev libcli11-dev zlib1g-dev libzstd-dev libedit-dev libxml2-dev libffi-dev libcurl4-openssl-dev
   # Vulkan target: loader + headers, lavapipe (CI's Vulkan device), shaderc/glslang/SPIRV-Tools static libs
   libvulkan-dev mesa-vulkan-drivers libshaderc-dev glslang-dev spirv-tools
 )
