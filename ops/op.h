@@ -16,6 +16,7 @@
 
 #include "codegen/target.h"
 #include "ir/ir.h"
+#include "ir/workload.h"
 
 namespace kgen::ops {
 

@@ -6,6 +6,7 @@
 // variant space changes. Dispatch (ops::choose_variant) reads it.
 #pragma once
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,7 +36,8 @@ class TuneDb {
   void store(const std::string& key, const Problem& p, const Variant& v, double ms, const std::string& extra_json = "");
 
  private:
-  void load();
+  void load();  // with mu_ held
+  std::mutex mu_;
   std::string path_;
   bool loaded_ = false;
   std::vector<std::pair<std::string, std::string>> records_;  // key, variant str

@@ -23,10 +23,23 @@ double ms_since(Clock::time_point t0) {
 // max. An element still holding it after the run was never written.
 constexpr uint8_t kPoison = 0xff;
 
-size_t elem_count(const ir::Type& t, size_t elems) { return elems * t.lanes; }
+// Output elements whose final value depends on the output's initial
+// contents: never written (or read before written) by the kernel.
+size_t count_unwritten(const ir::Kernel& k, const ir::Workload& w, const HostData& a, const HostData& b) {
+  size_t n = 0;
+  for (size_t i = 0; i < k.buffers.size(); ++i) {
+    if (w.buffers[i].init || !w.buffers[i].check) continue;
+    int sb = k.buffers[i].elem.scalar_bytes();
+    for (size_t e = 0; e + sb <= a.buffers[i].size(); e += sb)
+      n += std::memcmp(a.buffers[i].data() + e, b.buffers[i].data() + e, sb) != 0;
+  }
+  return n;
+}
+
+}  // namespace
 
 void fill_random(const ir::Type& elem, const ir::BufferSpec& spec, std::vector<uint8_t>& out, std::mt19937_64& rng) {
-  size_t n = elem_count(elem, spec.elems);
+  size_t n = spec.elems * elem.lanes;
   int sb = elem.scalar_bytes();
   out.assign(n * sb, 0);
   std::uniform_real_distribution<double> real(spec.lo, spec.hi);
@@ -72,20 +85,6 @@ double scalar_value(const ir::Type& t, const uint8_t* p) {
   }
 }
 
-// Output elements whose final value depends on the output's initial
-// contents: never written (or read before written) by the kernel.
-size_t count_unwritten(const ir::Kernel& k, const ir::Workload& w, const HostData& a, const HostData& b) {
-  size_t n = 0;
-  for (size_t i = 0; i < k.buffers.size(); ++i) {
-    if (w.buffers[i].init || !w.buffers[i].check) continue;
-    int sb = k.buffers[i].elem.scalar_bytes();
-    for (size_t e = 0; e + sb <= a.buffers[i].size(); e += sb)
-      n += std::memcmp(a.buffers[i].data() + e, b.buffers[i].data() + e, sb) != 0;
-  }
-  return n;
-}
-
-}  // namespace
 
 HostData make_inputs(const ir::Kernel& k, const ir::Workload& w, uint64_t seed) {
   if (w.buffers.size() != k.buffers.size())

@@ -4,6 +4,7 @@
 // conformance tests and the benchmarks.
 #pragma once
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,12 @@ struct HostData {
   std::vector<std::vector<uint8_t>> buffers;
 };
 HostData make_inputs(const ir::Kernel& k, const ir::Workload& w, uint64_t seed);
+
+// Fills `out` with spec.elems elements of `elem` drawn uniformly from
+// [spec.lo, spec.hi] (integers: clamped to the type's range).
+void fill_random(const ir::Type& elem, const ir::BufferSpec& spec, std::vector<uint8_t>& out, std::mt19937_64& rng);
+// The value of one scalar element at `p`, as a double.
+double scalar_value(const ir::Type& t, const uint8_t* p);
 
 struct CompareResult {
   double max_rel_err = 0;

@@ -16,6 +16,9 @@ void add_run_kernel_command(CLI::App& app);
 void add_devices_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_cache_command(CLI::App& app);
+void add_ops_command(CLI::App& app);   // kgen ops: the op library
+void add_op_command(CLI::App& app);    // kgen op NAME --shape ...
+void add_tune_command(CLI::App& app);  // kgen tune NAME --shape ...
 
 // Process exit code chosen by the command that ran (0 unless it failed).
 int exit_code();

@@ -18,6 +18,9 @@ int main(int argc, char** argv) {
   kgen::tools::add_devices_command(app);
   kgen::tools::add_bench_command(app);
   kgen::tools::add_cache_command(app);
+  kgen::tools::add_ops_command(app);
+  kgen::tools::add_op_command(app);
+  kgen::tools::add_tune_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,284 @@
+#include "ops/executor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <span>
+#include <sstream>
+#include <stdexcept>
+
+#include "ir/interpreter.h"
+#include "ops/tune.h"
+#include "runtimes/check.h"
+
+namespace kgen::ops {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+size_t n_io(const OpDef& d, const Problem& p) { return d.inputs(p).size() + d.outputs(p).size(); }
+
+void check_plan(const Problem& p, const Plan& plan, size_t nio) {
+  size_t slots = nio + plan.temp_bytes.size();
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const Step& st = plan.steps[s];
+    auto where = [&] { return "op '" + p.op + "' plan step " + std::to_string(s) + " (kernel '" + st.kernel.name + "')"; };
+    if (st.buffers.size() != st.kernel.buffers.size())
+      throw std::logic_error(where() + ": binds " + std::to_string(st.buffers.size()) + " buffers, kernel has " +
+                             std::to_string(st.kernel.buffers.size()));
+    if (st.scalars.size() != st.kernel.scalars.size())
+      throw std::logic_error(where() + ": passes " + std::to_string(st.scalars.size()) + " scalars, kernel has " +
+                             std::to_string(st.kernel.scalars.size()));
+    for (int b : st.buffers)
+      if (b < 0 || size_t(b) >= slots) throw std::logic_error(where() + ": buffer slot " + std::to_string(b) + " out of range");
+  }
+}
+
+}  // namespace
+
+PreparedPlan prepare(rt::Device& dev, const Problem& p, const Variant& v, const rt::CompileOptions& opt) {
+  const OpDef& d = op_for(p);
+  PreparedPlan pp;
+  pp.problem = p;
+  pp.variant = v;
+  pp.plan = d.plan(p, v, dev.caps());
+  check_plan(p, pp.plan, n_io(d, p));
+  for (const Step& st : pp.plan.steps) {
+    auto ck = dev.compile(st.kernel, opt);
+    pp.compile_ms += ck->compile_ms();
+    pp.cache_hits += ck->cache_hit();
+    pp.kernels.push_back(std::move(ck));
+  }
+  for (size_t b : pp.plan.temp_bytes) pp.temps.push_back(dev.alloc(std::max<size_t>(b, 4)));
+  return pp;
+}
+
+void execute(rt::Device& dev, PreparedPlan& pp, const std::vector<rt::Buffer*>& io) {
+  const OpDef& d = op_for(pp.problem);
+  auto ins = d.inputs(pp.problem), outs = d.outputs(pp.problem);
+  if (io.size() != ins.size() + outs.size())
+    throw std::invalid_argument("op '" + pp.problem.op + "': expected " + std::to_string(ins.size() + outs.size()) +
+                                " buffers (inputs then outputs), got " + std::to_string(io.size()));
+  for (size_t i = 0; i < io.size(); ++i) {
+    const TensorSpec& t = i < ins.size() ? ins[i] : outs[i - ins.size()];
+    if (!io[i] || io[i]->bytes() < t.bytes)
+      throw std::invalid_argument("op '" + pp.problem.op + "': buffer for '" + t.name + "' holds " +
+                                  std::to_string(io[i] ? io[i]->bytes() : 0) + " bytes, needs " + std::to_string(t.bytes));
+  }
+  for (size_t s = 0; s < pp.plan.steps.size(); ++s) {
+    const Step& st = pp.plan.steps[s];
+    rt::LaunchArgs a;
+    a.dims = st.dims;
+    a.scalars = st.scalars;
+    for (int b : st.buffers) a.buffers.push_back(size_t(b) < io.size() ? io[b] : pp.temps[b - io.size()].get());
+    dev.launch(*pp.kernels[s], a);
+  }
+}
+
+Variant choose_variant(rt::Device& dev, const Problem& p, std::string* source) {
+  const OpDef& d = op_for(p);
+  auto cands = d.candidates(p, dev.caps());
+  if (auto v = TuneDb::global().lookup(tune_key(p, device_key(dev), cands))) {
+    if (std::find(cands.begin(), cands.end(), *v) != cands.end()) {
+      if (source) *source = "tuned";
+      return *v;
+    }
+  }
+  if (source) *source = "heuristic";
+  return d.heuristic(p, dev.caps());
+}
+
+HostTensors make_host_tensors(const Problem& p, uint64_t seed, uint8_t poison_byte) {
+  const OpDef& d = op_for(p);
+  HostTensors t;
+  auto ins = d.inputs(p);
+  std::mt19937_64 rng(seed);
+  for (size_t i = 0; i < ins.size(); ++i) {
+    std::vector<uint8_t> bytes;
+    if (d.make_input) {
+      bytes.assign(ins[i].bytes, 0);
+      d.make_input(p, int(i), bytes, seed * 1000003 + i);
+      if (bytes.size() != ins[i].bytes)
+        throw std::logic_error("op '" + p.op + "': make_input resized input '" + ins[i].name + "'");
+    } else {
+      ir::BufferSpec spec;
+      spec.elems = ins[i].bytes / elem_bytes(ins[i].elem);
+      spec.lo = ins[i].lo;
+      spec.hi = ins[i].hi;
+      rt::fill_random(ins[i].elem, spec, bytes, rng);
+    }
+    t.in.push_back(std::move(bytes));
+  }
+  for (const auto& o : d.outputs(p)) t.out.emplace_back(o.bytes, poison_byte);
+  return t;
+}
+
+void run_reference(const Problem& p, HostTensors& t) {
+  const OpDef& d = op_for(p);
+  std::vector<const void*> in;
+  std::vector<void*> out;
+  for (auto& b : t.in) in.push_back(b.data());
+  for (auto& b : t.out) out.push_back(b.data());
+  d.reference(p, in, out);
+}
+
+Comparison compare_outputs(const Problem& p, const HostTensors& got, const HostTensors& want, double tolerance) {
+  const OpDef& d = op_for(p);
+  Comparison c;
+  auto outs = d.outputs(p);
+  for (size_t o = 0; o < outs.size(); ++o) {
+    ir::Type t = outs[o].elem.scalar();
+    size_t sb = size_t(t.bytes()), n = outs[o].bytes / sb;
+    double ss = 0;
+    for (size_t i = 0; i < n; ++i) {
+      double w = rt::scalar_value(t, want.out[o].data() + i * sb);
+      if (std::isfinite(w)) ss += w * w;
+    }
+    double rms = n ? std::sqrt(ss / double(n)) : 0.0;
+    for (size_t i = 0; i < n; ++i) {
+      double g = rt::scalar_value(t, got.out[o].data() + i * sb);
+      double w = rt::scalar_value(t, want.out[o].data() + i * sb);
+      double err;
+      if (std::isnan(w) && std::isnan(g)) err = 0;
+      else if (std::isinf(w) && g == w) err = 0;
+      else if (!std::isfinite(g) || !std::isfinite(w)) err = INFINITY;
+      else {
+        double scale = std::max(std::abs(w), rms);
+        err = scale > 0 ? std::abs(g - w) / scale : std::abs(g - w);
+      }
+      if (err > tolerance) ++c.mismatches;
+      if (err > c.max_rel_err || (c.worst.empty() && err > tolerance)) {
+        c.max_rel_err = std::max(c.max_rel_err, err);
+        std::ostringstream s;
+        s << "output '" << outs[o].name << "' element " << i << ": got " << g << ", expected " << w;
+        c.worst = s.str();
+      }
+    }
+  }
+  return c;
+}
+
+namespace {
+
+double tolerance_of(const OpDef& d, const Problem& p) { return d.tolerance ? d.tolerance(p) : 1e-4; }
+
+OpCheck finish_check(const Problem& p, const HostTensors& a, const HostTensors& b, const HostTensors& want, double tol) {
+  OpCheck r;
+  r.tolerance = tol;
+  r.cmp = compare_outputs(p, a, want, tol);
+  size_t unwritten = 0;
+  for (size_t o = 0; o < a.out.size(); ++o)
+    for (size_t i = 0; i < a.out[o].size(); ++i) unwritten += a.out[o][i] != b.out[o][i];
+  if (unwritten) {
+    r.message = p.str() + ": " + std::to_string(unwritten) + " output bytes depend on the outputs' initial contents (never written)";
+    return r;
+  }
+  if (r.cmp.mismatches) {
+    std::ostringstream s;
+    s << p.str() << ": " << r.cmp.mismatches << " elements differ from the reference (max rel err " << r.cmp.max_rel_err
+      << ", tolerance " << tol << "); worst: " << r.cmp.worst;
+    r.message = s.str();
+    return r;
+  }
+  r.ok = true;
+  return r;
+}
+
+}  // namespace
+
+std::vector<rt::Buffer*> DeviceTensors::io() const {
+  std::vector<rt::Buffer*> v;
+  for (auto& b : bufs) v.push_back(b.get());
+  return v;
+}
+
+DeviceTensors upload(rt::Device& dev, const HostTensors& t) {
+  DeviceTensors d;
+  for (const auto* group : {&t.in, &t.out})
+    for (const auto& h : *group) {
+      d.bufs.push_back(dev.alloc(std::max<size_t>(h.size(), 4)));
+      if (!h.empty()) d.bufs.back()->upload(h.data(), h.size());
+    }
+  return d;
+}
+
+void download(const DeviceTensors& d, HostTensors& t, size_t n_in) {
+  for (size_t o = 0; o < t.out.size(); ++o)
+    if (!t.out[o].empty()) d.bufs[n_in + o]->download(t.out[o].data(), t.out[o].size());
+}
+
+OpCheck check_op(rt::Device& dev, const Problem& p, const Variant& v, uint64_t seed) {
+  const OpDef& d = op_for(p);
+  HostTensors want = make_host_tensors(p, seed);
+  run_reference(p, want);
+  PreparedPlan pp = prepare(dev, p, v);
+  HostTensors runs[2];
+  const uint8_t poisons[2] = {0xff, 0x7f};  // NaN / large-magnitude patterns for floats
+  for (int r = 0; r < 2; ++r) {
+    runs[r] = make_host_tensors(p, seed, poisons[r]);
+    DeviceTensors dt = upload(dev, runs[r]);
+    execute(dev, pp, dt.io());
+    dev.synchronize();
+    download(dt, runs[r], runs[r].in.size());
+  }
+  OpCheck c = finish_check(p, runs[0], runs[1], want, tolerance_of(d, p));
+  c.compile_ms = pp.compile_ms;
+  if (!c.ok) c.message = "[" + dev.name() + ", " + v.str() + "] " + c.message;
+  return c;
+}
+
+OpCheck check_op_interpreted(const Problem& p, const Variant& v, const TargetCaps& caps, uint64_t seed) {
+  const OpDef& d = op_for(p);
+  HostTensors want = make_host_tensors(p, seed);
+  run_reference(p, want);
+  Plan plan = d.plan(p, v, caps);
+  size_t nio = want.in.size() + want.out.size();
+  check_plan(p, plan, nio);
+  HostTensors runs[2];
+  const uint8_t poisons[2] = {0xff, 0x7f};
+  for (int r = 0; r < 2; ++r) {
+    runs[r] = make_host_tensors(p, seed, poisons[r]);
+    std::vector<std::vector<uint8_t>> temps;
+    for (size_t b : plan.temp_bytes) temps.emplace_back(std::max<size_t>(b, 4), poisons[r]);
+    auto slot = [&](int s) -> std::vector<uint8_t>& {
+      size_t i = size_t(s);
+      if (i < runs[r].in.size()) return runs[r].in[i];
+      if (i < nio) return runs[r].out[i - runs[r].in.size()];
+      return temps[i - nio];
+    };
+    for (const Step& st : plan.steps) {
+      std::vector<ir::InterpBuffer> bufs;
+      for (int b : st.buffers) bufs.push_back({slot(b).data(), slot(b).size()});
+      ir::interpret(st.kernel, st.dims, bufs, st.scalars);
+    }
+  }
+  OpCheck c = finish_check(p, runs[0], runs[1], want, tolerance_of(d, p));
+  if (!c.ok) c.message = "[interpreter, " + v.str() + "] " + c.message;
+  return c;
+}
+
+double time_op(rt::Device& dev, PreparedPlan& pp, int rotate, int min_reps, double min_s) {
+  rotate = std::max(rotate, 1);
+  std::vector<DeviceTensors> sets;
+  for (int r = 0; r < rotate; ++r) sets.push_back(upload(dev, make_host_tensors(pp.problem, 100 + r)));
+  auto once = [&](int r) {
+    auto t0 = Clock::now();
+    execute(dev, pp, sets[r % rotate].io());
+    dev.synchronize();
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  };
+  once(0);  // warm-up: page faults, thread pool start, caches of the JIT'd code
+  std::vector<double> ms;
+  double total = 0;
+  for (int i = 0; (i < min_reps || total < min_s * 1e3) && i < 10000; ++i) {
+    ms.push_back(once(i + 1));
+    total += ms.back();
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+}  // namespace kgen::ops

@@ -1,0 +1,186 @@
+#include "ops/tune.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <mutex>
+#include <sstream>
+
+#include "ops/executor.h"
+#include "runtimes/kernel_cache.h"
+
+namespace kgen::ops {
+
+namespace fs = std::filesystem;
+
+std::vector<int64_t> bucket_dims(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> b;
+  for (int64_t d : dims) {
+    int64_t p = 1;
+    while (p < d) p <<= 1;
+    b.push_back(d <= 0 ? d : p);
+  }
+  return b;
+}
+
+std::string candidates_checksum(const std::vector<Variant>& c) {
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a over the candidates' text forms
+  for (const auto& v : c) {
+    for (char ch : v.str() + ";") h = (h ^ uint8_t(ch)) * 0x100000001b3ull;
+  }
+  std::ostringstream s;
+  s << std::hex << h;
+  return s.str();
+}
+
+std::string tune_key(const Problem& p, const std::string& dev, const std::vector<Variant>& candidates) {
+  Problem b = p;
+  b.dims = bucket_dims(p.dims);
+  std::string shape;
+  for (size_t i = 0; i < b.dims.size(); ++i) shape += (i ? "x" : "") + std::to_string(b.dims[i]);
+  std::string attrs;
+  for (const auto& [k, v] : p.attrs) attrs += (attrs.empty() ? "" : ",") + k + "=" + std::to_string(v);
+  return p.op + "|" + shape + "|" + std::string(ir::scalar_name(p.dtype)) + "|" + attrs + "|" + dev + "|" +
+         candidates_checksum(candidates);
+}
+
+std::string device_key(rt::Device& dev) { return dev.caps().name + "/" + dev.name(); }
+
+namespace {
+
+// The value of a string field "name":"..." in one of our own JSON lines (we
+// write no escapes: keys and variants are plain ASCII without quotes).
+std::string json_field(const std::string& line, const std::string& name) {
+  std::string pat = "\"" + name + "\":\"";
+  size_t i = line.find(pat);
+  if (i == std::string::npos) return {};
+  i += pat.size();
+  size_t j = line.find('"', i);
+  return j == std::string::npos ? std::string() : line.substr(i, j - i);
+}
+
+std::string default_db_path() {
+  if (const char* p = std::getenv("KGEN_TUNE_DB"); p && *p) return p;
+  auto c = rt::CacheConfig::from_env();
+  if (c.dir.empty()) return {};
+  return (c.dir / "tune.jsonl").string();
+}
+
+}  // namespace
+
+TuneDb::TuneDb(std::string path) : path_(std::move(path)) {}
+
+TuneDb& TuneDb::global() {
+  static TuneDb db(default_db_path());
+  return db;
+}
+
+void TuneDb::load() {
+  if (loaded_) return;
+  loaded_ = true;
+  if (path_.empty()) return;
+  std::ifstream in(path_);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::string k = json_field(line, "key"), v = json_field(line, "variant");
+    if (!k.empty() && line.find("\"variant\":\"") != std::string::npos) records_.emplace_back(k, v);  // ignore torn/garbled lines
+  }
+}
+
+std::optional<Variant> TuneDb::lookup(const std::string& key) {
+  std::lock_guard lock(mu_);
+  load();
+  for (auto it = records_.rbegin(); it != records_.rend(); ++it)
+    if (it->first == key) {
+      try {
+        return Variant::parse(it->second);
+      } catch (const std::exception&) {
+        return std::nullopt;  // a hand-edited, malformed record: fall back to the heuristic
+      }
+    }
+  return std::nullopt;
+}
+
+void TuneDb::store(const std::string& key, const Problem& p, const Variant& v, double ms, const std::string& extra_json) {
+  std::lock_guard lock(mu_);
+  load();
+  records_.emplace_back(key, v.str());
+  if (path_.empty()) return;
+  std::error_code ec;
+  fs::create_directories(fs::path(path_).parent_path(), ec);
+  std::ostringstream line;
+  line << "{\"key\":\"" << key << "\",\"problem\":\"" << p.str() << "\",\"variant\":\"" << v.str() << "\",\"ms\":" << ms
+       << ",\"time\":" << std::time(nullptr) << extra_json << "}\n";
+  // One write(2) with O_APPEND: concurrent tuners never interleave within a line.
+  int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (fd < 0) throw std::runtime_error("cannot open tuning database " + path_);
+  std::string s = line.str();
+  ssize_t w = ::write(fd, s.data(), s.size());
+  ::close(fd);
+  if (w != ssize_t(s.size())) throw std::runtime_error("short write to tuning database " + path_);
+}
+
+TuneResult tune(rt::Device& dev, const Problem& p, const TuneOptions& opt, TuneDb* db) {
+  const OpDef& d = op_for(p);
+  TuneResult res;
+  auto cands = d.candidates(p, dev.caps());
+  if (cands.empty()) throw std::invalid_argument("op '" + p.op + "' has no candidates for " + p.str() + " on " + dev.name());
+  res.key = tune_key(p, device_key(dev), cands);
+  // Memory-bound ops rotate through input copies that together exceed the
+  // last-level cache (260 MiB here), so each run streams from DRAM.
+  int rotate = 1;
+  if (d.memory_bound) {
+    double bytes = 0;
+    for (const auto& t : d.inputs(p)) bytes += double(t.bytes);
+    rotate = int(std::clamp(std::ceil(512.0 * (1 << 20) / std::max(bytes, 1.0)), 1.0, 16.0));
+  }
+  Variant heur = d.heuristic(p, dev.caps());
+  double best = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < cands.size(); ++i) {
+    TuneEntry e;
+    e.variant = cands[i];
+    e.ms = std::numeric_limits<double>::infinity();
+    try {
+      bool ok = true;
+      if (opt.check) {
+        // Correctness on a reduced copy would miss edge tiles of this shape:
+        // check the real problem (once per candidate).
+        OpCheck c = check_op(dev, p, cands[i], 7);
+        if (!c.ok) {
+          ok = false;
+          e.message = c.message;
+        }
+      }
+      if (ok) {
+        PreparedPlan pp = prepare(dev, p, cands[i]);
+        e.ms = time_op(dev, pp, rotate, 3, opt.min_s);
+        e.ok = true;
+      }
+    } catch (const std::exception& ex) {
+      e.message = ex.what();
+    }
+    if (e.ok && e.ms < best) {
+      best = e.ms;
+      res.best = e.variant;
+    }
+    if (e.ok && e.variant == heur) res.heuristic_ms = e.ms;
+    res.entries.push_back(e);
+    if (opt.progress) opt.progress(i, cands.size(), res.entries.back());
+  }
+  if (!std::isfinite(best)) throw std::runtime_error("tuning " + p.str() + ": no candidate ran correctly");
+  res.best_ms = best;
+  if (opt.store) {
+    std::ostringstream extra;
+    extra << ",\"candidates\":" << cands.size() << ",\"heuristic_ms\":" << res.heuristic_ms;
+    (db ? *db : TuneDb::global()).store(res.key, p, res.best, best, extra.str());
+  }
+  return res;
+}
+
+}  // namespace kgen::ops
