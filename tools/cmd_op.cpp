@@ -85,7 +85,7 @@ void add_op_command(CLI::App& app) {
     if (json) {
       JsonObject o;
       o.add("problem", p.str()).add("device", dev->name()).add("variant", v.str()).add("variant_source", source)
-          .add("kernels", double(pp.plan.steps.size())).add("compile_ms", pp.compile_ms).add("run_ms", ms)
+          .add("kernels", double(pp.plan.steps.size())).add("cache_hits", double(pp.cache_hits)).add("compile_ms", pp.compile_ms).add("run_ms", ms)
           .add("gflop_per_s", flops / ms / 1e6).add("gb_per_s", bytes / ms / 1e6)
           .add("max_rel_err", no_check ? NAN : c.cmp.max_rel_err).add("ok", c.ok);
       if (!c.ok) o.add("error", c.message);
