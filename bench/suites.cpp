@@ -14,6 +14,12 @@ void register_all_benchmarks() {
     register_compile_benchmarks();
     register_launch_benchmarks();
     register_bandwidth_benchmarks();
+    register_matmul_benchmarks();
+    register_attention_benchmarks();
+    register_scan_benchmarks();
+    register_tensor_ops_benchmarks();
+    register_conv_benchmarks();
+    register_quant_benchmarks();
   });
 }
 

@@ -78,7 +78,7 @@ std::string CEmitter::math_expr(Op op, Type operand, Type result, std::vector<st
   vars.E = d_.type_name(ct.scalar());
   vars.R = d_.type_name(res_ct);
   vars.f = ct.kind == ir::ScalarKind::F32 ? "f" : "";
-  vars.B = std::to_string(ct.bits() - 1);
+  vars.B = std::to_string(operand.bits() - 1);  // of the IR type: an i8 held in an i32 shifts by (b & 7)
   std::string e = format_op(fmt, args, vars);
   if (res_ct != result) e = d_.cast(result, res_ct, e);  // round back to f16/bf16
   return e;

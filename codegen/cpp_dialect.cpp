@@ -15,7 +15,10 @@ namespace {
 
 // One row per math op. Scalar float formats see f32/f64 only (f16/bf16 are
 // widened by compute_type); clang's __builtin_elementwise_* cover lines, and a
-// missing line format falls back to lane-wise scalar code.
+// missing line format falls back to lane-wise scalar code. Transcendentals on
+// lines go through kg_map1/kg_map2 (prelude): a lane loop over the scalar
+// helper that the loop vectoriser turns into one vector evaluation, where
+// __builtin_elementwise_exp & co. became 16 scalar libm calls.
 constexpr OpRule kRules[] = {
     // op          scalar float                         float line                                   scalar int / int line                 bool / bool line
     {Op::Neg, "-{0}", "-{0}", "-{0}", "-{0}"},
@@ -27,14 +30,14 @@ constexpr OpRule kRules[] = {
     {Op::Trunc, "__builtin_trunc{f}({0})", "__builtin_elementwise_trunc({0})"},
     {Op::Sqrt, "__builtin_sqrt{f}({0})", "__builtin_elementwise_sqrt({0})"},
     {Op::Rsqrt, "({E})1 / __builtin_sqrt{f}({0})", "({E})1 / __builtin_elementwise_sqrt({0})"},
-    {Op::Exp, "kg_exp{f}({0})", "__builtin_elementwise_exp({0})"},
-    {Op::Exp2, "kg_exp2{f}({0})", "__builtin_elementwise_exp2({0})"},
-    {Op::Log, "kg_log{f}({0})", "__builtin_elementwise_log({0})"},
-    {Op::Log2, "kg_log2{f}({0})", "__builtin_elementwise_log2({0})"},
-    {Op::Sin, "kg_sin{f}({0})", "__builtin_elementwise_sin({0})"},
-    {Op::Cos, "kg_cos{f}({0})", "__builtin_elementwise_cos({0})"},
-    {Op::Tanh, "kg_tanh{f}({0})"},
-    {Op::Erf, "kg_erf{f}({0})"},
+    {Op::Exp, "kg_exp{f}({0})", "kg_map1({0}, [](auto v) { return kg_exp{f}(v); })"},
+    {Op::Exp2, "kg_exp2{f}({0})", "kg_map1({0}, [](auto v) { return kg_exp2{f}(v); })"},
+    {Op::Log, "kg_log{f}({0})", "kg_map1({0}, [](auto v) { return kg_log{f}(v); })"},
+    {Op::Log2, "kg_log2{f}({0})", "kg_map1({0}, [](auto v) { return kg_log2{f}(v); })"},
+    {Op::Sin, "kg_sin{f}({0})", "kg_map1({0}, [](auto v) { return kg_sin{f}(v); })"},
+    {Op::Cos, "kg_cos{f}({0})", "kg_map1({0}, [](auto v) { return kg_cos{f}(v); })"},
+    {Op::Tanh, "kg_tanh{f}({0})", "kg_map1({0}, [](auto v) { return kg_tanh{f}(v); })"},
+    {Op::Erf, "kg_erf{f}({0})", "kg_map1({0}, [](auto v) { return kg_erf{f}(v); })"},
 
     {Op::Add, "{0} + {1}", "{0} + {1}", "{0} + {1}", "{0} + {1}"},
     {Op::Sub, "{0} - {1}", "{0} - {1}", "{0} - {1}", "{0} - {1}"},
@@ -53,7 +56,7 @@ constexpr OpRule kRules[] = {
      "__builtin_elementwise_min({0}, {1})"},
     {Op::Max, "__builtin_fmax{f}({0}, {1})", "__builtin_elementwise_max({0}, {1})", "__builtin_elementwise_max({0}, {1})",
      "__builtin_elementwise_max({0}, {1})"},
-    {Op::Pow, "kg_pow{f}({0}, {1})", "__builtin_elementwise_pow({0}, {1})"},
+    {Op::Pow, "kg_pow{f}({0}, {1})", "kg_map2({0}, {1}, [](auto a, auto b) { return kg_pow{f}(a, b); })"},
 
     // Line comparisons yield 0/-1 masks; convert them to bool lines.
     {Op::Eq, "{0} == {1}", "__builtin_convertvector({0} == {1}, {R})", "{0} == {1}", "__builtin_convertvector({0} == {1}, {R})", "{0} == {1}"},
@@ -199,7 +202,9 @@ std::string CppDialect::select(Type cond, Type val, const std::string& c, const 
   static const ScalarKind mask_kind[] = {ScalarKind::I8, ScalarKind::I16, ScalarKind::I32, ScalarKind::I32, ScalarKind::I64};
   int bytes = val.scalar_bytes();
   ScalarKind mk = bytes == 1 ? mask_kind[0] : bytes == 2 ? mask_kind[1] : bytes == 4 ? mask_kind[2] : mask_kind[4];
-  return "__builtin_convertvector(" + c + ", " + type_name(Type(mk, val.lanes)) + ") ? " + a + " : " + b;
+  // Vector ?: tests each mask lane's sign bit (OpenCL semantics) and a bool
+  // lane converts to 1, not -1: `!= 0` turns it into an all-ones mask.
+  return "(__builtin_convertvector(" + c + ", " + type_name(Type(mk, val.lanes)) + ") != 0) ? " + a + " : " + b;
 }
 
 std::string CppDialect::reduce(Op op, Type vec, const std::string& x) const {
@@ -297,16 +302,16 @@ struct MathChunk {
   const char* code;
 };
 constexpr MathChunk kMath[] = {
-    {"base", "", "", R"(static inline f32 kg_fbits(u32 b) { return __builtin_bit_cast(f32, b); }
-static inline u32 kg_ubits(f32 x) { return __builtin_bit_cast(u32, x); }
+    {"base", "", "", R"(KG_MATH f32 kg_fbits(u32 b) { return __builtin_bit_cast(f32, b); }
+KG_MATH u32 kg_ubits(f32 x) { return __builtin_bit_cast(u32, x); }
 // p * 2^n for n in [-151, 128] (two normal factors: one rounding, also for denormal results).
-static inline f32 kg_scalef(f32 p, i32 n) {
+KG_MATH f32 kg_scalef(f32 p, i32 n) {
   i32 a = n >> 1, b = n - a;
   return p * kg_fbits((u32)(a + 127) << 23) * kg_fbits((u32)(b + 127) << 23);
 }
-static inline f32 kg_copysignf(f32 a, f32 s) { return kg_fbits((kg_ubits(a) & 0x7fffffffu) | (kg_ubits(s) & 0x80000000u)); }
+KG_MATH f32 kg_copysignf(f32 a, f32 s) { return kg_fbits((kg_ubits(a) & 0x7fffffffu) | (kg_ubits(s) & 0x80000000u)); }
 )"},
-    {"exp", "kg_expf(", "base", R"(static inline f32 kg_expf(f32 x) {
+    {"exp", "kg_expf(", "base", R"(KG_MATH f32 kg_expf(f32 x) {
   x = x > 88.8f ? 88.8f : x; x = x < -104.0f ? -104.0f : x;  // NaN passes through
   f32 k = x * 1.44269504f + 0x1.8p23f;                           // rint(x / ln2) in the low bits
   i32 n = (i32)(kg_ubits(k) - 0x4b400000u);
@@ -321,7 +326,7 @@ static inline f32 kg_copysignf(f32 a, f32 s) { return kg_fbits((kg_ubits(a) & 0x
   return kg_scalef(p, n);
 }
 )"},
-    {"exp2", "kg_exp2f(", "base", R"(static inline f32 kg_exp2f(f32 x) {
+    {"exp2", "kg_exp2f(", "base", R"(KG_MATH f32 kg_exp2f(f32 x) {
   x = x > 128.5f ? 128.5f : x; x = x < -151.0f ? -151.0f : x;
   f32 k = x + 0x1.8p23f;
   i32 n = (i32)(kg_ubits(k) - 0x4b400000u);
@@ -336,14 +341,14 @@ static inline f32 kg_copysignf(f32 a, f32 s) { return kg_fbits((kg_ubits(a) & 0x
 }
 )"},
     {"logr", "", "base", R"(// x = m * 2^e, m in [sqrt(1/2), sqrt(2)); returns m - 1 (exact) and e.
-static inline f32 kg_logredf(f32 x, f32* e) {
+KG_MATH f32 kg_logredf(f32 x, f32* e) {
   bool sub = x < 0x1p-126f;
   u32 ix = kg_ubits(sub ? x * 0x1p23f : x);
   i32 k = (i32)(ix - 0x3f3504f3u) >> 23;
   *e = (f32)(k - (sub ? 23 : 0));
   return kg_fbits(ix - ((u32)k << 23)) - 1.0f;
 }
-static inline f32 kg_logpolyf(f32 f) {  // (log(1+f) - f + f^2/2) / f^3
+KG_MATH f32 kg_logpolyf(f32 f) {  // (log(1+f) - f + f^2/2) / f^3
   f32 p = 7.0376836292e-2f;
   p = __builtin_fmaf(p, f, -1.1514610310e-1f); p = __builtin_fmaf(p, f, 1.1676998740e-1f);
   p = __builtin_fmaf(p, f, -1.2420140846e-1f); p = __builtin_fmaf(p, f, 1.4249322787e-1f);
@@ -351,13 +356,13 @@ static inline f32 kg_logpolyf(f32 f) {  // (log(1+f) - f + f^2/2) / f^3
   p = __builtin_fmaf(p, f, -2.4999993993e-1f); p = __builtin_fmaf(p, f, 3.3333331174e-1f);
   return p;
 }
-static inline f32 kg_logfix(f32 x, f32 r) {  // log(0) = -inf, log(<0) = NaN, log(inf) = inf, NaN -> NaN
+KG_MATH f32 kg_logfix(f32 x, f32 r) {  // log(0) = -inf, log(<0) = NaN, log(inf) = inf, NaN -> NaN
   r = x == __builtin_inff() ? x : r;
   r = x > 0.0f ? r : (x == 0.0f ? -__builtin_inff() : __builtin_nanf(""));
   return x != x ? x : r;
 }
 )"},
-    {"log", "kg_logf(", "logr", R"(static inline f32 kg_logf(f32 x) {
+    {"log", "kg_logf(", "logr", R"(KG_MATH f32 kg_logf(f32 x) {
   f32 e, f = kg_logredf(x, &e), z = f * f;
   f32 y = f * z * kg_logpolyf(f);
   y = __builtin_fmaf(e, -2.12194440e-4f, y);
@@ -366,7 +371,7 @@ static inline f32 kg_logfix(f32 x, f32 r) {  // log(0) = -inf, log(<0) = NaN, lo
   return kg_logfix(x, r);
 }
 )"},
-    {"log2", "kg_log2f(", "logr", R"(static inline f32 kg_log2f(f32 x) {
+    {"log2", "kg_log2f(", "logr", R"(KG_MATH f32 kg_log2f(f32 x) {
   f32 e, f = kg_logredf(x, &e), z = f * f;
   f32 y = __builtin_fmaf(f * z, kg_logpolyf(f), z * -0.5f);  // log(1+f) - f
   const f32 L = 0.44269504088896340736f;                       // log2(e) - 1
@@ -375,7 +380,7 @@ static inline f32 kg_logfix(f32 x, f32 r) {  // log(0) = -inf, log(<0) = NaN, lo
 }
 )"},
     {"tanh", "kg_tanhf(", "base", R"(// glibc's (fdlibm) expm1f for finite |x| < 88, branch-free: same operations in the same order.
-static inline f32 kg_expm1f_fd(f32 x) {
+KG_MATH f32 kg_expm1f_fd(f32 x) {
   u32 hx = kg_ubits(x) & 0x7fffffffu;
   bool neg = kg_ubits(x) >> 31;
   f32 kf = __builtin_truncf(1.4426950216e+00f * x + (neg ? -0.5f : 0.5f));
@@ -403,7 +408,7 @@ static inline f32 kg_expm1f_fd(f32 x) {
 }
 // tanh: glibc's algorithm (fdlibm), so results match glibc bit for bit: near +-1, 1 + tanh(x)
 // cancels and any 1-ulp difference would show (e.g. in GELU).
-static inline f32 kg_tanhf(f32 x) {
+KG_MATH f32 kg_tanhf(f32 x) {
   f32 ax = __builtin_fabsf(x);
   f32 as = ax < 22.0f ? ax : 0.0f;
   bool ge1 = as >= 1.0f;
@@ -424,7 +429,7 @@ static constexpr u64 kg_exp2f_tab[32] = {
   0x3feea11473eb0187, 0x3feea589994cce13, 0x3feeace5422aa0db, 0x3feeb737b0cdc5e5, 0x3feec49182a3f090, 0x3feed503b23e255d,
   0x3feee89f995ad3ad, 0x3feeff76f2fb5e47, 0x3fef199bdd85529c, 0x3fef3720dcef9069, 0x3fef5818dcfba487, 0x3fef7c97337b9b5f,
   0x3fefa4afa2a490da, 0x3fefd0765b6e4540};
-static inline f32 kg_expf_gl(f32 x) {
+KG_MATH f32 kg_expf_gl(f32 x) {
   f64 xd = x;
   f64 kd = __builtin_fma(0x1.71547652b82fep+5, xd, 0x1.8p52);
   u64 ki = __builtin_bit_cast(u64, kd);
@@ -436,7 +441,7 @@ static inline f32 kg_expf_gl(f32 x) {
 }
 // erf: glibc's algorithm (fdlibm) below 1/0.35, all ranges evaluated and selected, bit-exact with
 // glibc there: near +-1, 1 + erf(x) cancels and any 1-ulp difference would show (e.g. in GELU).
-static inline f32 kg_erff(f32 x) {
+KG_MATH f32 kg_erff(f32 x) {
   u32 ix = kg_ubits(x) & 0x7fffffffu;
   bool neg = kg_ubits(x) >> 31;
   f32 ax = __builtin_fabsf(x);
@@ -482,7 +487,7 @@ static constexpr u32 kg_inv_pio4[24] = {
   0xa2, 0xa2f9, 0xa2f983, 0xa2f9836e, 0xf9836e4e, 0x836e4e44, 0x6e4e4415, 0x4e441529,
   0x441529fc, 0x1529fc27, 0x29fc2757, 0xfc2757d1, 0x2757d1f5, 0x57d1f534, 0xd1f534dd, 0xf534ddc0,
   0x34ddc0db, 0xddc0db62, 0xc0db6295, 0xdb629599, 0x6295993c, 0x95993c43, 0x993c4390, 0x3c439041};
-static inline f32 kg_sincosf(f32 xf, u64 qoff) {
+KG_MATH f32 kg_sincosf(f32 xf, u64 qoff) {
   f64 x = xf;
   f64 k = __builtin_fma(x, 0x1.45f306dc9c883p-1, 0x1.8p52);
   u64 q = __builtin_bit_cast(u64, k);
@@ -513,11 +518,11 @@ static inline f32 kg_sincosf(f32 xf, u64 qoff) {
   v = (q & 2) ? -v : v;
   return (f32)v;
 }
-static inline f32 kg_sinf(f32 x) { return kg_sincosf(x, 0); }
-static inline f32 kg_cosf(f32 x) { return kg_sincosf(x, 1); }
+KG_MATH f32 kg_sinf(f32 x) { return kg_sincosf(x, 0); }
+KG_MATH f32 kg_cosf(f32 x) { return kg_sincosf(x, 1); }
 )"},
     {"pow", "kg_powf(", "base", R"(// pow: log2 and exp2 in f64 (~2^-35 relative), C99 special cases by selects.
-static inline f32 kg_powf(f32 x, f32 y) {
+KG_MATH f32 kg_powf(f32 x, f32 y) {
   f64 ax = __builtin_fabsf(x), yd = y;
   u64 ib = __builtin_bit_cast(u64, ax);
   i64 e = (i64)(ib - 0x3fe6a09e667f3bcdull) >> 52;
@@ -584,6 +589,27 @@ template <class I, class F> static inline I kg_sat(F x, F lo, F hi, I imin, I im
 }
 template <class IV, int N, class FV, class F, class I> static inline IV kg_satv(FV x, F lo, F hi, I imin, I imax) {
   IV r; for (int l = 0; l < N; ++l) r[l] = kg_sat<I>((F)x[l], lo, hi, imin, imax); return r;
+}
+// The f32 math helpers are forced inline: a call (kg_tanhf, kg_erff are past
+// the inliner's budget) would keep the lane loop below from vectorising.
+#define KG_MATH static inline __attribute__((always_inline))
+// Lane-wise math on a line: the scalar helper in a loop over the lanes, which
+// the loop vectoriser turns into one vector evaluation (the helpers are
+// branch-free). The lanes go through an array: the vectoriser does not see
+// through a loop over ext_vector elements.
+template <class V, class F> KG_MATH V kg_map1(V x, F f) {
+  typedef __typeof__(x[0]) E; constexpr int N = sizeof(V) / sizeof(E);
+  E a[N]; __builtin_memcpy(a, &x, sizeof a);
+#pragma clang loop vectorize(enable) interleave(disable)
+  for (int l = 0; l < N; ++l) a[l] = f(a[l]);
+  V r; __builtin_memcpy(&r, a, sizeof a); return r;
+}
+template <class V, class F> KG_MATH V kg_map2(V x, V y, F f) {
+  typedef __typeof__(x[0]) E; constexpr int N = sizeof(V) / sizeof(E);
+  E a[N], b[N]; __builtin_memcpy(a, &x, sizeof a); __builtin_memcpy(b, &y, sizeof b);
+#pragma clang loop vectorize(enable) interleave(disable)
+  for (int l = 0; l < N; ++l) a[l] = f(a[l], b[l]);
+  V r; __builtin_memcpy(&r, a, sizeof a); return r;
 }
 template <class T> static inline T kg_div(T a, T b) { if constexpr ((T)-1 < (T)0) { if (b == (T)-1) return (T)(0 - a); } return (T)(a / b); }
 template <class T> static inline T kg_rem(T a, T b) { if constexpr ((T)-1 < (T)0) { if (b == (T)-1) return (T)0; } return (T)(a % b); }

@@ -1,10 +1,11 @@
 // Maps a kernel onto a GLSL compute shader: SIMT builtins are gl_* variables,
 // buffers are std430 storage blocks, scalars come from push constants, the
 // workgroup size from specialization constants. Statements come from the
-// shared CEmitter; this file only decides the shader's interface.
+// shared CEmitter and the skeleton from GpuEmitter; this file only decides
+// the shader's interface.
 #include <set>
 
-#include "codegen/c_emitter.h"
+#include "codegen/gpu_emitter.h"
 #include "codegen/glsl_dialect.h"
 
 namespace kgen::codegen {
@@ -41,32 +42,15 @@ bool is_transcendental(Op op) {
   }
 }
 
-class GlslEmitter : public CEmitter {
+class GlslEmitter : public GpuEmitter {
  public:
   GlslEmitter(const ir::Kernel& k, const GlslDialect& d, const GlslOptions& opt, uint32_t kinds)
-      : CEmitter(k, d), gd_(d), opt_(opt), kinds_(kinds) {}
-
-  std::string run() {
-    header();
-    interface();
-    // main() is printed first so the prelude can hold just the helpers it calls.
-    const size_t at = out().size();
-    open("void main()");
-    for (size_t i = 0; i < k_.scalars.size(); ++i)
-      line("const " + tname(k_.scalars[i].type) + " p" + std::to_string(i) + " = " +
-           slot(k_.scalars[i].type, "kg_push.s[" + std::to_string(i) + "]") + ";  // " + k_.scalars[i].name);
-    emit_block(k_.body);
-    close();
-    std::string body = out().substr(at);
-    out().resize(at);
-    out() += gd_.prelude_for(body) + "\n" + body;
-    return std::move(out());
-  }
+      : GpuEmitter(k, d), gd_(d), opt_(opt), kinds_(kinds) {}
 
  private:
   bool uses(ScalarKind k) const { return kinds_ & kind_bit(k); }
 
-  void header() {
+  void header() override {
     line("#version 450");
     line("// kernel '" + k_.name + "'");
     bool explicit_types = uses(ScalarKind::I8) || uses(ScalarKind::U8) || uses(ScalarKind::I16) ||
@@ -93,21 +77,15 @@ class GlslEmitter : public CEmitter {
     if (sg_shuffle) line("#extension GL_KHR_shader_subgroup_shuffle : require");
     // The runtime sets the workgroup size through specialization constants 0..2.
     line("layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;");
+    interface();
   }
 
   void interface() {
+    const std::set<int64_t> atomics = atomic_buffers(k_);
     for (size_t i = 0; i < k_.buffers.size(); ++i) {
       const ir::BufferParam& b = k_.buffers[i];
       std::string q = b.access == ir::Access::Read ? "readonly " : b.access == ir::Access::Write ? "writeonly " : "";
-      // Atomics need a read-write block.
-      bool atomic_target = false;
-      ir::walk(k_.body, [&](const Instr& in) {
-        if (ir::op_class(in.op) == ir::OpClass::Atomic) {
-          const Instr* p = index_.def(in.args[0]);
-          atomic_target |= p && p->op == Op::Buffer && p->attr == int64_t(i);
-        }
-      });
-      if (atomic_target) q = "";
+      if (atomics.count(int64_t(i))) q = "";  // atomics need a read-write block
       line("layout(std430, set = 0, binding = " + std::to_string(i) + ") " + q + "buffer B" + std::to_string(i) + " { " +
            gd_.storage_type(b.elem) + " d[]; } b" + std::to_string(i) + ";  // " + b.name + " (" +
            std::string(ir::access_name(b.access)) + ")");
@@ -115,10 +93,14 @@ class GlslEmitter : public CEmitter {
     if (!k_.scalars.empty())
       line("layout(push_constant) uniform KgPush { uvec2 s[" + std::to_string(k_.scalars.size()) +
            "]; } kg_push;  // 8-byte slots, value in the low bytes");
-    ir::walk(k_.body, [&](const Instr& in) {
-      if (in.op == Op::SharedAlloc) line(d_.shared_decl(in.type.element(), in.attr, vname(in.id)) + ";");
-    });
   }
+
+  std::string main_signature() const override { return "void main()"; }
+  std::string scalar_decl(size_t i) const override {
+    return "const " + tname(k_.scalars[i].type) + " p" + std::to_string(i) + " = " +
+           slot(k_.scalars[i].type, "kg_push.s[" + std::to_string(i) + "]");
+  }
+  std::string helpers_for(const std::string& body) const override { return gd_.prelude_for(body) + "\n"; }
 
   // Decodes an 8-byte push-constant slot (uvec2, low word first).
   std::string slot(Type t, const std::string& s) const {
@@ -142,23 +124,22 @@ class GlslEmitter : public CEmitter {
     std::string p = in.type.is_float() ? "precise " : "";
     return p + tname(in.type) + " " + vname(in.id);
   }
-  std::string builtin(const Instr& in) const override {
-    const std::string ax = std::string(".") + "xyz"[in.attr & 3];
-    switch (in.op) {
-      case Op::GlobalId: return "gl_GlobalInvocationID" + ax;
-      case Op::LocalId: return "gl_LocalInvocationID" + ax;
-      case Op::GroupId: return "gl_WorkGroupID" + ax;
-      case Op::NumGroups: return "gl_NumWorkGroups" + ax;
-      case Op::GroupSize: return "gl_WorkGroupSize" + ax;
-      case Op::SubgroupSize: return "gl_SubgroupSize";
-      case Op::SubgroupLane: return "gl_SubgroupInvocationID";
-      default: break;
+  std::string builtin_vector(Op op) const override {
+    switch (op) {
+      case Op::GlobalId: return "gl_GlobalInvocationID";
+      case Op::LocalId: return "gl_LocalInvocationID";
+      case Op::GroupId: return "gl_WorkGroupID";
+      case Op::NumGroups: return "gl_NumWorkGroups";
+      case Op::GroupSize: return "gl_WorkGroupSize";
+      default: return "";
     }
-    throw ir::Error(in.loc, "glsl: builtin '" + std::string(ir::op_name(in.op)) + "' is not supported");
   }
-  std::string param(const Instr& in) const override { return "p" + std::to_string(in.attr); }
+  std::string builtin_scalar(const Instr& in) const override {
+    if (in.op == Op::SubgroupSize) return "gl_SubgroupSize";
+    if (in.op == Op::SubgroupLane) return "gl_SubgroupInvocationID";
+    return GpuEmitter::builtin_scalar(in);
+  }
   std::string buffer(const Instr& in) const override { return "b" + std::to_string(in.attr) + ".d"; }
-  void emit_return(const Instr&) override { line("return;"); }
 
   const GlslDialect& gd_;
   const GlslOptions& opt_;

@@ -5,4 +5,11 @@
 #pragma once
 
 #define KGEN_OP_FAMILIES(X) \
+  X(register_attention_ops) \
+  X(register_scan_ops) \
+  X(register_matmul_ops) \
+  X(register_rowwise_ops) \
+  X(register_tensor_ops) \
+  X(register_conv_ops) \
+  X(register_quant_ops) \
   /* end of list */

@@ -13,6 +13,7 @@
 
 namespace kgen::ops {
 
+// dt: f32, f16 or bf16 storage (math in f32).
 // Variants. lanes: 16 needs cols % 16 == 0 (buffers are lines of 16); 1 takes
 // any cols. online (softmax only): running max + rescaled sum in a single
 // statistics pass. Slower here (2 exps per element against 1, 0.53x triad vs
@@ -22,8 +23,10 @@ namespace kgen::ops {
 // (the workloads assume it) and pipeline the next row's max pass into this
 // row's exp pass.
 constexpr int kSoftmaxRowsPerGroup = 64;
-ir::Kernel softmax_rows(ir::Type dt, int lanes, bool online = false, int rows_per_group = kSoftmaxRowsPerGroup);
-ir::Kernel log_softmax_rows(ir::Type dt, int lanes, int rows_per_group = kSoftmaxRowsPerGroup);
+// fast: exp by ops/fast_exp (CPU); false: the target's exp (GPUs).
+ir::Kernel softmax_rows(ir::Type dt, int lanes, bool online = false, int rows_per_group = kSoftmaxRowsPerGroup,
+                        bool fast = true);
+ir::Kernel log_softmax_rows(ir::Type dt, int lanes, int rows_per_group = kSoftmaxRowsPerGroup, bool fast = true);
 ir::Kernel rmsnorm_rows(ir::Type dt, int lanes, bool with_weight = true);
 ir::Kernel layernorm_rows(ir::Type dt, int lanes);  // weight and bias
 
@@ -37,6 +40,10 @@ inline int64_t pack_shape(int64_t rows, int64_t cols) { return (rows << 32) | co
 // Launch and buffers for rows x cols (cols in scalars; lanes = the kernel's
 // line width, cols must be a multiple of it). bytes = read + written.
 ir::Workload rowwise_workload(RowOp op, int lanes, bool with_weight, int64_t rows, int64_t cols, float eps = 1e-5f);
+
+// Registers the OpDefs "softmax", "log_softmax", "rmsnorm", "layernorm"
+// (ops/row_ops.cpp; dims "rows cols") in the op registry.
+void register_rowwise_ops();
 
 // Registers the f32 row kernels (lanes 16, tagged "bandwidth", and lanes 1).
 void register_rowwise();

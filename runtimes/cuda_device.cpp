@@ -7,10 +7,12 @@
 
 #include "codegen/cuda.h"
 #include "ir/debug.h"
+#include "ir/hash.h"
 #include "ir/passes.h"
 #include "ir/verifier.h"
 #include "jit/nvrtc.h"
 #include "runtimes/cuda_driver.h"
+#include "runtimes/gpu_artifacts.h"
 
 namespace kgen::rt {
 
@@ -98,7 +100,7 @@ class CudaKernel final : public CompiledKernel {
 
 class CudaDevice final : public Device {
  public:
-  CudaDevice(const cu::Driver& d, cu::Device dev) : dev_(dev) {
+  CudaDevice(const cu::Driver& d, cu::Device dev, KernelCache& cache) : dev_(dev), cache_(cache) {
     ctx_ = std::make_shared<CudaContext>(d, dev);
     char name[256] = {};
     d.check(d.DeviceGetName(name, sizeof name - 1, dev), "cuDeviceGetName");
@@ -131,37 +133,48 @@ class CudaDevice final : public Device {
   std::shared_ptr<CompiledKernel> compile(const ir::Kernel& k, const CompileOptions& opt) override {
     auto t0 = std::chrono::steady_clock::now();
     ir::Kernel optimized = prepare_kernel(k, caps_, opt);
-    std::string src = codegen::emit_cuda(optimized);
-    if (ir::debug_level() >= 2) ir::debug_log(2, "source", "generated CUDA for '" + k.name + "':\n" + src);
     std::string entry = codegen::cuda_entry_symbol(k);
-    const std::string key = opt.key() + "\n" + src;
     auto elapsed = [&] { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(); };
-    {
-      std::lock_guard lock(mu_);
-      if (auto it = cache_.find(key); it != cache_.end())
-        return std::make_shared<CudaKernel>(k, std::move(src), std::move(entry), it->second, true, elapsed());
-    }
     if (!jit::nvrtc_available())
       throw std::runtime_error("cuda: kgen was built without NVRTC, so it cannot compile kernels for the GPU");
     // A CUBIN for exactly this GPU: no PTX JIT in the driver at load time.
     jit::NvrtcOptions no;
     no.arch = "sm_" + std::to_string(cc_major_) + std::to_string(cc_minor_);
-    jit::NvrtcResult r = jit::nvrtc_compile(src, no);
-    auto code = std::make_shared<CudaCode>();
-    code->ctx = ctx_;
-    code->ptx = std::move(r.ptx);
-    ctx_->bind();
-    const cu::Driver& d = ctx_->d();
-    d.check(d.ModuleLoadData(&code->module, r.cubin.empty() ? code->ptx.c_str() : r.cubin.data()), "cuModuleLoadData");
-    d.check(d.ModuleGetFunction(&code->fn, code->module, entry.c_str()), "cuModuleGetFunction");
-    double ms = elapsed();
-    ir::debug_log(1, "compile", "'" + k.name + "' compiled for " + caps_.name + " in " + std::to_string(ms) +
-                                    " ms (nvrtc " + std::to_string(r.ms) + " ms); cache miss");
-    {
-      std::lock_guard lock(mu_);
-      cache_.emplace(key, code);
+    // The entry symbol is part of the source (named after the kernel), so it is in the key too.
+    const CacheKey key = make_cache_key({ir::structural_hash(optimized), "cuda-nvrtc-" + no.arch + " entry=" + entry,
+                                         caps_key(caps_), opt.key(), "nvrtc " + jit::nvrtc_version()});
+    double nvrtc_ms = 0;
+    GpuArtifactLookup r = find_or_build_artifact(
+        cache_, key, optimized,
+        [&] {
+          GpuArtifact a;
+          a.source = codegen::emit_cuda(optimized);
+          if (ir::debug_level() >= 2) ir::debug_log(2, "source", "generated CUDA for '" + k.name + "':\n" + a.source);
+          jit::NvrtcResult nr = jit::nvrtc_compile(a.source, no);
+          nvrtc_ms = nr.ms;
+          const bool cubin = !nr.cubin.empty();
+          a.artifact = cubin ? std::move(nr.cubin) : std::move(nr.ptx);
+          a.meta = "kernel=" + k.name + "\nentry=" + entry + "\nformat=" + (cubin ? "cubin" : "ptx") + "\n";
+          return a;
+        },
+        [](const CacheEntry& e) { return e.artifact.empty() ? "empty CUDA module" : ""; });
+    std::lock_guard lock(mu_);
+    std::shared_ptr<const CudaCode>& code = modules_[r.art->artifact];
+    if (!code) {
+      auto c = std::make_shared<CudaCode>();
+      c->ctx = ctx_;
+      if (r.art->meta.find("format=ptx") != std::string::npos) c->ptx = r.art->artifact;
+      ctx_->bind();
+      const cu::Driver& d = ctx_->d();
+      // A PTX image must be NUL-terminated; std::string's data() is.
+      d.check(d.ModuleLoadData(&c->module, r.art->artifact.c_str()), "cuModuleLoadData");
+      d.check(d.ModuleGetFunction(&c->fn, c->module, entry.c_str()), "cuModuleGetFunction");
+      code = c;
     }
-    return std::make_shared<CudaKernel>(k, std::move(src), std::move(entry), std::move(code), false, ms);
+    double ms = elapsed();
+    ir::debug_log(1, "compile", "'" + k.name + "' for " + caps_.name + " in " + std::to_string(ms) + " ms (nvrtc " +
+                                    std::to_string(nvrtc_ms) + " ms); " + (r.hit ? "cache hit " : "cache miss ") + key.hex());
+    return std::make_shared<CudaKernel>(k, r.art->source, std::move(entry), code, r.hit, ms);
   }
 
   void launch(const CompiledKernel& ck, const LaunchArgs& a) override {
@@ -200,7 +213,8 @@ class CudaDevice final : public Device {
   TargetCaps caps_;
   std::string desc_;
   std::mutex mu_;
-  std::unordered_map<std::string, std::shared_ptr<const CudaCode>> cache_;
+  KernelCache& cache_;
+  std::unordered_map<std::string, std::shared_ptr<const CudaCode>> modules_;  // by CUBIN/PTX
 };
 
 // The first device, or nullptr with the reason.
@@ -226,12 +240,12 @@ bool cuda_device_available(std::string* why) {
   return first_device(&dev, why) != nullptr;
 }
 
-std::unique_ptr<Device> create_cuda_device(const DeviceOptions&) {
+std::unique_ptr<Device> create_cuda_device(const DeviceOptions& opt) {
   cu::Device dev = 0;
   std::string why;
   const cu::Driver* d = first_device(&dev, &why);
   if (!d) throw std::runtime_error("no CUDA device: " + why);
-  return std::make_unique<CudaDevice>(*d, dev);
+  return std::make_unique<CudaDevice>(*d, dev, opt.cache ? *opt.cache : KernelCache::global());
 }
 
 }  // namespace kgen::rt

@@ -10,7 +10,10 @@
 #include "codegen/glsl_dialect.h"
 #include "ir/passes.h"
 #include "ir/verifier.h"
+#include "ir/debug.h"
+#include "ir/hash.h"
 #include "jit/spirv.h"
+#include "runtimes/gpu_artifacts.h"
 #include "runtimes/vulkan_api.h"
 
 namespace kgen::rt {
@@ -309,7 +312,7 @@ class VkKernel final : public CompiledKernel {
 
 class VulkanDevice final : public Device {
  public:
-  explicit VulkanDevice(std::shared_ptr<Context> c) : c_(std::move(c)) {
+  VulkanDevice(std::shared_ptr<Context> c, KernelCache& cache) : c_(std::move(c)), cache_(cache) {
     auto& a = c_->api;
     VkDevice d = c_->device;
     VkCommandPoolCreateInfo cpi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
@@ -334,7 +337,7 @@ class VulkanDevice final : public Device {
     auto& a = c_->api;
     VkDevice d = c_->device;
     a.vkDeviceWaitIdle(d);
-    cache_.clear();
+    kernels_.clear();
     if (queries_) a.vkDestroyQueryPool(d, queries_, nullptr);
     a.vkDestroyFence(d, fence_, nullptr);
     a.vkDestroyCommandPool(d, cmd_pool_, nullptr);
@@ -353,23 +356,39 @@ class VulkanDevice final : public Device {
   std::shared_ptr<CompiledKernel> compile(const ir::Kernel& k, const CompileOptions& opt) override {
     auto t0 = std::chrono::steady_clock::now();
     ir::Kernel optimized = prepare_kernel(k, caps(), opt);
-    std::string glsl = codegen::emit_glsl(optimized, c_->glsl);  // refuses missing capabilities
+    // Refused before the cache, so a refusal never depends on what is cached.
+    if (std::string why = codegen::glsl_unsupported(optimized, c_->glsl); !why.empty()) throw ir::Error({}, why);
+    const CacheKey key = make_cache_key({ir::structural_hash(optimized), "vulkan-glsl450-spirv",
+                                         caps_key(caps()) + " int8=" + std::to_string(c_->glsl.int8) +
+                                             " int16=" + std::to_string(c_->glsl.int16),
+                                         opt.key(), "shaderc-static"});
+    GpuArtifactLookup r = find_or_build_artifact(
+        cache_, key, optimized,
+        [&] {
+          GpuArtifact a;
+          a.source = codegen::emit_glsl(optimized, c_->glsl);
+          std::vector<uint32_t> spirv = jit::compile_glsl(a.source, k.name);
+          a.artifact.assign(reinterpret_cast<const char*>(spirv.data()), spirv.size() * 4);
+          a.meta = "kernel=" + k.name + "\nformat=spirv\n";
+          return a;
+        },
+        [](const CacheEntry& e) -> std::string {
+          const bool ok = e.artifact.size() >= 20 && e.artifact.size() % 4 == 0 &&
+                          *reinterpret_cast<const uint32_t*>(e.artifact.data()) == 0x07230203u;
+          return ok ? "" : "not a SPIR-V module";
+        });
     std::lock_guard lock(mu_);
-    // Memory cache keyed by the generated source (it names nothing but the kernel).
-    auto it = cache_.find(glsl);
-    std::shared_ptr<VkKernel> kern;
-    bool hit = it != cache_.end();
-    if (hit) {
-      kern = it->second;
-    } else {
-      std::vector<uint32_t> spirv = jit::compile_glsl(glsl, k.name);
-      kern = std::make_shared<VkKernel>(c_, optimized, glsl, spirv);
-      cache_.emplace(glsl, kern);
+    // Pipelines per device, shared by every compile of the same SPIR-V.
+    std::shared_ptr<VkKernel>& kern = kernels_[r.art->artifact];
+    if (!kern) {
+      std::vector<uint32_t> words(r.art->artifact.size() / 4);
+      std::memcpy(words.data(), r.art->artifact.data(), words.size() * 4);
+      kern = std::make_shared<VkKernel>(c_, optimized, r.art->source, words);
     }
-    // A per-call wrapper would need its own pipelines; the cached object is
-    // shared instead, with this call's timing recorded on it.
-    auto out = std::make_shared<Handle>(kern, k, hit, ms_since(t0));
-    return out;
+    double ms = ms_since(t0);
+    ir::debug_log(1, "compile", "'" + k.name + "' for vulkan in " + std::to_string(ms) + " ms (" +
+                                    (r.hit ? "cache hit " : "cache miss ") + key.hex() + ")");
+    return std::make_shared<Handle>(kern, k, r.hit, ms);
   }
 
   void launch(const CompiledKernel& ck, const LaunchArgs& args) override {
@@ -459,8 +478,9 @@ class VulkanDevice final : public Device {
   };
 
   std::shared_ptr<Context> c_;
+  KernelCache& cache_;
   std::mutex mu_;
-  std::map<std::string, std::shared_ptr<VkKernel>> cache_;
+  std::map<std::string, std::shared_ptr<VkKernel>> kernels_;  // by SPIR-V
   VkCommandPool cmd_pool_ = VK_NULL_HANDLE;
   VkCommandBuffer cmd_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
@@ -484,13 +504,13 @@ bool vulkan_available(std::string* why) {
   return ok;
 }
 
-std::unique_ptr<Device> create_vulkan_device(const DeviceOptions&) {
+std::unique_ptr<Device> create_vulkan_device(const DeviceOptions& opt) {
   std::string why;
   if (!jit::spirv_available()) throw std::runtime_error("vulkan: kgen was built without shaderc (GLSL -> SPIR-V)");
   auto ctx = make_instance(&why);
   if (!ctx) throw std::runtime_error("vulkan: " + why);
   make_device(*ctx);
-  return std::make_unique<VulkanDevice>(std::move(ctx));
+  return std::make_unique<VulkanDevice>(std::move(ctx), opt.cache ? *opt.cache : KernelCache::global());
 }
 
 double vulkan_last_kernel_ms(const Device& dev) {

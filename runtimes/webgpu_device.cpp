@@ -10,6 +10,8 @@
 #include "codegen/wgsl_dialect.h"
 #include "ir/passes.h"
 #include "ir/verifier.h"
+#include "ir/hash.h"
+#include "runtimes/gpu_artifacts.h"
 #include "runtimes/wgpu_api.h"
 
 namespace kgen::rt {
@@ -162,6 +164,7 @@ class WgKernel final : public CompiledKernel {
   }
   WGPUBindGroupLayout bgl() const { return bgl_; }
   void set_compile_ms(double ms) { compile_ms_ = ms; }
+  void set_cache_hit(bool hit) { cache_hit_ = hit; }
 
   WGPUComputePipeline pipeline(const std::array<uint32_t, 3>& wg) {
     auto it = pipes_.find(wg);
@@ -190,9 +193,11 @@ class WgKernel final : public CompiledKernel {
 
 class WebGpuDevice final : public Device {
  public:
-  explicit WebGpuDevice(Api& a) : a_(a) { caps_.name = "webgpu"; }
+  WebGpuDevice(Api& a, KernelCache& cache) : a_(a), cache_(cache) { caps_.name = "webgpu"; }
   std::string name() const override { return "webgpu"; }
-  std::string description() const override { return "webgpu: " + a_.adapter_name + " (wgpu-native)"; }
+  std::string description() const override {
+    return "webgpu: " + a_.adapter_name + " (wgpu-native" + (a_.shader_f16 ? ", shader-f16" : ", f16 packed in u32") + ")";
+  }
   const TargetCaps& caps() const override { return caps_; }
   std::unique_ptr<Buffer> alloc(size_t bytes) override { return std::make_unique<WgBuf>(a_, bytes); }
 
@@ -201,11 +206,28 @@ class WebGpuDevice final : public Device {
     ir::Kernel optimized = prepare_kernel(k, caps_, opt);
     codegen::WgslOptions wo;
     wo.caps = caps_;
-    std::string wgsl = codegen::emit_wgsl(optimized, wo);  // refuses missing capabilities
+    wo.shader_f16 = a_.shader_f16;
+    // Refused before the cache, so a refusal never depends on what is cached.
+    if (std::string why = codegen::wgsl_unsupported(optimized, wo); !why.empty()) throw ir::Error({}, why);
+    // The artifact is the WGSL itself: naga compiles it when the module is
+    // created, which no cache outlives; a disk hit saves the emission.
+    const CacheKey key = make_cache_key({ir::structural_hash(optimized), "webgpu-wgsl",
+                                         caps_key(caps_) + " shader_f16=" + std::to_string(wo.shader_f16), opt.key(),
+                                         "wgsl"});
+    GpuArtifactLookup r = find_or_build_artifact(
+        cache_, key, optimized,
+        [&] {
+          GpuArtifact a;
+          a.source = a.artifact = codegen::emit_wgsl(optimized, wo);
+          a.meta = "kernel=" + k.name + "\nformat=wgsl\n";
+          return a;
+        },
+        [](const CacheEntry& e) { return e.artifact.find("fn main(") == std::string::npos ? "not a WGSL kernel" : ""; });
     std::lock_guard lock(mu_);
-    auto kern = std::make_shared<WgKernel>(a_, k, wgsl);
+    auto kern = std::make_shared<WgKernel>(a_, k, r.art->artifact);
     if (optimized.fixed_workgroup()) kern->pipeline(optimized.workgroup_size);
     kern->set_compile_ms(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    kern->set_cache_hit(r.hit);
     return kern;
   }
 
@@ -279,6 +301,7 @@ class WebGpuDevice final : public Device {
  private:
   Api& a_;
   TargetCaps caps_ = codegen::wgsl_default_caps();
+  KernelCache& cache_;
   std::mutex mu_;
 };
 
@@ -290,10 +313,10 @@ bool webgpu_available(std::string* why) {
   return a.device != nullptr;
 }
 
-std::unique_ptr<Device> create_webgpu_device(const DeviceOptions&) {
+std::unique_ptr<Device> create_webgpu_device(const DeviceOptions& opt) {
   std::string why;
   if (!webgpu_available(&why)) throw std::runtime_error("webgpu: " + why);
-  return std::make_unique<WebGpuDevice>(wgpu::api());
+  return std::make_unique<WebGpuDevice>(wgpu::api(), opt.cache ? *opt.cache : KernelCache::global());
 }
 
 }  // namespace kgen::rt

@@ -19,7 +19,7 @@ namespace kgen::rt::wgpu {
   X(ComputePassEncoderDispatchWorkgroups) X(ComputePassEncoderEnd) X(ComputePassEncoderRelease)                    \
   X(BufferMapAsync) X(BufferGetConstMappedRange) X(BufferUnmap) X(DeviceCreateBindGroupLayout)                      \
   X(DeviceCreatePipelineLayout) X(DeviceCreateBindGroup) X(BindGroupRelease) X(BindGroupLayoutRelease)             \
-  X(PipelineLayoutRelease)
+  X(PipelineLayoutRelease) X(AdapterHasFeature)
 
 struct Api {
 #define KGEN_WGPU_MEMBER(n) WGPUProc##n n = nullptr;
@@ -32,6 +32,7 @@ struct Api {
   WGPUDevice device = nullptr;
   WGPUQueue queue = nullptr;
   std::string adapter_name;
+  bool shader_f16 = false;  // the device was created with the shader-f16 feature (`enable f16`)
   std::string error;  // why device is null
 };
 

@@ -74,10 +74,21 @@ wgpu::Api& wgpu::api() {
     dcb.mode = WGPUCallbackMode_AllowSpontaneous;
     dcb.callback = on_device;
     dcb.userdata1 = c;
-    c->AdapterRequestDevice(c->adapter, nullptr, dcb);
+    // shader-f16 when the adapter has it: f16 buffers are then array<f16>
+    // instead of packed u32 words (codegen/wgsl_dialect.h).
+    WGPUFeatureName f16 = WGPUFeatureName_ShaderF16;
+    WGPUDeviceDescriptor dd{};
+    // KGEN_WGPU_SHADER_F16=0 leaves it off (tests the packed f16 path on an adapter that has it).
+    const char* want = std::getenv("KGEN_WGPU_SHADER_F16");
+    if ((!want || std::string(want) != "0") && c->AdapterHasFeature(c->adapter, f16)) {
+      dd.requiredFeatureCount = 1;
+      dd.requiredFeatures = &f16;
+    }
+    c->AdapterRequestDevice(c->adapter, &dd, dcb);
     for (int i = 0; i < 100 && !c->device && c->error.empty(); ++i) c->InstanceProcessEvents(c->instance);
     if (!c->device && c->error.empty()) c->error = "no WebGPU device (request never completed)";
     if (c->device) c->queue = c->DeviceGetQueue(c->device);
+    c->shader_f16 = c->device && dd.requiredFeatureCount == 1;
     return c;
   }();
   return *ctx;
@@ -116,6 +127,8 @@ bool wgpu_available(std::string* why) {
 }
 
 std::string wgpu_adapter_name() { return context()->adapter_name; }
+
+bool wgpu_has_shader_f16() { return context()->shader_f16; }
 
 std::string validate_wgsl(const std::string& wgsl) {
   Ctx* c = context();

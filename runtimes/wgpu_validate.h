@@ -23,4 +23,7 @@ std::string validate_wgsl(const std::string& wgsl);
 // Adapter description ("llvmpipe (LLVM ...) / Vulkan"), "" when unavailable.
 std::string wgpu_adapter_name();
 
+// True when the shared device was created with shader-f16 (`enable f16` in WGSL).
+bool wgpu_has_shader_f16();
+
 }  // namespace kgen::rt

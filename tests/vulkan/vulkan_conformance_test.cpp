@@ -14,6 +14,7 @@
 #include "ir/interpreter.h"
 #include "ir/passes.h"
 #include "ops/elementwise.h"
+#include "ops/rowwise.h"
 #include "runtimes/check.h"
 #include "tests/conformance/device_suite.h"
 #include "runtimes/runtime.h"
@@ -83,6 +84,7 @@ TEST_CASE("every registered kernel matches the interpreter on vulkan") {
   auto dev = vulkan_or_skip();
   if (!dev) return;
   samples::register_all();
+  ops::register_all();  // the row ops (softmax, norms) on 16-lane lines
   conformance::check_registered_kernels(*dev, suite(*dev));
 }
 

@@ -33,8 +33,20 @@ TEST_CASE("golden wgsl: reduce_sum (var<workgroup>, barriers, loops)") {
   check_golden("reduce_sum.wgsl", emit_wgsl(kgen::test::reduce_sum()));
 }
 
+TEST_CASE("golden wgsl: legalisations (packed 8/16-bit storage, f16, 8-lane lines, own transcendentals)") {
+  check_golden("casts.wgsl", emit_wgsl(kgen::test::casts()));            // i8/u8 packed in u32 words, atomicAnd/Or stores
+  check_golden("half_math.wgsl", emit_wgsl(kgen::test::half_math()));    // f16 packed, rounded with kg_rf16
+  kgen::codegen::WgslOptions f16;
+  f16.shader_f16 = true;
+  check_golden("half_math_f16.wgsl", emit_wgsl(kgen::test::half_math(), f16));  // enable f16; array<f16>
+  check_golden("lines8.wgsl", emit_wgsl(kgen::test::lines(8)));          // array<f32, 8> values, lane by lane
+  check_golden("transcendental.wgsl", emit_wgsl(kgen::test::transcendental()));  // kg_exp, kg_tanh, kg_erf
+}
+
 TEST_CASE("wgsl refuses what it cannot express, naming the capability") {
   refused(kgen::test::subgroup_sum(), "subgroup");
-  refused(kgen::test::half_math(), "f16");
-  refused(kgen::test::lines(8), "lanes");
+  kgen::ir::Kernel k = kgen::test::saxpy();
+  k.name = "saxpy_f64";
+  for (auto& b : k.buffers) b.elem = kgen::ir::types::F64;
+  refused(k, "f64");
 }

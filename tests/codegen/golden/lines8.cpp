@@ -23,7 +23,7 @@ extern "C" void kgen_lines8(const KgenArgs* a, unsigned long long group_begin, u
             f32x8 v9 = __builtin_elementwise_sqrt(v8);
             f32x8 v11 = (f32x8)(p0);
             f32x8 v12 = v9 * v11;
-            f32x8 v13 = f32x8{kg_tanhf(v4[0]), kg_tanhf(v4[1]), kg_tanhf(v4[2]), kg_tanhf(v4[3]), kg_tanhf(v4[4]), kg_tanhf(v4[5]), kg_tanhf(v4[6]), kg_tanhf(v4[7])};
+            f32x8 v13 = kg_map1(v4, [](auto v) { return kg_tanhf(v); });
             f32x8 v14 = v12 + v13;
             b1[gx * wgx + lx] = v14;
             f32 v16 = (((((((v14[0] + v14[1]) + v14[2]) + v14[3]) + v14[4]) + v14[5]) + v14[6]) + v14[7]);

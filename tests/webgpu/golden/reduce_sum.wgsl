@@ -1,6 +1,6 @@
 // kernel 'reduce_sum'
-@group(0) @binding(0) var<storage, read> b0: array<f32>;  // x (read)
-@group(0) @binding(1) var<storage, read_write> b1: array<f32>;  // out (write)
+@group(0) @binding(0) var<storage, read> b0: array<f32>;  // x (read, f32)
+@group(0) @binding(1) var<storage, read_write> b1: array<f32>;  // out (write, f32)
 struct KgParams { s: array<vec4<u32>, 1>, }  // 8-byte slots, two per element, value in the low word
 @group(0) @binding(2) var<uniform> kg_params: KgParams;
 override kg_wg_x: u32 = 64u;

@@ -1,6 +1,6 @@
 // kernel 'saxpy'
-@group(0) @binding(0) var<storage, read> b0: array<f32>;  // x (read)
-@group(0) @binding(1) var<storage, read_write> b1: array<f32>;  // y (read_write)
+@group(0) @binding(0) var<storage, read> b0: array<f32>;  // x (read, f32)
+@group(0) @binding(1) var<storage, read_write> b1: array<f32>;  // y (read_write, f32)
 struct KgParams { s: array<vec4<u32>, 1>, }  // 8-byte slots, two per element, value in the low word
 @group(0) @binding(2) var<uniform> kg_params: KgParams;
 override kg_wg_x: u32 = 1u;
@@ -16,7 +16,7 @@ fn main(@builtin(global_invocation_id) kg_gid: vec3<u32>, @builtin(local_invocat
     let v4: f32 = b0[kg_gid.x];
     let v6: f32 = b1[kg_gid.x];
     let v8: f32 = p0 * v4;
-    let v9: f32 = v8 + v6;
+    let v9: f32 = (bitcast<f32>(bitcast<u32>(v8) ^ (kg_nwg.x >> 31u))) + v6;
     b1[kg_gid.x] = v9;
   }
 }

@@ -1,0 +1,204 @@
+// The conv family against im2col + vendor SGEMM, measured in the same run,
+// interleaved (ours, baseline with OpenBLAS, baseline with oneDNN, ours, ...):
+//   conv2d/<N>x<C>x<H>x<W>x<OC>x<KH>x<KW>/threads:<t>
+// The baseline per image: a host im2col (plain C++ at -O3, single-threaded,
+// zero/copy/zero row segments) into a K × OH·OW column matrix, then
+// y[n] (OC × OH·OW) = w (OC × K) · col with cblas_sgemm or dnnl_sgemm.
+// Counters: GFLOP_per_s (ours), baseline_GFLOP_per_s (im2col + the faster
+// vendor), ratio = ours / baseline (speed, > 1: kgen faster), and
+// ratio_vs_gemm_only = ours / the faster vendor SGEMM alone (the im2col not
+// counted: a stricter bar), im2col_ms. Ours is the op as dispatch runs it
+// (tuned variant if the database has one, else the heuristic); the label says
+// which variant ran.
+#include <benchmark/benchmark.h>
+#include <cblas.h>
+#include <dlfcn.h>
+#include <dnnl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#include "bench/suite_registry.h"
+#include "ops/conv.h"
+#include "ops/executor.h"
+#include "ops/op.h"
+
+namespace kgen::bench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds(const std::function<void()>& f) {
+  auto t0 = Clock::now();
+  f();
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// See bench_matmul.cpp: Debian's libdnnl threads with OpenMP.
+void set_vendor_threads(int threads) {
+  openblas_set_num_threads(threads);
+  using SetFn = void (*)(int);
+  static SetFn omp_set = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+  if (omp_set) omp_set(threads);
+}
+
+std::vector<float> random_floats(size_t n, uint32_t seed) {
+  std::vector<float> v(n);
+  uint32_t s = seed * 2654435761u + 1;
+  for (auto& x : v) {
+    s = s * 1664525u + 1013904223u;
+    x = float(s >> 8) / float(1 << 24) * 2.0f - 1.0f;
+  }
+  return v;
+}
+
+// col[(c·KH + kh)·KW + kw][oh·OW + ow] = x[c][oh·sh - pt + kh·dh][ow·sw - pl + kw·dw] (0 outside).
+void im2col(const ops::ConvShape& s, const float* x, float* col) {
+  const int64_t OH = s.oh(), OW = s.ow(), P = OH * OW;
+  float* out = col;
+  for (int64_t c = 0; c < s.c; ++c)
+    for (int64_t kh = 0; kh < s.kh; ++kh)
+      for (int64_t kw = 0; kw < s.kw; ++kw, out += P)
+        for (int64_t oh = 0; oh < OH; ++oh) {
+          float* row = out + oh * OW;
+          const int64_t ih = oh * s.sh - s.pt + kh * s.dh;
+          if (ih < 0 || ih >= s.h) {
+            std::memset(row, 0, size_t(OW) * 4);
+            continue;
+          }
+          const float* xr = x + (c * s.h + ih) * s.w;
+          const int64_t off = kw * s.dw - s.pl;  // iw = ow·sw + off
+          // In-bounds ow: [lo, hi).
+          int64_t lo = off >= 0 ? 0 : (-off + s.sw - 1) / s.sw;
+          int64_t hi = std::min(OW, (s.w - off + s.sw - 1) / s.sw);
+          lo = std::min(lo, OW), hi = std::max(hi, lo);
+          for (int64_t ow = 0; ow < lo; ++ow) row[ow] = 0;
+          if (s.sw == 1)
+            std::memcpy(row + lo, xr + lo + off, size_t(hi - lo) * 4);
+          else
+            for (int64_t ow = lo; ow < hi; ++ow) row[ow] = xr[ow * s.sw + off];
+          for (int64_t ow = hi; ow < OW; ++ow) row[ow] = 0;
+        }
+}
+
+std::unique_ptr<rt::Device> cpu(int threads) {
+  rt::DeviceOptions o;
+  o.threads = unsigned(threads);
+  return rt::create_device("cpu", o);
+}
+
+void BM_Conv(benchmark::State& state, ops::Problem p) {
+  const int threads = int(state.range(0));
+  ops::register_all_ops();
+  const ops::ConvShape s = ops::conv_shape(p);
+  auto dev = cpu(threads);
+  std::string src;
+  ops::Variant v = ops::choose_variant(*dev, p, &src);
+  auto pp = ops::prepare(*dev, p, v);
+  auto io = ops::upload(*dev, ops::make_host_tensors(p, 7));
+  auto ours = [&] {
+    return seconds([&] {
+      ops::execute(*dev, pp, io.io());
+      dev->synchronize();
+    });
+  };
+  // Baseline buffers (groups == 1: the shapes).
+  const int64_t K = s.c * s.taps(), P = s.oh() * s.ow();
+  auto x = random_floats(size_t(s.n * s.c * s.h * s.w), 1), w = random_floats(size_t(s.oc * K), 2);
+  std::vector<float> col(size_t(K * P)), y(size_t(s.n * s.oc * P));
+  set_vendor_threads(threads);
+  double t_im2col = 0;  // of the last baseline run
+  auto baseline = [&](bool onednn) {
+    double ti = 0, tg = 0;
+    for (int64_t n = 0; n < s.n; ++n) {
+      ti += seconds([&] { im2col(s, x.data() + n * s.c * s.h * s.w, col.data()); });
+      float* yn = y.data() + n * s.oc * P;
+      tg += seconds([&] {
+        if (onednn)
+          dnnl_sgemm('N', 'N', s.oc, P, K, 1.0f, w.data(), K, col.data(), P, 0.0f, yn, P);
+        else
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(s.oc), int(P), int(K), 1.0f, w.data(), int(K),
+                      col.data(), int(P), 0.0f, yn, int(P));
+      });
+    }
+    t_im2col = ti;
+    return std::pair{ti + tg, tg};
+  };
+  ours();
+  baseline(false);
+  baseline(true);
+  for (auto _ : state) state.SetIterationTime(ours());
+  std::vector<double> t_ours, t_ob, t_dn, g_ob, g_dn, t_col;
+  for (int r = 0; r < 15; ++r) {
+    t_ours.push_back(ours());
+    auto [a, ga] = baseline(false);
+    t_col.push_back(t_im2col);
+    auto [b, gb] = baseline(true);
+    t_ob.push_back(a), g_ob.push_back(ga), t_dn.push_back(b), g_dn.push_back(gb);
+  }
+  const double flop = 2.0 * double(s.n * s.oc * P) * double(K);
+  const double ours_g = flop / median(t_ours) / 1e9;
+  const double base_g = flop / std::min(median(t_ob), median(t_dn)) / 1e9;
+  const double gemm_g = flop / std::min(median(g_ob), median(g_dn)) / 1e9;
+  state.counters["GFLOP_per_s"] = ours_g;
+  state.counters["baseline_GFLOP_per_s"] = base_g;
+  state.counters["openblas_gemm_GFLOP_per_s"] = flop / median(g_ob) / 1e9;
+  state.counters["onednn_gemm_GFLOP_per_s"] = flop / median(g_dn) / 1e9;
+  state.counters["im2col_ms"] = median(t_col) * 1e3;
+  state.counters["ratio"] = ours_g / base_g;
+  state.counters["ratio_vs_gemm_only"] = ours_g / gemm_g;
+  state.SetLabel(v.str() + " (" + src + ")");
+}
+
+// Pooling: GB/s of compulsory traffic (no baseline: reported for reference).
+void BM_Pool(benchmark::State& state, ops::Problem p) {
+  const int threads = int(state.range(0));
+  ops::register_all_ops();
+  auto dev = cpu(threads);
+  std::string src;
+  ops::Variant v = ops::choose_variant(*dev, p, &src);
+  auto pp = ops::prepare(*dev, p, v);
+  auto io = ops::upload(*dev, ops::make_host_tensors(p, 7));
+  auto run = [&] {
+    return seconds([&] {
+      ops::execute(*dev, pp, io.io());
+      dev->synchronize();
+    });
+  };
+  run();
+  std::vector<double> t;
+  for (auto _ : state) {
+    t.push_back(run());
+    state.SetIterationTime(t.back());
+  }
+  state.counters["GB_per_s"] = ops::op_for(p).bytes(p) / median(t) / 1e9;
+  state.SetLabel(v.str() + " (" + src + ")");
+}
+
+}  // namespace
+
+void register_conv_benchmarks() {
+  ops::register_all_ops();
+  for (const char* op : {"conv2d", "maxpool2d", "avgpool2d", "global_avgpool"}) {
+    const ops::OpDef* d = ops::find_op(op);
+    if (!d) continue;
+    for (const auto& p : d->bench_problems) {
+      std::string name = std::string(op) + "/";
+      for (size_t i = 0; i < p.dims.size(); ++i) name += (i ? "x" : "") + std::to_string(p.dims[i]);
+      auto* b = std::string(op) == "conv2d" ? benchmark::RegisterBenchmark(name.c_str(), BM_Conv, p)->MinTime(0.3)
+                                             : benchmark::RegisterBenchmark(name.c_str(), BM_Pool, p)->MinTime(0.2);
+      b->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond);
+    }
+  }
+}
+
+}  // namespace kgen::bench

@@ -1,0 +1,266 @@
+// The matmul family against vendor libraries measured in the same run,
+// interleaved (ours, OpenBLAS, oneDNN, ours, ...) so drift on this shared
+// machine affects every side alike:
+//   matmul/sgemm/<M>x<N>x<K>/threads:<t>   vs cblas_sgemm and dnnl_sgemm
+//   matmul/gemv/1x4096x4096/threads:<t>    (trans_b=1) vs the STREAM triad,
+//                                          bytes = weights read once, inputs
+//                                          rotated through copies beyond the L3
+//   gated_mlp/<T>x<D>x<F>/threads:<t>      vs the unfused path: 3 vendor SGEMMs
+//                                          (the faster vendor) + a SiLU kernel +
+//                                          a product kernel (our f32x16 line
+//                                          kernels: the fastest we have)
+// Ours is the op as dispatch runs it (tuned variant if the database has one,
+// else the heuristic); the label says which variant ran.
+#include <benchmark/benchmark.h>
+#include <cblas.h>
+#include <dlfcn.h>
+#include <dnnl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <vector>
+
+#include "bench/suite_registry.h"
+#include "bench/triad.h"
+#include "dsl/dsl.h"
+#include "ops/executor.h"
+#include "ops/fast_exp.h"
+#include "ops/op.h"
+
+namespace kgen::bench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds(const std::function<void()>& f) {
+  auto t0 = Clock::now();
+  f();
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Debian's libdnnl runs on OpenMP (libgomp, loaded with it): its thread count
+// is the calling thread's OpenMP setting. Looked up at run time so the bench
+// needs no OpenMP link flags.
+void set_vendor_threads(int threads) {
+  openblas_set_num_threads(threads);
+  using SetFn = void (*)(int);
+  static SetFn omp_set = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+  if (omp_set) omp_set(threads);
+}
+
+// Row-major C = A·op(B) with each vendor.
+void openblas_sgemm(bool tb, int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(m), int(n), int(k), 1.0f, a, int(k), b,
+              int(tb ? k : n), 0.0f, c, int(n));
+}
+void onednn_sgemm(bool tb, int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
+  dnnl_sgemm('N', tb ? 'T' : 'N', m, n, k, 1.0f, a, k, b, tb ? k : n, 0.0f, c, n);
+}
+
+std::unique_ptr<rt::Device> cpu(int threads) {
+  rt::DeviceOptions o;
+  o.threads = unsigned(threads);
+  return rt::create_device("cpu", o);
+}
+
+// An op prepared with the variant dispatch would choose, with device tensors.
+struct OurOp {
+  std::unique_ptr<rt::Device> dev;
+  ops::PreparedPlan pp;
+  std::vector<ops::DeviceTensors> sets;
+  std::string variant;
+  size_t next = 0;
+  OurOp(const ops::Problem& p, int threads, int copies = 1) : dev(cpu(threads)) {
+    ops::register_all_ops();
+    std::string src;
+    ops::Variant v = ops::choose_variant(*dev, p, &src);
+    variant = v.str() + " (" + src + ")";
+    pp = ops::prepare(*dev, p, v);
+    for (int i = 0; i < copies; ++i) sets.push_back(ops::upload(*dev, ops::make_host_tensors(p, 7 + i)));
+  }
+  double run() {
+    auto& io = sets[next++ % sets.size()];
+    return seconds([&] {
+      ops::execute(*dev, pp, io.io());
+      dev->synchronize();
+    });
+  }
+};
+
+std::vector<float> random_floats(size_t n, uint32_t seed) {
+  std::vector<float> v(n);
+  uint32_t s = seed * 2654435761u + 1;
+  for (auto& x : v) {
+    s = s * 1664525u + 1013904223u;
+    x = float(s >> 8) / float(1 << 24) * 2.0f - 1.0f;
+  }
+  return v;
+}
+
+void BM_Sgemm(benchmark::State& state, int64_t m, int64_t n, int64_t k) {
+  const int threads = int(state.range(0));
+  ops::Problem p;
+  p.op = "matmul";
+  p.dims = {m, n, k};
+  OurOp ours(p, threads);
+  auto a = random_floats(size_t(m * k), 1), b = random_floats(size_t(k * n), 2);
+  std::vector<float> c(size_t(m * n));
+  set_vendor_threads(threads);
+  auto ob = [&] { return seconds([&] { openblas_sgemm(false, m, n, k, a.data(), b.data(), c.data()); }); };
+  auto dn = [&] { return seconds([&] { onednn_sgemm(false, m, n, k, a.data(), b.data(), c.data()); }); };
+  ours.run();
+  ob();
+  dn();
+  for (auto _ : state) state.SetIterationTime(ours.run());
+  std::vector<double> t_ours, t_ob, t_dn;
+  const int rounds = m * n * k >= (int64_t(1) << 32) ? 5 : 11;
+  for (int r = 0; r < rounds; ++r) {
+    t_ours.push_back(ours.run());
+    t_ob.push_back(ob());
+    t_dn.push_back(dn());
+  }
+  const double flop = 2.0 * double(m) * double(n) * double(k);
+  double g_ours = flop / median(t_ours) / 1e9, g_ob = flop / median(t_ob) / 1e9, g_dn = flop / median(t_dn) / 1e9;
+  state.counters["GFLOP_per_s"] = g_ours;
+  state.counters["openblas_GFLOP_per_s"] = g_ob;
+  state.counters["onednn_GFLOP_per_s"] = g_dn;
+  state.counters["ratio"] = g_ours / std::max(g_ob, g_dn);
+  state.SetLabel(ours.variant);
+}
+
+void BM_Gemv(benchmark::State& state, int64_t n, int64_t k) {
+  const int threads = int(state.range(0));
+  ops::Problem p;
+  p.op = "matmul";
+  p.dims = {1, n, k};
+  p.attrs["trans_b"] = 1;
+  // 6 copies of the 64 MiB weights (384 MiB) rotate beyond the 260 MiB L3.
+  OurOp ours(p, threads, 6);
+  ours.run();
+  for (auto _ : state) state.SetIterationTime(ours.run());
+  constexpr size_t kTriad = size_t(1) << 26;
+  std::vector<float> ta(kTriad), tb(kTriad, 1.0f), tc(kTriad, 2.0f);
+  run_triad(ta.data(), tb.data(), tc.data(), 3.0f, kTriad, threads);
+  std::vector<double> t_ours, t_triad;
+  for (int r = 0; r < 30; ++r) {
+    t_ours.push_back(ours.run());
+    if (r % 3 == 0) t_triad.push_back(run_triad(ta.data(), tb.data(), tc.data(), 3.0f, kTriad, threads));
+  }
+  double gbs = 4.0 * double(n) * double(k) / median(t_ours) / 1e9;
+  double triad = triad_bytes(kTriad) / median(t_triad) / 1e9;
+  state.counters["GB_per_s"] = gbs;
+  state.counters["triad_GB_per_s"] = triad;
+  state.counters["ratio"] = gbs / triad;
+  state.SetLabel(ours.variant);
+}
+
+// The unfused baseline's elementwise kernels, on f32x16 lines.
+ir::Kernel silu_lines() {
+  using namespace dsl;
+  return kernel("bench_silu_l16", [](KernelBuilder& kb) {
+    auto x = kb.inout("x", line(f32, 16));
+    auto n = kb.scalar("n", u32);
+    Value i = global_id(0);
+    if_(i < n, [&] {
+      Value v = x[i];
+      x[i] = v / (ops::fast_exp(-v) + 1.0f);
+    });
+  });
+}
+ir::Kernel mul_lines() {
+  using namespace dsl;
+  return kernel("bench_mul_l16", [](KernelBuilder& kb) {
+    auto x = kb.inout("x", line(f32, 16));
+    auto y = kb.input("y", line(f32, 16));
+    auto n = kb.scalar("n", u32);
+    Value i = global_id(0);
+    if_(i < n, [&] { x[i] = x[i] * y[i]; });
+  });
+}
+
+void BM_GatedMlp(benchmark::State& state, int64_t t, int64_t d, int64_t f) {
+  const int threads = int(state.range(0));
+  ops::Problem p;
+  p.op = "gated_mlp";
+  p.dims = {t, d, f};
+  OurOp ours(p, threads);
+  // Unfused: hg = X·Gᵀ, hu = X·Uᵀ, hg = silu(hg), hg *= hu, Y = hg·Dnᵀ.
+  auto x = random_floats(size_t(t * d), 1), g = random_floats(size_t(f * d), 2), u = random_floats(size_t(f * d), 3),
+       dn = random_floats(size_t(d * f), 4);
+  const int64_t fl = (f + 15) / 16 * 16;  // whole lines for the elementwise kernels
+  std::vector<float> y(size_t(t * d));
+  auto hg = ours.dev->alloc(size_t(t * fl) * 4), hu = ours.dev->alloc(size_t(t * fl) * 4);
+  float* hgp = static_cast<float*>(hg->host_ptr());
+  float* hup = static_cast<float*>(hu->host_ptr());
+  if (!hgp || !hup || f % 16) {
+    state.SkipWithError("needs host-visible CPU buffers and F % 16 == 0");
+    return;
+  }
+  auto k_silu = ours.dev->compile(silu_lines()), k_mul = ours.dev->compile(mul_lines());
+  const uint32_t lines = uint32_t(t * f / 16);
+  rt::LaunchArgs a_silu, a_mul;
+  a_silu.dims.grid = {(lines + 255) / 256, 1, 1};
+  a_silu.dims.workgroup = {256, 1, 1};
+  a_silu.buffers = {hg.get()};
+  a_silu.scalars = {ir::scalar_slot(lines)};
+  a_mul.dims = a_silu.dims;
+  a_mul.buffers = {hg.get(), hu.get()};
+  a_mul.scalars = a_silu.scalars;
+  set_vendor_threads(threads);
+  using Gemm = void (*)(bool, int64_t, int64_t, int64_t, const float*, const float*, float*);
+  auto unfused = [&](Gemm gemm) {
+    return seconds([&] {
+      gemm(true, t, f, d, x.data(), g.data(), hgp);
+      gemm(true, t, f, d, x.data(), u.data(), hup);
+      ours.dev->launch(*k_silu, a_silu);
+      ours.dev->launch(*k_mul, a_mul);
+      ours.dev->synchronize();
+      gemm(true, t, d, f, hgp, dn.data(), y.data());
+    });
+  };
+  ours.run();
+  unfused(openblas_sgemm);
+  unfused(onednn_sgemm);
+  for (auto _ : state) state.SetIterationTime(ours.run());
+  std::vector<double> t_ours, t_ob, t_dn;
+  const int rounds = t * d * f >= (int64_t(1) << 32) ? 3 : 7;
+  for (int r = 0; r < rounds; ++r) {
+    t_ours.push_back(ours.run());
+    t_ob.push_back(unfused(openblas_sgemm));
+    t_dn.push_back(unfused(onednn_sgemm));
+  }
+  const double flop = 6.0 * double(t) * double(d) * double(f);
+  double g_ours = flop / median(t_ours) / 1e9, g_ob = flop / median(t_ob) / 1e9, g_dn = flop / median(t_dn) / 1e9;
+  state.counters["GFLOP_per_s"] = g_ours;
+  state.counters["unfused_openblas_GFLOP_per_s"] = g_ob;
+  state.counters["unfused_onednn_GFLOP_per_s"] = g_dn;
+  state.counters["ratio"] = g_ours / std::max(g_ob, g_dn);
+  state.SetLabel(ours.variant);
+}
+
+std::string shape(int64_t a, int64_t b, int64_t c) {
+  return std::to_string(a) + "x" + std::to_string(b) + "x" + std::to_string(c);
+}
+
+}  // namespace
+
+void register_matmul_benchmarks() {
+  for (int64_t s : {1024, 2048})
+    benchmark::RegisterBenchmark(("matmul/sgemm/" + shape(s, s, s)).c_str(), BM_Sgemm, s, s, s)
+        ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
+  benchmark::RegisterBenchmark("matmul/gemv/1x4096x4096", BM_Gemv, 4096, 4096)
+      ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.3);
+  benchmark::RegisterBenchmark("gated_mlp/256x1024x11008", BM_GatedMlp, 256, 1024, 11008)
+      ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
+  benchmark::RegisterBenchmark("gated_mlp/2048x1024x11008", BM_GatedMlp, 2048, 1024, 11008)
+      ->ArgName("threads")->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(2);
+}
+
+}  // namespace kgen::bench

@@ -1,0 +1,117 @@
+// The quantized-weight family against the STREAM triad, measured in the same
+// run, interleaved (ours ×3, triad, ours ×3, ...):
+//   quant/gemv/<format>/1x4096x4096/threads:<t>   qmatmul (LLM decode GEMV);
+//       GB/s counts the packed weight bytes read once; the weights rotate
+//       through copies beyond the 260 MiB L3 so every run streams from DRAM.
+//   quant/dequantize/<format>/4096x4096/threads:<t>   bytes = packed + f32 out.
+// Ours is the op as dispatch runs it (tuned variant if the database has one,
+// else the heuristic); the label says which variant ran.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <vector>
+
+#include "bench/suite_registry.h"
+#include "bench/triad.h"
+#include "ops/executor.h"
+#include "ops/op.h"
+#include "ops/quant_formats.h"
+
+namespace kgen::bench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using ops::quant::QFormat;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+struct QuantOp {
+  std::unique_ptr<rt::Device> dev;
+  ops::PreparedPlan pp;
+  std::vector<ops::DeviceTensors> sets;
+  std::string variant;
+  size_t next = 0;
+  // `rotate_bytes`: allocate copies of the inputs until they exceed this.
+  QuantOp(const ops::Problem& p, int threads, double input_bytes, double rotate_bytes) {
+    rt::DeviceOptions o;
+    o.threads = unsigned(threads);
+    dev = rt::create_device("cpu", o);
+    ops::register_all_ops();
+    std::string src;
+    ops::Variant v = ops::choose_variant(*dev, p, &src);
+    variant = v.str() + " (" + src + ")";
+    pp = ops::prepare(*dev, p, v);
+    ops::HostTensors h = ops::make_host_tensors(p, 7);
+    int copies = std::max(1, int(rotate_bytes / input_bytes) + 1);
+    for (int i = 0; i < copies; ++i) sets.push_back(ops::upload(*dev, h));
+  }
+  double run() {
+    auto& io = sets[next++ % sets.size()];
+    auto t0 = Clock::now();
+    ops::execute(*dev, pp, io.io());
+    dev->synchronize();
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+};
+
+// Times `ours` interleaved with the triad; sets GB_per_s (of `bytes`),
+// triad_GB_per_s and ratio.
+void against_triad(benchmark::State& state, QuantOp& ours, double bytes, int threads) {
+  ours.run();
+  for (auto _ : state) state.SetIterationTime(ours.run());
+  constexpr size_t kTriad = size_t(1) << 26;
+  std::vector<float> ta(kTriad), tb(kTriad, 1.0f), tc(kTriad, 2.0f);
+  run_triad(ta.data(), tb.data(), tc.data(), 3.0f, kTriad, threads);
+  std::vector<double> t_ours, t_triad;
+  for (int r = 0; r < 60; ++r) {
+    t_ours.push_back(ours.run());
+    if (r % 3 == 0) t_triad.push_back(run_triad(ta.data(), tb.data(), tc.data(), 3.0f, kTriad, threads));
+  }
+  double gbs = bytes / median(t_ours) / 1e9;
+  double triad = triad_bytes(kTriad) / median(t_triad) / 1e9;
+  state.counters["GB_per_s"] = gbs;
+  state.counters["triad_GB_per_s"] = triad;
+  state.counters["ratio"] = gbs / triad;
+  state.SetLabel(ours.variant);
+}
+
+constexpr double kBeyondL3 = 384.0 * (1 << 20);
+
+void BM_QGemv(benchmark::State& state, QFormat f, int64_t n, int64_t k) {
+  const int threads = int(state.range(0));
+  ops::Problem p{"qmatmul", {1, n, k}, ir::ScalarKind::F32, {{"format", int64_t(f)}}};
+  double wbytes = double(ops::quant::packed_bytes(f, n, k));
+  QuantOp ours(p, threads, wbytes, kBeyondL3);
+  against_triad(state, ours, wbytes, threads);
+}
+
+void BM_Dequant(benchmark::State& state, QFormat f, int64_t rows, int64_t k) {
+  const int threads = int(state.range(0));
+  ops::Problem p{"dequantize", {rows, k}, ir::ScalarKind::F32, {{"format", int64_t(f)}}};
+  double bytes = double(ops::quant::packed_bytes(f, rows, k)) + 4.0 * double(rows * k);
+  QuantOp ours(p, threads, bytes, kBeyondL3);
+  against_triad(state, ours, bytes, threads);
+}
+
+}  // namespace
+
+void register_quant_benchmarks() {
+  for (QFormat f : {QFormat::Q8_0, QFormat::Q4_0, QFormat::Q4_K, QFormat::Q6_K}) {
+    std::string name = std::string("quant/gemv/") + ops::quant::info(f).name + "/1x4096x4096";
+    benchmark::RegisterBenchmark(name.c_str(), BM_QGemv, f, 4096, 4096)
+        ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
+  }
+  for (QFormat f : {QFormat::Q8_0, QFormat::Q4_K}) {
+    std::string name = std::string("quant/dequantize/") + ops::quant::info(f).name + "/4096x4096";
+    benchmark::RegisterBenchmark(name.c_str(), BM_Dequant, f, 4096, 4096)
+        ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
+  }
+}
+
+}  // namespace kgen::bench

@@ -1,0 +1,262 @@
+// The "attention" op: problem, variant space, plans and C++ reference for the
+// kernels of attention_kernels.cpp.
+//
+// dims "B H S D [Hkv [Skv]]" (Hkv defaults to H, Skv to S); attrs causal=0|1,
+// scale_milli (scale = scale_milli / 1000; default 1/sqrt(D)).
+// Variants: impl=0 naive (three kernels through a score temporary),
+// impl=1 flash for the CPU (qb query rows per work-item, kb keys per block;
+// D % 16 == 0), impl=2 flash for GPUs (bq rows per workgroup, bk keys per
+// shared-memory block; any D, also runs on the CPU).
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "ops/attention.h"
+#include "ops/op.h"
+
+namespace kgen::ops {
+
+namespace {
+
+enum Impl { kNaive = 0, kFlashCpu = 1, kFlashGpu = 2 };
+
+struct Att {
+  int64_t b, h, s, d, hkv, skv;
+  bool causal;
+  float scale;
+  int64_t rows() const { return b * h * s; }
+  // Query i sees keys j <= i + shift (shift >= Skv: everything).
+  int64_t shift() const { return causal ? skv - s : skv; }
+  int64_t visible(int64_t i) const { return std::clamp<int64_t>(i + shift() + 1, 0, skv); }
+};
+
+Att att_of(const Problem& p) {
+  Att a;
+  a.b = p.dim(0);
+  a.h = p.dim(1);
+  a.s = p.dim(2);
+  a.d = p.dim(3);
+  a.hkv = p.dims.size() > 4 ? p.dim(4) : a.h;
+  a.skv = p.dims.size() > 5 ? p.dim(5) : a.s;
+  a.causal = p.attr("causal") != 0;
+  a.scale = p.attrs.count("scale_milli") ? float(p.attr("scale_milli")) / 1000.0f : 1.0f / std::sqrt(float(a.d));
+  return a;
+}
+
+void validate(const Problem& p) {
+  if (p.dims.size() < 4 || p.dims.size() > 6) throw std::invalid_argument("expected dims B H S D [Hkv [Skv]]");
+  if (p.dtype != ir::ScalarKind::F32) throw std::invalid_argument("only f32");
+  Att a = att_of(p);
+  if (a.b < 1 || a.h < 1 || a.s < 1 || a.d < 1 || a.hkv < 1 || a.skv < 1)
+    throw std::invalid_argument("every size must be >= 1");
+  if (a.h % a.hkv) throw std::invalid_argument("H must be a multiple of Hkv (grouped-query attention)");
+  if (a.d > 256) throw std::invalid_argument("D > 256 is not supported (accumulators live in registers)");
+  double elems = double(a.rows()) * double(a.skv + 64);
+  if (elems >= 2e9) throw std::invalid_argument("too large: indices are 32-bit");
+}
+
+int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+std::vector<uint64_t> shape_scalars(const Att& a, int64_t skvp) {
+  return {ir::scalar_slot(int32_t(a.s)),    ir::scalar_slot(int32_t(a.skv)),
+          ir::scalar_slot(int32_t(skvp)),   ir::scalar_slot(int32_t(a.h)),
+          ir::scalar_slot(int32_t(a.h / a.hkv)), ir::scalar_slot(int32_t(a.shift())),
+          ir::scalar_slot(a.scale)};
+}
+
+// The largest key block (<= want) whose K and V tiles fit the target's shared memory.
+int64_t gpu_bk(const Att& a, const TargetCaps& caps, int64_t want) {
+  int64_t bk = want;
+  while (bk > 1 && 2 * bk * a.d * 4 > int64_t(caps.max_shared_bytes)) bk /= 2;
+  return bk;
+}
+
+std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
+  Att a = att_of(p);
+  std::vector<Variant> c;
+  c.push_back(Variant{}.set("impl", kNaive));
+  if (is_cpu(caps)) {
+    if (a.d % 16 == 0) {
+      for (int qb : {2, 4, 6})
+        for (int kb : {16, 32, 64}) c.push_back(Variant{}.set("impl", kFlashCpu).set("qb", qb).set("kb", kb));
+    } else {
+      c.push_back(Variant{}.set("impl", kFlashGpu).set("bq", 16).set("bk", 16));
+    }
+  } else {
+    for (int bq : {32, 64})
+      for (int bk : {16, 32}) {
+        if (uint32_t(bq) > caps.max_workgroup_threads && caps.max_workgroup_threads) continue;
+        int64_t k = gpu_bk(a, caps, bk);
+        Variant v = Variant{}.set("impl", kFlashGpu).set("bq", bq).set("bk", k);
+        if (std::find(c.begin(), c.end(), v) == c.end()) c.push_back(v);
+      }
+  }
+  return c;
+}
+
+Variant heuristic(const Problem& p, const TargetCaps& caps) {
+  Att a = att_of(p);
+  if (is_cpu(caps)) {
+    if (a.d % 16 == 0) return Variant{}.set("impl", kFlashCpu).set("qb", 4).set("kb", 64);  // best at B1 H8 S1024 D64
+    return Variant{}.set("impl", kFlashGpu).set("bq", 16).set("bk", 16);
+  }
+  return Variant{}.set("impl", kFlashGpu).set("bq", 64).set("bk", gpu_bk(a, caps, 32));
+}
+
+Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
+  Att a = att_of(p);
+  const size_t n_io = 4;
+  const int d = int(a.d);
+  Plan pl;
+  switch (v.get("impl")) {
+    case kNaive: {
+      const bool cpu = is_cpu(caps);
+      const int lanes = cpu && a.d % 16 == 0 ? 16 : 1;
+      const int64_t skvp = round_up(a.skv, 16);
+      auto sc = shape_scalars(a, skvp);
+      int t = pl.add_temp(n_io, size_t(a.rows() * skvp) * 4);
+      const uint32_t rows = uint32_t(a.rows());
+      Step s1{attention_scores_kernel(d, lanes, cpu ? 1 : 64), {}, {0, 1, t}, sc};
+      s1.dims.grid = {cpu ? 1u : groups_for(skvp, 64), rows, 1};
+      s1.dims.workgroup = {cpu ? 1u : 64u, 1, 1};
+      const int sl = cpu ? 16 : 1;
+      Step s2{attention_softmax_kernel(sl, cpu ? 1 : 64, cpu), {}, {t},
+              {ir::scalar_slot(int32_t(rows)), ir::scalar_slot(int32_t(skvp))}};
+      s2.dims.grid = {cpu ? rows : groups_for(rows, 64), 1, 1};
+      s2.dims.workgroup = {cpu ? 1u : 64u, 1, 1};
+      Step s3{attention_pv_kernel(d, lanes, cpu), {}, {t, 2, 3}, sc};
+      s3.dims.grid = {cpu ? 1u : groups_for(a.d / lanes, 64), rows, 1};
+      s3.dims.workgroup = {cpu ? 1u : 64u, 1, 1};
+      pl.steps = {std::move(s1), std::move(s2), std::move(s3)};
+      return pl;
+    }
+    case kFlashCpu: {
+      if (a.d % 16) throw std::invalid_argument("attention flash (cpu): D must be a multiple of 16");
+      const int qb = int(v.get("qb", 4)), kb = int(v.get("kb", 32));
+      if (qb < 1 || qb > 8 || kb % 16 || kb < 16 || kb > 128)
+        throw std::invalid_argument("attention flash (cpu): need 1 <= qb <= 8 and kb in 16..128, a multiple of 16");
+      const int64_t skvp = round_up(a.skv, kb);
+      auto sc = shape_scalars(a, skvp);
+      int t = pl.add_temp(n_io, size_t(a.b * a.hkv * a.d * skvp) * 4);
+      Step s1{attention_kt_kernel(d), {}, {1, t}, sc};
+      s1.dims.grid = {uint32_t(skvp / 16), uint32_t(a.b * a.hkv), 1};
+      Step s2{flash_attention_cpu_kernel(d, qb, kb / 16), {}, {0, t, 2, 3}, sc};
+      s2.dims.grid = {uint32_t(a.b * a.h * ((a.s + qb - 1) / qb)), 1, 1};
+      pl.steps = {std::move(s1), std::move(s2)};
+      return pl;
+    }
+    case kFlashGpu: {
+      const int bq = int(v.get("bq", 64)), bk = int(v.get("bk", 32));
+      if (bq < 1 || bk < 1) throw std::invalid_argument("attention flash (gpu): bq, bk must be >= 1");
+      Step s{flash_attention_gpu_kernel(d, bq, bk), {}, {0, 1, 2, 3}, shape_scalars(a, a.skv)};
+      s.dims.grid = {uint32_t(a.b * a.h * ((a.s + bq - 1) / bq)), 1, 1};
+      s.dims.workgroup = {uint32_t(bq), 1, 1};
+      pl.steps = {std::move(s)};
+      return pl;
+    }
+  }
+  throw std::invalid_argument("attention: unknown impl " + std::to_string(v.get("impl")));
+}
+
+// Plain loops in double.
+void reference(const Problem& p, const std::vector<const void*>& in, const std::vector<void*>& out) {
+  Att a = att_of(p);
+  const float* q = static_cast<const float*>(in[0]);
+  const float* k = static_cast<const float*>(in[1]);
+  const float* v = static_cast<const float*>(in[2]);
+  float* o = static_cast<float*>(out[0]);
+  const int64_t g = a.h / a.hkv, D = a.d;
+  std::vector<double> sc(static_cast<size_t>(a.skv)), acc(static_cast<size_t>(D));
+  for (int64_t b = 0; b < a.b; ++b)
+    for (int64_t h = 0; h < a.h; ++h) {
+      const int64_t kvh = b * a.hkv + h / g;
+      for (int64_t i = 0; i < a.s; ++i) {
+        const float* qi = q + ((b * a.h + h) * a.s + i) * D;
+        float* oi = o + ((b * a.h + h) * a.s + i) * D;
+        const int64_t nv = a.visible(i);
+        double mx = -INFINITY;
+        for (int64_t j = 0; j < nv; ++j) {
+          const float* kj = k + (kvh * a.skv + j) * D;
+          double dot = 0;
+          for (int64_t dd = 0; dd < D; ++dd) dot += double(qi[dd]) * kj[dd];
+          sc[j] = dot * a.scale;
+          mx = std::max(mx, sc[j]);
+        }
+        double sum = 0;
+        for (int64_t j = 0; j < nv; ++j) sum += (sc[j] = std::exp(sc[j] - mx));
+        std::fill(acc.begin(), acc.end(), 0.0);
+        for (int64_t j = 0; j < nv; ++j) {
+          const float* vj = v + (kvh * a.skv + j) * D;
+          for (int64_t dd = 0; dd < D; ++dd) acc[dd] += sc[j] * vj[dd];
+        }
+        for (int64_t dd = 0; dd < D; ++dd) oi[dd] = nv ? float(acc[dd] / sum) : 0.0f;
+      }
+    }
+}
+
+double visible_pairs(const Att& a) {
+  double n = 0;
+  for (int64_t i = 0; i < a.s; ++i) n += double(a.visible(i));
+  return n * double(a.b * a.h);
+}
+
+Problem prob(std::vector<int64_t> dims, bool causal) {
+  Problem p;
+  p.op = "attention";
+  p.dims = std::move(dims);
+  p.attrs["causal"] = causal;
+  return p;
+}
+
+}  // namespace
+
+void register_attention_ops() {
+  OpDef d;
+  d.name = "attention";
+  d.description = "scaled dot-product attention, f32, grouped-query, optional causal mask (flash or naive)";
+  d.dims_help = "B H S D [Hkv [Skv]]";
+  d.attrs_help = "causal=0|1 scale_milli=<scale*1000> (default 1/sqrt(D))";
+  d.validate = validate;
+  d.inputs = [](const Problem& p) {
+    Att a = att_of(p);
+    return std::vector<TensorSpec>{tensor("q", ir::types::F32, {a.b, a.h, a.s, a.d}),
+                                   tensor("k", ir::types::F32, {a.b, a.hkv, a.skv, a.d}),
+                                   tensor("v", ir::types::F32, {a.b, a.hkv, a.skv, a.d})};
+  };
+  d.outputs = [](const Problem& p) {
+    Att a = att_of(p);
+    return std::vector<TensorSpec>{tensor("o", ir::types::F32, {a.b, a.h, a.s, a.d})};
+  };
+  d.candidates = candidates;
+  d.heuristic = heuristic;
+  d.plan = plan;
+  d.reference = reference;
+  // Scores sum D products, outputs average up to Skv rows: errors of a few
+  // ulp per term, growing like sqrt of the term counts.
+  d.tolerance = [](const Problem& p) {
+    Att a = att_of(p);
+    return 2e-5 * std::max(1.0, std::sqrt(double(a.d) * double(a.skv)) / 16.0);
+  };
+  d.flops = [](const Problem& p) {
+    Att a = att_of(p);
+    return 4.0 * visible_pairs(a) * double(a.d);
+  };
+  d.bytes = [](const Problem& p) {
+    Att a = att_of(p);
+    return 4.0 * double(a.d) * double(2 * a.rows() + 2 * a.b * a.hkv * a.skv);
+  };
+  d.test_problems = {
+      prob({1, 1, 1, 16}, false),           // one query, one key
+      prob({2, 2, 17, 16}, true),           // odd S, B = 2, causal
+      prob({2, 2, 17, 16}, false),
+      prob({1, 8, 33, 64, 2, 47}, true),    // GQA 8/2, Skv != S, ragged blocks
+      prob({1, 8, 33, 64, 2, 47}, false),
+      prob({1, 2, 20, 80, 1, 31}, false),   // D = 80 (5 lines)
+      prob({1, 2, 40, 16, 2, 24}, true),    // S > Skv causal: first rows see nothing
+      prob({1, 2, 19, 24, 2, 21}, true),    // D % 16 != 0: the generic flash kernel
+  };
+  d.bench_problems = {prob({1, 8, 1024, 64}, false), prob({1, 8, 1024, 64}, true)};
+  register_op(std::move(d));
+}
+
+}  // namespace kgen::ops

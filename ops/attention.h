@@ -1,0 +1,45 @@
+// Scaled dot-product attention, f32: out = softmax(Q Kᵀ · scale + mask) V with
+// Q: B×H×S×D, K, V: B×Hkv×Skv×D (grouped-query attention: head h reads kv
+// head h / (H/Hkv)), out: B×H×S×D. Causal masking aligns the ends of the
+// sequences: query i sees keys j <= i + Skv - S. A query that sees no key
+// (causal with S > Skv) outputs zeros.
+//
+// Kernels:
+//  - naive: three launches through a B×H×S×Skv score temporary (scores,
+//    row softmax, P·V), the textbook composition the flash kernels beat.
+//  - flash (CPU): one work-item per workgroup takes a block of `qb` query
+//    rows; key blocks of `kb` keys are scored 16 at a time as f32x16 lines
+//    against a key-transposed copy Kᵀ (built by a cheap O(Skv·D) pre-pass so
+//    that scores come out as lines over keys with no horizontal sums), then
+//    an online softmax (running max, running sum, rescaled accumulators kept
+//    in registers: qb × D/16 lines) folds them into the output. Blocks above
+//    the causal diagonal are never visited; only blocks crossing it (or the
+//    ragged end of Skv) take the masked path. No S×Skv temporary.
+//  - flash (GPU): a workgroup of `bq` work-items, one query row each; key and
+//    value blocks of `bk` rows are staged in shared memory by the whole
+//    group, each work-item runs the online softmax over them with its D
+//    accumulators in registers.
+#pragma once
+#include <cstdint>
+
+#include "ir/ir.h"
+
+namespace kgen::ops {
+
+// Naive composition. `lanes` 16 (D % 16 == 0, Skv padded to 16) for the CPU,
+// 1 for GPU targets. `wg` work-items per group (1 on the CPU).
+ir::Kernel attention_scores_kernel(int d, int lanes, int wg);
+ir::Kernel attention_softmax_kernel(int lanes, int wg, bool cpu);
+ir::Kernel attention_pv_kernel(int d, int lanes, bool cpu);
+
+// Kᵀ pre-pass for the CPU flash kernel: kt[(bk*D + d)*SkvP + j] = k[bk, j, d]
+// (zero for Skv <= j < SkvP), written as f32x16 lines.
+ir::Kernel attention_kt_kernel(int d);
+// CPU flash kernel: `qb` query rows per work-item, key blocks of 16*nk keys.
+ir::Kernel flash_attention_cpu_kernel(int d, int qb, int nk);
+// GPU flash kernel: `bq` rows per workgroup, `bk` keys per staged block.
+ir::Kernel flash_attention_gpu_kernel(int d, int bq, int bk);
+
+void register_attention_ops();
+
+}  // namespace kgen::ops

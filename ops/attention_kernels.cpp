@@ -1,0 +1,381 @@
+// The attention kernels (see attention.h). Shapes are runtime scalars; only
+// the head size D and the tile parameters are baked into a kernel. Every
+// kernel takes the same scalar list:
+//   s, skv, skvp (Skv padded: the score/Kᵀ row stride), h, g (= H/Hkv),
+//   shift (query i sees keys j <= i + shift: Skv - S when causal, Skv
+//   otherwise, so the mask test is the same code), scale.
+// Indices are i32 (tensors stay below 2^31 elements).
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "dsl/dsl.h"
+#include "ops/attention.h"
+#include "ops/fast_exp.h"
+
+namespace kgen::ops {
+
+using namespace kgen::dsl;
+
+namespace {
+
+// Masked scores. Finite (not -inf) so that max/exp of a row with no visible
+// key stay NaN-free; such rows are zeroed at the end by their empty sum.
+constexpr float kMasked = -1e30f;
+
+struct Shape {
+  Value s, skv, skvp, h, g, shift, scale;
+};
+Shape shape_params(KernelBuilder& kb) {
+  Shape p;
+  p.s = kb.scalar("s", i32);
+  p.skv = kb.scalar("skv", i32);
+  p.skvp = kb.scalar("skvp", i32);
+  p.h = kb.scalar("h", i32);
+  p.g = kb.scalar("g", i32);
+  p.shift = kb.scalar("shift", i32);
+  p.scale = kb.scalar("scale", f32);
+  return p;
+}
+
+// Row (b*H + h)*S + i of the queries: its (b, h) and kv row base.
+struct RowIndex {
+  Value bh, i, kv_head;  // kv_head = b*Hkv + h/G
+  Value lim;             // last visible key (may be < 0: none)
+};
+RowIndex row_index(const Shape& p, const Value& row) {
+  RowIndex r;
+  r.bh = row / p.s;
+  r.i = row % p.s;
+  Value b = r.bh / p.h, hh = r.bh % p.h;
+  r.kv_head = b * (p.h / p.g) + hh / p.g;
+  r.lim = min(r.i + p.shift, p.skv - 1);
+  return r;
+}
+
+Value iota_i32(int lanes) {
+  Value v = splat(constant(i32, 0), lanes);
+  for (int l = 1; l < lanes; ++l) v = insert(v, l, constant(i32, l));
+  return v;
+}
+
+ir::Type elem_of(int lanes) { return lanes == 1 ? f32 : line(f32, lanes); }
+
+}  // namespace
+
+// scores[row, j] = scale * q[row]·k[kv, j] for j <= lim, kMasked for the
+// rest of the padded row. A grid-stride loop over j: on the CPU one
+// work-item walks the whole row (wg = 1, one group per row), on a GPU the
+// x axis of the grid covers the row.
+ir::Kernel attention_scores_kernel(int d, int lanes, int wg) {
+  if (d % lanes) throw std::invalid_argument("attention scores: D must be a multiple of lanes");
+  const int nd = d / lanes;
+  return kernel("attention_scores_d" + std::to_string(d) + "_l" + std::to_string(lanes) + "_w" + std::to_string(wg),
+                [&](KernelBuilder& kb) {
+    auto q = kb.input("q", elem_of(lanes));
+    auto k = kb.input("k", elem_of(lanes));
+    auto sc = kb.output("scores", f32);
+    Shape p = shape_params(kb);
+    kb.workgroup(uint32_t(wg));
+    Value row = cast(i32, group_id(1));
+    RowIndex r = row_index(p, row);
+    Value qbase = row * nd;
+    Value stride = cast(i32, num_groups(0)) * wg;
+    for_range(cast(i32, global_id(0)), p.skvp, [&](Value j) {
+      Var val = var(constant(f32, kMasked));
+      if_(j <= r.lim, [&] {
+        Value kbase = (r.kv_head * p.skv + j) * nd;
+        Var acc = var(lanes == 1 ? constant(f32, 0.0f) : splat(constant(f32, 0.0f), lanes));
+        for_range(0, nd, [&](Value c) { acc = fma(q[qbase + c], k[kbase + c], acc); });
+        Value dot = lanes == 1 ? acc.get() : reduce_add(acc.get());
+        val = dot * p.scale;
+      });
+      sc[row * p.skvp + j] = val;
+    }, stride);
+  });
+}
+
+// In-place softmax of each padded score row; masked entries become exactly
+// 0 and a row with no visible key becomes all zeros. One work-item per row
+// (lanes over keys on the CPU; skvp is a multiple of `lanes`). fast_exp only
+// on the CPU: its round-to-integer trick (t = x·log2e + 1.5·2^23; t - 1.5·2^23)
+// is undone by GPU compilers that reassociate float math (lavapipe gave 2^k).
+ir::Kernel attention_softmax_kernel(int lanes, int wg, bool cpu) {
+  return kernel("attention_softmax_l" + std::to_string(lanes) + "_w" + std::to_string(wg) + (cpu ? "_cpu" : "_gpu"),
+                [&](KernelBuilder& kb) {
+    auto sc = kb.inout("scores", elem_of(lanes));
+    auto rows = kb.scalar("rows", i32);
+    auto skvp = kb.scalar("skvp", i32);
+    kb.workgroup(uint32_t(wg));
+    auto bc = [&](const Value& v) { return lanes == 1 ? v : splat(v, lanes); };
+    Value row = cast(i32, global_id(0));
+    if_(row < rows, [&] {
+      Value nl = skvp / lanes, base = row * nl;
+      Var m = var(bc(constant(f32, kMasked)));
+      for_range(0, nl, [&](Value c) { m = max(m, sc[base + c]); });
+      Value mx = bc(lanes == 1 ? m.get() : reduce_max(m.get()));
+      Var s = var(bc(constant(f32, 0.0f)));
+      for_range(0, nl, [&](Value c) {
+        Value x = sc[base + c];
+        Value e = select(x > bc(constant(f32, 0.5f * kMasked)), cpu ? fast_exp(x - mx, true) : exp(x - mx),
+                         bc(constant(f32, 0.0f)));
+        sc[base + c] = e;
+        s += e;
+      });
+      Value tot = lanes == 1 ? s.get() : reduce_add(s.get());
+      Value inv = bc(select(tot > 0.0f, 1.0f / tot, constant(f32, 0.0f)));
+      for_range(0, nl, [&](Value c) { sc[base + c] = sc[base + c] * inv; });
+    });
+  });
+}
+
+// out[row] = Σ_j P[row, j] v[kv, j] over the visible keys. CPU: one
+// work-item per row with D/lanes line accumulators; GPU: one per (row, d).
+ir::Kernel attention_pv_kernel(int d, int lanes, bool cpu) {
+  if (d % lanes) throw std::invalid_argument("attention pv: D must be a multiple of lanes");
+  const int nd = d / lanes;
+  return kernel("attention_pv_d" + std::to_string(d) + "_l" + std::to_string(lanes) + (cpu ? "_cpu" : "_gpu"),
+                [&](KernelBuilder& kb) {
+    auto sc = kb.input("p", f32);
+    auto v = kb.input("v", elem_of(lanes));
+    auto o = kb.output("o", elem_of(lanes));
+    Shape p = shape_params(kb);
+    Value zero = lanes == 1 ? constant(f32, 0.0f) : splat(constant(f32, 0.0f), lanes);
+    if (cpu) {
+      kb.workgroup(1);
+      Value row = cast(i32, group_id(1));
+      RowIndex r = row_index(p, row);
+      std::vector<Var> acc;
+      for (int c = 0; c < nd; ++c) acc.push_back(var(zero));
+      for_range(0, r.lim + 1, [&](Value j) {
+        Value pj = sc[row * p.skvp + j];
+        Value pv = lanes == 1 ? pj : splat(pj, lanes);
+        Value vb = (r.kv_head * p.skv + j) * nd;
+        for (int c = 0; c < nd; ++c) acc[c] = fma(pv, v[vb + c], acc[c]);
+      });
+      for (int c = 0; c < nd; ++c) o[row * nd + c] = acc[c];
+    } else {
+      kb.workgroup(64);
+      Value row = cast(i32, group_id(1));
+      Value c = cast(i32, global_id(0));
+      RowIndex r = row_index(p, row);
+      if_(c < nd, [&] {
+        Var acc = var(zero);
+        for_range(0, r.lim + 1, [&](Value j) {
+          Value pj = sc[row * p.skvp + j];
+          acc = fma(lanes == 1 ? pj : splat(pj, lanes), v[(r.kv_head * p.skv + j) * nd + c], acc);
+        });
+        o[row * nd + c] = acc;
+      });
+    }
+  });
+}
+
+// Kᵀ as f32x16 lines over keys: one work-item per (kv head, 16-key line);
+// the grid is (SkvP/16, B*Hkv).
+ir::Kernel attention_kt_kernel(int d) {
+  return kernel("attention_kt_d" + std::to_string(d), [&](KernelBuilder& kb) {
+    auto k = kb.input("k", f32);
+    auto kt = kb.output("kt", line(f32, 16));
+    Shape p = shape_params(kb);
+    kb.workgroup(1);
+    Value jl = cast(i32, group_id(0)), kvh = cast(i32, group_id(1));
+    Value nl = p.skvp / 16;
+    Value j0 = jl * 16;
+    // Keys past Skv read key Skv-1 and are zeroed: no out-of-bounds loads.
+    std::vector<Value> rows;
+    Value live = (iota_i32(16) + splat(j0, 16)) < splat(p.skv, 16);
+    for (int l = 0; l < 16; ++l) rows.push_back((kvh * p.skv + min(j0 + l, p.skv - 1)) * d);
+    for_range(0, d, [&](Value dd) {
+      Value ln = splat(constant(f32, 0.0f), 16);
+      for (int l = 0; l < 16; ++l) ln = insert(ln, l, k[rows[l] + dd]);
+      kt[(kvh * d + dd) * nl + jl] = select(live, ln, splat(constant(f32, 0.0f), 16));
+    });
+  });
+}
+
+// CPU flash attention. Group (bh, query block): rows i0 .. i0+qb-1 (rows
+// past S repeat row S-1 and are not stored). Per key block of kbk = 16*nk
+// keys: scores as qb × nk lines over keys (D broadcast-FMAs per line against
+// Kᵀ), online-softmax update, then P·V as broadcast(p_ij) × V-row lines into
+// qb × D/16 accumulators. Buffers: q scalars (broadcast loads), Kᵀ/v/o lines.
+ir::Kernel flash_attention_cpu_kernel(int d, int qb, int nk) {
+  if (d % 16) throw std::invalid_argument("flash attention (cpu): D must be a multiple of 16");
+  const int nd = d / 16, kbk = 16 * nk;
+  return kernel("flash_attention_cpu_d" + std::to_string(d) + "_qb" + std::to_string(qb) + "_kb" + std::to_string(kbk),
+                [&](KernelBuilder& kb) {
+    auto q = kb.input("q", f32);
+    auto kt = kb.input("kt", line(f32, 16));
+    auto v = kb.input("v", line(f32, 16));
+    auto o = kb.output("o", line(f32, 16));
+    Shape p = shape_params(kb);
+    kb.workgroup(1);
+    auto L = [](float f) { return splat(constant(f32, f), 16); };
+    Value nqb = (p.s + (qb - 1)) / qb;
+    Value gid = cast(i32, group_id(0));
+    Value bh = gid / nqb, i0 = (gid % nqb) * qb;
+    Value b = bh / p.h, hh = bh % p.h;
+    Value kvh = b * (p.h / p.g) + hh / p.g;
+    Value nl = p.skvp / 16;      // Kᵀ lines per d row
+    Value ktbase = kvh * d * nl;  // Kᵀ rows of this kv head
+    Value vbase = kvh * p.skv;    // V rows
+    std::vector<Value> qrow(qb), lim(qb), limv(qb);
+    for (int r = 0; r < qb; ++r) {
+      Value i = min(i0 + r, p.s - 1);
+      qrow[r] = (bh * p.s + i) * d;
+      lim[r] = min(i + p.shift, p.skv - 1);
+      limv[r] = splat(lim[r], 16);
+    }
+    // Blocks fully visible to every row, and the end of the visible range.
+    Value nfull = max(lim[0] + 1, 0) / kbk;
+    Value nend = (max(lim[qb - 1] + 1, 0) + (kbk - 1)) / kbk;
+
+    std::vector<Var> m, l;
+    std::vector<std::vector<Var>> acc(qb);
+    for (int r = 0; r < qb; ++r) {
+      m.push_back(var(constant(f32, kMasked)));
+      l.push_back(var(L(0.0f)));
+      for (int c = 0; c < nd; ++c) acc[r].push_back(var(L(0.0f)));
+    }
+    Value iota = iota_i32(16);
+
+    auto block = [&](Value jb, bool masked) {
+      // Scores: s[r][c] over keys jb*kbk + 16c + lane.
+      std::vector<std::vector<Var>> s(qb);
+      for (int r = 0; r < qb; ++r)
+        for (int c = 0; c < nk; ++c) s[r].push_back(var(L(0.0f)));
+      Value kl0 = ktbase + jb * nk;
+      for_range(0, d, [&](Value dd) {
+        std::vector<Value> kl;
+        for (int c = 0; c < nk; ++c) kl.push_back(kt[kl0 + dd * nl + c]);
+        for (int r = 0; r < qb; ++r) {
+          Value qv = splat(q[qrow[r] + dd], 16);
+          for (int c = 0; c < nk; ++c) s[r][c] = fma(qv, kl[c], s[r][c]);
+        }
+      });
+      // Online softmax: new max, rescale of the running sum and accumulators.
+      std::vector<std::vector<Value>> pr(qb);
+      Value scv = splat(p.scale, 16);
+      for (int r = 0; r < qb; ++r) {
+        std::vector<Value> sv, valid;
+        for (int c = 0; c < nk; ++c) {
+          Value x = s[r][c].get() * scv;
+          if (masked) {
+            Value j = iota + splat(jb * kbk + 16 * c, 16);
+            valid.push_back(j <= limv[r]);
+            x = select(valid.back(), x, L(kMasked));
+          }
+          sv.push_back(x);
+        }
+        Value bmax = sv[0];
+        for (int c = 1; c < nk; ++c) bmax = max(bmax, sv[c]);
+        Value mold = m[r].get();
+        Value mnew = max(mold, reduce_max(bmax));
+        Value alpha = splat(fast_exp(mold - mnew, true), 16);
+        m[r] = mnew;
+        Value mv = splat(mnew, 16);
+        Value psum = L(0.0f);
+        for (int c = 0; c < nk; ++c) {
+          Value e = fast_exp(sv[c] - mv, true);
+          if (masked) e = select(valid[c], e, L(0.0f));
+          pr[r].push_back(e);
+          psum = psum + e;
+        }
+        l[r] = fma(l[r].get(), alpha, psum);
+        for (int c = 0; c < nd; ++c) acc[r][c] = acc[r][c].get() * alpha;
+      }
+      // P·V: key by key, one V row (D/16 lines) shared by the qb rows.
+      for (int c = 0; c < nk; ++c)
+        for (int lane = 0; lane < 16; ++lane) {
+          Value j = jb * kbk + (16 * c + lane);
+          if (masked) j = min(j, p.skv - 1);  // p is 0 there; stay in bounds
+          Value vr = (vbase + j) * nd;
+          std::vector<Value> vl;
+          for (int cc = 0; cc < nd; ++cc) vl.push_back(v[vr + cc]);
+          for (int r = 0; r < qb; ++r) {
+            Value pj = splat(extract(pr[r][c], lane), 16);
+            for (int cc = 0; cc < nd; ++cc) acc[r][cc] = fma(pj, vl[cc], acc[r][cc].get());
+          }
+        }
+    };
+    for_range(0, nfull, [&](Value jb) { block(jb, false); });
+    for_range(nfull, nend, [&](Value jb) { block(jb, true); });
+
+    for (int r = 0; r < qb; ++r) {
+      Value tot = reduce_add(l[r].get());
+      Value inv = splat(select(tot > 0.0f, 1.0f / tot, constant(f32, 0.0f)), 16);
+      if_(i0 + r < p.s, [&] {
+        Value ob = (bh * p.s + i0 + r) * nd;
+        for (int c = 0; c < nd; ++c) o[ob + c] = acc[r][c].get() * inv;
+      });
+    }
+  });
+}
+
+// GPU flash attention: bq work-items, one query row each. Each key block of
+// bk keys is staged (K and V, bk × D each) in shared memory by the whole
+// group, then every work-item folds its visible keys into its running max,
+// sum and D accumulators (registers). The block loop's bound is uniform (the
+// group's last row), as the barriers require; per-row masking is a branch.
+ir::Kernel flash_attention_gpu_kernel(int d, int bq, int bk) {
+  return kernel("flash_attention_gpu_d" + std::to_string(d) + "_bq" + std::to_string(bq) + "_bk" + std::to_string(bk),
+                [&](KernelBuilder& kb) {
+    auto q = kb.input("q", f32);
+    auto k = kb.input("k", f32);
+    auto v = kb.input("v", f32);
+    auto o = kb.output("o", f32);
+    Shape p = shape_params(kb);
+    kb.workgroup(uint32_t(bq));
+    auto ks = shared_array(f32, int64_t(bk) * d);
+    auto vs = shared_array(f32, int64_t(bk) * d);
+    Value t = cast(i32, local_id(0));
+    Value nqb = (p.s + (bq - 1)) / bq;
+    Value gid = cast(i32, group_id(0));
+    Value bh = gid / nqb, i0 = (gid % nqb) * bq;
+    Value b = bh / p.h, hh = bh % p.h;
+    Value kvh = b * (p.h / p.g) + hh / p.g;
+    Value i = min(i0 + t, p.s - 1);
+    Value lim = min(i + p.shift, p.skv - 1);
+    Value last = min(i0 + (bq - 1), p.s - 1);
+    Value nend = (max(min(last + p.shift, p.skv - 1) + 1, 0) + (bk - 1)) / bk;
+    Value qb = (bh * p.s + i) * d;
+    std::vector<Value> qv;
+    for (int dd = 0; dd < d; ++dd) qv.push_back(q[qb + dd] * p.scale);
+    std::vector<Var> acc;
+    for (int dd = 0; dd < d; ++dd) acc.push_back(var(constant(f32, 0.0f)));
+    Var m = var(constant(f32, kMasked));
+    Var l = var(constant(f32, 0.0f));
+    for_range(0, nend, [&](Value jb) {
+      Value j0 = jb * bk;
+      for_range(t, bk * d, [&](Value idx) {
+        Value kk = idx / d, dd = idx % d;
+        Value j = j0 + kk;
+        Value src = (kvh * p.skv + min(j, p.skv - 1)) * d + dd;  // clamped: always in bounds
+        ks[idx] = k[src];
+        vs[idx] = v[src];
+      }, bq);
+      barrier();
+      Value kend = min(lim - j0 + 1, bk);  // keys of this block visible to the row
+      for_range(0, kend, [&](Value kk) {
+        Value sb = kk * d;
+        Value s = constant(f32, 0.0f);
+        for (int dd = 0; dd < d; ++dd) s = fma(qv[dd], ks[sb + dd], s);
+        Value mnew = max(m, s);
+        Value alpha = exp(m - mnew);
+        Value pj = exp(s - mnew);
+        m = mnew;
+        l = fma(l, alpha, pj);
+        for (int dd = 0; dd < d; ++dd) acc[dd] = fma(pj, vs[sb + dd], acc[dd] * alpha);
+      });
+      barrier();
+    });
+    Value tot = l.get();
+    Value inv = select(tot > 0.0f, 1.0f / tot, constant(f32, 0.0f));
+    if_(i0 + t < p.s, [&] {
+      Value ob = (bh * p.s + i0 + t) * d;
+      for (int dd = 0; dd < d; ++dd) o[ob + dd] = acc[dd] * inv;
+    });
+  });
+}
+
+}  // namespace kgen::ops

@@ -1,0 +1,97 @@
+// Convolution family: "conv2d" (NCHW f32, any stride/padding/dilation/groups,
+// optional bias and fused ReLU) and pooling ("maxpool2d", "avgpool2d",
+// "global_avgpool").
+//
+// CPU direct convolution (ops/conv_direct.cpp). A pre-pass (ops/conv_prep.cpp)
+// copies the input into a zero-padded, stride-deinterleaved layout xq: for
+// each channel, sh·sw "phase planes" of Hq×Wq with
+//   xq[c][ph][pw][i][j] = x[c][i·sh + ph - pad_t][j·sw + pw - pad_l]  (0 outside)
+// so that every filter tap (kh, kw) reads output position (oh, ow) at
+//   plane (kh·dh % sh, kw·dw % sw), row oh + kh·dh / sh, column ow + kw·dw / sw.
+// Flattening a plane row-major, tap t of channel c is one fixed offset off[c,t]
+// from the "virtual" output position p = oh·Wq + ow: 16 consecutive p are one
+// contiguous (unaligned) line of xq for every tap, whatever the stride,
+// dilation or padding. Positions with ow >= OW (Wq - OW per row) are computed
+// and dropped at the store. The kernel keeps an OCB × L block of accumulator
+// lines (OCB output channels × 16·L positions) in zmm registers; per (channel,
+// tap) it loads L input lines, broadcasts OCB weights from a repacked copy
+// (wp[g][oc block][c·T + t][OCB], contiguous) and issues OCB·L FMAs.
+//
+// im2col + GEMM (ops/conv_im2col.cpp): the same xq and tap offsets make im2col
+// a copy of lines straight into the matmul family's packed-B panel layout
+// (ops/matmul.h); the weights become the packed A (one copy per batch·group)
+// and matmul's macro-kernel multiplies; an epilogue drops the virtual columns
+// and applies bias/ReLU. A 1×1, stride-1, unpadded conv is a GEMM on x itself.
+//
+// GPU (ops/conv_gpu.cpp): one work-item per output element (and a few output
+// channels), bounds-checked reads of x.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "ir/ir.h"
+#include "ops/op.h"
+
+namespace kgen::ops {
+
+// A conv2d problem's geometry (derived from Problem dims/attrs).
+struct ConvShape {
+  int64_t n, c, h, w, oc, kh, kw;
+  int64_t sh, sw, pt, pl, pb, pr, dh, dw, groups;
+  bool bias, relu;
+  int64_t cg() const { return c / groups; }    // input channels per group
+  int64_t ocg() const { return oc / groups; }  // output channels per group
+  int64_t taps() const { return kh * kw; }
+  int64_t oh() const { return (h + pt + pb - dh * (kh - 1) - 1) / sh + 1; }
+  int64_t ow() const { return (w + pl + pr - dw * (kw - 1) - 1) / sw + 1; }
+  // The padded, phase-split input: planes of hq × wq per (channel, phase).
+  int64_t hq() const { return (h + pt + pb + sh - 1) / sh; }
+  int64_t wq() const { return (w + pl + pr + sw - 1) / sw; }
+  int64_t plane() const { return hq() * wq(); }
+  int64_t chan_stride() const { return sh * sw * plane(); }
+  int64_t virtual_positions() const { return oh() * wq(); }  // p = oh·wq + ow
+};
+ConvShape conv_shape(const Problem& p);
+
+// Pre-pass: xq (see above) from x, plus `slack` zeroed floats after the last
+// plane (virtual positions past the plane read there). Grid: x = sh·sw·hq
+// phase-plane rows, y = C, z = N. Scalars: see plan_conv_prep.
+ir::Kernel conv_pad_phase_kernel();
+// off[c·T + t] = c·chan_stride + phase-plane offset + row/column shift of tap t
+// (u32). One work-item per entry.
+ir::Kernel conv_tap_offsets_kernel();
+
+// Appends the pre-pass and tap-table steps; returns {xq slot, table slot}.
+struct ConvPrep {
+  int xq, tab;
+};
+ConvPrep plan_conv_prep(Plan& pl, size_t nio, const ConvShape& s, int x_slot, int64_t slack);
+
+// CPU direct kernel: OCB output channels × L lines of 16 positions per block,
+// PB blocks per workgroup. Buffers: xq, tab, wp, [bias], y.
+struct DirectTile {
+  int ocb = 8, lines = 3, pb = 4;
+  bool oc_fast = false;  // workgroup order: OC blocks vary fastest (see conv_direct.cpp)
+};
+ir::Kernel conv_direct_kernel(const DirectTile& t, bool bias, bool relu);
+// wp[g][ob][j][OCB] from w (zero past OCg). One work-item per (j, ob, g).
+ir::Kernel conv_pack_direct_weights_kernel(int ocb);
+void plan_conv_direct(Plan& pl, size_t nio, const ConvShape& s, const DirectTile& t);
+
+// GEMM paths (compose with the matmul family's packed macro-kernel).
+// mr/nl/kc/mc/nc: ops::GemmTile.
+void plan_conv_im2col_gemm(Plan& pl, size_t nio, const ConvShape& s, const Variant& gemm_tile);
+void plan_conv_1x1_gemm(Plan& pl, size_t nio, const ConvShape& s, const Variant& gemm_tile);
+bool conv_is_pointwise(const ConvShape& s);  // 1×1, stride 1, no padding
+
+// GPU: workgroup `wg` work-items along output positions, `ocb` output
+// channels per work-item.
+ir::Kernel conv_gpu_kernel(int wg, int ocb, bool bias, bool relu);
+void plan_conv_gpu(Plan& pl, const ConvShape& s, int wg, int ocb);
+
+// Plain C++ conv2d (double accumulation), the op's reference.
+void conv2d_reference(const ConvShape& s, const float* x, const float* w, const float* b, float* y);
+
+void register_conv_ops();  // conv2d and the pooling ops
+
+}  // namespace kgen::ops

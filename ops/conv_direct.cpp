@@ -1,0 +1,192 @@
+// CPU direct convolution over the pre-passed input xq (see ops/conv.h).
+//
+// A single-work-item workgroup owns OCB output channels of one group and PB
+// blocks of 16·L consecutive virtual positions. Per block:
+//   acc[OCB][L] = 0
+//   for j in [0, Cg·T):                    (channel × tap, one runtime loop)
+//     L lines  xq[xbase + p0 + off[j] + 16·l ..]   (contiguous, unaligned)
+//     OCB broadcasts wp[j][o]                      (contiguous per j)
+//     acc[o][l] += w · line
+//   y = relu(acc + bias), dropping positions past OW/OH
+// Lines are built from 16 scalar loads at consecutive u64 indices: the u64
+// arithmetic cannot wrap, so clang proves them adjacent and emits one vmovups
+// (with u32 indices it must assume wrap-around and gathers).
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dsl/dsl.h"
+#include "ops/conv.h"
+
+namespace kgen::ops {
+
+using namespace kgen::dsl;
+
+namespace {
+
+uint64_t u(int64_t v) { return ir::scalar_slot(uint32_t(v)); }
+
+// 16 consecutive floats of `a` from u64 index `at` as one line.
+Value load_line(const Array& a, const Value& at) {
+  return make_line({a[at], a[at + uint64_t(1)], a[at + uint64_t(2)], a[at + uint64_t(3)], a[at + uint64_t(4)],
+                    a[at + uint64_t(5)], a[at + uint64_t(6)], a[at + uint64_t(7)], a[at + uint64_t(8)],
+                    a[at + uint64_t(9)], a[at + uint64_t(10)], a[at + uint64_t(11)], a[at + uint64_t(12)],
+                    a[at + uint64_t(13)], a[at + uint64_t(14)], a[at + uint64_t(15)]});
+}
+
+}  // namespace
+
+// One work-item per (chunk of kPackChunk j's, oc block, group): per j, the
+// OCB weights are read from OCB rows of w (clamped: a missing channel reads a
+// real row and stores 0) and stored as one contiguous run.
+constexpr int kPackChunk = 64;
+
+ir::Kernel conv_pack_direct_weights_kernel(int ocb) {
+  const uint32_t OCB = uint32_t(ocb);
+  return kernel("conv_pack_direct_w_ocb" + std::to_string(ocb), [&](KernelBuilder& kb) {
+    auto w = kb.input("w", f32);
+    auto wp = kb.output("wp", f32);
+    auto J = kb.scalar("count", u32);  // Cg·T
+    auto OCG = kb.scalar("ocg", u32);
+    auto OB = kb.scalar("oblocks", u32);
+    kb.workgroup(1);
+    Value j0 = group_id(0) * uint32_t(kPackChunk), j1 = min(j0 + uint32_t(kPackChunk), J);
+    Value ob = group_id(1), g = group_id(2);
+    Value dst = cast(u64, (g * OB + ob) * J) * uint64_t(OCB);
+    std::vector<Value> src, ok;
+    for (uint32_t o = 0; o < OCB; ++o) {
+      Value oc = ob * OCB + o;
+      src.push_back(cast(u64, (g * OCG + min(oc, OCG - 1u)) * J));
+      ok.push_back(oc < OCG);
+    }
+    for_range(j0, j1, [&](Value j) {
+      Value jj = cast(u64, j);
+      for (uint32_t o = 0; o < OCB; ++o)
+        wp[dst + jj * uint64_t(OCB) + uint64_t(o)] = select(ok[o], w[src[o] + jj], constant(f32, 0.0f));
+    });
+  });
+}
+
+ir::Kernel conv_direct_kernel(const DirectTile& t, bool bias, bool relu) {
+  const uint32_t OCB = uint32_t(t.ocb), L = uint32_t(t.lines), PB = uint32_t(t.pb), BW = 16 * L;
+  std::string name = "conv_direct_ocb" + std::to_string(t.ocb) + "_l" + std::to_string(t.lines) + "_pb" +
+                     std::to_string(t.pb) + (t.oc_fast ? "_ocf" : "") + (bias ? "_bias" : "") + (relu ? "_relu" : "");
+  return kernel(name, [&](KernelBuilder& kb) {
+    auto xq = kb.input("xq", f32);
+    auto tab = kb.input("tab", u32);
+    auto wp = kb.input("wp", f32);
+    Array b;
+    if (bias) b = kb.input("b", f32);
+    auto y = kb.output("y", f32);
+    auto J = kb.scalar("count", u32);  // Cg·T
+    auto C = kb.scalar("c", u32);
+    auto CG = kb.scalar("cg", u32);
+    auto CS = kb.scalar("chan_stride", u32);
+    auto OCG = kb.scalar("ocg", u32);
+    auto OB = kb.scalar("oblocks", u32);  // OC blocks per group
+    auto OC = kb.scalar("oc", u32);
+    auto OH = kb.scalar("oh", u32);
+    auto OW = kb.scalar("ow", u32);
+    auto WQ = kb.scalar("wq", u32);
+    auto NB = kb.scalar("nblocks", u32);  // blocks of BW virtual positions
+    kb.workgroup(1);
+    // oc_fast: consecutive workgroups (one thread's run) share a position
+    // chunk, whose input rows then stay in L1/L2 while the weights (all OC)
+    // stream from L2; otherwise they share an OC block (weights in L1) and
+    // sweep the image.
+    Value gy = group_id(t.oc_fast ? 0 : 1), gpos = group_id(t.oc_fast ? 1 : 0), n = group_id(2);
+    Value g = gy / OB, ob = gy - g * OB;
+    Value oc0 = ob * OCB;  // first output channel of the block, within the group
+    Value xbase = cast(u64, n * C + g * CG) * cast(u64, CS);
+    Value wbase = cast(u64, gy * J) * uint64_t(OCB);  // u64: broadcasts address wp directly
+    Value blk0 = gpos * PB, blk1 = min(blk0 + PB, NB);
+    // Per output channel of the block: y's plane, bias, whether it exists.
+    std::vector<Value> ybase, bv, ok;
+    for (uint32_t o = 0; o < OCB; ++o) {
+      Value oc = min(g * OCG + oc0 + o, OC - 1u);  // clamped: edge blocks read a real bias
+      ybase.push_back(cast(u64, n * OC + oc) * cast(u64, OH * OW));
+      if (bias) bv.push_back(splat(b[oc], 16));
+      ok.push_back(oc0 + o < OCG);
+    }
+    for_range(blk0, blk1, [&](Value blk) {
+      Value p0 = blk * BW;
+      std::vector<Var> acc;
+      for (uint32_t i = 0; i < OCB * L; ++i) acc.push_back(var(splat(0.0f, 16)));
+      Value pbase = xbase + cast(u64, p0);
+      for_range(0u, J, [&](Value j) {
+        Value at = pbase + cast(u64, tab[j]);
+        std::vector<Value> xl;
+        for (uint32_t l = 0; l < L; ++l) xl.push_back(load_line(xq, at + uint64_t(16 * l)));
+        Value wj = wbase + cast(u64, j) * uint64_t(OCB);
+        for (uint32_t o = 0; o < OCB; ++o) {
+          Value wv = splat(wp[wj + uint64_t(o)], 16);
+          for (uint32_t l = 0; l < L; ++l) acc[o * L + l] = fma(wv, xl[l], acc[o * L + l]);
+        }
+      });
+      for (uint32_t l = 0; l < L; ++l) {
+        std::vector<Value> v;
+        for (uint32_t o = 0; o < OCB; ++o) {
+          Value a = acc[o * L + l].get();
+          if (bias) a = a + bv[o];
+          if (relu) a = max(a, 0.0f);
+          v.push_back(a);
+        }
+        Value p = p0 + 16u * l;
+        Value r0 = p / WQ, c0 = p - r0 * WQ;
+        // Whole line inside one output row: 16 adjacent stores (one vmovups).
+        if_(c0 + 16u <= OW && r0 < OH, [&] {
+          Value at = cast(u64, r0 * OW + c0);
+          for (uint32_t o = 0; o < OCB; ++o)
+            if_(ok[o], [&] {
+              for (int i = 0; i < 16; ++i) y[ybase[o] + at + uint64_t(i)] = v[o].lane(i);
+            });
+        }).else_([&] {
+          // Lane by lane, walking (row, column) across row ends (wq may be < 16).
+          Var r = var(r0), c = var(c0);
+          for (int i = 0; i < 16; ++i) {
+            if_(c.get() < OW && r.get() < OH, [&] {
+              Value at = cast(u64, r.get() * OW + c.get());
+              for (uint32_t o = 0; o < OCB; ++o) if_(ok[o], [&] { y[ybase[o] + at] = v[o].lane(i); });
+            });
+            c += 1u;
+            if_(c.get() == WQ, [&] {
+              c = 0u;
+              r += 1u;
+            });
+          }
+        });
+      }
+    });
+  });
+}
+
+void plan_conv_direct(Plan& pl, size_t nio, const ConvShape& s, const DirectTile& t) {
+  const int64_t BW = 16 * t.lines;
+  const int64_t nblocks = (s.virtual_positions() + BW - 1) / BW;
+  // Virtual positions past the last plane read up to one row + one block beyond.
+  ConvPrep pr = plan_conv_prep(pl, nio, s, 0, s.wq() + BW + 16);
+  const int64_t J = s.cg() * s.taps();
+  const int64_t ob = (s.ocg() + t.ocb - 1) / t.ocb;
+  const int wslot = 1, bslot = 2, yslot = s.bias ? 3 : 2;
+  int wp = pl.add_temp(nio, size_t(s.groups * ob * J * t.ocb) * 4);
+  {
+    Step st;
+    st.kernel = conv_pack_direct_weights_kernel(t.ocb);
+    st.dims.grid = {groups_for(J, kPackChunk), uint32_t(ob), uint32_t(s.groups)};
+    st.buffers = {wslot, wp};
+    st.scalars = {u(J), u(s.ocg()), u(ob)};
+    pl.steps.push_back(std::move(st));
+  }
+  Step st;
+  st.kernel = conv_direct_kernel(t, s.bias, s.relu);
+  st.dims.grid = {groups_for(nblocks, t.pb), uint32_t(s.groups * ob), uint32_t(s.n)};
+  if (t.oc_fast) std::swap(st.dims.grid[0], st.dims.grid[1]);
+  st.buffers = {pr.xq, pr.tab, wp};
+  if (s.bias) st.buffers.push_back(bslot);
+  st.buffers.push_back(yslot);
+  st.scalars = {u(J),  u(s.c),    u(s.cg()),  u(s.chan_stride()), u(s.ocg()), u(ob),
+                u(s.oc), u(s.oh()), u(s.ow()), u(s.wq()),          u(nblocks)};
+  pl.steps.push_back(std::move(st));
+}
+
+}  // namespace kgen::ops

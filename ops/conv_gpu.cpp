@@ -1,0 +1,101 @@
+// conv2d on GPU targets: one work-item per output position and OCB output
+// channels of one group (the x value loaded once feeds OCB accumulators);
+// bounds-checked reads of x, so no pre-pass and any stride / padding /
+// dilation / groups. u32/i32 arithmetic only (WGSL has no 64-bit integers).
+#include <string>
+#include <vector>
+
+#include "dsl/dsl.h"
+#include "ops/conv.h"
+
+namespace kgen::ops {
+
+using namespace kgen::dsl;
+
+namespace {
+uint64_t u(int64_t v) { return ir::scalar_slot(uint32_t(v)); }
+}  // namespace
+
+ir::Kernel conv_gpu_kernel(int wg, int ocb, bool bias, bool relu) {
+  const uint32_t OCB = uint32_t(ocb);
+  std::string name = "conv_gpu_wg" + std::to_string(wg) + "_ocb" + std::to_string(ocb) + (bias ? "_bias" : "") +
+                     (relu ? "_relu" : "");
+  return kernel(name, [&](KernelBuilder& kb) {
+    auto x = kb.input("x", f32);
+    auto w = kb.input("w", f32);
+    Array b;
+    if (bias) b = kb.input("b", f32);
+    auto y = kb.output("y", f32);
+    auto C = kb.scalar("c", u32);
+    auto H = kb.scalar("height", i32);
+    auto W = kb.scalar("width", i32);
+    auto CG = kb.scalar("cg", u32);
+    auto OCG = kb.scalar("ocg", u32);
+    auto OB = kb.scalar("oblocks", u32);
+    auto OH = kb.scalar("oh", u32);
+    auto OW = kb.scalar("ow", u32);
+    auto KH = kb.scalar("kh", u32);
+    auto KW = kb.scalar("kw", u32);
+    auto SH = kb.scalar("sh", i32);
+    auto SW = kb.scalar("sw", i32);
+    auto PT = kb.scalar("pt", i32);
+    auto PL = kb.scalar("pl", i32);
+    auto DH = kb.scalar("dh", i32);
+    auto DW = kb.scalar("dw", i32);
+    kb.workgroup(uint32_t(wg));
+    Value p = global_id(0), gy = group_id(1), n = group_id(2);
+    Value g = gy / OB, oc0 = (gy - g * OB) * OCB;
+    Value OC = OCG * (C / CG);
+    if_(p < OH * OW, [&] {
+      Value oh = p / OW, ow = p - oh * OW;
+      Value ih0 = cast(i32, oh) * SH - PT, iw0 = cast(i32, ow) * SW - PL;
+      std::vector<Var> acc;
+      for (uint32_t o = 0; o < OCB; ++o) acc.push_back(var(f32, 0.0f));
+      // Clamped channel for the weight reads of a partial block (not stored).
+      std::vector<Value> wrow;
+      for (uint32_t o = 0; o < OCB; ++o) wrow.push_back((g * OCG + min(oc0 + o, OCG - 1u)) * CG);
+      for_range(0u, CG, [&](Value c) {
+        Value xplane = (n * C + g * CG + c) * cast(u32, H);
+        for_range(0u, KH, [&](Value kh) {
+          Value ih = ih0 + cast(i32, kh) * DH;
+          if_(ih >= 0 && ih < H, [&] {
+            Value xrow = (xplane + cast(u32, ih)) * cast(u32, W);
+            for_range(0u, KW, [&](Value kw) {
+              Value iw = iw0 + cast(i32, kw) * DW;
+              if_(iw >= 0 && iw < W, [&] {
+                Value xv = x[xrow + cast(u32, iw)];
+                for (uint32_t o = 0; o < OCB; ++o) acc[o] = fma(w[((wrow[o] + c) * KH + kh) * KW + kw], xv, acc[o].get());
+              });
+            });
+          });
+        });
+      });
+      for (uint32_t o = 0; o < OCB; ++o) {
+        Value oc = oc0 + o;
+        if_(oc < OCG, [&] {
+          Value goc = g * OCG + oc;
+          Value v = acc[o].get();
+          if (bias) v = v + b[goc];
+          if (relu) v = max(v, 0.0f);
+          y[((n * OC + goc) * OH + oh) * OW + ow] = v;
+        });
+      }
+    });
+  });
+}
+
+void plan_conv_gpu(Plan& pl, const ConvShape& s, int wg, int ocb) {
+  const int64_t ob = (s.ocg() + ocb - 1) / ocb;
+  Step st;
+  st.kernel = conv_gpu_kernel(wg, ocb, s.bias, s.relu);
+  st.dims.grid = {groups_for(s.oh() * s.ow(), wg), uint32_t(s.groups * ob), uint32_t(s.n)};
+  st.dims.workgroup = {uint32_t(wg), 1, 1};
+  st.buffers = {0, 1};
+  if (s.bias) st.buffers.push_back(2);
+  st.buffers.push_back(s.bias ? 3 : 2);
+  st.scalars = {u(s.c),  u(s.h),  u(s.w),  u(s.cg()), u(s.ocg()), u(ob),   u(s.oh()), u(s.ow()),
+                u(s.kh), u(s.kw), u(s.sh), u(s.sw),   u(s.pt),    u(s.pl), u(s.dh),   u(s.dw)};
+  pl.steps.push_back(std::move(st));
+}
+
+}  // namespace kgen::ops

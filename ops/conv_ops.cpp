@@ -1,0 +1,240 @@
+// The "conv2d" op: y (N × OC × OH × OW) = conv(x (N × C × H × W), w (OC ×
+// C/groups × KH × KW)) [+ b (OC)] [ReLU], NCHW f32.
+//
+// Variants (param "impl"):
+//   0 direct:    CPU register-blocked direct conv (ocb, lines, pb, ocf: DirectTile)
+//   1 im2col:    CPU im2col into packed panels + matmul's macro-kernel
+//                (mr, nl, kc, mc, nc: GemmTile)
+//   2 gemm1x1:   CPU pointwise conv as a GEMM on x itself (GemmTile)
+//   3 depthwise: CPU direct conv specialised to groups == C == OC: one channel
+//                per block, long position blocks (lines, pb)
+//   4 gpu:       one work-item per output position × ocb channels (wg, ocb)
+#include <cmath>
+#include <stdexcept>
+
+#include "ops/conv.h"
+#include "ops/matmul.h"
+#include "ops/matmul_plan.h"
+#include "ops/op.h"
+
+namespace kgen::ops {
+
+namespace {
+
+enum Impl : int64_t { kDirect = 0, kIm2col = 1, kGemm1x1 = 2, kDepthwise = 3, kGpu = 4 };
+
+bool is_depthwise(const ConvShape& s) { return s.groups == s.c && s.groups == s.oc; }
+
+void validate(const Problem& p) {
+  if (p.dims.size() != 7) throw std::invalid_argument("expected 7 sizes N C H W OC KH KW");
+  for (int64_t d : p.dims)
+    if (d < 1) throw std::invalid_argument("sizes must be >= 1");
+  if (p.dtype != ir::ScalarKind::F32) throw std::invalid_argument("dtype must be f32");
+  static const char* known[] = {"stride_h", "stride_w", "pad_h", "pad_w", "pad_b", "pad_r",
+                                "dilation_h", "dilation_w", "groups", "bias", "relu"};
+  for (const auto& [k, v] : p.attrs) {
+    bool ok = false;
+    for (const char* n : known) ok = ok || k == n;
+    if (!ok)
+      throw std::invalid_argument("unknown attribute '" + k +
+                                  "' (stride_h stride_w pad_h pad_w pad_b pad_r dilation_h dilation_w groups bias relu)");
+  }
+  const ConvShape s = conv_shape(p);
+  if (s.sh < 1 || s.sw < 1 || s.dh < 1 || s.dw < 1) throw std::invalid_argument("strides and dilations must be >= 1");
+  if (s.pt < 0 || s.pl < 0 || s.pb < 0 || s.pr < 0) throw std::invalid_argument("paddings must be >= 0");
+  if (s.groups < 1 || s.c % s.groups || s.oc % s.groups)
+    throw std::invalid_argument("groups must divide C and OC");
+  if ((s.bias && p.attr("bias") != 1) || (s.relu && p.attr("relu") != 1)) throw std::invalid_argument("bias and relu are 0 or 1");
+  if (s.h + s.pt + s.pb < s.dh * (s.kh - 1) + 1 || s.w + s.pl + s.pr < s.dw * (s.kw - 1) + 1)
+    throw std::invalid_argument("the (dilated) kernel is larger than the padded input");
+  // 32-bit indexing: the pre-passed input, the im2col panels and y.
+  const double xq = double(s.n) * double(s.c) * double(s.chan_stride());
+  const double cols = double(s.n) * double(s.c) * double(s.taps()) * double(s.virtual_positions() + 64);
+  const double y = double(s.n) * double(s.oc) * double(s.virtual_positions());
+  if (std::max({xq, cols, y}) >= 4.0e9) throw std::invalid_argument("too large for 32-bit indexing");
+}
+
+Variant direct(int ocb, int lines, int pb) { return Variant{}.set("impl", kDirect).set("ocb", ocb).set("lines", lines).set("pb", pb); }
+Variant gemm(Impl impl, int mr, int nl) {
+  GemmTile t;
+  t.mr = mr, t.nl = nl, t.kc = 0;
+  return variant_of(t).set("impl", impl);
+}
+
+std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
+  const ConvShape s = conv_shape(p);
+  std::vector<Variant> out;
+  if (!is_cpu(caps)) {
+    for (int ocb : {1, 4}) out.push_back(Variant{}.set("impl", kGpu).set("wg", 64).set("ocb", ocb));
+    return out;
+  }
+  if (is_depthwise(s)) {
+    for (int lines : {4, 8, 12}) out.push_back(Variant{}.set("impl", kDepthwise).set("lines", lines).set("pb", 4));
+  }
+  // Register blocks: OCB·L accumulators + L input lines + a broadcast <= 32 zmm.
+  for (auto [ocb, lines] : {std::pair{8, 3}, {6, 4}, {4, 6}, {12, 2}, {4, 4}, {2, 8}, {1, 12}}) {
+    if (ocb > 2 * s.ocg() && ocb > 1) continue;  // mostly zero channels
+    for (int pb : {2, 8}) out.push_back(direct(ocb, lines, pb));
+  }
+  out.push_back(direct(8, 3, 4).set("ocf", 1));  // OC blocks fastest in the grid
+  for (auto [mr, nl] : {std::pair{14, 2}, {8, 3}, {6, 4}}) {
+    out.push_back(gemm(kIm2col, mr, nl));
+    if (conv_is_pointwise(s)) out.push_back(gemm(kGemm1x1, mr, nl));
+  }
+  return out;
+}
+
+Variant heuristic(const Problem& p, const TargetCaps& caps) {
+  const ConvShape s = conv_shape(p);
+  if (!is_cpu(caps)) return Variant{}.set("impl", kGpu).set("wg", 64).set("ocb", s.ocg() >= 4 ? 4 : 1);
+  if (is_depthwise(s)) return Variant{}.set("impl", kDepthwise).set("lines", 8).set("pb", 4);
+  // The direct kernel: 8 channels × 3 lines (24 accumulators) when there are
+  // enough output channels per group, else fewer channels and longer rows.
+  const int64_t ocg = s.ocg();
+  int ocb = 8, lines = 3;
+  if (ocg <= 2) ocb = int(ocg), lines = 8;
+  else if (ocg <= 4) ocb = 4, lines = 6;
+  else if (ocg <= 6) ocb = 6, lines = 4;
+  // Enough workgroups for the threads: fewer blocks per group on small maps.
+  const int64_t blocks = (s.virtual_positions() + 16 * lines - 1) / (16 * lines);
+  const int pb = blocks * s.n >= 64 ? 4 : blocks * s.n >= 16 ? 2 : 1;
+  return direct(ocb, lines, pb);
+}
+
+Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
+  const ConvShape s = conv_shape(p);
+  const size_t nio = s.bias ? 4 : 3;
+  Plan pl;
+  const int64_t impl = v.get("impl", kDirect);
+  if (impl != kGpu && !is_cpu(caps)) throw std::invalid_argument("conv2d: impl " + std::to_string(impl) + " is for the cpu target");
+  switch (impl) {
+    case kDirect:
+    case kDepthwise: {
+      DirectTile t;
+      if (impl == kDepthwise) {
+        if (!is_depthwise(s)) throw std::invalid_argument("conv2d: impl=3 (depthwise) needs groups == C == OC");
+        t.ocb = 1;
+      } else {
+        t.ocb = int(v.get("ocb", 8));
+      }
+      t.lines = int(v.get("lines", impl == kDepthwise ? 8 : 3));
+      t.pb = int(v.get("pb", 4));
+      t.oc_fast = v.get("ocf", 0) != 0;
+      if (t.ocb < 1 || t.lines < 1 || t.ocb * t.lines + t.lines > 31 || t.pb < 1)
+        throw std::invalid_argument("conv2d: bad direct tile " + v.str());
+      plan_conv_direct(pl, nio, s, t);
+      return pl;
+    }
+    case kIm2col: plan_conv_im2col_gemm(pl, nio, s, v); return pl;
+    case kGemm1x1: plan_conv_1x1_gemm(pl, nio, s, v); return pl;
+    case kGpu: {
+      int wg = int(v.get("wg", 64)), ocb = int(v.get("ocb", 1));
+      if (wg < 1 || wg > 1024 || ocb < 1 || ocb > 16) throw std::invalid_argument("conv2d: bad gpu variant " + v.str());
+      plan_conv_gpu(pl, s, wg, ocb);
+      return pl;
+    }
+  }
+  throw std::invalid_argument("conv2d: unknown impl in variant '" + v.str() + "'");
+}
+
+Problem conv(int64_t n, int64_t c, int64_t h, int64_t w, int64_t oc, int64_t kh, int64_t kw,
+             std::map<std::string, int64_t> attrs = {}) {
+  Problem p;
+  p.op = "conv2d";
+  p.dims = {n, c, h, w, oc, kh, kw};
+  p.attrs = std::move(attrs);
+  return p;
+}
+
+}  // namespace
+
+void conv2d_reference(const ConvShape& s, const float* x, const float* w, const float* b, float* y) {
+  const int64_t OH = s.oh(), OW = s.ow(), CG = s.cg(), OCG = s.ocg();
+  for (int64_t n = 0; n < s.n; ++n)
+    for (int64_t oc = 0; oc < s.oc; ++oc) {
+      const int64_t g = oc / OCG;
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          double acc = b ? double(b[oc]) : 0.0;
+          for (int64_t c = 0; c < CG; ++c)
+            for (int64_t kh = 0; kh < s.kh; ++kh) {
+              const int64_t ih = oh * s.sh - s.pt + kh * s.dh;
+              if (ih < 0 || ih >= s.h) continue;
+              for (int64_t kw = 0; kw < s.kw; ++kw) {
+                const int64_t iw = ow * s.sw - s.pl + kw * s.dw;
+                if (iw < 0 || iw >= s.w) continue;
+                acc += double(w[((oc * CG + c) * s.kh + kh) * s.kw + kw]) *
+                       double(x[((n * s.c + g * CG + c) * s.h + ih) * s.w + iw]);
+              }
+            }
+          if (s.relu && acc < 0) acc = 0;
+          y[((n * s.oc + oc) * OH + oh) * OW + ow] = float(acc);
+        }
+    }
+}
+
+void register_pool_ops();  // ops/pool.cpp
+
+void register_conv_ops() {
+  OpDef d;
+  d.name = "conv2d";
+  d.description = "2-D convolution, NCHW f32: stride, padding (pad_b/pad_r for asymmetric), dilation, groups, bias, fused ReLU";
+  d.dims_help = "N C H W OC KH KW";
+  d.attrs_help = "stride_h=1 stride_w=1 pad_h=0 pad_w=0 pad_b=pad_h pad_r=pad_w dilation_h=1 dilation_w=1 groups=1 bias=0 relu=0";
+  d.validate = validate;
+  d.inputs = [](const Problem& p) {
+    const ConvShape s = conv_shape(p);
+    const ir::Type f(ir::ScalarKind::F32);
+    std::vector<TensorSpec> t{tensor("x", f, {s.n, s.c, s.h, s.w}), tensor("w", f, {s.oc, s.cg(), s.kh, s.kw})};
+    if (s.bias) t.push_back(tensor("b", f, {s.oc}));
+    return t;
+  };
+  d.outputs = [](const Problem& p) {
+    const ConvShape s = conv_shape(p);
+    return std::vector<TensorSpec>{tensor("y", ir::Type(ir::ScalarKind::F32), {s.n, s.oc, s.oh(), s.ow()})};
+  };
+  d.candidates = candidates;
+  d.heuristic = heuristic;
+  d.plan = plan;
+  d.reference = [](const Problem& p, const std::vector<const void*>& in, const std::vector<void*>& out) {
+    const ConvShape s = conv_shape(p);
+    conv2d_reference(s, static_cast<const float*>(in[0]), static_cast<const float*>(in[1]),
+                     s.bias ? static_cast<const float*>(in[2]) : nullptr, static_cast<float*>(out[0]));
+  };
+  d.tolerance = [](const Problem& p) {
+    const ConvShape s = conv_shape(p);
+    return dot_tolerance(s.cg() * s.taps() + (s.bias ? 1 : 0));
+  };
+  d.flops = [](const Problem& p) {
+    const ConvShape s = conv_shape(p);
+    return 2.0 * double(s.n * s.oc * s.oh() * s.ow()) * double(s.cg() * s.taps());
+  };
+  d.bytes = [](const Problem& p) {
+    const ConvShape s = conv_shape(p);
+    return 4.0 * double(s.n * s.c * s.h * s.w + s.oc * s.cg() * s.taps() + s.n * s.oc * s.oh() * s.ow() +
+                        (s.bias ? s.oc : 0));
+  };
+  d.test_problems = {
+      conv(1, 3, 7, 5, 4, 1, 1),                                                   // pointwise
+      conv(2, 16, 7, 9, 20, 1, 1, {{"bias", 1}}),                                  // pointwise + bias
+      conv(1, 5, 11, 13, 7, 3, 3, {{"pad_h", 1}, {"pad_w", 1}}),                   // OC not a block multiple
+      conv(3, 4, 13, 17, 10, 5, 5, {{"stride_h", 2}, {"stride_w", 2}, {"pad_h", 2}, {"pad_w", 2}}),
+      conv(1, 6, 17, 19, 9, 3, 3, {{"dilation_h", 2}, {"dilation_w", 2}, {"pad_h", 2}, {"pad_w", 2}}),
+      conv(2, 8, 9, 11, 6, 3, 3, {{"groups", 2}, {"pad_h", 1}, {"pad_w", 1}}),
+      conv(1, 12, 15, 13, 12, 3, 3, {{"groups", 12}, {"pad_h", 1}, {"pad_w", 1}}),  // depthwise
+      conv(2, 10, 16, 15, 10, 3, 3, {{"groups", 10}, {"stride_h", 2}, {"stride_w", 2}, {"pad_h", 1}, {"pad_w", 1}, {"bias", 1}}),
+      conv(1, 3, 5, 7, 5, 3, 3, {{"pad_h", 3}, {"pad_w", 4}}),                     // more padding than needed
+      conv(1, 2, 23, 29, 3, 3, 3, {{"pad_h", 0}, {"pad_w", 2}, {"pad_b", 2}, {"pad_r", 0}}),  // asymmetric, primes
+      conv(3, 5, 12, 10, 13, 3, 3, {{"pad_h", 1}, {"pad_w", 1}, {"bias", 1}, {"relu", 1}}),
+      conv(1, 3, 20, 23, 5, 3, 2, {{"stride_h", 3}, {"stride_w", 2}, {"dilation_w", 2}, {"pad_w", 1}}),
+      conv(1, 2, 3, 3, 3, 3, 3, {{"pad_h", 1}, {"pad_w", 1}}),                     // tiny
+      conv(1, 4, 9, 9, 8, 1, 1, {{"stride_h", 2}, {"stride_w", 2}}),               // strided 1x1
+      conv(1, 1, 1, 1, 1, 1, 1),
+  };
+  d.bench_problems = {conv(1, 64, 56, 56, 64, 3, 3, {{"pad_h", 1}, {"pad_w", 1}}),
+                      conv(8, 64, 56, 56, 64, 3, 3, {{"pad_h", 1}, {"pad_w", 1}})};
+  register_op(std::move(d));
+  register_pool_ops();
+}
+
+}  // namespace kgen::ops

@@ -1,0 +1,129 @@
+// The input pre-pass shared by the CPU conv paths (see ops/conv.h): the
+// zero-padded, stride-deinterleaved copy xq of x and the table of tap offsets
+// into it. Both are O(input) and O(C·taps) against the O(input·OC·taps) conv,
+// and they let the inner loops read contiguous, unguarded lines.
+#include <stdexcept>
+
+#include "dsl/dsl.h"
+#include "ops/conv.h"
+
+namespace kgen::ops {
+
+using namespace kgen::dsl;
+
+namespace {
+uint64_t u(int64_t v) { return ir::scalar_slot(uint32_t(v)); }
+}  // namespace
+
+ConvShape conv_shape(const Problem& p) {
+  ConvShape s;
+  s.n = p.dim(0), s.c = p.dim(1), s.h = p.dim(2), s.w = p.dim(3), s.oc = p.dim(4), s.kh = p.dim(5), s.kw = p.dim(6);
+  s.sh = p.attr("stride_h", 1), s.sw = p.attr("stride_w", 1);
+  s.pt = p.attr("pad_h", 0), s.pl = p.attr("pad_w", 0);
+  s.pb = p.attr("pad_b", s.pt), s.pr = p.attr("pad_r", s.pl);
+  s.dh = p.attr("dilation_h", 1), s.dw = p.attr("dilation_w", 1);
+  s.groups = p.attr("groups", 1);
+  s.bias = p.attr("bias", 0) != 0, s.relu = p.attr("relu", 0) != 0;
+  return s;
+}
+
+// One work-item per phase-plane row: zeros left of the input, a copy (stride
+// sw through x's row), zeros right of it; whole rows of zeros above/below.
+// The copy loop is a plain runtime loop over u64 indices, which clang
+// vectorises (stride-1 versioned) on the CPU.
+ir::Kernel conv_pad_phase_kernel() {
+  return kernel("conv_pad_phase", [&](KernelBuilder& kb) {
+    auto x = kb.input("x", f32);
+    auto xq = kb.output("xq", f32);
+    auto C = kb.scalar("c", u32);
+    auto H = kb.scalar("h", i32);
+    auto W = kb.scalar("w", i32);
+    auto SH = kb.scalar("sh", u32);
+    auto SW = kb.scalar("sw", u32);
+    auto PT = kb.scalar("pt", i32);
+    auto PL = kb.scalar("pl", i32);
+    auto HQ = kb.scalar("hq", u32);
+    auto WQ = kb.scalar("wq", u32);
+    auto total = kb.scalar("total", u32);  // N·C·chan_stride: where the slack starts
+    auto slack = kb.scalar("slack", u32);
+    kb.workgroup(1);
+    Value r = group_id(0), c = group_id(1), n = group_id(2);
+    Value phase = r / HQ, i = r - phase * HQ;
+    Value ph = phase / SW, pw = phase - ph * SW;
+    Value ih = cast(i32, i * SH + ph) - PT;
+    Value nc = cast(u64, n * C + c);
+    Value dst = (nc * cast(u64, SH * SW) + cast(u64, phase)) * cast(u64, HQ * WQ) + cast(u64, i * WQ);
+    auto zeros = [&](const Value& j0, const Value& j1) {
+      for_range(j0, j1, [&](Value j) { xq[dst + cast(u64, j)] = 0.0f; });
+    };
+    if_(ih >= 0 && ih < H, [&] {
+      Value a = PL - cast(i32, pw);  // first in-bounds column j satisfies j·sw >= a
+      Value swi = cast(i32, SW);
+      Value jlo = min(cast(u32, select(a <= 0, constant(i32, 0), (a + swi - 1) / swi)), WQ);
+      Value jhi = max(min(cast(u32, (W + a + swi - 1) / swi), WQ), jlo);
+      Value src = (nc * cast(u64, cast(u32, H)) + cast(u64, cast(u32, ih))) * cast(u64, cast(u32, W));
+      zeros(constant(u32, 0u), jlo);
+      // x column j·sw - a >= 0 for j >= jlo.
+      Value col0 = src + cast(u64, cast(u32, cast(i32, jlo * SW) - a));
+      for_range(jlo, jhi, [&](Value j) { xq[dst + cast(u64, j)] = x[col0 + cast(u64, (j - jlo) * SW)]; });
+      zeros(jhi, WQ);
+    }).else_([&] { zeros(constant(u32, 0u), WQ); });
+    if_(r == 0u && c == 0u && n == 0u, [&] {
+      for_range(0u, slack, [&](Value k) { xq[cast(u64, total) + cast(u64, k)] = 0.0f; });
+    });
+  });
+}
+
+ir::Kernel conv_tap_offsets_kernel() {
+  return kernel("conv_tap_offsets", [&](KernelBuilder& kb) {
+    auto off = kb.output("off", u32);
+    auto J = kb.scalar("count", u32);  // Cg·T
+    auto T = kb.scalar("taps", u32);
+    auto KW = kb.scalar("kw", u32);
+    auto DH = kb.scalar("dh", u32);
+    auto DW = kb.scalar("dw", u32);
+    auto SH = kb.scalar("sh", u32);
+    auto SW = kb.scalar("sw", u32);
+    auto WQ = kb.scalar("wq", u32);
+    auto PLANE = kb.scalar("plane", u32);
+    auto CS = kb.scalar("chan_stride", u32);
+    Value j = global_id(0);
+    if_(j < J, [&] {
+      Value c = j / T, t = j - c * T;
+      Value kh = t / KW, kw = t - kh * KW;
+      Value vh = kh * DH, vw = kw * DW;
+      Value ph = vh % SH, pw = vw % SW;
+      off[j] = c * CS + (ph * SW + pw) * PLANE + (vh / SH) * WQ + vw / SW;
+    });
+  });
+}
+
+ConvPrep plan_conv_prep(Plan& pl, size_t nio, const ConvShape& s, int x_slot, int64_t slack) {
+  ConvPrep r;
+  const int64_t total = s.n * s.c * s.chan_stride();
+  r.xq = pl.add_temp(nio, size_t(total + slack) * 4);
+  {
+    Step st;
+    st.kernel = conv_pad_phase_kernel();
+    st.dims.grid = {uint32_t(s.sh * s.sw * s.hq()), uint32_t(s.c), uint32_t(s.n)};
+    st.buffers = {x_slot, r.xq};
+    st.scalars = {u(s.c),  u(s.h),  u(s.w),    u(s.sh),    u(s.sw),  u(s.pt), u(s.pl),
+                  u(s.hq()), u(s.wq()), u(total), u(slack)};
+    pl.steps.push_back(std::move(st));
+  }
+  const int64_t J = s.cg() * s.taps();
+  r.tab = pl.add_temp(nio, size_t(J) * 4);
+  {
+    Step st;
+    st.kernel = conv_tap_offsets_kernel();
+    st.dims.grid = {groups_for(J, 64), 1, 1};
+    st.dims.workgroup = {64, 1, 1};
+    st.buffers = {r.tab};
+    st.scalars = {u(J),    u(s.taps()), u(s.kw),      u(s.dh),           u(s.dw),
+                  u(s.sh), u(s.sw),     u(s.wq()), u(s.plane()), u(s.chan_stride())};
+    pl.steps.push_back(std::move(st));
+  }
+  return r;
+}
+
+}  // namespace kgen::ops

@@ -1,0 +1,238 @@
+// The "gated_mlp" op, an LLM feed-forward block:
+//   Y (T×D) = (silu(X·Gᵀ) ⊙ (X·Uᵀ)) · Dnᵀ,  X: T×D, G, U: F×D, Dn: D×F.
+// CPU (impl 0, fused): G and U are packed into one B whose panels alternate a
+// line of gate features with the line of up features for the same 16
+// features, so one microkernel accumulates both products of an output tile
+// and its epilogue writes H = silu(g)·u directly (H never exists unfused,
+// X is packed and streamed once for both). Then the down projection is a
+// plain packed GEMM over H. H's rows are padded to a multiple of 16 columns
+// (whole lines; the padded features are zero in both packed weights).
+// impl 1 (CPU, unfused): X·Gᵀ, X·Uᵀ, an elementwise silu·product, the down
+// GEMM: the same kernels without the fusion, for comparison.
+// impl 2 (GPU): the same unfused sequence with the shared-memory GEMM.
+#include <cmath>
+#include <stdexcept>
+
+#include "dsl/dsl.h"
+#include "ops/matmul.h"
+#include "ops/matmul_plan.h"
+#include "ops/op.h"
+
+namespace kgen::ops {
+
+using namespace kgen::dsl;
+
+namespace {
+
+enum Impl : int64_t { kFused = 0, kUnfused = 1, kGpu = 2 };
+
+// Bp[panel][k][l]: line l of a panel holds features panel·8·nl + 16·(l/2) + i
+// of G (l even) or U (l odd) at column k; zero past F.
+ir::Kernel pack_gate_up_kernel(int nl) {
+  const uint32_t FPP = uint32_t(8 * nl);  // features per panel
+  return kernel("gated_mlp_pack_gate_up_nr" + std::to_string(16 * nl), [&](KernelBuilder& kb) {
+    auto g = kb.input("g", f32);
+    auto u = kb.input("u", f32);
+    auto bp = kb.output("bp", line(f32, 16));
+    auto F = kb.scalar("f", u32);
+    auto K = kb.scalar("k", u32);
+    kb.workgroup(1);
+    const uint32_t CH = uint32_t(pack_chunk(true));  // G, U rows run along K
+    Value panel = group_id(1);
+    Value k0 = group_id(0) * CH, k1 = min(k0 + CH, K);
+    Value f0 = panel * FPP, dst = panel * K * uint32_t(nl);
+    auto emit = [&](bool guarded) {
+      for_range(k0, k1, [&](Value k) {
+        for (int l = 0; l < nl; ++l) {
+          const Array& w = l % 2 ? u : g;
+          Var v = var(splat(0.0f, 16));
+          for (int i = 0; i < 16; ++i) {
+            Value f = f0 + uint32_t(16 * (l / 2) + i);
+            if (guarded) if_(f < F, [&] { v = insert(v, i, w[f * K + k]); });
+            else v = insert(v, i, w[f * K + k]);
+          }
+          bp[dst + k * uint32_t(nl) + uint32_t(l)] = v.get();
+        }
+      });
+    };
+    if_(f0 + FPP <= F, [&] { emit(false); }).else_([&] { emit(true); });
+  });
+}
+
+struct Dims {
+  int64_t t, d, f;
+};
+Dims dims_of(const Problem& p) { return {p.dim(0), p.dim(1), p.dim(2)}; }
+int64_t round16(int64_t x) { return (x + 15) / 16 * 16; }
+
+void validate(const Problem& p) {
+  if (p.dims.size() != 3) throw std::invalid_argument("expected 3 sizes T D F");
+  for (int64_t d : p.dims)
+    if (d < 1) throw std::invalid_argument("sizes must be >= 1");
+  if (p.dtype != ir::ScalarKind::F32) throw std::invalid_argument("dtype must be f32");
+  if (!p.attrs.empty()) throw std::invalid_argument("gated_mlp takes no attributes");
+  Dims s = dims_of(p);
+  if (double(round16(s.f) + 64) * double(std::max(s.t + 16, s.d + 64)) >= 4294967295.0)
+    throw std::invalid_argument("too large for 32-bit indexing");
+}
+
+void silu_step(Plan& pl, int g, int u, int h, int64_t n) {
+  Step s;
+  s.kernel = gated_silu_gpu_kernel();
+  s.dims.grid = {uint32_t((n + 255) / 256), 1, 1};
+  s.dims.workgroup = {256, 1, 1};
+  s.buffers = {g, u, h};
+  s.scalars = {ir::scalar_slot(uint32_t(n))};
+  pl.steps.push_back(std::move(s));
+}
+
+Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
+  const Dims s = dims_of(p);
+  const size_t nio = 5;  // x, g, u, dn, y
+  const ir::Type f32t(ir::ScalarKind::F32);
+  Plan pl;
+  int64_t impl = v.get("impl", kFused);
+  if (impl == kGpu) {
+    GpuTile t = gpu_tile_of(v);
+    int tg = pl.add_temp(nio, size_t(s.t * s.f) * 4), tu = pl.add_temp(nio, size_t(s.t * s.f) * 4);
+    int h = pl.add_temp(nio, size_t(s.t * s.f) * 4);
+    plan_gemm_gpu(pl, f32t, true, t, 0, 1, tg, 1, s.t, s.f, s.d);
+    plan_gemm_gpu(pl, f32t, true, t, 0, 2, tu, 1, s.t, s.f, s.d);
+    silu_step(pl, tg, tu, h, s.t * s.f);
+    plan_gemm_gpu(pl, f32t, true, t, h, 3, 4, 1, s.t, s.d, s.f);
+    return pl;
+  }
+  if (!is_cpu(caps)) throw std::invalid_argument("gated_mlp: impl 0/1 are for the cpu target");
+  GemmTile t = tile_of(v);
+  GemmTile down = default_cpu_tile(s.t, s.d, s.f);
+  down.mr = t.mr;
+  int xp = plan_pack_a(pl, nio, f32t, 0, 1, s.t, s.d, s.d, t.mr);
+  if (impl == kFused) {
+    if (t.nl % 2) throw std::invalid_argument("gated_mlp: the fused variant needs an even nl");
+    t.kc = 0;  // the epilogue needs complete sums
+    const int64_t fp = round16(s.f);
+    int gup = pl.add_temp(nio, size_t(2 * (fp + 8 * t.nl) * s.d) * 4);  // 2 floats (g, u) per feature
+    Step pk;
+    pk.kernel = pack_gate_up_kernel(t.nl);
+    pk.dims.grid = {uint32_t((s.d + pack_chunk(true) - 1) / pack_chunk(true)), uint32_t((s.f + 8 * t.nl - 1) / (8 * t.nl)), 1};
+    pk.buffers = {1, 2, gup};
+    pk.scalars = {ir::scalar_slot(uint32_t(s.f)), ir::scalar_slot(uint32_t(s.d))};
+    pl.steps.push_back(std::move(pk));
+    int h = pl.add_temp(nio, size_t(s.t * fp) * 4);
+    plan_gemm_cpu(pl, t, xp, gup, h, 1, s.t, fp, s.d, GemmEpilogue::GatedSilu);
+    int hp = plan_pack_a(pl, nio, f32t, h, 1, s.t, s.f, fp, down.mr);
+    int dp = plan_pack_b(pl, nio, f32t, true, 3, 1, s.d, s.f, down.nl);
+    plan_gemm_cpu(pl, down, hp, dp, 4, 1, s.t, s.d, s.f);
+    return pl;
+  }
+  if (impl == kUnfused) {
+    int tg = pl.add_temp(nio, size_t(s.t * s.f) * 4), tu = pl.add_temp(nio, size_t(s.t * s.f) * 4);
+    int h = pl.add_temp(nio, size_t(s.t * s.f) * 4);
+    int gp = plan_pack_b(pl, nio, f32t, true, 1, 1, s.f, s.d, t.nl);
+    plan_gemm_cpu(pl, t, xp, gp, tg, 1, s.t, s.f, s.d);
+    int up = plan_pack_b(pl, nio, f32t, true, 2, 1, s.f, s.d, t.nl);
+    plan_gemm_cpu(pl, t, xp, up, tu, 1, s.t, s.f, s.d);
+    silu_step(pl, tg, tu, h, s.t * s.f);
+    int hp = plan_pack_a(pl, nio, f32t, h, 1, s.t, s.f, s.f, down.mr);
+    int dp = plan_pack_b(pl, nio, f32t, true, 3, 1, s.d, s.f, down.nl);
+    plan_gemm_cpu(pl, down, hp, dp, 4, 1, s.t, s.d, s.f);
+    return pl;
+  }
+  throw std::invalid_argument("gated_mlp: unknown impl in variant '" + v.str() + "'");
+}
+
+std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
+  (void)p;
+  std::vector<Variant> out;
+  if (!is_cpu(caps)) {
+    for (int b : {2, 4}) out.push_back(Variant{}.set("impl", kGpu).set("wg", 16).set("tm", b).set("tn", b).set("tk", 16));
+    return out;
+  }
+  for (auto [mr, nl] : {std::pair{14, 2}, {6, 4}})
+    for (auto [mc, nc] : {std::pair{8, 8}, {4, 16}})
+      out.push_back(variant_of(GemmTile{mr, nl, 0, mc, nc}).set("impl", kFused));
+  out.push_back(variant_of(GemmTile{14, 2, 256, 8, 8}).set("impl", kUnfused));
+  return out;
+}
+
+Variant heuristic(const Problem& p, const TargetCaps& caps) {
+  if (!is_cpu(caps)) {
+    int b = p.dim(0) >= 64 ? 4 : 2;
+    return Variant{}.set("impl", kGpu).set("wg", 16).set("tm", b).set("tn", b).set("tk", 16);
+  }
+  return variant_of(GemmTile{14, 2, 0, 8, 8}).set("impl", kFused);
+}
+
+void reference(const Problem& p, const std::vector<const void*>& in, const std::vector<void*>& out) {
+  const Dims s = dims_of(p);
+  const float* x = static_cast<const float*>(in[0]);
+  const float* g = static_cast<const float*>(in[1]);
+  const float* u = static_cast<const float*>(in[2]);
+  const float* dn = static_cast<const float*>(in[3]);
+  float* y = static_cast<float*>(out[0]);
+  std::vector<double> h(size_t(s.f));
+  for (int64_t t = 0; t < s.t; ++t) {
+    const float* xr = x + t * s.d;
+    for (int64_t f = 0; f < s.f; ++f) {
+      double a = 0, b = 0;
+      for (int64_t k = 0; k < s.d; ++k) {
+        a += double(xr[k]) * g[f * s.d + k];
+        b += double(xr[k]) * u[f * s.d + k];
+      }
+      h[size_t(f)] = a / (1.0 + std::exp(-a)) * b;
+    }
+    for (int64_t j = 0; j < s.d; ++j) {
+      double acc = 0;
+      for (int64_t f = 0; f < s.f; ++f) acc += h[size_t(f)] * dn[j * s.f + f];
+      y[t * s.d + j] = float(acc);
+    }
+  }
+}
+
+Problem gm(int64_t t, int64_t d, int64_t f) {
+  Problem p;
+  p.op = "gated_mlp";
+  p.dims = {t, d, f};
+  return p;
+}
+
+}  // namespace
+
+float silu_ref(float x) { return x / (1.0f + std::exp(-x)); }
+
+void register_gated_mlp_op() {
+  OpDef d;
+  d.name = "gated_mlp";
+  d.description = "Y = (silu(X·Gᵀ) ⊙ X·Uᵀ)·Dnᵀ (f32; X T×D, G and U F×D, Dn D×F), gate/up GEMM with a fused epilogue";
+  d.dims_help = "T D F";
+  d.validate = validate;
+  d.inputs = [](const Problem& p) {
+    Dims s = dims_of(p);
+    const ir::Type t(ir::ScalarKind::F32);
+    return std::vector<TensorSpec>{tensor("x", t, {s.t, s.d}), tensor("g", t, {s.f, s.d}), tensor("u", t, {s.f, s.d}),
+                                   tensor("dn", t, {s.d, s.f})};
+  };
+  d.outputs = [](const Problem& p) {
+    Dims s = dims_of(p);
+    return std::vector<TensorSpec>{tensor("y", ir::Type(ir::ScalarKind::F32), {s.t, s.d})};
+  };
+  d.candidates = candidates;
+  d.heuristic = heuristic;
+  d.plan = plan;
+  d.reference = reference;
+  // Both GEMMs' rounding, plus the vectorised exp's few ulps in the epilogue.
+  d.tolerance = [](const Problem& p) { return 2 * (dot_tolerance(p.dim(1)) + dot_tolerance(p.dim(2))) + 1e-5; };
+  d.flops = [](const Problem& p) {
+    Dims s = dims_of(p);
+    return 6.0 * double(s.t) * double(s.d) * double(s.f);
+  };
+  d.bytes = [](const Problem& p) {
+    Dims s = dims_of(p);
+    return 4.0 * (2.0 * double(s.t * s.d) + 3.0 * double(s.f * s.d));
+  };
+  d.test_problems = {gm(1, 16, 16), gm(5, 32, 48), gm(17, 40, 33), gm(33, 64, 100), gm(30, 20, 70)};
+  d.bench_problems = {gm(2048, 1024, 11008), gm(256, 1024, 11008)};
+  register_op(std::move(d));
+}
+
+}  // namespace kgen::ops

@@ -1,0 +1,98 @@
+// GEMV-like products for a few rows of A (LLM decode: 1×4096 · 4096×4096ᵀ).
+// Memory-bound: every weight is read once, in f32x16 lines, straight from
+// the unpacked B (packing would read and write it once more). A's few rows
+// stay in L1. A work-item takes `rows` outputs so that several independent
+// streams (trans_b: rows of B) are in flight; the CPU pool hands contiguous
+// runs of work-items to its threads, which split N.
+#include <string>
+#include <vector>
+
+#include "dsl/dsl.h"
+#include "ops/matmul.h"
+
+namespace kgen::ops {
+
+using namespace kgen::dsl;
+
+namespace {
+Value to_f32(const Value& v) { return v.type().kind == ir::ScalarKind::F32 ? v : cast(line(f32, 16), v); }
+}  // namespace
+
+ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m) {
+  const uint32_t R = uint32_t(rows), MM = uint32_t(m);
+  std::string name = "matmul_gemv_" + dt.str() + (trans_b ? "_t" : "_n") + "_r" + std::to_string(R) + "_m" + std::to_string(MM);
+  return kernel(name, [&](KernelBuilder& kb) {
+    auto a = kb.input("a", line(dt, 16));
+    auto b = kb.input("b", line(dt, 16));
+    auto c = kb.output("c", trans_b ? f32 : line(f32, 16));
+    auto N = kb.scalar("n", u32);
+    auto K = kb.scalar("k", u32);
+    kb.workgroup(1);
+    Value bz = group_id(2);
+    if (trans_b) {
+      // C[i][n] = Σ_k A[i][k]·B[n][k]: dot products of lines, one per (i, row),
+      // reduced across lanes at the end.
+      Value kl = K / 16u;  // lines per row
+      Value n0 = group_id(0) * R;
+      Value abase = bz * MM * kl, bbase = bz * N * kl, cbase = bz * MM * N;
+      auto emit = [&](bool guarded) {
+        std::vector<Var> acc;
+        for (uint32_t i = 0; i < MM * R; ++i) acc.push_back(var(splat(0.0f, 16)));
+        // Rows past N (last group only) re-read row n0: in bounds, never stored.
+        std::vector<Value> rowbase;
+        for (uint32_t r = 0; r < R; ++r)
+          rowbase.push_back(guarded ? bbase + min(n0 + r, N - 1u) * kl : bbase + (n0 + r) * kl);
+        for_range(0u, kl, [&](Value j) {
+          std::vector<Value> av;
+          for (uint32_t i = 0; i < MM; ++i) av.push_back(to_f32(a[abase + i * kl + j]));
+          for (uint32_t r = 0; r < R; ++r) {
+            Value bv = to_f32(b[rowbase[r] + j]);
+            for (uint32_t i = 0; i < MM; ++i) acc[i * R + r] = fma(av[i], bv, acc[i * R + r]);
+          }
+        });
+        for (uint32_t i = 0; i < MM; ++i)
+          for (uint32_t r = 0; r < R; ++r) {
+            Value n = n0 + r;
+            auto st = [&] { c[cbase + i * N + n] = reduce_add(acc[i * R + r].get()); };
+            if (guarded) if_(n < N, st);
+            else st();
+          }
+      };
+      if_(n0 + R <= N, [&] { emit(false); }).else_([&] { emit(true); });
+    } else {
+      // C[i][cols] = Σ_k A[i][k]·B[k][cols] for `rows` lines of columns: a
+      // broadcast of A[i][k] times B's row k, streamed down K.
+      Value nl = N / 16u, kl = K / 16u;
+      Value l0 = group_id(0) * R;
+      Value abase = bz * MM * kl, bbase = bz * K * nl, cbase = bz * MM * nl;
+      auto emit = [&](bool guarded) {
+        std::vector<Var> acc;
+        for (uint32_t i = 0; i < MM * R; ++i) acc.push_back(var(splat(0.0f, 16)));
+        std::vector<Value> col;
+        for (uint32_t r = 0; r < R; ++r) col.push_back(guarded ? min(l0 + r, nl - 1u) : l0 + r);
+        // A is read in lines of 16 k's; lane t multiplies row k0 + t of B.
+        for_range(0u, kl, [&](Value j) {
+          std::vector<Value> av;
+          for (uint32_t i = 0; i < MM; ++i) av.push_back(to_f32(a[abase + i * kl + j]));
+          for (int t = 0; t < 16; ++t) {
+            Value krow = bbase + (j * 16u + uint32_t(t)) * nl;
+            for (uint32_t r = 0; r < R; ++r) {
+              Value bv = to_f32(b[krow + col[r]]);
+              for (uint32_t i = 0; i < MM; ++i)
+                acc[i * R + r] = fma(splat(av[i].lane(t), 16), bv, acc[i * R + r]);
+            }
+          }
+        });
+        for (uint32_t i = 0; i < MM; ++i)
+          for (uint32_t r = 0; r < R; ++r) {
+            auto st = [&] { c[cbase + i * nl + l0 + r] = acc[i * R + r].get(); };
+            if (guarded) if_(l0 + r < nl, st);
+            else st();
+          }
+      };
+      if_(l0 + R <= nl, [&] { emit(false); }).else_([&] { emit(true); });
+    }
+  });
+}
+
+}  // namespace kgen::ops

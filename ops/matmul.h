@@ -1,0 +1,88 @@
+// Matrix multiply family: the "matmul" op (C = A·B, batched, B as K×N or as
+// N×K, f32 or f16/bf16 inputs with f32 accumulation and output) and the
+// "gated_mlp" op (an LLM feed-forward block: (silu(X·Gᵀ) ⊙ X·Uᵀ)·Dnᵀ).
+//
+// CPU (ops/matmul_cpu.cpp, ops/matmul_pack.cpp): GotoBLAS/BLIS structure in
+// DSL kernels. B is packed into NR-wide panels of f32x16 lines and A into
+// MR-tall panels (both zero-padded, converting f16/bf16 to f32 on the way), so
+// the microkernel never sees an edge; a single-work-item workgroup computes an
+// MC×NC block of C as a loop over KC slices, NR panels and MR panels, keeping
+// the MR×NR accumulator block in zmm registers (MR·NR/16 lines) with one
+// broadcast A load per row and one line B load per 16 columns at each k.
+// Only the stores of C are guarded (rows ≥ M, columns ≥ N).
+// GEMV (ops/gemv.cpp): M ≤ a few rows, memory-bound; reads each weight once.
+// GPU (ops/matmul_gpu.cpp): shared-memory tiles, per-thread register blocks.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "ir/ir.h"
+
+namespace kgen::ops {
+
+// Register block of the CPU microkernel and its cache blocking.
+struct GemmTile {
+  int mr = 14;   // rows of A per microkernel (broadcast loads)
+  int nl = 2;    // f32x16 lines of B per microkernel: NR = 16·nl columns
+  int kc = 256;  // K slice per pass over C (0: all of K in one pass)
+  int mc = 8;    // MR panels per workgroup block (MC = mc·mr rows)
+  int nc = 8;    // NR panels per workgroup block (NC = nc·NR columns)
+  int unroll = 0;  // unroll hint for the k loop (0: the compiler's choice); not a variant parameter
+  int nr() const { return 16 * nl; }
+  std::string str() const;
+};
+
+// Packing kernels: one work-item per group and (panel, chunk of K, batch).
+// Where the source rows run along K (A, and B when trans_b) the chunk is long
+// and the grid's fastest axis walks K (x = chunks, y = panels), so one
+// thread's consecutive groups continue the same row streams; a short chunk
+// read across many rows is latency-bound (2048² A packed at 2 ns/element).
+// B as K×N reads rows across the panel: x = panels, y = chunks.
+constexpr int kPackChunkAlongRows = 256;
+constexpr int kPackChunkAcrossRows = 64;
+// The K chunk of packers written elsewhere on this layout (conv's im2col).
+constexpr int kPackKChunk = kPackChunkAcrossRows;
+inline int pack_chunk(bool rows_along_k) { return rows_along_k ? kPackChunkAlongRows : kPackChunkAcrossRows; }
+// Bp[b][panel][k][line] (f32x16 lines) from B (K×N, or N×K when trans_b).
+ir::Kernel pack_b_kernel(ir::Type dt, bool trans_b, int nl);
+// Ap[b][panel][k][r] (f32) from A (M×K row-major, row stride lda).
+ir::Kernel pack_a_kernel(ir::Type dt, int mr);
+
+// Epilogue of the CPU macro-kernel. Store: C = A·B. GatedSilu: the packed B
+// interleaves gate and up panels line by line (line 2i from G, 2i+1 from U,
+// for the same 16 features), so each pair of accumulator lines becomes one
+// line of H = silu(g)·u: a panel yields 8·nl output columns instead of 16·nl.
+enum class GemmEpilogue { Store, GatedSilu };
+
+// The CPU macro-kernel: buffers (ap f32, bp f32x16, c f32 [inout when kc >
+// 0: later K slices continue from C]); scalars (m, n, k) with n = C's
+// columns. Grid: x = ceil(panels / nc), y = ceil(ceil(m / mr) / mc), z = batch.
+// `c_lines`: C's rows are whole f32x16 lines (its column count % 16 == 0), so
+// C is accessed as lines (required for GatedSilu).
+ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep = GemmEpilogue::Store);
+
+// GEMV for small M on the CPU (C: M×N f32). trans_b: B is N×K (weights rows),
+// needs K % 16 == 0; each work-item takes `rows` consecutive outputs n and
+// all M rows of A. !trans_b: B is K×N, needs N % 16 == 0; each work-item takes
+// `rows` lines (16·rows columns). Grid x = groups, z = batch.
+ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m);
+
+// GPU tiled GEMM: workgroup (wg, wg), each work-item a (tm × tn) register
+// block, tiles of (wg·tm) × (wg·tn) staged in shared memory with K steps of
+// `tk`. Any M, N, K; f16/bf16 inputs convert to f32 on their way to shared
+// memory. Grid: x = ceil(N / (wg·tn)), y = ceil(M / (wg·tm)), z = batch.
+struct GpuTile {
+  int wg = 16, tm = 4, tn = 4, tk = 16;
+};
+ir::Kernel gemm_gpu_kernel(ir::Type dt, bool trans_b, const GpuTile& t);
+// GPU epilogue of gated_mlp: h[i] = silu(g[i])·u[i] over n elements (g = X·Gᵀ,
+// u = X·Uᵀ). Scalar n; any workgroup size (the launcher's choice).
+ir::Kernel gated_silu_gpu_kernel();
+
+// Scalar f32 SiLU·product (for the unfused baselines and tests):
+// h = silu(g)·u with silu(x) = x / (1 + exp(-x)).
+float silu_ref(float x);
+
+void register_matmul_ops();
+
+}  // namespace kgen::ops

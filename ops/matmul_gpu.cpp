@@ -1,0 +1,94 @@
+// GPU GEMM: the classic shared-memory tiling with a register block per
+// work-item. A (wg·tm)×tk tile of A and a tk×(wg·tn) tile of B are staged in
+// shared memory by all wg² work-items (zero outside the matrices, so any M,
+// N, K work and the inner loop has no guards); each work-item then
+// accumulates tm×tn outputs, taking rows ty + wg·i and columns tx + wg·j so
+// neighbouring work-items read neighbouring shared words and write
+// neighbouring C elements. f16/bf16 inputs become f32 on their way to shared
+// memory (f32 accumulation, f32 C).
+#include <string>
+#include <vector>
+
+#include "dsl/dsl.h"
+#include "ops/fast_exp.h"
+#include "ops/matmul.h"
+
+namespace kgen::ops {
+
+using namespace kgen::dsl;
+
+ir::Kernel gemm_gpu_kernel(ir::Type dt, bool trans_b, const GpuTile& t) {
+  const uint32_t WG = uint32_t(t.wg), TM = uint32_t(t.tm), TN = uint32_t(t.tn), TK = uint32_t(t.tk);
+  const uint32_t BM = WG * TM, BN = WG * TN, NT = WG * WG;
+  std::string name = "matmul_gpu_" + dt.str() + (trans_b ? "_t" : "_n") + "_wg" + std::to_string(WG) + "_tm" +
+                     std::to_string(TM) + "_tn" + std::to_string(TN) + "_tk" + std::to_string(TK);
+  return kernel(name, [&](KernelBuilder& kb) {
+    auto A = kb.input("a", dt);
+    auto B = kb.input("b", dt);
+    auto C = kb.output("c", f32);
+    auto M = kb.scalar("m", u32);
+    auto N = kb.scalar("n", u32);
+    auto K = kb.scalar("k", u32);
+    kb.workgroup(WG, WG);
+    auto As = shared_array(f32, int64_t(TK * BM));  // [k][row]
+    auto Bs = shared_array(f32, int64_t(TK * BN));  // [k][col]
+    Value tx = local_id(0), ty = local_id(1), tid = ty * WG + tx;
+    Value bz = group_id(2);
+    Value row0 = group_id(1) * BM, col0 = group_id(0) * BN;
+    Value abase = bz * M * K, bbase = bz * K * N, cbase = bz * M * N;
+    auto f = [&](const Value& v) { return v.type() == f32 ? v : cast(f32, v); };
+    std::vector<Var> acc;
+    for (uint32_t i = 0; i < TM * TN; ++i) acc.push_back(var(f32, 0.0f));
+    for_range(0u, K, [&](Value k0) {
+      // Stage the tiles: consecutive work-items take consecutive source
+      // elements (k fastest for A and for Bᵀ, n fastest for B).
+      for (uint32_t e = 0; e < (BM * TK + NT - 1) / NT; ++e) {
+        Value idx = tid + e * NT;
+        Value r = idx / TK, kk = idx % TK;
+        if_(idx < BM * TK, [&] {
+          Value row = row0 + r, k = k0 + kk;
+          if_(row < M && k < K, [&] { As[kk * BM + r] = f(A[abase + row * K + k]); }).else_([&] { As[kk * BM + r] = 0.0f; });
+        });
+      }
+      for (uint32_t e = 0; e < (BN * TK + NT - 1) / NT; ++e) {
+        Value idx = tid + e * NT;
+        Value n = trans_b ? idx / TK : idx % BN, kk = trans_b ? idx % TK : idx / BN;
+        if_(idx < BN * TK, [&] {
+          Value col = col0 + n, k = k0 + kk;
+          Value at = trans_b ? bbase + col * K + k : bbase + k * N + col;
+          if_(col < N && k < K, [&] { Bs[kk * BN + n] = f(B[at]); }).else_([&] { Bs[kk * BN + n] = 0.0f; });
+        });
+      }
+      barrier();
+      for_range(0u, TK, [&](Value kk) {
+        std::vector<Value> av, bv;
+        for (uint32_t i = 0; i < TM; ++i) av.push_back(As[kk * BM + ty + i * WG]);
+        for (uint32_t j = 0; j < TN; ++j) bv.push_back(Bs[kk * BN + tx + j * WG]);
+        for (uint32_t i = 0; i < TM; ++i)
+          for (uint32_t j = 0; j < TN; ++j) acc[i * TN + j] = fma(av[i], bv[j], acc[i * TN + j]);
+      });
+      barrier();
+    }, TK);
+    for (uint32_t i = 0; i < TM; ++i)
+      for (uint32_t j = 0; j < TN; ++j) {
+        Value row = row0 + ty + i * WG, col = col0 + tx + j * WG;
+        if_(row < M && col < N, [&] { C[cbase + row * N + col] = acc[i * TN + j].get(); });
+      }
+  });
+}
+
+ir::Kernel gated_silu_gpu_kernel() {
+  return kernel("gated_mlp_silu_mul", [&](KernelBuilder& kb) {
+    auto g = kb.input("g", f32);
+    auto u = kb.input("u", f32);
+    auto h = kb.output("h", f32);
+    auto n = kb.scalar("n", u32);
+    Value i = global_id(0);
+    if_(i < n, [&] {
+      Value gv = g[i];
+      h[i] = gv / (exp(-gv) + 1.0f) * u[i];
+    });
+  });
+}
+
+}  // namespace kgen::ops

@@ -1,0 +1,223 @@
+// The "matmul" op: C (batch × M × N, f32) = A (batch × M × K) · B (batch × K
+// × N, or batch × N × K with trans_b=1, the LLM weight layout), inputs f32,
+// f16 or bf16, accumulation in f32.
+//
+// Variants (param "impl"):
+//   0 gemm: pack A and B, then the register-blocked CPU macro-kernel
+//           (mr, nl, kc, mc, nc: see GemmTile)
+//   1 gemv: M <= 4 rows straight from the unpacked B (rows = outputs per
+//           work-item); trans_b needs K % 16 == 0, else N % 16 and K % 16 == 0
+//   2 gpu:  shared-memory tiles (wg, tm, tn, tk: see GpuTile)
+#include <cmath>
+#include <stdexcept>
+
+#include "ops/matmul.h"
+#include "ops/matmul_plan.h"
+#include "ops/op.h"
+#include "runtimes/check.h"
+
+namespace kgen::ops {
+
+namespace {
+
+enum Impl : int64_t { kGemm = 0, kGemv = 1, kGpu = 2 };
+constexpr int kGemvMaxM = 4;
+
+struct Shape {
+  int64_t m, n, k, batch;
+  bool trans_b;
+  ir::Type dt;
+};
+Shape shape_of(const Problem& p) {
+  return {p.dim(0), p.dim(1), p.dim(2), p.attr("batch", 1), p.attr("trans_b", 0) != 0, ir::Type(p.dtype)};
+}
+
+bool gemv_fits(const Shape& s) {
+  if (s.m > kGemvMaxM) return false;
+  return s.trans_b ? s.k % 16 == 0 : (s.n % 16 == 0 && s.k % 16 == 0);
+}
+
+void validate(const Problem& p) {
+  if (p.dims.size() != 3) throw std::invalid_argument("expected 3 sizes M N K");
+  for (int64_t d : p.dims)
+    if (d < 1) throw std::invalid_argument("sizes must be >= 1");
+  if (p.dtype != ir::ScalarKind::F32 && p.dtype != ir::ScalarKind::F16 && p.dtype != ir::ScalarKind::BF16)
+    throw std::invalid_argument("dtype must be f32, f16 or bf16");
+  int64_t tb = p.attr("trans_b", 0), batch = p.attr("batch", 1);
+  if (tb != 0 && tb != 1) throw std::invalid_argument("trans_b must be 0 or 1");
+  if (batch < 1) throw std::invalid_argument("batch must be >= 1");
+  for (const auto& [k, v] : p.attrs)
+    if (k != "trans_b" && k != "batch") throw std::invalid_argument("unknown attribute '" + k + "' (trans_b, batch)");
+  // Index arithmetic is u32, packed buffers included (~(M + 16) · (K + 32) · batch).
+  const Shape s = shape_of(p);
+  double biggest = double(batch) * std::max({double(s.m + 16) * double(s.k), double(s.n + 64) * double(s.k),
+                                             double(s.m) * double(s.n)});
+  if (biggest >= 4294967295.0) throw std::invalid_argument("too large for 32-bit indexing");
+}
+
+std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
+  const Shape s = shape_of(p);
+  std::vector<Variant> out;
+  if (!is_cpu(caps)) {
+    for (auto [tm, tn] : {std::pair{4, 4}, {2, 2}, {4, 2}, {8, 4}}) {
+      GpuTile t;
+      t.tm = tm;
+      t.tn = tn;
+      out.push_back(Variant{}.set("impl", kGpu).set("wg", t.wg).set("tm", tm).set("tn", tn).set("tk", t.tk));
+    }
+    return out;
+  }
+  if (gemv_fits(s))
+    for (int rows : {2, 4, 8}) out.push_back(Variant{}.set("impl", kGemv).set("rows", rows));
+  // Register blocks (mr × 16·nl, accumulators mr·nl of the 32 zmm) × K slices
+  // × block shapes.
+  for (auto [mr, nl] : {std::pair{14, 2}, {8, 3}, {6, 4}, {12, 2}}) {
+    for (int kc : {0, 256, 512}) {
+      if (kc && kc >= s.k) continue;  // one slice: the same as kc = 0
+      for (auto [mc, nc] : {std::pair{8, 8}, {4, 16}}) {
+        GemmTile t{mr, nl, kc, mc, nc};
+        out.push_back(variant_of(t).set("impl", kGemm));
+      }
+    }
+  }
+  return out;
+}
+
+Variant heuristic(const Problem& p, const TargetCaps& caps) {
+  const Shape s = shape_of(p);
+  if (!is_cpu(caps)) {
+    // Small shapes: 2×2 blocks keep more work-groups; otherwise 4×4.
+    int b = (s.m >= 64 && s.n >= 64) ? 4 : 2;
+    return Variant{}.set("impl", kGpu).set("wg", 16).set("tm", b).set("tn", b).set("tk", 16);
+  }
+  if (gemv_fits(s)) return Variant{}.set("impl", kGemv).set("rows", 4);
+  return variant_of(default_cpu_tile(s.m, s.n, s.k)).set("impl", kGemm);
+}
+
+Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
+  const Shape s = shape_of(p);
+  const size_t nio = 3;  // a, b, c
+  Plan pl;
+  switch (v.get("impl", kGemm)) {
+    case kGemm: {
+      if (!is_cpu(caps)) throw std::invalid_argument("matmul: impl=0 (packed CPU gemm) is for the cpu target");
+      GemmTile t = tile_of(v);
+      if (t.mr < 1 || t.nl < 1 || t.mr * t.nl + t.nl > 32 || t.kc < 0 || t.mc < 1 || t.nc < 1)
+        throw std::invalid_argument("matmul: bad gemm tile " + v.str());
+      int ap = plan_pack_a(pl, nio, s.dt, 0, s.batch, s.m, s.k, s.k, t.mr);
+      int bp = plan_pack_b(pl, nio, s.dt, s.trans_b, 1, s.batch, s.n, s.k, t.nl);
+      plan_gemm_cpu(pl, t, ap, bp, 2, s.batch, s.m, s.n, s.k);
+      return pl;
+    }
+    case kGemv: {
+      if (!gemv_fits(s)) throw std::invalid_argument("matmul: impl=1 (gemv) needs M <= 4 and K (and N unless trans_b) % 16 == 0");
+      int rows = int(v.get("rows", 4));
+      Step st;
+      st.kernel = gemv_kernel(s.dt, s.trans_b, rows, int(s.m));
+      int64_t units = s.trans_b ? s.n : s.n / 16;
+      st.dims.grid = {uint32_t((units + rows - 1) / rows), 1, uint32_t(s.batch)};
+      st.buffers = {0, 1, 2};
+      st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.k))};
+      pl.steps.push_back(std::move(st));
+      return pl;
+    }
+    case kGpu:
+      plan_gemm_gpu(pl, s.dt, s.trans_b, gpu_tile_of(v), 0, 1, 2, s.batch, s.m, s.n, s.k);
+      return pl;
+  }
+  throw std::invalid_argument("matmul: unknown impl in variant '" + v.str() + "'");
+}
+
+void reference(const Problem& p, const std::vector<const void*>& in, const std::vector<void*>& out) {
+  const Shape s = shape_of(p);
+  const size_t eb = size_t(s.dt.bytes());
+  auto val = [&](const void* base, int64_t i) { return rt::scalar_value(s.dt, static_cast<const uint8_t*>(base) + i * eb); };
+  // f32 copies of the inputs (exact for f16/bf16), then double accumulation.
+  std::vector<float> a(size_t(s.batch * s.m * s.k)), b(size_t(s.batch * s.k * s.n));
+  for (size_t i = 0; i < a.size(); ++i) a[i] = float(val(in[0], int64_t(i)));
+  for (size_t i = 0; i < b.size(); ++i) b[i] = float(val(in[1], int64_t(i)));
+  float* c = static_cast<float*>(out[0]);
+  std::vector<double> row(size_t(s.n));
+  for (int64_t z = 0; z < s.batch; ++z) {
+    const float* A = a.data() + z * s.m * s.k;
+    const float* B = b.data() + z * s.k * s.n;
+    for (int64_t i = 0; i < s.m; ++i) {
+      std::fill(row.begin(), row.end(), 0.0);
+      for (int64_t kk = 0; kk < s.k; ++kk) {
+        double av = A[i * s.k + kk];
+        if (s.trans_b)
+          for (int64_t j = 0; j < s.n; ++j) row[size_t(j)] += av * B[j * s.k + kk];
+        else
+          for (int64_t j = 0; j < s.n; ++j) row[size_t(j)] += av * B[kk * s.n + j];
+      }
+      for (int64_t j = 0; j < s.n; ++j) c[(z * s.m + i) * s.n + j] = float(row[size_t(j)]);
+    }
+  }
+}
+
+Problem mm(int64_t m, int64_t n, int64_t k, int64_t trans_b = 0, int64_t batch = 1,
+           ir::ScalarKind dt = ir::ScalarKind::F32) {
+  Problem p;
+  p.op = "matmul";
+  p.dims = {m, n, k};
+  p.dtype = dt;
+  if (trans_b) p.attrs["trans_b"] = trans_b;
+  if (batch != 1) p.attrs["batch"] = batch;
+  return p;
+}
+
+}  // namespace
+
+void register_gated_mlp_op();  // ops/gated_mlp.cpp
+
+void register_matmul_ops() {
+  OpDef d;
+  d.name = "matmul";
+  d.description = "C = A·B (f32 C; f32/f16/bf16 A and B, f32 accumulation); batched; B as K×N or N×K (trans_b=1)";
+  d.dims_help = "M N K";
+  d.attrs_help = "trans_b=0|1 batch=1";
+  d.validate = validate;
+  d.inputs = [](const Problem& p) {
+    Shape s = shape_of(p);
+    return std::vector<TensorSpec>{tensor("a", s.dt, {s.batch, s.m, s.k}),
+                                   tensor("b", s.dt, s.trans_b ? std::vector<int64_t>{s.batch, s.n, s.k}
+                                                               : std::vector<int64_t>{s.batch, s.k, s.n})};
+  };
+  d.outputs = [](const Problem& p) {
+    Shape s = shape_of(p);
+    return std::vector<TensorSpec>{tensor("c", ir::Type(ir::ScalarKind::F32), {s.batch, s.m, s.n})};
+  };
+  d.candidates = candidates;
+  d.heuristic = heuristic;
+  d.plan = plan;
+  d.reference = reference;
+  d.tolerance = [](const Problem& p) { return dot_tolerance(p.dim(2)); };
+  d.flops = [](const Problem& p) {
+    Shape s = shape_of(p);
+    return 2.0 * double(s.batch) * double(s.m) * double(s.n) * double(s.k);
+  };
+  d.bytes = [](const Problem& p) {
+    Shape s = shape_of(p);
+    double eb = s.dt.bytes();
+    return double(s.batch) * (eb * double(s.m * s.k + s.k * s.n) + 4.0 * double(s.m * s.n));
+  };
+  using ir::ScalarKind;
+  d.test_problems = {mm(1, 1, 1),
+                     mm(17, 33, 29),
+                     mm(65, 1, 130),
+                     mm(37, 70, 300, 1),
+                     mm(29, 45, 600),  // K slices with an edge slice
+                     mm(30, 64, 40, 0, 3),
+                     mm(15, 19, 23, 1, 3),
+                     mm(20, 50, 33, 0, 1, ScalarKind::F16),
+                     mm(20, 50, 33, 1, 1, ScalarKind::BF16),
+                     mm(1, 100, 64, 1),      // gemv, N not a multiple of the rows
+                     mm(3, 48, 32, 0, 2),    // gemv over K×N, batched
+                     mm(2, 40, 48, 1, 1, ScalarKind::F16),
+                     mm(130, 96, 64, 1)};
+  d.bench_problems = {mm(1024, 1024, 1024), mm(2048, 2048, 2048), mm(1, 4096, 4096, 1)};
+  register_op(std::move(d));
+  register_gated_mlp_op();
+}
+
+}  // namespace kgen::ops

@@ -1,0 +1,107 @@
+// Packing kernels of the CPU GEMM: copy A and B into the layouts the
+// microkernel streams (zero-padded to whole panels, converted to f32), so its
+// inner loop is one line load per 16 columns of B, one broadcast per row of A
+// and nothing else: no edges, no strides, no conversions. Packing is O(MK +
+// KN) against the O(MNK) product, and it also removes the cache-set conflicts
+// of power-of-two row strides (A rows 8 KiB apart all map to one L1 set).
+#include <string>
+
+#include "dsl/dsl.h"
+#include "ops/matmul.h"
+
+namespace kgen::ops {
+
+using namespace kgen::dsl;
+
+namespace {
+
+Value to_f32(const Value& v) { return v.type() == f32 ? v : cast(f32, v); }
+
+}  // namespace
+
+// Bp[b][panel][k][l] = B(k, panel·NR + 16·l + i) as lane i, 0 past N.
+// One work-item per (panel, chunk of K, batch); see pack_chunk.
+ir::Kernel pack_b_kernel(ir::Type dt, bool trans_b, int nl) {
+  const uint32_t NR = uint32_t(16 * nl);
+  std::string name = "matmul_pack_b_" + dt.str() + (trans_b ? "_t" : "_n") + "_nr" + std::to_string(NR);
+  return kernel(name, [&](KernelBuilder& kb) {
+    auto b = kb.input("b", dt);
+    auto bp = kb.output("bp", line(f32, 16));
+    auto N = kb.scalar("n", u32);
+    auto K = kb.scalar("k", u32);
+    kb.workgroup(1);
+    const uint32_t CH = uint32_t(pack_chunk(trans_b));
+    Value panel = group_id(trans_b ? 1 : 0), bz = group_id(2);
+    Value np = (N + (NR - 1)) / NR;
+    Value k0 = group_id(trans_b ? 0 : 1) * CH;
+    Value k1 = min(k0 + CH, K);
+    Value col0 = panel * NR;
+    Value src = bz * N * K;                     // this batch's B
+    Value dst = (bz * np + panel) * K * uint32_t(nl);  // this panel, in lines
+    // B(k, n) in the source layout.
+    auto at = [&](const Value& k, const Value& n) { return trans_b ? src + n * K + k : src + k * N + n; };
+    auto emit = [&](bool guarded) {
+      // Interior panels index in 64 bits from one base per k (and, for Bᵀ,
+      // one per column), so the offsets fold into the addressing modes.
+      Value K64 = cast(u64, K);
+      Value cbase = cast(u64, src + col0 * K);  // Bᵀ: column col0 at k = 0
+      for_range(k0, k1, [&](Value k) {
+        Value rbase = trans_b ? cbase + cast(u64, k) : cast(u64, src + k * N + col0);
+        for (int l = 0; l < nl; ++l) {
+          Var v = var(splat(0.0f, 16));
+          for (int i = 0; i < 16; ++i) {
+            const uint32_t j = uint32_t(16 * l + i);
+            Value n = col0 + j;
+            if (guarded) if_(n < N, [&] { v = insert(v, i, to_f32(b[at(k, n)])); });
+            else v = insert(v, i, to_f32(b[trans_b ? rbase + K64 * uint64_t(j) : rbase + uint64_t(j)]));
+          }
+          bp[dst + k * uint32_t(nl) + uint32_t(l)] = v.get();
+        }
+      });
+    };
+    if_(col0 + NR <= N, [&] { emit(false); }).else_([&] { emit(true); });
+  });
+}
+
+// Ap[b][panel][k][r] = A(panel·MR + r, k), 0 past M.
+ir::Kernel pack_a_kernel(ir::Type dt, int mr) {
+  const uint32_t MR = uint32_t(mr);
+  std::string name = "matmul_pack_a_" + dt.str() + "_mr" + std::to_string(MR);
+  return kernel(name, [&](KernelBuilder& kb) {
+    auto a = kb.input("a", dt);
+    auto ap = kb.output("ap", f32);
+    auto M = kb.scalar("m", u32);
+    auto K = kb.scalar("k", u32);
+    auto lda = kb.scalar("lda", u32);  // A's row stride (>= k): gated_mlp packs a row-padded H
+    kb.workgroup(1);
+    const uint32_t CH = uint32_t(pack_chunk(true));
+    Value panel = group_id(1), bz = group_id(2);
+    Value mp = (M + (MR - 1)) / MR;
+    Value k0 = group_id(0) * CH;
+    Value k1 = min(k0 + CH, K);
+    Value row0 = panel * MR;
+    Value src = bz * M * lda + row0 * lda;
+    Value dst = (bz * mp + panel) * K * MR;
+    auto emit = [&](bool guarded) {
+      Value lda64 = cast(u64, lda), src64 = cast(u64, src), dst64 = cast(u64, dst);
+      // Row by row: a chunk of one row is a sequential read. (k-outer would
+      // read MR rows at once, which for power-of-two strides all fall in one
+      // L1 set and thrash it.)
+      for (uint32_t r = 0; r < MR; ++r) {
+        Value in = src64 + lda64 * uint64_t(r);
+        auto body = [&] {
+          for_range(cast(u64, k0), cast(u64, k1), [&](Value k) {
+            ap[dst64 + k * uint64_t(MR) + uint64_t(r)] = to_f32(a[in + k]);
+          });
+        };
+        if (!guarded) body();
+        else if_(row0 + r < M, body).else_([&] {
+          for_range(cast(u64, k0), cast(u64, k1), [&](Value k) { ap[dst64 + k * uint64_t(MR) + uint64_t(r)] = 0.0f; });
+        });
+      }
+    };
+    if_(row0 + MR <= M, [&] { emit(false); }).else_([&] { emit(true); });
+  });
+}
+
+}  // namespace kgen::ops

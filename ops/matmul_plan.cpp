@@ -1,0 +1,104 @@
+#include "ops/matmul_plan.h"
+
+#include <cmath>
+
+namespace kgen::ops {
+
+namespace {
+uint64_t u(int64_t v) { return ir::scalar_slot(uint32_t(v)); }
+int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+}  // namespace
+
+int plan_pack_a(Plan& pl, size_t nio, ir::Type dt, int a, int64_t batch, int64_t m, int64_t k, int64_t lda, int mr) {
+  int64_t mp = cdiv(m, mr);
+  int ap = pl.add_temp(nio, size_t(batch * mp * mr * k) * 4);
+  Step s;
+  s.kernel = pack_a_kernel(dt, mr);
+  s.dims.grid = {uint32_t(cdiv(k, pack_chunk(true))), uint32_t(mp), uint32_t(batch)};
+  s.buffers = {a, ap};
+  s.scalars = {u(m), u(k), u(lda)};
+  pl.steps.push_back(std::move(s));
+  return ap;
+}
+
+int plan_pack_b(Plan& pl, size_t nio, ir::Type dt, bool trans_b, int b, int64_t batch, int64_t n, int64_t k, int nl) {
+  int64_t np = cdiv(n, 16 * nl);
+  int bp = pl.add_temp(nio, size_t(batch * np * 16 * nl * k) * 4);
+  Step s;
+  s.kernel = pack_b_kernel(dt, trans_b, nl);
+  uint32_t chunks = uint32_t(cdiv(k, pack_chunk(trans_b)));
+  s.dims.grid = trans_b ? std::array<uint32_t, 3>{chunks, uint32_t(np), uint32_t(batch)}
+                        : std::array<uint32_t, 3>{uint32_t(np), chunks, uint32_t(batch)};
+  s.buffers = {b, bp};
+  s.scalars = {u(n), u(k)};
+  pl.steps.push_back(std::move(s));
+  return bp;
+}
+
+void plan_gemm_cpu(Plan& pl, const GemmTile& t, int ap, int bp, int c, int64_t batch, int64_t m, int64_t n, int64_t k,
+                   GemmEpilogue ep) {
+  const int64_t nro = ep == GemmEpilogue::GatedSilu ? 8 * t.nl : 16 * t.nl;
+  Step s;
+  s.kernel = gemm_cpu_kernel(t, n % 16 == 0, ep);
+  s.dims.grid = {uint32_t(cdiv(cdiv(n, nro), t.nc)), uint32_t(cdiv(cdiv(m, t.mr), t.mc)), uint32_t(batch)};
+  s.buffers = {ap, bp, c};
+  s.scalars = {u(m), u(n), u(k)};
+  pl.steps.push_back(std::move(s));
+}
+
+void plan_gemm_gpu(Plan& pl, ir::Type dt, bool trans_b, const GpuTile& t, int a, int b, int c, int64_t batch, int64_t m,
+                   int64_t n, int64_t k) {
+  Step s;
+  s.kernel = gemm_gpu_kernel(dt, trans_b, t);
+  s.dims.grid = {uint32_t(cdiv(n, t.wg * t.tn)), uint32_t(cdiv(m, t.wg * t.tm)), uint32_t(batch)};
+  s.dims.workgroup = {uint32_t(t.wg), uint32_t(t.wg), 1};
+  s.buffers = {a, b, c};
+  s.scalars = {u(m), u(n), u(k)};
+  pl.steps.push_back(std::move(s));
+}
+
+GemmTile default_cpu_tile(int64_t m, int64_t n, int64_t k) {
+  (void)n;
+  GemmTile t;
+  t.mr = 14;
+  t.nl = 2;
+  t.kc = k > 512 ? 256 : 0;
+  t.mc = 8;
+  t.nc = 8;
+  (void)m;
+  return t;
+}
+
+GemmTile tile_of(const Variant& v) {
+  GemmTile t;
+  t.mr = int(v.get("mr", t.mr));
+  t.nl = int(v.get("nl", t.nl));
+  t.kc = int(v.get("kc", t.kc));
+  t.mc = int(v.get("mc", t.mc));
+  t.nc = int(v.get("nc", t.nc));
+  return t;
+}
+
+Variant variant_of(const GemmTile& t) {
+  Variant v;
+  v.set("mr", t.mr).set("nl", t.nl).set("kc", t.kc).set("mc", t.mc).set("nc", t.nc);
+  return v;
+}
+
+GpuTile gpu_tile_of(const Variant& v) {
+  GpuTile t;
+  t.wg = int(v.get("wg", t.wg));
+  t.tm = int(v.get("tm", t.tm));
+  t.tn = int(v.get("tn", t.tn));
+  t.tk = int(v.get("tk", t.tk));
+  return t;
+}
+
+double dot_tolerance(int64_t k) {
+  // Rounding of k products and of partial sums growing like sqrt(k) (random
+  // signs): a random walk of ~sqrt(k) relative steps of 2^-24; 8x margin
+  // for blocked summation orders and a floor for tiny k.
+  return 5e-7 * (4.0 + std::sqrt(double(k)));
+}
+
+}  // namespace kgen::ops

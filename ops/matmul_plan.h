@@ -1,0 +1,33 @@
+// Plan building blocks shared by the matmul and gated_mlp ops: each appends
+// the launches (and temporaries) of one stage of a GEMM to a Plan.
+#pragma once
+#include <cstdint>
+
+#include "ops/matmul.h"
+#include "ops/op.h"
+
+namespace kgen::ops {
+
+// Packs A (batch × M × K, rows lda apart) into a new temporary; returns its slot.
+int plan_pack_a(Plan& pl, size_t nio, ir::Type dt, int a, int64_t batch, int64_t m, int64_t k, int64_t lda, int mr);
+// Packs B (batch × K × N, or batch × N × K when trans_b) into a new temporary.
+int plan_pack_b(Plan& pl, size_t nio, ir::Type dt, bool trans_b, int b, int64_t batch, int64_t n, int64_t k, int nl);
+// The macro-kernel over packed ap/bp into c (n = C's columns).
+void plan_gemm_cpu(Plan& pl, const GemmTile& t, int ap, int bp, int c, int64_t batch, int64_t m, int64_t n, int64_t k,
+                   GemmEpilogue ep = GemmEpilogue::Store);
+// C = A·B (or A·Bᵀ) on a GPU target with the shared-memory kernel.
+void plan_gemm_gpu(Plan& pl, ir::Type dt, bool trans_b, const GpuTile& t, int a, int b, int c, int64_t batch, int64_t m,
+                   int64_t n, int64_t k);
+
+// The untuned CPU tile for an M×N×K product.
+GemmTile default_cpu_tile(int64_t m, int64_t n, int64_t k);
+// Variant parameters <-> tiles.
+GemmTile tile_of(const Variant& v);
+Variant variant_of(const GemmTile& t);
+GpuTile gpu_tile_of(const Variant& v);
+
+// |err| bound for an f32-accumulated dot product of length k (relative to
+// max(|want|, rms(want))).
+double dot_tolerance(int64_t k);
+
+}  // namespace kgen::ops

@@ -1,0 +1,328 @@
+// Pooling ops, NCHW f32:
+//   "maxpool2d", "avgpool2d": dims N C H W; attrs kernel_h kernel_w (default
+//     2), stride_h stride_w (default: the kernel), pad_h pad_w (symmetric,
+//     at most half the kernel, as in PyTorch), count_include_pad (avg; 1 =
+//     divide by KH·KW, 0 = by the in-bounds count). Padding never wins a max.
+//   "global_avgpool": N C H W -> N C 1 1, the mean of each plane.
+// Pooling is memory-bound: one work-item per output element (any target);
+// global_avgpool on the CPU sums 16-lane lines per plane (impl 0), elsewhere
+// one work-item per plane (impl 1).
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "dsl/dsl.h"
+#include "ops/conv.h"
+#include "ops/op.h"
+
+namespace kgen::ops {
+
+using namespace kgen::dsl;
+
+namespace {
+
+uint64_t u(int64_t v) { return ir::scalar_slot(uint32_t(v)); }
+
+struct PoolShape {
+  int64_t n, c, h, w, kh, kw, sh, sw, ph, pw;
+  bool include_pad;
+  int64_t oh() const { return (h + 2 * ph - kh) / sh + 1; }
+  int64_t ow() const { return (w + 2 * pw - kw) / sw + 1; }
+};
+PoolShape pool_shape(const Problem& p) {
+  PoolShape s;
+  s.n = p.dim(0), s.c = p.dim(1), s.h = p.dim(2), s.w = p.dim(3);
+  s.kh = p.attr("kernel_h", 2), s.kw = p.attr("kernel_w", 2);
+  s.sh = p.attr("stride_h", s.kh), s.sw = p.attr("stride_w", s.kw);
+  s.ph = p.attr("pad_h", 0), s.pw = p.attr("pad_w", 0);
+  s.include_pad = p.attr("count_include_pad", 1) != 0;
+  return s;
+}
+
+void validate_nchw(const Problem& p) {
+  if (p.dims.size() != 4) throw std::invalid_argument("expected 4 sizes N C H W");
+  for (int64_t d : p.dims)
+    if (d < 1) throw std::invalid_argument("sizes must be >= 1");
+  if (p.dtype != ir::ScalarKind::F32) throw std::invalid_argument("dtype must be f32");
+  if (double(p.dim(0)) * double(p.dim(1)) * double(p.dim(2)) * double(p.dim(3)) >= 4.0e9)
+    throw std::invalid_argument("too large for 32-bit indexing");
+}
+
+void validate_pool(const Problem& p, bool avg) {
+  validate_nchw(p);
+  for (const auto& [k, v] : p.attrs)
+    if (k != "kernel_h" && k != "kernel_w" && k != "stride_h" && k != "stride_w" && k != "pad_h" && k != "pad_w" &&
+        !(avg && k == "count_include_pad"))
+      throw std::invalid_argument("unknown attribute '" + k + "'");
+  const PoolShape s = pool_shape(p);
+  if (s.kh < 1 || s.kw < 1 || s.sh < 1 || s.sw < 1) throw std::invalid_argument("kernel and stride must be >= 1");
+  if (s.ph < 0 || s.pw < 0 || 2 * s.ph > s.kh || 2 * s.pw > s.kw)
+    throw std::invalid_argument("padding must be between 0 and half the kernel");
+  if (s.h + 2 * s.ph < s.kh || s.w + 2 * s.pw < s.kw) throw std::invalid_argument("kernel larger than the padded input");
+}
+
+// One work-item per output element; grid x = positions, y = C, z = N.
+ir::Kernel pool_kernel(bool avg, bool include_pad, int wg) {
+  std::string name = std::string(avg ? "avgpool2d" : "maxpool2d") + (avg && !include_pad ? "_excl" : "") + "_wg" +
+                     std::to_string(wg);
+  return kernel(name, [&](KernelBuilder& kb) {
+    auto x = kb.input("x", f32);
+    auto y = kb.output("y", f32);
+    auto C = kb.scalar("c", u32);
+    auto H = kb.scalar("h", i32);
+    auto W = kb.scalar("w", i32);
+    auto OH = kb.scalar("oh", u32);
+    auto OW = kb.scalar("ow", u32);
+    auto KH = kb.scalar("kh", i32);
+    auto KW = kb.scalar("kw", i32);
+    auto SH = kb.scalar("sh", i32);
+    auto SW = kb.scalar("sw", i32);
+    auto PH = kb.scalar("ph", i32);
+    auto PW = kb.scalar("pw", i32);
+    kb.workgroup(uint32_t(wg));
+    Value p = global_id(0), plane = group_id(2) * C + group_id(1);
+    if_(p < OH * OW, [&] {
+      Value oh = p / OW, ow = p - oh * OW;
+      Value h0 = cast(i32, oh) * SH - PH, w0 = cast(i32, ow) * SW - PW;
+      // The window clipped to the input (padding adds nothing to a max or a sum).
+      Value hlo = max(h0, 0), hhi = min(h0 + KH, H), wlo = max(w0, 0), whi = min(w0 + KW, W);
+      Var acc = var(f32, avg ? 0.0f : -std::numeric_limits<float>::infinity());
+      Value xplane = plane * cast(u32, H);
+      for_range(hlo, hhi, [&](Value ih) {
+        Value row = (xplane + cast(u32, ih)) * cast(u32, W);
+        for_range(wlo, whi, [&](Value iw) {
+          Value v = x[row + cast(u32, iw)];
+          if (avg) acc += v;
+          else acc = max(acc.get(), v);
+        });
+      });
+      Value r = acc.get();
+      if (avg) r = r / cast(f32, include_pad ? KH * KW : (hhi - hlo) * (whi - wlo));
+      y[plane * (OH * OW) + p] = r;
+    });
+  });
+}
+
+// Mean of each plane in 16-lane lines (CPU): one work-item per plane.
+ir::Kernel global_avgpool_lines_kernel() {
+  return kernel("global_avgpool_lines", [&](KernelBuilder& kb) {
+    auto x = kb.input("x", f32);
+    auto y = kb.output("y", f32);
+    auto HW = kb.scalar("hw", u32);
+    kb.workgroup(1);
+    Value plane = group_id(0);
+    Value base = cast(u64, plane) * cast(u64, HW);
+    Value full = HW / 16u * 16u;
+    std::vector<Var> acc;
+    for (int i = 0; i < 4; ++i) acc.push_back(var(splat(0.0f, 16)));
+    // Four independent line sums hide the add latency.
+    Value full4 = HW / 64u * 64u;
+    for_range(0u, full4, [&](Value i) {
+      for (int a = 0; a < 4; ++a) {
+        Value at = base + cast(u64, i) + uint64_t(16 * a);
+        Value ln = make_line({x[at], x[at + uint64_t(1)], x[at + uint64_t(2)], x[at + uint64_t(3)], x[at + uint64_t(4)],
+                              x[at + uint64_t(5)], x[at + uint64_t(6)], x[at + uint64_t(7)], x[at + uint64_t(8)],
+                              x[at + uint64_t(9)], x[at + uint64_t(10)], x[at + uint64_t(11)], x[at + uint64_t(12)],
+                              x[at + uint64_t(13)], x[at + uint64_t(14)], x[at + uint64_t(15)]});
+        acc[a] += ln;
+      }
+    }, 64u);
+    for_range(full4, full, [&](Value i) {
+      Value at = base + cast(u64, i);
+      Value ln = make_line({x[at], x[at + uint64_t(1)], x[at + uint64_t(2)], x[at + uint64_t(3)], x[at + uint64_t(4)],
+                            x[at + uint64_t(5)], x[at + uint64_t(6)], x[at + uint64_t(7)], x[at + uint64_t(8)],
+                            x[at + uint64_t(9)], x[at + uint64_t(10)], x[at + uint64_t(11)], x[at + uint64_t(12)],
+                            x[at + uint64_t(13)], x[at + uint64_t(14)], x[at + uint64_t(15)]});
+      acc[0] += ln;
+    }, 16u);
+    Var s = var(reduce_add((acc[0].get() + acc[1].get()) + (acc[2].get() + acc[3].get())));
+    for_range(full, HW, [&](Value i) { s += x[base + cast(u64, i)]; });
+    y[plane] = s.get() / cast(f32, HW);
+  });
+}
+
+// One work-item per plane, scalar sum (GPU targets).
+ir::Kernel global_avgpool_scalar_kernel(int wg) {
+  return kernel("global_avgpool_wg" + std::to_string(wg), [&](KernelBuilder& kb) {
+    auto x = kb.input("x", f32);
+    auto y = kb.output("y", f32);
+    auto HW = kb.scalar("hw", u32);
+    auto NP = kb.scalar("planes", u32);
+    kb.workgroup(uint32_t(wg));
+    Value plane = global_id(0);
+    if_(plane < NP, [&] {
+      Var s = var(f32, 0.0f);
+      for_range(0u, HW, [&](Value i) { s += x[plane * HW + i]; });
+      y[plane] = s.get() / cast(f32, HW);
+    });
+  });
+}
+
+void pool_reference(const Problem& p, bool avg, const float* x, float* y) {
+  const PoolShape s = pool_shape(p);
+  const int64_t OH = s.oh(), OW = s.ow();
+  for (int64_t pl = 0; pl < s.n * s.c; ++pl)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        double acc = avg ? 0.0 : -INFINITY;
+        int64_t cnt = 0;
+        for (int64_t kh = 0; kh < s.kh; ++kh)
+          for (int64_t kw = 0; kw < s.kw; ++kw) {
+            const int64_t ih = oh * s.sh - s.ph + kh, iw = ow * s.sw - s.pw + kw;
+            if (ih < 0 || ih >= s.h || iw < 0 || iw >= s.w) continue;
+            const double v = x[(pl * s.h + ih) * s.w + iw];
+            acc = avg ? acc + v : std::max(acc, v);
+            ++cnt;
+          }
+        if (avg) acc /= double(s.include_pad ? s.kh * s.kw : cnt);
+        y[(pl * OH + oh) * OW + ow] = float(acc);
+      }
+}
+
+Problem pool(std::string op, int64_t n, int64_t c, int64_t h, int64_t w, std::map<std::string, int64_t> attrs = {}) {
+  Problem p;
+  p.op = std::move(op);
+  p.dims = {n, c, h, w};
+  p.attrs = std::move(attrs);
+  return p;
+}
+
+void register_window_pool(bool avg) {
+  OpDef d;
+  d.name = avg ? "avgpool2d" : "maxpool2d";
+  d.description = std::string(avg ? "average" : "max") + " pooling over KH×KW windows, NCHW f32";
+  d.dims_help = "N C H W";
+  d.attrs_help = std::string("kernel_h=2 kernel_w=2 stride_h=kernel_h stride_w=kernel_w pad_h=0 pad_w=0") +
+                 (avg ? " count_include_pad=1" : "");
+  d.validate = [avg](const Problem& p) { validate_pool(p, avg); };
+  d.inputs = [](const Problem& p) {
+    return std::vector<TensorSpec>{tensor("x", ir::Type(ir::ScalarKind::F32), {p.dim(0), p.dim(1), p.dim(2), p.dim(3)})};
+  };
+  d.outputs = [](const Problem& p) {
+    const PoolShape s = pool_shape(p);
+    return std::vector<TensorSpec>{tensor("y", ir::Type(ir::ScalarKind::F32), {s.n, s.c, s.oh(), s.ow()})};
+  };
+  d.candidates = [](const Problem&, const TargetCaps& caps) {
+    std::vector<Variant> out;
+    for (int wg : {16, 64}) out.push_back(Variant{}.set("wg", wg));
+    return out;
+  };
+  d.heuristic = [](const Problem&, const TargetCaps&) { return Variant{}.set("wg", 64); };
+  d.plan = [avg](const Problem& p, const Variant& v, const TargetCaps&) {
+    const PoolShape s = pool_shape(p);
+    const int wg = int(v.get("wg", 64));
+    if (wg < 1 || wg > 1024) throw std::invalid_argument(std::string(avg ? "avgpool2d" : "maxpool2d") + ": bad wg");
+    Plan pl;
+    Step st;
+    st.kernel = pool_kernel(avg, s.include_pad, wg);
+    st.dims.grid = {groups_for(s.oh() * s.ow(), wg), uint32_t(s.c), uint32_t(s.n)};
+    st.dims.workgroup = {uint32_t(wg), 1, 1};
+    st.buffers = {0, 1};
+    st.scalars = {u(s.c), u(s.h), u(s.w), u(s.oh()), u(s.ow()), u(s.kh), u(s.kw), u(s.sh), u(s.sw), u(s.ph), u(s.pw)};
+    pl.steps.push_back(std::move(st));
+    return pl;
+  };
+  d.reference = [avg](const Problem& p, const std::vector<const void*>& in, const std::vector<void*>& out) {
+    pool_reference(p, avg, static_cast<const float*>(in[0]), static_cast<float*>(out[0]));
+  };
+  d.tolerance = [avg](const Problem& p) {
+    const PoolShape s = pool_shape(p);
+    return avg ? 2e-7 * (4.0 + double(s.kh * s.kw)) : 0.0;
+  };
+  d.flops = [](const Problem& p) {
+    const PoolShape s = pool_shape(p);
+    return double(s.n * s.c * s.oh() * s.ow() * s.kh * s.kw);
+  };
+  d.bytes = [](const Problem& p) {
+    const PoolShape s = pool_shape(p);
+    return 4.0 * double(s.n * s.c * (s.h * s.w + s.oh() * s.ow()));
+  };
+  d.memory_bound = true;
+  const std::string op = d.name;
+  d.test_problems = {pool(op, 1, 1, 1, 1, {{"kernel_h", 1}, {"kernel_w", 1}}),
+                     pool(op, 2, 3, 7, 9),
+                     pool(op, 1, 5, 13, 11, {{"kernel_h", 3}, {"kernel_w", 3}, {"stride_h", 2}, {"stride_w", 2}, {"pad_h", 1}, {"pad_w", 1}}),
+                     pool(op, 3, 2, 17, 19, {{"kernel_h", 3}, {"kernel_w", 2}, {"stride_h", 1}, {"stride_w", 3}, {"pad_h", 1}}),
+                     pool(op, 1, 4, 8, 8, {{"kernel_h", 4}, {"kernel_w", 4}, {"stride_h", 1}, {"stride_w", 1}, {"pad_h", 2}, {"pad_w", 2}})};
+  if (avg)
+    d.test_problems.push_back(pool(op, 2, 3, 11, 7,
+                                   {{"kernel_h", 3}, {"kernel_w", 3}, {"stride_h", 2}, {"stride_w", 2}, {"pad_h", 1}, {"pad_w", 1},
+                                    {"count_include_pad", 0}}));
+  d.bench_problems = {pool(op, 8, 64, 112, 112, {{"kernel_h", 3}, {"kernel_w", 3}, {"stride_h", 2}, {"stride_w", 2}, {"pad_h", 1}, {"pad_w", 1}})};
+  register_op(std::move(d));
+}
+
+void register_global_avgpool() {
+  OpDef d;
+  d.name = "global_avgpool";
+  d.description = "mean of each H×W plane, NCHW f32 (N×C×H×W -> N×C×1×1)";
+  d.dims_help = "N C H W";
+  d.validate = [](const Problem& p) {
+    validate_nchw(p);
+    if (!p.attrs.empty()) throw std::invalid_argument("global_avgpool takes no attributes");
+  };
+  d.inputs = [](const Problem& p) {
+    return std::vector<TensorSpec>{tensor("x", ir::Type(ir::ScalarKind::F32), {p.dim(0), p.dim(1), p.dim(2), p.dim(3)})};
+  };
+  d.outputs = [](const Problem& p) {
+    return std::vector<TensorSpec>{tensor("y", ir::Type(ir::ScalarKind::F32), {p.dim(0), p.dim(1), 1, 1})};
+  };
+  d.candidates = [](const Problem&, const TargetCaps& caps) {
+    std::vector<Variant> out;
+    if (is_cpu(caps)) out.push_back(Variant{}.set("impl", 0));
+    out.push_back(Variant{}.set("impl", 1).set("wg", 64));
+    return out;
+  };
+  d.heuristic = [](const Problem&, const TargetCaps& caps) {
+    return is_cpu(caps) ? Variant{}.set("impl", 0) : Variant{}.set("impl", 1).set("wg", 64);
+  };
+  d.plan = [](const Problem& p, const Variant& v, const TargetCaps& caps) {
+    const int64_t planes = p.dim(0) * p.dim(1), hw = p.dim(2) * p.dim(3);
+    Plan pl;
+    Step st;
+    st.buffers = {0, 1};
+    if (v.get("impl", 0) == 0) {
+      if (!is_cpu(caps)) throw std::invalid_argument("global_avgpool: impl=0 (lines) is for the cpu target");
+      st.kernel = global_avgpool_lines_kernel();
+      st.dims.grid = {uint32_t(planes), 1, 1};
+      st.scalars = {u(hw)};
+    } else {
+      const int wg = int(v.get("wg", 64));
+      st.kernel = global_avgpool_scalar_kernel(wg);
+      st.dims.grid = {groups_for(planes, wg), 1, 1};
+      st.dims.workgroup = {uint32_t(wg), 1, 1};
+      st.scalars = {u(hw), u(planes)};
+    }
+    pl.steps.push_back(std::move(st));
+    return pl;
+  };
+  d.reference = [](const Problem& p, const std::vector<const void*>& in, const std::vector<void*>& out) {
+    const int64_t planes = p.dim(0) * p.dim(1), hw = p.dim(2) * p.dim(3);
+    const float* x = static_cast<const float*>(in[0]);
+    float* y = static_cast<float*>(out[0]);
+    for (int64_t i = 0; i < planes; ++i) {
+      double s = 0;
+      for (int64_t j = 0; j < hw; ++j) s += x[i * hw + j];
+      y[i] = float(s / double(hw));
+    }
+  };
+  d.tolerance = [](const Problem& p) { return 5e-7 * (4.0 + std::sqrt(double(p.dim(2) * p.dim(3)))); };
+  d.flops = [](const Problem& p) { return double(p.dim(0) * p.dim(1) * p.dim(2) * p.dim(3)); };
+  d.bytes = [](const Problem& p) { return 4.0 * double(p.dim(0) * p.dim(1) * (p.dim(2) * p.dim(3) + 1)); };
+  d.memory_bound = true;
+  d.test_problems = {pool("global_avgpool", 1, 1, 1, 1), pool("global_avgpool", 2, 3, 7, 9),
+                     pool("global_avgpool", 3, 5, 13, 11), pool("global_avgpool", 1, 4, 16, 8),
+                     pool("global_avgpool", 2, 2, 37, 41)};
+  d.bench_problems = {pool("global_avgpool", 8, 512, 7, 7), pool("global_avgpool", 8, 64, 56, 56)};
+  register_op(std::move(d));
+}
+
+}  // namespace
+
+void register_pool_ops() {
+  register_window_pool(false);
+  register_window_pool(true);
+  register_global_avgpool();
+}
+
+}  // namespace kgen::ops

@@ -1,0 +1,75 @@
+// GGML's block-quantized weight formats, byte for byte (so GGUF tensors load
+// without conversion), and their host-side reference code.
+//
+// A tensor of a format is a sequence of blocks; a block packs `block_elems`
+// consecutive weights of one row into `block_bytes` bytes (little endian,
+// f16 scales as IEEE half bits, no padding, blocks only 2-byte aligned):
+//
+//   Q4_0  32 el, 18 B: d:f16, qs[16]                 w = (nibble - 8)·d
+//   Q4_1  32 el, 20 B: d:f16, m:f16, qs[16]          w = nibble·d + m
+//   Q5_0  32 el, 22 B: d:f16, qh[4], qs[16]          w = (nibble | bit<<4) - 16)·d
+//   Q5_1  32 el, 24 B: d:f16, m:f16, qh[4], qs[16]   w = (nibble | bit<<4)·d + m
+//   Q8_0  32 el, 34 B: d:f16, qs[32] (int8)          w = q·d
+//     (4/5-bit: byte j's low nibble is element j, its high nibble element
+//      j+16; bit j of the little-endian u32 qh is element j's fifth bit)
+//   Q2_K 256 el,  84 B: scales[16], qs[64], d:f16, dmin:f16
+//   Q3_K 256 el, 110 B: hmask[32], qs[64], scales[12], d:f16
+//   Q4_K 256 el, 144 B: d:f16, dmin:f16, scales[12], qs[128]
+//   Q5_K 256 el, 176 B: d:f16, dmin:f16, scales[12], qh[32], qs[128]
+//   Q6_K 256 el, 210 B: ql[128], qh[64], scales[16] (int8), d:f16
+//     (16 or 8 sub-blocks per super-block, each with its own scale (and
+//      min); Q3_K/Q4_K/Q5_K pack 6-bit scales into 12 bytes; see
+//      quant_formats.cpp for where each element's bits live)
+//
+// The enum values are GGML's type ids (the GGUF tensor type field).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace kgen::ops::quant {
+
+enum class QFormat : int {
+  Q4_0 = 2, Q4_1 = 3, Q5_0 = 6, Q5_1 = 7, Q8_0 = 8,
+  Q2_K = 10, Q3_K = 11, Q4_K = 12, Q5_K = 13, Q6_K = 14,
+};
+
+struct FormatInfo {
+  QFormat format;
+  const char* name;  // "q4_0", "q4_K" (GGML's spelling)
+  int block_elems;   // 32 or 256 (QK_K)
+  int block_bytes;
+};
+
+const std::vector<FormatInfo>& all_formats();
+const FormatInfo& info(QFormat f);                 // throws std::invalid_argument for an unknown id
+std::optional<QFormat> format_from_id(int64_t id);
+std::optional<QFormat> parse_format(std::string_view name);  // "q8_0", "Q4_K"
+
+// Bytes of `rows` rows of `k` elements (k a multiple of block_elems).
+size_t packed_bytes(QFormat f, int64_t rows, int64_t k);
+// The same rounded up to whole u32 words: the size of a device buffer holding
+// the tensor (GPU kernels read the bytes as u32 words).
+size_t padded_bytes(QFormat f, int64_t rows, int64_t k);
+
+// IEEE binary16 <-> binary32 (round to nearest even, subnormals, Inf/NaN).
+float half_to_float(uint16_t h);
+uint16_t float_to_half(float x);
+
+// Reference dequantization of `nblocks` consecutive blocks into
+// nblocks·block_elems floats, with GGML's arithmetic (order of operations
+// included, so results agree bit for bit with dequantize_row_*).
+void dequantize_ref(QFormat f, const uint8_t* src, float* dst, int64_t nblocks);
+
+// GGML's reference quantizers (quantize_row_q8_0_ref / _q4_0_ref); n is a
+// multiple of 32.
+void quantize_q8_0_ref(const float* x, uint8_t* dst, int64_t n);
+void quantize_q4_0_ref(const float* x, uint8_t* dst, int64_t n);
+
+// Valid random blocks: random bytes for the quants and sub-block scales,
+// finite f16 super-block scales of a sensible magnitude (weights of order 1).
+void random_blocks(QFormat f, uint8_t* dst, int64_t nblocks, uint64_t seed);
+
+}  // namespace kgen::ops::quant

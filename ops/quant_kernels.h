@@ -1,0 +1,68 @@
+// DSL kernels of the quantized-weight family (formats: quant_formats.h).
+//
+// Packed tensors reach a kernel either as a u8 buffer (the CPU: byte loads
+// that clang merges into vector loads) or as u32 words (any target: WGSL
+// has no 8-bit storage; blocks are only 2-byte aligned, so a byte is picked
+// out of its word with a shift). The bytes in memory are the same; device
+// buffers of packed tensors are padded to whole words (padded_bytes).
+#pragma once
+#include "dsl/dsl.h"
+#include "ir/ir.h"
+#include "ops/quant_formats.h"
+
+namespace kgen::ops::quant {
+
+// Reads the packed bytes of a buffer parameter. Offsets are u32 byte offsets.
+struct PackedBytes {
+  dsl::Array buf;
+  bool words = false;        // buf holds u32 words (else u8)
+  bool native_f16 = false;   // convert halves with the f16 type (else integer bit manipulation)
+
+  dsl::Value byte(const dsl::Value& off) const;    // u32 in [0, 255]
+  dsl::Value sbyte(const dsl::Value& off) const;   // i32 in [-128, 127]
+  dsl::Value half(const dsl::Value& off) const;    // f32 from f16 bits at an even offset
+  dsl::Value half_splat(const dsl::Value& off) const;  // the same as an f32x16 line of 16 copies
+  dsl::Value u32le(const dsl::Value& off) const;   // little-endian u32 at an even offset
+  // 16 bytes from `off` as a u8x16 line (u8 buffers only).
+  dsl::Value line16(const dsl::Value& off) const;
+};
+
+// f16 bits (in a u32) to f32 with integer operations (subnormals, Inf, NaN).
+dsl::Value half_bits_to_f32(const dsl::Value& h);
+// f32 to f16 bits (u32), round to nearest even, with integer operations.
+dsl::Value f32_to_half_bits(const dsl::Value& x);
+
+// Element e (u32, 0..block_elems-1) of the block at byte offset `base`,
+// computed with GGML's order of operations (bit-identical to dequantize_ref).
+dsl::Value dequant_element(QFormat f, const PackedBytes& w, const dsl::Value& base, const dsl::Value& e);
+
+// Generic dequantize (any target): buffers (w: u8 or u32 words, y: f32),
+// scalar n (elements); one element per work-item, workgroup 64, grid
+// (x, y) with groups numbered x + y·num_groups(0).
+ir::Kernel dequantize_kernel(QFormat f, bool words);
+uint32_t dequant_grid_x(uint64_t groups);  // x extent used with that numbering
+
+// CPU dequantize: a work-item decodes one block into f32x16 lines (formats
+// with a line decoder: see has_line_decoder). Buffers (w: u8, y: f32x16),
+// scalar nblocks; grid x = blocks (workgroup 1).
+bool has_line_decoder(QFormat f);
+ir::Kernel dequantize_lines_kernel(QFormat f, int blocks_per_item);
+
+// Quantize f32 → Q8_0 / Q4_0 (any target): a work-item quantizes two
+// consecutive blocks and writes their bytes as whole u32 words (no two
+// work-items share a word). Buffers (x: f32, q: u32), scalar nblocks; grid x
+// = ceil(nblocks/2)/64 rounded up, workgroup 64.
+ir::Kernel quantize_kernel(QFormat f);
+
+// CPU GEMV: y[m][n] = Σ_k x[m][k]·w[n][k] for `mb` rows of X per work-item
+// and `rows` outputs n per work-item, decoding blocks to f32x16 lines.
+// Buffers (x: f32x16, w: u8, y: f32); scalars (m, n, k). Grid x =
+// ceil(n/rows), y = ceil(m/mb); workgroup 1.
+ir::Kernel qgemv_cpu_kernel(QFormat f, int rows, int mb);
+
+// GPU GEMV: one workgroup of `wg` work-items per output y[m][n], striding
+// over K with dequant_element, reduced in shared memory. Buffers (x: f32,
+// w: u32 words, y: f32); scalars (m, n, k). Grid (n, m).
+ir::Kernel qgemv_gpu_kernel(QFormat f, int wg);
+
+}  // namespace kgen::ops::quant

@@ -1,0 +1,102 @@
+// GEMV kernels reading packed GGML blocks (Y = X·Wᵀ, W: N rows of blocks).
+//
+// CPU: memory-bound on the weights (LLM decode), so each weight byte is read
+// once and decoded in registers: a work-item takes `rows` output rows (that
+// many independent byte streams in flight) and `mb` rows of X (which stay in
+// L1), decodes each 16-element group of a block to an f32x16 line
+// (quant_lines.h) and accumulates x·w in f32x16 lines, reduced across lanes
+// once per output. X stays f32 (no Q8 quantization of the activations): the
+// result differs from Σ x·dequant(w) only by f32 summation rounding.
+#include <string>
+#include <vector>
+
+#include "ops/quant_kernels.h"
+#include "ops/quant_lines.h"
+
+namespace kgen::ops::quant {
+
+using namespace kgen::dsl;
+
+ir::Kernel qgemv_cpu_kernel(QFormat fmt, int rows, int mb) {
+  const FormatInfo& fi = info(fmt);
+  const uint32_t R = uint32_t(rows), MB = uint32_t(mb), BB = uint32_t(fi.block_bytes);
+  const uint32_t L = uint32_t(fi.block_elems / 16);
+  std::string name = std::string("quant_gemv_") + fi.name + "_r" + std::to_string(R) + "_m" + std::to_string(MB);
+  return kernel(name, [&](KernelBuilder& kb) {
+    auto x = kb.input("x", line(f32, 16));
+    auto w = kb.input("w", u8);
+    auto y = kb.output("y", f32);
+    auto M = kb.scalar("m", u32);
+    auto N = kb.scalar("n", u32);
+    auto K = kb.scalar("k", u32);
+    kb.workgroup(1);
+    PackedBytes pb{w, false, true};
+    Value n0 = group_id(0) * R, m0 = group_id(1) * MB;
+    Value nb = K / uint32_t(fi.block_elems), kl = K / 16u, rowbytes = nb * BB;
+    // Rows of X past M (last group only) re-read row M-1: in bounds, never stored.
+    std::vector<Value> xrow;
+    for (uint32_t i = 0; i < MB; ++i) xrow.push_back(min(m0 + i, M - 1u) * kl);
+    auto emit = [&](bool guarded) {
+      std::vector<Var> acc;
+      for (uint32_t i = 0; i < MB * R; ++i) acc.push_back(var(splat(0.0f, 16)));
+      // Rows past N (last group only) re-read row N-1, never stored.
+      std::vector<Value> wrow;
+      for (uint32_t r = 0; r < R; ++r) wrow.push_back((guarded ? min(n0 + r, N - 1u) : n0 + r) * rowbytes);
+      std::vector<BlockLines> dec(R, BlockLines(fmt, pb));
+      for_range(0u, nb, [&](Value b) {
+        for (uint32_t r = 0; r < R; ++r) dec[r].load(wrow[r] + b * BB);
+        for (uint32_t g = 0; g < L; ++g) {
+          std::vector<Value> xs;
+          for (uint32_t i = 0; i < MB; ++i) xs.push_back(x[xrow[i] + b * L + g]);
+          for (uint32_t r = 0; r < R; ++r) {
+            Value wv = dec[r].line(int(g));
+            for (uint32_t i = 0; i < MB; ++i) acc[i * R + r] = fma(wv, xs[i], acc[i * R + r]);
+          }
+        }
+      });
+      for (uint32_t i = 0; i < MB; ++i)
+        for (uint32_t r = 0; r < R; ++r) {
+          Value n = n0 + r;
+          Value ok = m0 + i < M;
+          if (guarded) ok = ok && n < N;
+          if_(ok, [&] { y[(m0 + i) * N + n] = reduce_add(acc[i * R + r].get()); });
+        }
+    };
+    if_(n0 + R <= N, [&] { emit(false); }).else_([&] { emit(true); });
+  });
+}
+
+ir::Kernel qgemv_gpu_kernel(QFormat fmt, int wg) {
+  const FormatInfo& fi = info(fmt);
+  const uint32_t WG = uint32_t(wg), BB = uint32_t(fi.block_bytes), QK = uint32_t(fi.block_elems);
+  std::string name = std::string("quant_gemv_gpu_") + fi.name + "_wg" + std::to_string(WG);
+  return kernel(name, [&](KernelBuilder& kb) {
+    auto x = kb.input("x", f32);
+    auto w = kb.input("w", u32);
+    auto y = kb.output("y", f32);
+    auto M = kb.scalar("m", u32);
+    auto N = kb.scalar("n", u32);
+    auto K = kb.scalar("k", u32);
+    kb.workgroup(WG);
+    auto sh = shared_array(f32, WG);
+    PackedBytes pb{w, true, false};
+    Value n = group_id(0), m = group_id(1), t = local_id(0);
+    Value rowbase = n * (K / QK) * BB;
+    Var acc = var(0.0f);
+    // Neighbouring work-items take neighbouring elements (coalesced bytes).
+    for_range(t, K, [&](Value e) {
+      Value wv = dequant_element(fmt, pb, rowbase + (e / QK) * BB, e % QK);
+      acc = fma(wv, Value(x[m * K + e]), acc.get());
+    }, WG);
+    sh[t] = acc.get();
+    barrier();
+    for (uint32_t s = WG / 2; s > 0; s /= 2) {
+      if_(t < s, [&] { sh[t] = Value(sh[t]) + Value(sh[t + s]); });
+      barrier();
+    }
+    if_(t == 0u, [&] { y[m * N + n] = Value(sh[0u]); });
+    (void)M;
+  });
+}
+
+}  // namespace kgen::ops::quant

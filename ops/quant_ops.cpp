@@ -1,0 +1,359 @@
+// OpDefs of the quantized-weight family (ops/quant.h): dequantize, quantize,
+// qmatmul.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+
+#include "ops/matmul_plan.h"
+#include "ops/op.h"
+#include "ops/quant.h"
+#include "ops/quant_kernels.h"
+
+namespace kgen::ops {
+
+using namespace quant;
+
+namespace {
+
+constexpr int64_t kDefaultFormat = int64_t(QFormat::Q8_0);
+enum QImpl { kGemvCpu = 0, kGemvAny = 1, kTiled = 2 };
+
+uint64_t u(int64_t v) { return ir::scalar_slot(uint32_t(v)); }
+int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+QFormat format_of(const Problem& p) {
+  auto f = format_from_id(p.attr("format", kDefaultFormat));
+  if (!f) throw std::invalid_argument("unknown format id " + std::to_string(p.attr("format", kDefaultFormat)));
+  return *f;
+}
+
+std::string format_help() {
+  std::string s = "format=";
+  for (const auto& i : all_formats()) s += std::to_string(int(i.format)) + "(" + i.name + ")" + (i.format == QFormat::Q6_K ? "" : "|");
+  return s;
+}
+
+// dims (rows, k) with k a multiple of the block size.
+void validate_rows_k(const Problem& p, size_t ndims, bool quantize) {
+  if (p.dims.size() != ndims) throw std::invalid_argument("expected " + std::to_string(ndims) + " dims");
+  if (p.dtype != ir::ScalarKind::F32) throw std::invalid_argument("only f32");
+  QFormat f = format_of(p);
+  if (quantize && f != QFormat::Q8_0 && f != QFormat::Q4_0) throw std::invalid_argument("quantize supports q8_0 and q4_0");
+  int64_t k = p.dims.back();
+  for (int64_t d : p.dims)
+    if (d < 1) throw std::invalid_argument("sizes must be >= 1");
+  if (k % info(f).block_elems) throw std::invalid_argument("k must be a multiple of " + std::to_string(info(f).block_elems));
+  double elems = 1;
+  for (int64_t d : p.dims) elems *= double(d);
+  if (elems >= 2e9) throw std::invalid_argument("too large: indices are 32-bit");
+}
+
+TensorSpec packed_tensor(std::string name, QFormat f, int64_t rows, int64_t k) {
+  size_t b = padded_bytes(f, rows, k);
+  return TensorSpec{std::move(name), ir::types::U8, b, {int64_t(b)}, 0, 255};
+}
+
+void make_packed(QFormat f, int64_t rows, int64_t k, std::vector<uint8_t>& bytes, uint64_t seed) {
+  bytes.assign(padded_bytes(f, rows, k), 0);
+  random_blocks(f, bytes.data(), rows * (k / info(f).block_elems), seed);
+}
+
+// Steps of a generic (any-target) dequantize of n elements from `w` into `y`.
+Step dequant_step(QFormat f, bool words, int w, int y, int64_t n) {
+  Step s{dequantize_kernel(f, words), {}, {w, y}, {u(n)}};
+  uint64_t groups = uint64_t(cdiv(n, 64));
+  uint32_t gx = dequant_grid_x(groups);
+  s.dims.grid = {gx, uint32_t(cdiv(int64_t(groups), gx)), 1};
+  s.dims.workgroup = {64, 1, 1};
+  return s;
+}
+
+Step dequant_lines_step(QFormat f, int bpi, int w, int y, int64_t nblocks) {
+  Step s{dequantize_lines_kernel(f, bpi), {}, {w, y}, {u(nblocks)}};
+  s.dims.grid = {uint32_t(cdiv(nblocks, bpi)), 1, 1};
+  return s;
+}
+
+// ---- dequantize ----
+
+void register_dequantize() {
+  OpDef d;
+  d.name = "dequantize";
+  d.description = "GGML block-quantized bytes (Q4_0..Q8_0, Q2_K..Q6_K) to f32";
+  d.dims_help = "rows k";
+  d.attrs_help = format_help();
+  d.validate = [](const Problem& p) { validate_rows_k(p, 2, false); };
+  d.inputs = [](const Problem& p) { return std::vector<TensorSpec>{packed_tensor("w", format_of(p), p.dim(0), p.dim(1))}; };
+  d.outputs = [](const Problem& p) { return std::vector<TensorSpec>{tensor("y", ir::types::F32, {p.dim(0), p.dim(1)})}; };
+  d.make_input = [](const Problem& p, int, std::vector<uint8_t>& bytes, uint64_t seed) {
+    make_packed(format_of(p), p.dim(0), p.dim(1), bytes, seed);
+  };
+  d.candidates = [](const Problem& p, const TargetCaps& caps) {
+    std::vector<Variant> c;
+    if (is_cpu(caps)) {
+      c.push_back(Variant{}.set("impl", 0).set("words", 0));
+      if (has_line_decoder(format_of(p)))
+        for (int b : {1, 4, 16}) c.push_back(Variant{}.set("impl", 1).set("bpi", b));
+    }
+    c.push_back(Variant{}.set("impl", 0).set("words", 1));
+    return c;
+  };
+  d.heuristic = [](const Problem& p, const TargetCaps& caps) {
+    if (!is_cpu(caps)) return Variant{}.set("impl", 0).set("words", 1);
+    if (has_line_decoder(format_of(p))) return Variant{}.set("impl", 1).set("bpi", 4);
+    return Variant{}.set("impl", 0).set("words", 0);
+  };
+  d.plan = [](const Problem& p, const Variant& v, const TargetCaps&) {
+    QFormat f = format_of(p);
+    Plan pl;
+    int64_t n = p.dim(0) * p.dim(1);
+    if (v.get("impl") == 1)
+      pl.steps.push_back(dequant_lines_step(f, int(v.get("bpi", 4)), 0, 1, n / info(f).block_elems));
+    else
+      pl.steps.push_back(dequant_step(f, v.get("words") != 0, 0, 1, n));
+    return pl;
+  };
+  d.reference = [](const Problem& p, const std::vector<const void*>& in, const std::vector<void*>& out) {
+    QFormat f = format_of(p);
+    dequantize_ref(f, static_cast<const uint8_t*>(in[0]), static_cast<float*>(out[0]),
+                   p.dim(0) * p.dim(1) / info(f).block_elems);
+  };
+  // The kernels compute each weight with the reference's operations: equal
+  // on the CPU (no contraction); GPUs may fuse d·q - m into an fma.
+  d.tolerance = [](const Problem&) { return 1e-6; };
+  d.flops = [](const Problem& p) { return double(p.dim(0) * p.dim(1)); };
+  d.bytes = [](const Problem& p) {
+    return double(packed_bytes(format_of(p), p.dim(0), p.dim(1))) + 4.0 * double(p.dim(0) * p.dim(1));
+  };
+  d.memory_bound = true;
+  for (const auto& fi : all_formats()) {
+    int64_t qk = fi.block_elems;
+    for (auto dims : std::vector<std::vector<int64_t>>{{1, qk}, {3, 2 * qk}, {7, 5 * qk}}) {
+      Problem p{"dequantize", dims, ir::ScalarKind::F32, {{"format", int64_t(fi.format)}}};
+      d.test_problems.push_back(p);
+    }
+    d.bench_problems.push_back(Problem{"dequantize", {4096, 4096}, ir::ScalarKind::F32, {{"format", int64_t(fi.format)}}});
+  }
+  register_op(std::move(d));
+}
+
+// ---- quantize ----
+
+void register_quantize() {
+  OpDef d;
+  d.name = "quantize";
+  d.description = "f32 to GGML Q8_0 / Q4_0 blocks, bit-exact with GGML's reference quantizers";
+  d.dims_help = "rows k";
+  d.attrs_help = "format=8(q8_0)|2(q4_0)";
+  d.validate = [](const Problem& p) { validate_rows_k(p, 2, true); };
+  d.inputs = [](const Problem& p) { return std::vector<TensorSpec>{tensor("x", ir::types::F32, {p.dim(0), p.dim(1)}, -2, 2)}; };
+  d.outputs = [](const Problem& p) { return std::vector<TensorSpec>{packed_tensor("q", format_of(p), p.dim(0), p.dim(1))}; };
+  d.candidates = [](const Problem&, const TargetCaps&) { return std::vector<Variant>{Variant{}}; };
+  d.heuristic = [](const Problem&, const TargetCaps&) { return Variant{}; };
+  d.plan = [](const Problem& p, const Variant&, const TargetCaps&) {
+    QFormat f = format_of(p);
+    int64_t nb = p.dim(0) * p.dim(1) / 32;
+    Plan pl;
+    Step s{quantize_kernel(f), {}, {0, 1}, {u(nb)}};
+    uint64_t groups = uint64_t(cdiv(cdiv(nb, 2), 64));
+    uint32_t gx = dequant_grid_x(groups);
+    s.dims.grid = {gx, uint32_t(cdiv(int64_t(groups), gx)), 1};
+    s.dims.workgroup = {64, 1, 1};
+    pl.steps.push_back(std::move(s));
+    return pl;
+  };
+  d.reference = [](const Problem& p, const std::vector<const void*>& in, const std::vector<void*>& out) {
+    QFormat f = format_of(p);
+    int64_t n = p.dim(0) * p.dim(1);
+    auto* q = static_cast<uint8_t*>(out[0]);
+    std::memset(q, 0, padded_bytes(f, p.dim(0), p.dim(1)));
+    if (f == QFormat::Q8_0) quantize_q8_0_ref(static_cast<const float*>(in[0]), q, n);
+    else quantize_q4_0_ref(static_cast<const float*>(in[0]), q, n);
+  };
+  d.tolerance = [](const Problem&) { return 0.0; };  // bytes: exact
+  d.flops = [](const Problem& p) { return 3.0 * double(p.dim(0) * p.dim(1)); };
+  d.bytes = [](const Problem& p) {
+    return 4.0 * double(p.dim(0) * p.dim(1)) + double(packed_bytes(format_of(p), p.dim(0), p.dim(1)));
+  };
+  d.memory_bound = true;
+  for (int64_t f : {int64_t(QFormat::Q8_0), int64_t(QFormat::Q4_0)}) {
+    for (auto dims : std::vector<std::vector<int64_t>>{{1, 32}, {1, 64}, {3, 96}, {5, 4096}})
+      d.test_problems.push_back(Problem{"quantize", dims, ir::ScalarKind::F32, {{"format", f}}});
+    d.bench_problems.push_back(Problem{"quantize", {4096, 4096}, ir::ScalarKind::F32, {{"format", f}}});
+  }
+  register_op(std::move(d));
+}
+
+// ---- qmatmul ----
+
+struct QShape {
+  int64_t m, n, k;
+  QFormat f;
+};
+QShape qshape(const Problem& p) { return {p.dim(0), p.dim(1), p.dim(2), format_of(p)}; }
+
+std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
+  QShape s = qshape(p);
+  std::vector<Variant> c;
+  if (is_cpu(caps)) {
+    if (has_line_decoder(s.f) && s.m <= 16)
+      for (int r : {1, 2, 4, 8})
+        for (int mb : {1, 2, 4})
+          if (mb <= std::max<int64_t>(s.m, 1) || mb == 1) c.push_back(Variant{}.set("impl", kGemvCpu).set("rows", r).set("mb", mb));
+    c.push_back(variant_of(default_cpu_tile(s.m, s.n, s.k)).set("impl", kTiled));
+  } else {
+    for (int wg : {64, 128})
+      if (!caps.max_workgroup_threads || uint32_t(wg) <= caps.max_workgroup_threads)
+        c.push_back(Variant{}.set("impl", kGemvAny).set("wg", wg));
+    GpuTile t;
+    c.push_back(Variant{}.set("impl", kTiled).set("wg", t.wg).set("tm", t.tm).set("tn", t.tn).set("tk", t.tk));
+  }
+  return c;
+}
+
+Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
+  QShape s = qshape(p);
+  if (is_cpu(caps)) {
+    // GEMV while the weights' decode dominates; beyond ~8 rows of X the
+    // packed GEMM on dequantized weights wins (the decode is amortised).
+    if (has_line_decoder(s.f) && s.m <= 8)
+      return Variant{}.set("impl", kGemvCpu).set("rows", 4).set("mb", std::min<int64_t>(s.m, 4));
+    return variant_of(default_cpu_tile(s.m, s.n, s.k)).set("impl", kTiled);
+  }
+  if (s.m <= 4) return Variant{}.set("impl", kGemvAny).set("wg", 64);
+  GpuTile t;
+  return Variant{}.set("impl", kTiled).set("wg", t.wg).set("tm", t.tm).set("tn", t.tn).set("tk", t.tk);
+}
+
+Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
+  QShape s = qshape(p);
+  Plan pl;
+  const size_t nio = 3;  // x, w, y
+  switch (v.get("impl")) {
+    case kGemvCpu: {
+      if (!has_line_decoder(s.f)) throw std::invalid_argument(std::string("qmatmul: no CPU GEMV for ") + info(s.f).name);
+      int r = int(v.get("rows", 4)), mb = int(v.get("mb", 1));
+      if (r < 1 || r > 16 || mb < 1 || mb > 8) throw std::invalid_argument("qmatmul: rows in 1..16, mb in 1..8");
+      Step st{qgemv_cpu_kernel(s.f, r, mb), {}, {0, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
+      st.dims.grid = {uint32_t(cdiv(s.n, r)), uint32_t(cdiv(s.m, mb)), 1};
+      pl.steps.push_back(std::move(st));
+      return pl;
+    }
+    case kGemvAny: {
+      int wg = int(v.get("wg", 64));
+      if (wg < 1 || (wg & (wg - 1))) throw std::invalid_argument("qmatmul: wg must be a power of two");
+      Step st{qgemv_gpu_kernel(s.f, wg), {}, {0, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
+      st.dims.grid = {uint32_t(s.n), uint32_t(s.m), 1};
+      st.dims.workgroup = {uint32_t(wg), 1, 1};
+      pl.steps.push_back(std::move(st));
+      return pl;
+    }
+    case kTiled: {
+      // W (N×K) dequantized once into an f32 temporary, then a GEMM with
+      // B = Wᵀ (trans_b) reusing it for every row block of X.
+      int wt = pl.add_temp(nio, size_t(s.n * s.k) * 4);
+      if (is_cpu(caps)) {
+        if (has_line_decoder(s.f)) pl.steps.push_back(dequant_lines_step(s.f, 4, 1, wt, s.n * s.k / info(s.f).block_elems));
+        else pl.steps.push_back(dequant_step(s.f, false, 1, wt, s.n * s.k));
+        GemmTile t = tile_of(v);
+        int ap = plan_pack_a(pl, nio, ir::types::F32, 0, 1, s.m, s.k, s.k, t.mr);
+        int bp = plan_pack_b(pl, nio, ir::types::F32, true, wt, 1, s.n, s.k, t.nl);
+        plan_gemm_cpu(pl, t, ap, bp, 2, 1, s.m, s.n, s.k);
+      } else {
+        pl.steps.push_back(dequant_step(s.f, true, 1, wt, s.n * s.k));
+        plan_gemm_gpu(pl, ir::types::F32, true, gpu_tile_of(v), 0, wt, 2, 1, s.m, s.n, s.k);
+      }
+      return pl;
+    }
+    default: break;
+  }
+  throw std::invalid_argument("qmatmul: unknown impl " + std::to_string(v.get("impl")));
+}
+
+void qmm_reference(const Problem& p, const std::vector<const void*>& in, const std::vector<void*>& out) {
+  QShape s = qshape(p);
+  const float* x = static_cast<const float*>(in[0]);
+  const uint8_t* w = static_cast<const uint8_t*>(in[1]);
+  float* y = static_cast<float*>(out[0]);
+  const int64_t nb = s.k / info(s.f).block_elems;
+  const size_t row_bytes = packed_bytes(s.f, 1, s.k);
+  std::vector<float> wr(size_t(s.k));
+  for (int64_t n = 0; n < s.n; ++n) {
+    dequantize_ref(s.f, w + size_t(n) * row_bytes, wr.data(), nb);
+    for (int64_t m = 0; m < s.m; ++m) {
+      double acc = 0;
+      for (int64_t k = 0; k < s.k; ++k) acc += double(x[m * s.k + k]) * double(wr[size_t(k)]);
+      y[m * s.n + n] = float(acc);
+    }
+  }
+}
+
+Problem qmm(int64_t m, int64_t n, int64_t k, QFormat f) {
+  return Problem{"qmatmul", {m, n, k}, ir::ScalarKind::F32, {{"format", int64_t(f)}}};
+}
+
+void register_qmatmul() {
+  OpDef d;
+  d.name = "qmatmul";
+  d.description = "Y = X·Wᵀ with W rows of GGML quantized blocks: GEMV decoding blocks in registers, or dequantize + GEMM";
+  d.dims_help = "M N K";
+  d.attrs_help = format_help();
+  d.validate = [](const Problem& p) {
+    validate_rows_k(p, 3, false);
+    if (p.dim(1) > 65535) throw std::invalid_argument("N > 65535 (GPU grid limit of the GEMV) not supported yet");
+  };
+  d.inputs = [](const Problem& p) {
+    QShape s = qshape(p);
+    return std::vector<TensorSpec>{tensor("x", ir::types::F32, {s.m, s.k}), packed_tensor("w", s.f, s.n, s.k)};
+  };
+  d.outputs = [](const Problem& p) { return std::vector<TensorSpec>{tensor("y", ir::types::F32, {p.dim(0), p.dim(1)})}; };
+  d.make_input = [](const Problem& p, int input, std::vector<uint8_t>& bytes, uint64_t seed) {
+    QShape s = qshape(p);
+    if (input == 1) {
+      make_packed(s.f, s.n, s.k, bytes, seed);
+      return;
+    }
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    bytes.resize(size_t(s.m * s.k) * 4);
+    float* x = reinterpret_cast<float*>(bytes.data());
+    for (int64_t i = 0; i < s.m * s.k; ++i) x[i] = dist(rng);
+  };
+  d.candidates = qmm_candidates;
+  d.heuristic = qmm_heuristic;
+  d.plan = qmm_plan;
+  d.reference = qmm_reference;
+  // Weights equal the reference's (to one rounding); what differs is the f32
+  // summation of K products (lane-blocked on the CPU, strided + tree on
+  // GPUs) against the reference's double sum: the matmul bound, 2x margin
+  // for the GEMM path's blocking.
+  d.tolerance = [](const Problem& p) { return 2 * dot_tolerance(p.dim(2)); };
+  d.flops = [](const Problem& p) { return 2.0 * double(p.dim(0) * p.dim(1) * p.dim(2)); };
+  // Compulsory traffic: the packed weights once, X and Y.
+  d.bytes = [](const Problem& p) {
+    QShape s = qshape(p);
+    return double(packed_bytes(s.f, s.n, s.k)) + 4.0 * double(s.m * s.k + s.m * s.n);
+  };
+  d.memory_bound = true;
+  for (const auto& fi : all_formats()) {
+    int64_t qk = fi.block_elems;
+    for (int64_t m : {1, 3, 5}) d.test_problems.push_back(qmm(m, 7, qk, fi.format));
+    d.test_problems.push_back(qmm(1, 33, 3 * qk, fi.format));
+    d.test_problems.push_back(qmm(2, 9, qk == 32 ? 1024 : 512, fi.format));
+    d.test_problems.push_back(qmm(17, 13, 2 * qk, fi.format));  // the tiled path
+  }
+  for (QFormat f : {QFormat::Q8_0, QFormat::Q4_0, QFormat::Q4_K, QFormat::Q6_K}) d.bench_problems.push_back(qmm(1, 4096, 4096, f));
+  register_op(std::move(d));
+}
+
+}  // namespace
+
+void register_quant_ops() {
+  register_dequantize();
+  register_quantize();
+  register_qmatmul();
+}
+
+}  // namespace kgen::ops

@@ -1,0 +1,355 @@
+// The "reduce" op: sum / max / min / mean / argmax of an f32 tensor over one
+// axis. dims = the shape (rank 1..6); attrs axis (default: the last), kind
+// 0 sum | 1 max | 2 min | 3 mean | 4 argmax, idx (argmax output) 0 i32 | 1 i64.
+//
+// The shape collapses to (outer, n, inner) around the axis. Kernels:
+//  - rows (inner == 1, CPU): a workgroup of one work-item per row walks it
+//    in 16-lane lines (built from consecutive elements, so any n and any row
+//    alignment: clang emits unaligned vector loads) with per-lane
+//    accumulators, then a scalar tail, then a horizontal fold.
+//  - columns (inner > 1, CPU): a work-item owns 128 contiguous inner elements
+//    (8 lines, 8 accumulators) and accumulates them per step of the reduced
+//    axis (stride inner); the last group takes the leftover lines and the
+//    < 16 element tail.
+//  - GPU: one work-item per output element looping over the axis.
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "dsl/dsl.h"
+#include "ops/broadcast.h"
+
+namespace kgen::ops {
+
+using namespace kgen::dsl;
+
+namespace {
+
+enum Kind { kSum = 0, kMax = 1, kMin = 2, kMean = 3, kArgmax = 4 };
+enum Impl { kRows = 0, kCols = 1, kSimple = 2 };
+
+struct Shape {
+  int64_t outer = 1, n = 1, inner = 1;
+  int kind = kSum;
+  bool i64 = false;
+};
+Shape shape_of(const Problem& p) {
+  if (p.dims.empty() || p.dims.size() > 6) throw std::invalid_argument("dims: the shape, rank 1..6");
+  if (p.dtype != ir::ScalarKind::F32) throw std::invalid_argument("only f32 for now");
+  const int R = int(p.dims.size());
+  int64_t axis = p.attr("axis", R - 1);
+  if (axis < 0) axis += R;
+  if (axis < 0 || axis >= R) throw std::invalid_argument("axis out of range");
+  Shape s;
+  for (int a = 0; a < R; ++a) {
+    if (p.dims[size_t(a)] < 1) throw std::invalid_argument("sizes must be >= 1");
+    (a < axis ? s.outer : a == axis ? s.n : s.inner) *= p.dims[size_t(a)];
+  }
+  s.kind = int(p.attr("kind"));
+  if (s.kind < 0 || s.kind > kArgmax) throw std::invalid_argument("kind must be 0..4 (sum max min mean argmax)");
+  s.i64 = p.attr("idx") != 0;
+  if (double(s.outer) * double(s.n) * double(s.inner) >= 2e9) throw std::invalid_argument("too large: 32-bit indices");
+  return s;
+}
+
+ir::Type out_type(const Shape& s) { return s.kind == kArgmax ? (s.i64 ? ir::Type(i64) : ir::Type(i32)) : ir::Type(f32); }
+
+const char* kind_name(int k) {
+  static const char* n[] = {"sum", "max", "min", "mean", "argmax"};
+  return n[k];
+}
+
+// Running state of a reduction on scalars or lines: the value (and for
+// argmax the index of its first occurrence).
+struct Acc {
+  int kind, lanes;
+  Var v, idx;
+  static Acc make(int kind, int lanes) {
+    auto T = [&](ir::Type t) { return lanes == 1 ? t : line(t, lanes); };
+    float init = kind == kMax || kind == kArgmax ? -INFINITY : kind == kMin ? INFINITY : 0.0f;
+    Value c = constant(f32, init);
+    Var v = var(lanes == 1 ? c : splat(c, lanes));
+    Var idx = var(lanes == 1 ? constant(i32, 0) : splat(constant(i32, 0), lanes));
+    (void)T;
+    return Acc{kind, lanes, v, idx};
+  }
+  void add(const Value& x, const Value& i /* i32 of the same lanes */) {
+    switch (kind) {
+      case kSum: case kMean: v = v.get() + x; break;
+      case kMax: v = max(v.get(), x); break;
+      case kMin: v = min(v.get(), x); break;
+      default: {
+        Value gt = x > v.get();  // strict: the first occurrence wins within a lane
+        idx = select(gt, i, idx.get());
+        v = select(gt, x, v.get());
+      }
+    }
+  }
+};
+
+// Folds a line accumulator into scalars (value, index).
+std::pair<Value, Value> fold(const Acc& a) {
+  if (a.lanes == 1) return {a.v.get(), a.idx.get()};
+  Value v = a.v.get();
+  switch (a.kind) {
+    case kSum: case kMean: return {reduce_add(v), Value()};
+    case kMax: return {reduce_max(v), Value()};
+    case kMin: return {reduce_min(v), Value()};
+    default: break;
+  }
+  // argmax: the largest value, ties to the smallest index.
+  Value iv = a.idx.get();
+  Value bv = extract(v, 0), bi = extract(iv, 0);
+  for (int l = 1; l < a.lanes; ++l) {
+    Value lv = extract(v, l), li = extract(iv, l);
+    Value take = lv > bv || (lv == bv && li < bi);
+    bi = select(take, li, bi);
+    bv = select(take, lv, bv);
+  }
+  return {bv, bi};
+}
+
+void store_result(const Array& y, const Value& at, int kind, bool i64out, const Value& v, const Value& i, const Value& n) {
+  if (kind == kArgmax) y[at] = i64out ? cast(i64, i) : i;
+  else if (kind == kMean) y[at] = v / cast(f32, n);
+  else y[at] = v;
+}
+
+// 16 consecutive elements from `at` (any alignment). 64-bit indices: with
+// wrapping u32 arithmetic clang cannot prove the addresses consecutive and
+// would gather instead of one vector load.
+Value line_at(const Array& x, const Value& at32) {
+  Value at = cast(u64, at32);
+  return make_line(x[at], x[at + 1u], x[at + 2u], x[at + 3u], x[at + 4u], x[at + 5u], x[at + 6u], x[at + 7u], x[at + 8u],
+                   x[at + 9u], x[at + 10u], x[at + 11u], x[at + 12u], x[at + 13u], x[at + 14u], x[at + 15u]);
+}
+
+std::string kname(const char* impl, const Shape& s) {
+  return std::string("reduce_") + impl + "_" + kind_name(s.kind) + (s.kind == kArgmax && s.i64 ? "_i64" : "");
+}
+
+// Rows: grid = outer rows, one work-item each.
+ir::Kernel rows_kernel(const Shape& s) {
+  return kernel(kname("rows", s), [&](KernelBuilder& kb) {
+    auto x = kb.input("x", f32);
+    auto y = kb.output("y", out_type(s));
+    auto n = kb.scalar("n", u32);
+    kb.workgroup(1);
+    Value r = group_id(0);
+    Value base = r * n;
+    Acc lines = Acc::make(s.kind, 16);
+    Value full = n / 16u * 16u;
+    Value lane_ids = make_line(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    for_range(0u, full, [&](Value j) { lines.add(line_at(x, base + j), splat(cast(i32, j), 16) + lane_ids); }, 16u);
+    auto [lv, li] = fold(lines);
+    Acc tail = Acc::make(s.kind, 1);
+    tail.v = lv;
+    if (s.kind == kArgmax) tail.idx = li;
+    for_range(full, n, [&](Value j) { tail.add(x[base + j], cast(i32, j)); });
+    store_result(y, r, s.kind, s.i64, tail.v.get(), tail.idx.get(), n);
+  });
+}
+
+// Columns: grid = (ceil(inner / 128), outer). A work-item owns 8 lines (128
+// contiguous inner elements: 512 bytes of each step of the reduced axis, so
+// the hardware prefetcher sees long runs) with 8 accumulators; the last group
+// takes the remaining whole lines one by one and the < 16 element tail.
+constexpr int kColLines = 8;
+ir::Kernel cols_kernel(const Shape& s) {
+  return kernel(kname("cols", s), [&](KernelBuilder& kb) {
+    auto x = kb.input("x", f32);
+    auto y = kb.output("y", out_type(s));
+    auto n = kb.scalar("n", u32);
+    auto inner = kb.scalar("inner", u32);
+    kb.workgroup(1);
+    Value o = group_id(1), g = group_id(0);
+    Value nfull = inner / 16u;
+    Value l0 = g * uint32_t(kColLines);
+    Value obase = o * inner;
+    Value xbase = o * n * inner;
+    auto store_line = [&](const Acc& a, const Value& j0) {
+      Value v = a.v.get();
+      if (s.kind == kMean) v = v / splat(cast(f32, n), 16);
+      for (int q = 0; q < 16; ++q) {
+        Value at = cast(u64, obase + j0) + uint64_t(q);
+        if (s.kind == kArgmax) y[at] = s.i64 ? cast(i64, extract(a.idx.get(), q)) : extract(a.idx.get(), q);
+        else y[at] = extract(v, q);
+      }
+    };
+    if_(l0 + uint32_t(kColLines) <= nfull, [&] {
+      std::vector<Acc> acc;
+      for (int q = 0; q < kColLines; ++q) acc.push_back(Acc::make(s.kind, 16));
+      for_range(0u, n, [&](Value r) {
+        Value row = xbase + r * inner + l0 * 16u;
+        Value rv = splat(cast(i32, r), 16);
+        for (int q = 0; q < kColLines; ++q) acc[size_t(q)].add(line_at(x, row + uint32_t(16 * q)), rv);
+      });
+      for (int q = 0; q < kColLines; ++q) store_line(acc[size_t(q)], l0 * 16u + uint32_t(16 * q));
+    }).else_([&] {
+      for_range(l0, nfull, [&](Value li) {
+        Acc a = Acc::make(s.kind, 16);
+        for_range(0u, n, [&](Value r) { a.add(line_at(x, xbase + r * inner + li * 16u), splat(cast(i32, r), 16)); });
+        store_line(a, li * 16u);
+      });
+      for_range(nfull * 16u, inner, [&](Value q) {
+        Acc a = Acc::make(s.kind, 1);
+        for_range(0u, n, [&](Value r) { a.add(x[xbase + r * inner + q], cast(i32, r)); });
+        store_result(y, obase + q, s.kind, s.i64, a.v.get(), a.idx.get(), n);
+      });
+    });
+  });
+}
+
+// GPU: one work-item per output element (outer * inner of them).
+ir::Kernel simple_kernel(const Shape& s, int wg) {
+  return kernel(kname("simple", s) + "_wg" + std::to_string(wg), [&](KernelBuilder& kb) {
+    auto x = kb.input("x", f32);
+    auto y = kb.output("y", out_type(s));
+    auto n = kb.scalar("n", u32);
+    auto inner = kb.scalar("inner", u32);
+    auto total = kb.scalar("total", u32);
+    auto gx = kb.scalar("gx", u32);
+    kb.workgroup(uint32_t(wg));
+    Value e = (group_id(0) + group_id(1) * gx) * uint32_t(wg) + local_id(0);
+    if_(e < total, [&] {
+      Value o = e / inner, q = e - o * inner;
+      Value base = o * n * inner + q;
+      Acc a = Acc::make(s.kind, 1);
+      for_range(0u, n, [&](Value r) { a.add(x[base + r * inner], cast(i32, r)); });
+      store_result(y, e, s.kind, s.i64, a.v.get(), a.idx.get(), n);
+    });
+  });
+}
+
+Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
+  Shape s = shape_of(p);
+  Plan pl;
+  Step st;
+  st.buffers = {0, 1};
+  int impl = int(v.get("impl"));
+  if (impl == kRows && s.inner != 1) impl = kCols;
+  if (impl == kCols && s.inner == 1) impl = kRows;
+  if (impl == kRows) {
+    st.kernel = rows_kernel(s);
+    st.dims.grid = {uint32_t(s.outer), 1, 1};
+    st.scalars = {ir::scalar_slot(uint32_t(s.n))};
+  } else if (impl == kCols) {
+    st.kernel = cols_kernel(s);
+    st.dims.grid = {groups_for(s.inner, 16 * kColLines), uint32_t(s.outer), 1};
+    st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.inner))};
+  } else {
+    int wg = int(v.get("wg", 64));
+    int64_t total = s.outer * s.inner, groups = groups_for(total, wg), gx = std::min<int64_t>(groups, 65535);
+    st.kernel = simple_kernel(s, wg);
+    st.dims.grid = {uint32_t(gx), uint32_t((groups + gx - 1) / gx), 1};
+    st.dims.workgroup = {uint32_t(wg), 1, 1};
+    st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.inner)), ir::scalar_slot(uint32_t(total)),
+                  ir::scalar_slot(uint32_t(gx))};
+  }
+  (void)caps;
+  pl.steps.push_back(std::move(st));
+  return pl;
+}
+
+void reference(const Problem& p, const std::vector<const void*>& in, const std::vector<void*>& out) {
+  Shape s = shape_of(p);
+  const float* x = static_cast<const float*>(in[0]);
+  for (int64_t o = 0; o < s.outer; ++o)
+    for (int64_t q = 0; q < s.inner; ++q) {
+      double acc = s.kind == kMax || s.kind == kArgmax ? -INFINITY : s.kind == kMin ? INFINITY : 0.0;
+      int64_t best = 0;
+      for (int64_t r = 0; r < s.n; ++r) {
+        double v = x[(o * s.n + r) * s.inner + q];
+        if (s.kind == kSum || s.kind == kMean) acc += v;
+        else if (s.kind == kMax) acc = std::max(acc, v);
+        else if (s.kind == kMin) acc = std::min(acc, v);
+        else if (v > acc) acc = v, best = r;
+      }
+      int64_t at = o * s.inner + q;
+      if (s.kind == kArgmax) {
+        if (s.i64) static_cast<int64_t*>(out[0])[at] = best;
+        else static_cast<int32_t*>(out[0])[at] = int32_t(best);
+      } else {
+        static_cast<float*>(out[0])[at] = float(s.kind == kMean ? acc / double(s.n) : acc);
+      }
+    }
+}
+
+Problem prob(std::vector<int64_t> dims, int axis, int kind, int idx = 0) {
+  Problem p;
+  p.op = "reduce";
+  p.dims = std::move(dims);
+  p.attrs = {{"axis", axis}, {"kind", kind}};
+  if (idx) p.attrs["idx"] = idx;
+  return p;
+}
+
+}  // namespace
+
+void register_reduce_ops() {
+  OpDef d;
+  d.name = "reduce";
+  d.description = "sum/max/min/mean/argmax of an f32 tensor over one axis";
+  d.dims_help = "shape (rank 1..6)";
+  d.attrs_help = "axis=<i> (default last) kind=0 sum|1 max|2 min|3 mean|4 argmax idx=0 i32|1 i64 (argmax output)";
+  d.validate = [](const Problem& p) { shape_of(p); };
+  d.inputs = [](const Problem& p) { return std::vector<TensorSpec>{tensor("x", ir::Type(f32), p.dims)}; };
+  d.outputs = [](const Problem& p) {
+    Shape s = shape_of(p);
+    std::vector<int64_t> os;
+    int64_t axis = p.attr("axis", int64_t(p.dims.size()) - 1);
+    if (axis < 0) axis += int64_t(p.dims.size());
+    for (size_t a = 0; a < p.dims.size(); ++a)
+      if (int64_t(a) != axis) os.push_back(p.dims[a]);
+    if (os.empty()) os = {1};
+    return std::vector<TensorSpec>{tensor("y", out_type(s), os)};
+  };
+  d.candidates = [](const Problem& p, const TargetCaps& caps) {
+    Shape s = shape_of(p);
+    std::vector<Variant> v;
+    if (is_cpu(caps)) v.push_back(Variant{}.set("impl", s.inner == 1 ? kRows : kCols));
+    for (int wg : {64, 256})
+      if (!caps.max_workgroup_threads || uint32_t(wg) <= caps.max_workgroup_threads)
+        v.push_back(Variant{}.set("impl", kSimple).set("wg", wg));
+    return v;
+  };
+  d.heuristic = [](const Problem& p, const TargetCaps& caps) {
+    Shape s = shape_of(p);
+    if (!is_cpu(caps)) return Variant{}.set("impl", kSimple).set("wg", 64);
+    return Variant{}.set("impl", s.inner == 1 ? kRows : kCols);
+  };
+  d.plan = plan;
+  d.reference = reference;
+  // Sums: per-lane partial sums in f32, error ~ eps * sqrt(n) of the rms
+  // result for random signs; 16x margin. max/min/argmax are exact.
+  d.tolerance = [](const Problem& p) {
+    Shape s = shape_of(p);
+    return s.kind == kSum || s.kind == kMean ? 16 * 1.2e-7 * std::sqrt(double(s.n)) + 1e-6 : 0.0;
+  };
+  d.flops = [](const Problem& p) {
+    Shape s = shape_of(p);
+    return double(s.outer * s.n * s.inner);
+  };
+  d.bytes = [](const Problem& p) {
+    Shape s = shape_of(p);
+    return 4.0 * double(s.outer * s.n * s.inner) + double(out_type(s).bytes()) * double(s.outer * s.inner);
+  };
+  d.memory_bound = true;
+  // Every kind on every axis of an odd 3-D and 4-D shape.
+  for (int kind = 0; kind <= kArgmax; ++kind) {
+    for (int axis = 0; axis < 3; ++axis) d.test_problems.push_back(prob({5, 37, 19}, axis, kind));
+    for (int axis = 0; axis < 4; ++axis) d.test_problems.push_back(prob({3, 4, 5, 33}, axis, kind));
+  }
+  d.test_problems.push_back(prob({7, 1000}, 1, kArgmax, 1));
+  d.test_problems.push_back(prob({1}, 0, kSum));
+  d.test_problems.push_back(prob({4097}, 0, kMean));
+  d.test_problems.push_back(prob({3, 64, 48}, 1, kMax));
+  for (int kind : {kSum, kMin, kMean, kArgmax}) d.test_problems.push_back(prob({3, 5, 300}, 1, kind));  // 8-line blocks
+  d.test_problems.push_back(prob({9, 256}, 0, kMax));
+  d.bench_problems.push_back(prob({4096, 4096}, 1, kSum));
+  d.bench_problems.push_back(prob({4096, 4096}, 0, kSum));
+  d.bench_problems.push_back(prob({4096, 4096}, 1, kArgmax));
+  register_op(std::move(d));
+}
+
+}  // namespace kgen::ops

@@ -1,0 +1,245 @@
+// The "rope" op: rotary position embedding of x (T x H x D, f32): position
+// t = pos + t_index rotates each pair of features (a, b) of every head by the
+// angle t * base^(-2i/D):
+//   mode 0 (interleaved: GPT-J, llama.cpp NORM): pairs (2i, 2i+1)
+//   mode 1 (neox halves): pairs (i, i + D/2)
+// attrs base (theta, default 10000), mode, pos (position offset, default 0).
+//
+// The frequency is exp2(i * c) with c = -2 log2(base) / D computed on the
+// host in f32, the angle float(t) * freq: the reference does the same f32
+// steps, so only exp2/sin/cos rounding (1 ulp) separates kernel and reference.
+// Kernels: impl 2 (CPU, D a multiple of 16/32): lines of 16 features, below;
+// impl 0 (CPU, any D): one work-item per position, scalar; impl 1 (GPU): one
+// work-item per (position, pair). Each computes a pair's cos/sin once and
+// applies it to every head.
+#include <cmath>
+#include <stdexcept>
+
+#include "dsl/dsl.h"
+#include "ops/broadcast.h"
+
+namespace kgen::ops {
+
+using namespace kgen::dsl;
+
+namespace {
+
+struct Shape {
+  int64_t T, H, D;
+  int mode;
+  int64_t pos;
+  float c;  // -2 log2(base) / D
+};
+Shape shape_of(const Problem& p) {
+  if (p.dims.size() != 3) throw std::invalid_argument("dims: T H D");
+  if (p.dtype != ir::ScalarKind::F32) throw std::invalid_argument("only f32 for now");
+  Shape s{p.dim(0), p.dim(1), p.dim(2), int(p.attr("mode")), p.attr("pos"), 0};
+  if (s.T < 1 || s.H < 1 || s.D < 2 || s.D % 2) throw std::invalid_argument("T, H >= 1 and D even >= 2");
+  if (s.mode != 0 && s.mode != 1) throw std::invalid_argument("mode 0 (interleaved) or 1 (neox)");
+  if (s.pos < 0 || s.pos + s.T > (int64_t(1) << 24)) throw std::invalid_argument("positions must be in [0, 2^24)");
+  int64_t base = p.attr("base", 10000);
+  if (base < 2) throw std::invalid_argument("base must be >= 2");
+  s.c = -2.0f * float(std::log2(double(base))) / float(s.D);
+  if (double(s.T * s.H * s.D) >= 2e9) throw std::invalid_argument("too large: 32-bit indices");
+  return s;
+}
+
+// Element offsets of pair i's two features within a head.
+std::pair<Value, Value> pair_at(int mode, const Value& i, const Value& half) {
+  if (mode == 0) return {i * 2u, i * 2u + 1u};
+  return {i, i + half};
+}
+
+ir::Kernel rope_kernel(int mode, bool gpu, int wg) {
+  std::string name = std::string("rope_") + (mode == 0 ? "norm" : "neox") + (gpu ? "_gpu" + std::to_string(wg) : "");
+  return kernel(name, [&](KernelBuilder& kb) {
+    auto x = kb.input("x", f32);
+    auto y = kb.output("y", f32);
+    auto T = kb.scalar("T", u32);
+    auto H = kb.scalar("H", u32);
+    auto D = kb.scalar("D", u32);
+    auto pos = kb.scalar("pos", u32);
+    auto c = kb.scalar("c", f32);
+    Value half = D / 2u;
+    auto rotate = [&](const Value& t, const Value& i) {
+      Value freq = exp2(cast(f32, i) * c);
+      Value ang = cast(f32, pos + t) * freq;
+      Value cs = cos(ang), sn = sin(ang);
+      auto [ia, ib] = pair_at(mode, i, half);
+      for_range(0u, H, [&](Value h) {
+        Value base = (t * H + h) * D;
+        Value a = x[base + ia], b = x[base + ib];
+        y[base + ia] = a * cs - b * sn;
+        y[base + ib] = a * sn + b * cs;
+      });
+    };
+    if (!gpu) {
+      kb.workgroup(1);
+      Value t = group_id(0);
+      for_range(0u, half, [&](Value i) { rotate(t, i); });
+    } else {
+      kb.workgroup(uint32_t(wg));
+      Value e = group_id(0) * uint32_t(wg) + local_id(0);  // pair index within position group_id(1)
+      if_(e < half, [&] { rotate(group_id(1), e); });
+    }
+    (void)T;
+  });
+}
+
+// CPU lines: per position, blocks of 16 features: cos/sin computed once per
+// block as lines (vectorised), applied to every head with line loads/stores.
+// neox: lines of 16 pairs (i, i + D/2), D % 32 == 0. Interleaved: a line holds
+// 8 pairs (x0 x1 x2 x3 ...), rotated as x * cos + swap(x) * (-sin, sin, ...)
+// with swap exchanging the lanes of each pair; D % 16 == 0.
+bool lines_fit(int mode, int64_t D) { return mode == 0 ? D % 16 == 0 : D % 32 == 0; }
+
+Value load16(const Array& x, const Value& at32) {
+  Value at = cast(u64, at32);  // 64-bit: clang proves the 16 addresses consecutive
+  return make_line(x[at], x[at + 1u], x[at + 2u], x[at + 3u], x[at + 4u], x[at + 5u], x[at + 6u], x[at + 7u], x[at + 8u],
+                   x[at + 9u], x[at + 10u], x[at + 11u], x[at + 12u], x[at + 13u], x[at + 14u], x[at + 15u]);
+}
+void store16(const Array& y, const Value& at32, const Value& v) {
+  Value at = cast(u64, at32);
+  for (int q = 0; q < 16; ++q) y[at + uint64_t(q)] = extract(v, q);
+}
+
+ir::Kernel rope_lines_kernel(int mode) {
+  return kernel(std::string("rope_lines_") + (mode == 0 ? "norm" : "neox"), [&](KernelBuilder& kb) {
+    auto x = kb.input("x", f32);
+    auto y = kb.output("y", f32);
+    auto T = kb.scalar("T", u32);
+    auto H = kb.scalar("H", u32);
+    auto D = kb.scalar("D", u32);
+    auto pos = kb.scalar("pos", u32);
+    auto c = kb.scalar("c", f32);
+    kb.workgroup(1);
+    Value t = group_id(0), half = D / 2u;
+    Value tpos = splat(cast(f32, pos + t), 16);
+    // Pair index of each lane relative to the block's first pair.
+    Value rel = mode == 0 ? make_line(0u, 0u, 1u, 1u, 2u, 2u, 3u, 3u, 4u, 4u, 5u, 5u, 6u, 6u, 7u, 7u)
+                          : make_line(0u, 1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u, 9u, 10u, 11u, 12u, 13u, 14u, 15u);
+    const uint32_t pairs = mode == 0 ? 8 : 16;
+    for_range(0u, half, [&](Value i0) {
+      Value fi = cast(line(f32, 16), splat(i0, 16) + rel);
+      Value ang = tpos * exp2(fi * splat(c, 16));
+      Value cs = cos(ang), sn = sin(ang);
+      if (mode == 0) {
+        Value sgn = make_line(-1.0f, 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f, 1.0f,
+                              -1.0f, 1.0f);
+        Value ssn = sn * sgn;
+        for_range(0u, H, [&](Value h) {
+          Value at = (t * H + h) * D + i0 * 2u;
+          Value v = load16(x, at);
+          Value sw = make_line(extract(v, 1), extract(v, 0), extract(v, 3), extract(v, 2), extract(v, 5), extract(v, 4),
+                               extract(v, 7), extract(v, 6), extract(v, 9), extract(v, 8), extract(v, 11), extract(v, 10),
+                               extract(v, 13), extract(v, 12), extract(v, 15), extract(v, 14));
+          store16(y, at, v * cs + sw * ssn);
+        });
+      } else {
+        for_range(0u, H, [&](Value h) {
+          Value at = (t * H + h) * D + i0;
+          Value a = load16(x, at), b = load16(x, at + half);
+          store16(y, at, a * cs - b * sn);
+          store16(y, at + half, a * sn + b * cs);
+        });
+      }
+    }, pairs);
+    (void)T;
+  });
+}
+
+Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
+  Shape s = shape_of(p);
+  const bool gpu = v.get("impl") == 1, lines = v.get("impl") == 2;
+  const int wg = int(v.get("wg", 64));
+  if (lines && !lines_fit(s.mode, s.D)) throw std::invalid_argument("rope lines: D % 16 (interleaved) or D % 32 (neox)");
+  Step st;
+  st.kernel = lines ? rope_lines_kernel(s.mode) : rope_kernel(s.mode, gpu, wg);
+  st.buffers = {0, 1};
+  st.scalars = {ir::scalar_slot(uint32_t(s.T)), ir::scalar_slot(uint32_t(s.H)), ir::scalar_slot(uint32_t(s.D)),
+                ir::scalar_slot(uint32_t(s.pos)), ir::scalar_slot(s.c)};
+  if (!gpu) st.dims.grid = {uint32_t(s.T), 1, 1};
+  else {
+    st.dims.grid = {groups_for(s.D / 2, wg), uint32_t(s.T), 1};
+    st.dims.workgroup = {uint32_t(wg), 1, 1};
+  }
+  (void)caps;
+  Plan pl;
+  pl.steps.push_back(std::move(st));
+  return pl;
+}
+
+void reference(const Problem& p, const std::vector<const void*>& in, const std::vector<void*>& out) {
+  Shape s = shape_of(p);
+  const float* x = static_cast<const float*>(in[0]);
+  float* y = static_cast<float*>(out[0]);
+  const int64_t half = s.D / 2;
+  for (int64_t t = 0; t < s.T; ++t)
+    for (int64_t i = 0; i < half; ++i) {
+      float freq = std::exp2(float(i) * s.c);
+      float ang = float(uint32_t(s.pos + t)) * freq;
+      double cs = std::cos(double(ang)), sn = std::sin(double(ang));
+      int64_t ia = s.mode == 0 ? 2 * i : i, ib = s.mode == 0 ? 2 * i + 1 : i + half;
+      for (int64_t h = 0; h < s.H; ++h) {
+        int64_t b = (t * s.H + h) * s.D;
+        double a = x[b + ia], bb = x[b + ib];
+        y[b + ia] = float(a * cs - bb * sn);
+        y[b + ib] = float(a * sn + bb * cs);
+      }
+    }
+}
+
+Problem prob(int64_t T, int64_t H, int64_t D, int mode, int64_t pos = 0, int64_t base = 10000) {
+  Problem p;
+  p.op = "rope";
+  p.dims = {T, H, D};
+  p.attrs = {{"mode", mode}, {"pos", pos}, {"base", base}};
+  return p;
+}
+
+}  // namespace
+
+void register_rope_ops() {
+  OpDef d;
+  d.name = "rope";
+  d.description = "rotary position embedding of T x H x D (interleaved/NORM or neox halves)";
+  d.dims_help = "T H D";
+  d.attrs_help = "mode=0 interleaved (GPT-J, llama.cpp NORM)|1 neox halves base=<theta, 10000> pos=<offset>";
+  d.validate = [](const Problem& p) { shape_of(p); };
+  d.inputs = [](const Problem& p) { return std::vector<TensorSpec>{tensor("x", ir::Type(f32), p.dims)}; };
+  d.outputs = [](const Problem& p) { return std::vector<TensorSpec>{tensor("y", ir::Type(f32), p.dims)}; };
+  d.candidates = [](const Problem& p, const TargetCaps& caps) {
+    std::vector<Variant> v;
+    Shape s = shape_of(p);
+    if (is_cpu(caps)) v.push_back(Variant{}.set("impl", 0));
+    if (is_cpu(caps) && lines_fit(s.mode, s.D)) v.push_back(Variant{}.set("impl", 2));
+    v.push_back(Variant{}.set("impl", 1).set("wg", 64));
+    return v;
+  };
+  d.heuristic = [](const Problem& p, const TargetCaps& caps) {
+    Shape s = shape_of(p);
+    if (!is_cpu(caps)) return Variant{}.set("impl", 1).set("wg", 64);
+    return Variant{}.set("impl", lines_fit(s.mode, s.D) ? 2 : 0);
+  };
+  d.plan = plan;
+  d.reference = reference;
+  // exp2, sin and cos within ~1 ulp: the angle t * freq may differ by an ulp
+  // of itself (up to (pos + T) * 6e-8 rad), the products by a few ulp.
+  d.tolerance = [](const Problem& p) {
+    Shape s = shape_of(p);
+    return 4e-6 + 2.4e-7 * double(s.pos + s.T);
+  };
+  d.flops = [](const Problem& p) { return 3.0 * double(fusion::numel(p.dims)); };
+  d.bytes = [](const Problem& p) { return 8.0 * double(fusion::numel(p.dims)); };
+  d.memory_bound = true;
+  for (int mode : {0, 1}) {
+    d.test_problems.push_back(prob(7, 3, 64, mode));
+    d.test_problems.push_back(prob(5, 2, 6, mode, 100));
+    d.test_problems.push_back(prob(1, 1, 2, mode, 0, 500000));
+    d.test_problems.push_back(prob(33, 4, 128, mode, 7));
+    d.bench_problems.push_back(prob(2048, 32, 128, mode));
+  }
+  register_op(std::move(d));
+}
+
+}  // namespace kgen::ops

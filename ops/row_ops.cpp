@@ -1,0 +1,168 @@
+// OpDefs over the row kernels of ops/rowwise.h: "softmax", "log_softmax",
+// "rmsnorm", "layernorm" of a rows x cols matrix (dims "rows cols"), f32, f16
+// or bf16 (loaded into f32, math in f32, stored back in the dtype).
+// rmsnorm takes a weight (cols), layernorm a weight and a bias; attr eps in
+// millionths (default 10 = 1e-5). Variants: lanes 16 (cols % 16 == 0: rows
+// walked in AVX-512 lines) or lanes 1 (any cols).
+#include <cmath>
+#include <stdexcept>
+
+#include "ops/fusion.h"
+#include "ops/op.h"
+#include "ops/rowwise.h"
+
+namespace kgen::ops {
+
+namespace {
+
+RowOp row_op(const std::string& name) {
+  if (name == "softmax") return RowOp::Softmax;
+  if (name == "log_softmax") return RowOp::LogSoftmax;
+  if (name == "rmsnorm") return RowOp::RmsNorm;
+  return RowOp::LayerNorm;
+}
+int n_params(RowOp op) { return op == RowOp::LayerNorm ? 2 : op == RowOp::RmsNorm ? 1 : 0; }
+float eps_of(const Problem& p) { return float(double(p.attr("eps", 10)) * 1e-6); }
+
+void validate(const Problem& p) {
+  if (p.dims.size() != 2) throw std::invalid_argument("dims: rows cols");
+  if (p.dim(0) < 1 || p.dim(1) < 1) throw std::invalid_argument("rows and cols must be >= 1");
+  if (p.dtype != ir::ScalarKind::F32 && p.dtype != ir::ScalarKind::F16 && p.dtype != ir::ScalarKind::BF16)
+    throw std::invalid_argument("dtype f32, f16 or bf16 (math in f32)");
+  if (double(p.dim(0)) * double(p.dim(1)) >= 2e9) throw std::invalid_argument("too large: 32-bit indices");
+  if (p.attr("eps", 10) < 0) throw std::invalid_argument("eps must be >= 0");
+}
+
+Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
+  const RowOp op = row_op(p.op);
+  const int64_t rows = p.dim(0), cols = p.dim(1);
+  int lanes = int(v.get("lanes", 1));
+  if (lanes != 1 && (lanes != 16 || cols % 16)) throw std::invalid_argument("lanes 16 needs cols % 16 == 0");
+  ir::Kernel k;
+  switch (op) {
+    case RowOp::Softmax: k = softmax_rows(ir::Type(p.dtype), lanes, v.get("online") != 0, kSoftmaxRowsPerGroup, is_cpu(caps)); break;
+    case RowOp::LogSoftmax: k = log_softmax_rows(ir::Type(p.dtype), lanes, kSoftmaxRowsPerGroup, is_cpu(caps)); break;
+    case RowOp::RmsNorm: k = rmsnorm_rows(ir::Type(p.dtype), lanes); break;
+    case RowOp::LayerNorm: k = layernorm_rows(ir::Type(p.dtype), lanes); break;
+  }
+  ir::Workload w = rowwise_workload(op, lanes, true, rows, cols, eps_of(p));
+  Step st{std::move(k), w.dims, {}, w.scalars};
+  for (int b = 0; b < 2 + n_params(op); ++b) st.buffers.push_back(b);
+  Plan pl;
+  pl.steps.push_back(std::move(st));
+  return pl;
+}
+
+void reference(const Problem& p, const std::vector<const void*>& in, const std::vector<void*>& out) {
+  const RowOp op = row_op(p.op);
+  const int64_t rows = p.dim(0), cols = p.dim(1);
+  // Inputs widened to f32 (as the kernels load them), math in double,
+  // outputs rounded to the dtype.
+  const ir::ScalarKind dt = p.dtype;
+  auto widen = [&](const void* src, int64_t n) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) v[size_t(i)] = fusion::load_as_f32(dt, src, i);
+    return v;
+  };
+  const std::vector<float> x = widen(in[0], rows * cols);
+  const std::vector<float> w = n_params(op) >= 1 ? widen(in[1], cols) : std::vector<float>();
+  const std::vector<float> b = n_params(op) >= 2 ? widen(in[2], cols) : std::vector<float>();
+  std::vector<float> y(static_cast<size_t>(rows * cols));
+  const double eps = eps_of(p);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x.data() + r * cols;
+    float* yr = y.data() + r * cols;
+    if (op == RowOp::Softmax || op == RowOp::LogSoftmax) {
+      double m = -INFINITY, s = 0;
+      for (int64_t j = 0; j < cols; ++j) m = std::max(m, double(xr[j]));
+      for (int64_t j = 0; j < cols; ++j) s += std::exp(double(xr[j]) - m);
+      for (int64_t j = 0; j < cols; ++j)
+        yr[j] = float(op == RowOp::Softmax ? std::exp(double(xr[j]) - m) / s : double(xr[j]) - m - std::log(s));
+    } else if (op == RowOp::RmsNorm) {
+      double ss = 0;
+      for (int64_t j = 0; j < cols; ++j) ss += double(xr[j]) * xr[j];
+      double rs = 1.0 / std::sqrt(ss / double(cols) + eps);
+      for (int64_t j = 0; j < cols; ++j) yr[j] = float(xr[j] * rs * w[j]);
+    } else {
+      double mean = 0, var = 0;
+      for (int64_t j = 0; j < cols; ++j) mean += xr[j];
+      mean /= double(cols);
+      for (int64_t j = 0; j < cols; ++j) var += (xr[j] - mean) * (xr[j] - mean);
+      double rs = 1.0 / std::sqrt(var / double(cols) + eps);
+      for (int64_t j = 0; j < cols; ++j) yr[j] = float((xr[j] - mean) * rs * w[j] + b[j]);
+    }
+  }
+  for (int64_t i = 0; i < rows * cols; ++i) fusion::store_from_f32(dt, out[0], i, y[size_t(i)]);
+}
+
+Problem prob(const std::string& op, int64_t rows, int64_t cols, ir::ScalarKind dt = ir::ScalarKind::F32) {
+  Problem p;
+  p.op = op;
+  p.dims = {rows, cols};
+  p.dtype = dt;
+  return p;
+}
+
+}  // namespace
+
+void register_rowwise_ops() {
+  const char* names[] = {"softmax", "log_softmax", "rmsnorm", "layernorm"};
+  const char* descs[] = {"softmax of each row (max, exp, scale passes over an L1-resident row)",
+                         "log-softmax of each row", "rmsnorm of each row with a weight",
+                         "layernorm of each row with a weight and a bias"};
+  for (int i = 0; i < 4; ++i) {
+    OpDef d;
+    d.name = names[i];
+    d.description = descs[i];
+    d.dims_help = "rows cols";
+    const RowOp op = row_op(d.name);
+    d.attrs_help = n_params(op) ? "eps=<millionths, default 10 (1e-5)>" : "";
+    d.validate = validate;
+    d.inputs = [op](const Problem& p) {
+      const double lim = n_params(op) ? 2.0 : 8.0;
+      const ir::Type dt(p.dtype);
+      std::vector<TensorSpec> t = {tensor("x", dt, p.dims, -lim, lim)};
+      if (n_params(op) >= 1) t.push_back(tensor("w", dt, {p.dim(1)}, 0.5, 1.5));
+      if (n_params(op) >= 2) t.push_back(tensor("b", dt, {p.dim(1)}, -1.0, 1.0));
+      return t;
+    };
+    d.outputs = [](const Problem& p) { return std::vector<TensorSpec>{tensor("y", ir::Type(p.dtype), p.dims)}; };
+    d.candidates = [op](const Problem& p, const TargetCaps& caps) {
+      std::vector<Variant> v;
+      if (p.dim(1) % 16 == 0) v.push_back(Variant{}.set("lanes", 16));
+      v.push_back(Variant{}.set("lanes", 1));
+      if (op == RowOp::Softmax && p.dim(1) % 16 == 0) v.push_back(Variant{}.set("lanes", 16).set("online", 1));
+      (void)caps;
+      return v;
+    };
+    d.heuristic = [](const Problem& p, const TargetCaps& caps) {
+      return Variant{}.set("lanes", is_cpu(caps) && p.dim(1) % 16 == 0 ? 16 : 1);
+    };
+    d.plan = plan;
+    d.reference = reference;
+    // exp/log within 1-2 ulp of libm; log-softmax outputs near zero magnify
+    // that through cancellation (relative to the outputs' rms); f32 row sums
+    // add ~eps * sqrt(cols).
+    // f16/bf16: the outputs' rounding (and log-softmax/softmax store an
+    // intermediate in the dtype: two roundings), ~2 ulp of the type.
+    d.tolerance = [op](const Problem& p) {
+      double base = 2e-6 + 8 * 1.2e-7 * std::sqrt(double(p.dim(1)));
+      if (p.dtype == ir::ScalarKind::F16) return base + 2.5e-3;
+      if (p.dtype == ir::ScalarKind::BF16) return base + 2e-2;
+      return op == RowOp::LogSoftmax ? 1e-4 + base : base;
+    };
+    d.flops = [](const Problem& p) { return 5.0 * double(p.dim(0) * p.dim(1)); };
+    d.bytes = [op](const Problem& p) {
+      const double eb = double(ir::Type(p.dtype).bytes());
+      return eb * (2.0 * double(p.dim(0) * p.dim(1)) + n_params(op) * double(p.dim(1)));
+    };
+    d.memory_bound = true;
+    d.test_problems = {prob(d.name, 1, 1), prob(d.name, 3, 17), prob(d.name, 5, 1000), prob(d.name, 70, 48),
+                       prob(d.name, 2, 4096), prob(d.name, 3, 4112), prob(d.name, 5, 1000, ir::ScalarKind::F16),
+                       prob(d.name, 4, 48, ir::ScalarKind::BF16), prob(d.name, 3, 37, ir::ScalarKind::BF16)};
+    d.bench_problems = {n_params(op) ? prob(d.name, 2048, 1024) : prob(d.name, 4096, 4096)};
+    register_op(std::move(d));
+  }
+}
+
+}  // namespace kgen::ops

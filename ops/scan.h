@@ -1,0 +1,29 @@
+// Prefix sums ("scan", inclusive or exclusive) over each row of a rows × n
+// matrix, f32 or i32, and the Mamba-style selective scan (ssm.h).
+//
+// Kernels:
+//  - Blelloch (any target): a workgroup of `wg` work-items scans a block of
+//    2·wg elements in shared memory (up-sweep, down-sweep: work-efficient),
+//    writing the block's total; the block totals are scanned the same way
+//    (recursively, exclusive) and added back. Any n, any number of levels.
+//  - CPU: a work-item scans a chunk sequentially (8 elements per step, their
+//    local prefix computed off the carried sum's dependency chain). With
+//    `chunks` > 1 a row is split over that many work-items: a first kernel
+//    sums every chunk but the last, the second scans each chunk starting
+//    from the sum of the chunks before it.
+#pragma once
+#include "ir/ir.h"
+
+namespace kgen::ops {
+
+// x → y (rows × n, grid (nb, rows)), sums[row*nb + block] = block total.
+ir::Kernel scan_block_kernel(ir::Type dt, int wg, bool exclusive);
+// y[row*n + i] += offs[row*nb + i / block] (grid (ceil(n/64), rows)).
+ir::Kernel scan_add_back_kernel(ir::Type dt, int block);
+// CPU: chunk sums (grid (chunks-1, rows)) and chunk scans (grid (chunks, rows)).
+ir::Kernel scan_chunk_sums_kernel(ir::Type dt);
+ir::Kernel scan_chunk_kernel(ir::Type dt, bool exclusive);
+
+void register_scan_ops();  // "scan" and "selective_scan"
+
+}  // namespace kgen::ops

@@ -1,0 +1,129 @@
+// The attention op: every variant against the C++ reference on odd shapes
+// (S = 1, 17, Skv != S, D = 16/24/64/80, GQA, causal both ways, B = 2), on
+// the CPU with 1 and 2 threads, in the interpreter, and on the GPU targets
+// available here.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "ops/executor.h"
+#include "ops/op.h"
+
+using namespace kgen;
+
+namespace {
+
+uint64_t fresh_seed() {
+  static std::random_device rd;
+  return (uint64_t(rd()) << 32) ^ rd();
+}
+
+std::unique_ptr<rt::Device> cpu(unsigned threads) {
+  rt::DeviceOptions o;
+  o.threads = threads;
+  return rt::create_device("cpu", o);
+}
+
+ops::Problem att(std::vector<int64_t> dims, bool causal) {
+  ops::Problem p;
+  p.op = "attention";
+  p.dims = std::move(dims);
+  p.attrs["causal"] = causal;
+  return p;
+}
+
+void check(rt::Device& dev, const ops::Problem& p, const ops::Variant& v) {
+  uint64_t seed = fresh_seed();
+  CAPTURE(p.str());
+  CAPTURE(v.str());
+  CAPTURE(seed);
+  ops::OpCheck c = ops::check_op(dev, p, v, seed);
+  INFO(c.message);
+  CHECK(c.ok);
+}
+
+bool have_device(const std::string& name) {
+  for (const auto& d : rt::available_devices())
+    if (d == name) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("attention: every CPU candidate on small odd problems, 1 and 2 threads") {
+  ops::register_all_ops();
+  const ops::OpDef* d = ops::find_op("attention");
+  REQUIRE(d);
+  for (unsigned threads : {1u, 2u}) {
+    auto dev = cpu(threads);
+    for (bool causal : {false, true}) {
+      // GQA 4/2, S != Skv, ragged key blocks for every kb.
+      ops::Problem p = att({2, 4, 19, 64, 2, 37}, causal);
+      auto cands = d->candidates(p, dev->caps());
+      CHECK(cands.size() >= 10);
+      for (const auto& v : cands) check(*dev, p, v);
+    }
+  }
+}
+
+TEST_CASE("attention: naive and both flash kernels on the odd shapes (CPU)") {
+  ops::register_all_ops();
+  const ops::OpDef* d = ops::find_op("attention");
+  REQUIRE(d);
+  auto dev = cpu(2);
+  std::vector<ops::Problem> ps = d->test_problems;
+  ps.push_back(att({1, 1, 1, 64, 1, 100}, true));  // one query sees all keys
+  ps.push_back(att({1, 2, 5, 16, 2, 1}, false));   // one key
+  ps.push_back(att({1, 1, 3, 16, 1, 50}, false));
+  for (const auto& p : ps) {
+    check(*dev, p, ops::Variant{}.set("impl", 0));
+    check(*dev, p, ops::Variant{}.set("impl", 2).set("bq", 8).set("bk", 16));
+    if (p.dim(3) % 16 == 0) {
+      check(*dev, p, ops::Variant{}.set("impl", 1).set("qb", 3).set("kb", 16));
+      check(*dev, p, ops::Variant{}.set("impl", 1).set("qb", 4).set("kb", 64));
+    }
+  }
+}
+
+TEST_CASE("attention: scale attribute and malformed problems") {
+  ops::register_all_ops();
+  auto dev = cpu(1);
+  ops::Problem p = att({1, 2, 9, 16}, true);
+  p.attrs["scale_milli"] = 700;
+  check(*dev, p, ops::Variant{}.set("impl", 1).set("qb", 4).set("kb", 16));
+  check(*dev, p, ops::Variant{}.set("impl", 0));
+  CHECK_THROWS_WITH_AS(ops::op_for(att({1, 3, 4, 16, 2}, false)), doctest::Contains("multiple of Hkv"),
+                       std::invalid_argument);
+  CHECK_THROWS_AS(ops::op_for(att({1, 3, 4}, false)), std::invalid_argument);
+  // The CPU flash kernel needs whole f32x16 lines over D: a clear refusal.
+  CHECK_THROWS_WITH_AS(ops::prepare(*dev, att({1, 1, 4, 24}, false), ops::Variant{}.set("impl", 1)),
+                       doctest::Contains("multiple of 16"), std::invalid_argument);
+}
+
+TEST_CASE("attention: kernels in the interpreter") {
+  ops::register_all_ops();
+  auto caps = codegen::cpu_caps();
+  ops::Problem p = att({1, 2, 5, 16, 1, 7}, true);
+  for (const auto& v : {ops::Variant{}.set("impl", 0), ops::Variant{}.set("impl", 1).set("qb", 2).set("kb", 16),
+                        ops::Variant{}.set("impl", 2).set("bq", 4).set("bk", 4)}) {
+    CAPTURE(v.str());
+    ops::OpCheck c = ops::check_op_interpreted(p, v, caps, fresh_seed());
+    INFO(c.message);
+    CHECK(c.ok);
+  }
+}
+
+TEST_CASE("attention: GPU targets (naive and flash)") {
+  ops::register_all_ops();
+  const ops::OpDef* d = ops::find_op("attention");
+  for (std::string name : {"vulkan", "webgpu"}) {
+    if (!have_device(name)) {
+      MESSAGE("no " << name << " device: attention on " << name << " skipped");
+      continue;
+    }
+    auto dev = rt::create_device(name);
+    for (const auto& p : {att({2, 4, 17, 16, 2, 23}, true), att({1, 2, 33, 64, 1, 20}, false),
+                          att({1, 2, 9, 24}, true)})
+      for (const auto& v : d->candidates(p, dev->caps())) check(*dev, p, v);
+  }
+}

@@ -1,0 +1,181 @@
+// The conv family (conv2d, maxpool2d, avgpool2d, global_avgpool): every test
+// problem (odd shapes: 1×1, 3×3, 5×5 stride 2, dilation 2, groups, depthwise,
+// excess and asymmetric padding, prime H/W, N = 1 and 3, OC off the block,
+// bias + ReLU) with the heuristic variant and with each GEMM path on the CPU
+// (1 and 2 threads) and on the GPU devices present; every candidate of small
+// problems; tiny problems of every impl through the IR interpreter.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "ops/conv.h"
+#include "ops/executor.h"
+#include "ops/op.h"
+
+using namespace kgen;
+
+namespace {
+
+uint64_t fresh_seed() {
+  static std::random_device rd;
+  return (uint64_t(rd()) << 32) ^ rd();
+}
+
+std::unique_ptr<rt::Device> cpu(unsigned threads) {
+  rt::DeviceOptions o;
+  o.threads = threads;
+  return rt::create_device("cpu", o);
+}
+
+bool have_device(const std::string& name) {
+  for (const auto& d : rt::available_devices())
+    if (d == name) return true;
+  return false;
+}
+
+ops::Problem problem(std::string op, std::vector<int64_t> dims, std::map<std::string, int64_t> attrs = {}) {
+  ops::Problem p;
+  p.op = std::move(op);
+  p.dims = std::move(dims);
+  p.attrs = std::move(attrs);
+  return p;
+}
+
+void check(rt::Device& dev, const ops::Problem& p, const ops::Variant& v) {
+  uint64_t seed = fresh_seed();
+  CAPTURE(p.str());
+  CAPTURE(v.str());
+  CAPTURE(seed);
+  ops::OpCheck c = ops::check_op(dev, p, v, seed);
+  INFO(c.message);
+  CHECK(c.ok);
+}
+
+const char* kOps[] = {"conv2d", "maxpool2d", "avgpool2d", "global_avgpool"};
+
+}  // namespace
+
+TEST_CASE("conv family: heuristic variants on every test problem, CPU 1 and 2 threads") {
+  ops::register_all_ops();
+  for (unsigned t : {1u, 2u}) {
+    auto dev = cpu(t);
+    CAPTURE(t);
+    for (const char* op : kOps) {
+      const ops::OpDef* d = ops::find_op(op);
+      REQUIRE(d);
+      CHECK(d->test_problems.size() >= 5);
+      for (const auto& p : d->test_problems) check(*dev, p, d->heuristic(p, dev->caps()));
+    }
+  }
+}
+
+TEST_CASE("conv2d: the GEMM paths and the GPU kernel on every test problem (CPU)") {
+  ops::register_all_ops();
+  const auto& d = *ops::find_op("conv2d");
+  auto dev = cpu(2);
+  for (const auto& p : d.test_problems) {
+    check(*dev, p, ops::Variant::parse("impl=1 mr=6 nl=1 kc=0 mc=2 nc=2"));  // edge panels everywhere
+    check(*dev, p, ops::Variant::parse("impl=1 mr=14 nl=2 kc=0 mc=8 nc=8"));
+    if (ops::conv_is_pointwise(ops::conv_shape(p))) check(*dev, p, ops::Variant::parse("impl=2 mr=14 nl=2 kc=0 mc=8 nc=8"));
+    // The GPU kernel is plain SIMT code: it runs on the CPU too.
+    check(*dev, p, ops::Variant::parse("impl=4 wg=64 ocb=4"));
+  }
+}
+
+TEST_CASE("conv2d: every candidate of small problems, CPU 1 and 2 threads") {
+  ops::register_all_ops();
+  const auto& d = *ops::find_op("conv2d");
+  std::vector<ops::Problem> ps = {
+      problem("conv2d", {3, 7, 11, 13, 13, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}, {"bias", 1}, {"relu", 1}}),
+      problem("conv2d", {2, 9, 5, 7, 11, 1, 1}),
+      problem("conv2d", {1, 6, 9, 7, 6, 5, 5}, {{"groups", 6}, {"pad_h", 2}, {"pad_w", 3}, {"stride_w", 2}})};
+  for (unsigned t : {1u, 2u}) {
+    auto dev = cpu(t);
+    CAPTURE(t);
+    for (const auto& p : ps) {
+      auto cands = d.candidates(p, dev->caps());
+      CHECK(cands.size() >= 6);
+      for (const auto& v : cands) check(*dev, p, v);
+    }
+  }
+}
+
+TEST_CASE("pooling: every candidate of every test problem, CPU 2 threads") {
+  ops::register_all_ops();
+  auto dev = cpu(2);
+  for (const char* op : {"maxpool2d", "avgpool2d", "global_avgpool"}) {
+    const auto& d = *ops::find_op(op);
+    for (const auto& p : d.test_problems)
+      for (const auto& v : d.candidates(p, dev->caps())) check(*dev, p, v);
+  }
+}
+
+TEST_CASE("conv2d: heuristic choices") {
+  ops::register_all_ops();
+  auto caps = codegen::cpu_caps();
+  const auto& d = *ops::find_op("conv2d");
+  auto v = d.heuristic(problem("conv2d", {1, 64, 56, 56, 64, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}}), caps);
+  CHECK(v.get("impl") == 0);
+  CHECK(v.get("ocb") == 8);
+  CHECK(d.heuristic(problem("conv2d", {1, 32, 28, 28, 32, 3, 3}, {{"groups", 32}, {"pad_h", 1}, {"pad_w", 1}}), caps)
+            .get("impl") == 3);
+  auto gpu = caps;
+  gpu.name = "vulkan";
+  CHECK(d.heuristic(problem("conv2d", {1, 64, 56, 56, 64, 3, 3}), gpu).get("impl") == 4);
+  // Malformed problems are refused with a reason.
+  CHECK_THROWS_AS(ops::op_for(problem("conv2d", {1, 6, 8, 8, 4, 3, 3}, {{"groups", 4}})), std::invalid_argument);
+  CHECK_THROWS_AS(ops::op_for(problem("conv2d", {1, 2, 2, 2, 4, 3, 3})), std::invalid_argument);
+  CHECK_THROWS_AS(ops::op_for(problem("maxpool2d", {1, 2, 8, 8}, {{"kernel_h", 2}, {"pad_h", 2}})), std::invalid_argument);
+}
+
+TEST_CASE("conv family: tiny problems of every impl through the interpreter") {
+  ops::register_all_ops();
+  auto caps = codegen::cpu_caps();
+  auto gpu = caps;
+  gpu.name = "vulkan";
+  struct Case {
+    ops::Problem p;
+    const char* v;
+    bool on_gpu;
+  };
+  const std::map<std::string, int64_t> pad1{{"pad_h", 1}, {"pad_w", 1}};
+  std::vector<Case> cases = {
+      {problem("conv2d", {1, 2, 5, 6, 3, 3, 3}, {{"pad_h", 1}, {"pad_w", 2}, {"bias", 1}, {"relu", 1}}),
+       "impl=0 ocb=2 lines=1 pb=2", false},
+      {problem("conv2d", {1, 2, 7, 5, 3, 3, 3}, {{"stride_h", 2}, {"stride_w", 2}, {"dilation_w", 2}, {"pad_w", 1}}),
+       "impl=0 ocb=4 lines=2 pb=1", false},
+      {problem("conv2d", {2, 4, 4, 5, 4, 3, 3}, {{"groups", 2}, {"pad_h", 1}, {"pad_w", 1}}), "impl=1 mr=4 nl=1 kc=0 mc=1 nc=2", false},
+      {problem("conv2d", {1, 3, 4, 5, 5, 1, 1}, {{"bias", 1}}), "impl=2 mr=4 nl=1 kc=0 mc=1 nc=1", false},
+      {problem("conv2d", {1, 3, 5, 5, 3, 3, 3}, {{"groups", 3}, {"pad_h", 1}, {"pad_w", 1}}), "impl=3 lines=2 pb=2", false},
+      {problem("conv2d", {1, 4, 5, 4, 6, 3, 3}, {{"groups", 2}, {"pad_h", 1}, {"stride_w", 2}, {"bias", 1}}), "impl=4 wg=8 ocb=2",
+       true},
+      {problem("maxpool2d", {1, 2, 5, 6}, {{"kernel_h", 3}, {"kernel_w", 3}, {"stride_h", 2}, {"stride_w", 2}, {"pad_h", 1}, {"pad_w", 1}}),
+       "wg=16", false},
+      {problem("avgpool2d", {1, 2, 5, 6}, {{"kernel_h", 3}, {"kernel_w", 3}, {"pad_h", 1}, {"pad_w", 1}, {"count_include_pad", 0}}),
+       "wg=16", false},
+      {problem("global_avgpool", {2, 3, 5, 7}), "impl=0", false},
+      {problem("global_avgpool", {2, 3, 5, 7}), "impl=1 wg=4", true},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.p.str());
+    CAPTURE(c.v);
+    auto r = ops::check_op_interpreted(c.p, ops::Variant::parse(c.v), c.on_gpu ? gpu : caps, fresh_seed());
+    INFO(r.message);
+    CHECK(r.ok);
+  }
+}
+
+TEST_CASE("conv family: heuristic variants on the GPU devices") {
+  ops::register_all_ops();
+  for (std::string name : {"vulkan", "webgpu"}) {
+    if (!have_device(name)) {
+      MESSAGE("no " << name << " device: conv GPU checks skipped");
+      continue;
+    }
+    auto dev = rt::create_device(name);
+    for (const char* op : kOps) {
+      const auto& d = *ops::find_op(op);
+      for (const auto& p : d.test_problems) check(*dev, p, d.heuristic(p, dev->caps()));
+    }
+  }
+}

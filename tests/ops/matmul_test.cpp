@@ -1,0 +1,250 @@
+// The matmul family (matmul, gated_mlp): every test problem with the
+// heuristic variant on the CPU (1 and 2 threads) and on the GPU devices
+// present, every candidate of small shapes on the CPU, tiny problems through
+// the IR interpreter, and the microkernel's assembly (accumulators in zmm
+// registers, FMAs with broadcast loads, nothing spilled).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <regex>
+#include <sstream>
+#include <ctime>
+
+#include "ops/executor.h"
+#include "ops/matmul.h"
+#include "ops/op.h"
+
+using namespace kgen;
+
+namespace {
+
+uint64_t fresh_seed() {
+  static std::random_device rd;
+  return (uint64_t(rd()) << 32) ^ rd();
+}
+
+std::unique_ptr<rt::Device> cpu(unsigned threads) {
+  rt::DeviceOptions o;
+  o.threads = threads;
+  return rt::create_device("cpu", o);
+}
+
+bool have_device(const std::string& name) {
+  for (const auto& d : rt::available_devices())
+    if (d == name) return true;
+  return false;
+}
+
+ops::Problem problem(std::string op, std::vector<int64_t> dims, std::map<std::string, int64_t> attrs = {},
+                     ir::ScalarKind dt = ir::ScalarKind::F32) {
+  ops::Problem p;
+  p.op = std::move(op);
+  p.dims = std::move(dims);
+  p.attrs = std::move(attrs);
+  p.dtype = dt;
+  return p;
+}
+
+void check(rt::Device& dev, const ops::Problem& p, const ops::Variant& v) {
+  uint64_t seed = fresh_seed();
+  CAPTURE(p.str());
+  CAPTURE(v.str());
+  CAPTURE(seed);
+  ops::OpCheck c = ops::check_op(dev, p, v, seed);
+  INFO(c.message);
+  CHECK(c.ok);
+}
+
+void heuristic_on(rt::Device& dev, const std::string& op) {
+  ops::register_all_ops();
+  const ops::OpDef* d = ops::find_op(op);
+  REQUIRE(d);
+  for (const auto& p : d->test_problems) check(dev, p, d->heuristic(p, dev.caps()));
+}
+
+}  // namespace
+
+TEST_CASE("matmul and gated_mlp: heuristic variants on the CPU, 1 and 2 threads") {
+  for (unsigned t : {1u, 2u}) {
+    auto dev = cpu(t);
+    CAPTURE(t);
+    heuristic_on(*dev, "matmul");
+    heuristic_on(*dev, "gated_mlp");
+  }
+}
+
+TEST_CASE("matmul: the heuristic picks gemv for decode shapes and the packed gemm otherwise") {
+  ops::register_all_ops();
+  auto caps = codegen::cpu_caps();
+  const auto& d = *ops::find_op("matmul");
+  CHECK(d.heuristic(problem("matmul", {1, 4096, 4096}, {{"trans_b", 1}}), caps).get("impl") == 1);
+  CHECK(d.heuristic(problem("matmul", {1, 4095, 4095}, {{"trans_b", 1}}), caps).get("impl") == 0);  // K % 16
+  CHECK(d.heuristic(problem("matmul", {1024, 1024, 1024}), caps).get("impl") == 0);
+  auto gpu = caps;
+  gpu.name = "vulkan";
+  CHECK(d.heuristic(problem("matmul", {1024, 1024, 1024}), gpu).get("impl") == 2);
+}
+
+TEST_CASE("matmul: every candidate of small shapes, 1 and 2 threads") {
+  ops::register_all_ops();
+  const auto& d = *ops::find_op("matmul");
+  // Edges in every direction and K slices (K > 512: kc = 256 and 512 both split).
+  std::vector<ops::Problem> ps = {problem("matmul", {31, 83, 777}), problem("matmul", {3, 40, 48}, {{"trans_b", 1}}),
+                                  problem("matmul", {2, 48, 64}, {{"batch", 2}})};
+  for (unsigned t : {1u, 2u}) {
+    auto dev = cpu(t);
+    for (const auto& p : ps) {
+      auto cands = d.candidates(p, dev->caps());
+      CHECK(cands.size() >= 8);
+      for (const auto& v : cands) check(*dev, p, v);
+    }
+  }
+}
+
+TEST_CASE("gated_mlp: every candidate of a small shape, 1 and 2 threads") {
+  ops::register_all_ops();
+  const auto& d = *ops::find_op("gated_mlp");
+  auto p = problem("gated_mlp", {19, 48, 77});
+  for (unsigned t : {1u, 2u}) {
+    auto dev = cpu(t);
+    for (const auto& v : d.candidates(p, dev->caps())) check(*dev, p, v);
+  }
+}
+
+TEST_CASE("matmul and gated_mlp: tiny problems through the interpreter") {
+  ops::register_all_ops();
+  auto caps = codegen::cpu_caps();
+  auto gpu = caps;
+  gpu.name = "vulkan";
+  struct Case {
+    ops::Problem p;
+    ops::Variant v;
+  };
+  std::vector<Case> cases = {
+      {problem("matmul", {5, 20, 7}), ops::Variant::parse("impl=0 mr=6 nl=1 kc=4 mc=1 nc=1")},
+      {problem("matmul", {3, 17, 9}, {{"trans_b", 1}, {"batch", 2}}, ir::ScalarKind::F16),
+       ops::Variant::parse("impl=0 mr=4 nl=1 kc=0 mc=2 nc=1")},
+      {problem("matmul", {2, 20, 32}, {{"trans_b", 1}}), ops::Variant::parse("impl=1 rows=4")},
+      {problem("matmul", {2, 32, 16}), ops::Variant::parse("impl=1 rows=2")},
+      {problem("matmul", {5, 9, 11}, {{"trans_b", 1}}), ops::Variant::parse("impl=2 wg=4 tm=2 tn=2 tk=4")},
+      {problem("gated_mlp", {3, 8, 20}), ops::Variant::parse("impl=0 mr=4 nl=2 kc=0 mc=1 nc=1")},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.p.str());
+    CAPTURE(c.v.str());
+    auto r = ops::check_op_interpreted(c.p, c.v, c.v.get("impl") == 2 ? gpu : caps, fresh_seed());
+    INFO(r.message);
+    CHECK(r.ok);
+  }
+}
+
+TEST_CASE("matmul and gated_mlp: heuristic variants on the GPU devices") {
+  for (std::string name : {"vulkan", "webgpu"}) {
+    if (!have_device(name)) {
+      MESSAGE("no " << name << " device: matmul GPU checks skipped");
+      continue;
+    }
+    auto dev = rt::create_device(name);
+    ops::register_all_ops();
+    int skipped = 0;
+    for (std::string op : {"matmul", "gated_mlp"}) {
+      const auto& d = *ops::find_op(op);
+      for (const auto& p : d.test_problems) {
+        bool half = p.dtype != ir::ScalarKind::F32;
+        if (half && !(p.dtype == ir::ScalarKind::F16 ? dev->caps().f16 : dev->caps().bf16)) {
+          ++skipped;  // WGSL: no f16/bf16 storage here
+          continue;
+        }
+        check(*dev, p, d.heuristic(p, dev->caps()));
+      }
+    }
+    if (skipped) MESSAGE(name << ": " << skipped << " f16/bf16 problems skipped (no f16/bf16 capability)");
+  }
+}
+
+TEST_CASE("matmul: the microkernel keeps its accumulators in zmm registers") {
+  auto dev = cpu(1);
+  for (auto [mr, nl] : {std::pair{14, 2}, {6, 4}}) {
+    ops::GemmTile t{mr, nl, 256, 8, 8};
+    rt::CompileOptions o;
+    o.keep_ir = true;
+    auto ck = dev->compile(ops::gemm_cpu_kernel(t, true), o);
+    std::string s = ck->debug_asm();
+    REQUIRE(!s.empty());
+    if (const char* dump = std::getenv("KGEN_MATMUL_ASM_DUMP")) {  // for a human look at the inner loop
+      std::ofstream(std::string(dump) + "_mr" + std::to_string(mr) + ".s") << s;
+      std::ofstream(std::string(dump) + "_pack_a" + std::to_string(mr) + ".s") << dev->compile(ops::pack_a_kernel(ir::Type(ir::ScalarKind::F32), mr), o)->debug_asm();
+      std::ofstream(std::string(dump) + "_pack_b" + std::to_string(nl) + ".s") << dev->compile(ops::pack_b_kernel(ir::Type(ir::ScalarKind::F32), false, nl), o)->debug_asm();
+    }
+    // FMAs with an embedded broadcast of A (one per row and line at each k).
+    std::regex bcast_fma(R"(vfmadd231ps\s+\(.*\)\{1to16\},\s*%zmm\d+,\s*%zmm\d+)");
+    std::regex any_fma(R"(vfmadd\d+ps\s+[^\n]*%zmm)");
+    std::regex spill(R"(vmovups\s+%zmm\d+,\s*-?\d*\(%rsp\)|vmovaps\s+%zmm\d+,\s*-?\d*\(%rsp\))");
+    auto count = [&](const std::regex& re) {
+      return std::distance(std::sregex_iterator(s.begin(), s.end(), re), std::sregex_iterator());
+    };
+    CAPTURE(mr);
+    CAPTURE(nl);
+    INFO(s.substr(0, 4000));
+    CHECK(count(any_fma) >= mr * nl);
+    CHECK(count(bcast_fma) + count(std::regex(R"(vbroadcastss)")) >= mr);
+    CHECK(count(spill) == 0);
+  }
+}
+
+// Developer aid, skipped by default (run with -tc="*per-step*" --no-skip):
+// time each launch of plans separately, variants interleaved; with one
+// thread the thread's CPU time is reported too (robust to a loaded machine).
+// KGEN_MM_OP, KGEN_MM_SHAPE="MxNxK", KGEN_MM_ATTRS, KGEN_MM_THREADS,
+// KGEN_MM_VARIANTS="impl=0 mr=14 ...;impl=0 mr=12 ..." (default: heuristic).
+TEST_CASE("matmul: per-step timings" * doctest::skip()) {
+  ops::register_all_ops();
+  auto env = [](const char* n, const char* d) { const char* v = std::getenv(n); return std::string(v ? v : d); };
+  std::string at = env("KGEN_MM_ATTRS", "");
+  auto p = problem(env("KGEN_MM_OP", "matmul"), ops::parse_dims(env("KGEN_MM_SHAPE", "1024x1024x1024")),
+                   at.empty() ? std::map<std::string, int64_t>{} : ops::parse_attrs(at));
+  auto dev = cpu(unsigned(std::atoi(env("KGEN_MM_THREADS", "1").c_str())));
+  std::vector<ops::Variant> vs;
+  std::stringstream list(env("KGEN_MM_VARIANTS", ""));
+  for (std::string item; std::getline(list, item, ';');) if (!item.empty()) vs.push_back(ops::Variant::parse(item));
+  if (vs.empty()) vs.push_back(ops::find_op(p.op)->heuristic(p, dev->caps()));
+  std::vector<ops::PreparedPlan> pps;
+  for (auto& v : vs) pps.push_back(ops::prepare(*dev, p, v));
+  auto t = ops::upload(*dev, ops::make_host_tensors(p, 1));
+  auto io = t.io();
+  auto cpu_now = [] { timespec ts; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts); return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6; };
+  std::vector<std::vector<std::vector<double>>> wall(pps.size()), cput(pps.size());
+  for (size_t i = 0; i < pps.size(); ++i) wall[i].resize(pps[i].plan.steps.size()), cput[i].resize(pps[i].plan.steps.size());
+  for (int rep = 0; rep < 15; ++rep)
+    for (size_t i = 0; i < pps.size(); ++i) {
+      auto& pp = pps[i];
+      for (size_t s = 0; s < pp.plan.steps.size(); ++s) {
+        const auto& st = pp.plan.steps[s];
+        rt::LaunchArgs a;
+        a.dims = st.dims;
+        a.scalars = st.scalars;
+        for (int b : st.buffers) a.buffers.push_back(size_t(b) < io.size() ? io[b] : pp.temps[b - io.size()].get());
+        double c0 = cpu_now();
+        auto t0 = std::chrono::steady_clock::now();
+        dev->launch(*pp.kernels[s], a);
+        dev->synchronize();
+        wall[i][s].push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        cput[i][s].push_back(cpu_now() - c0);
+      }
+    }
+  for (size_t i = 0; i < pps.size(); ++i) {
+    double tw = 0, tc = 0;
+    for (size_t s = 0; s < wall[i].size(); ++s) {
+      std::sort(wall[i][s].begin(), wall[i][s].end());
+      std::sort(cput[i][s].begin(), cput[i][s].end());
+      tw += wall[i][s][0];
+      tc += cput[i][s][0];
+      MESSAGE("  " << pps[i].plan.steps[s].kernel.name << ": wall min " << wall[i][s][0] << " ms, cpu min " << cput[i][s][0] << " ms");
+    }
+    MESSAGE(p.str() << " [" << vs[i].str() << "]: wall " << tw << " ms, cpu " << tc << " ms, " << 1e-6 * ops::find_op(p.op)->flops(p) / tc << " GFLOP/s (cpu)");
+  }
+}

@@ -1,0 +1,247 @@
+// The quantized-weight family (ops/quant.h): f16 conversions, dequantize of
+// every GGML format on random valid blocks, quantize (bit-exact with GGML's
+// reference) and its round trip, qmatmul on odd shapes with every path, on
+// the CPU (1 and 2 threads), the GPU devices present, and the interpreter.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "codegen/target.h"
+#include "ops/executor.h"
+#include "ops/op.h"
+#include "ops/quant_formats.h"
+
+using namespace kgen;
+using namespace kgen::ops::quant;
+
+namespace {
+
+uint64_t fresh_seed() {
+  static std::random_device rd;
+  return (uint64_t(rd()) << 32) ^ rd();
+}
+
+std::unique_ptr<rt::Device> cpu(unsigned threads) {
+  rt::DeviceOptions o;
+  o.threads = threads;
+  return rt::create_device("cpu", o);
+}
+
+bool have_device(const std::string& name) {
+  for (const auto& d : rt::available_devices())
+    if (d == name) return true;
+  return false;
+}
+
+const ops::OpDef& op(const std::string& name) {
+  ops::register_all_ops();
+  const ops::OpDef* d = ops::find_op(name);
+  REQUIRE(d);
+  return *d;
+}
+
+void check(rt::Device& dev, const ops::Problem& p, const ops::Variant& v) {
+  uint64_t seed = fresh_seed();
+  CAPTURE(p.str());
+  CAPTURE(v.str());
+  CAPTURE(seed);
+  ops::OpCheck c = ops::check_op(dev, p, v, seed);
+  INFO(c.message);
+  CHECK(c.ok);
+}
+
+ops::Problem problem(const std::string& name, std::vector<int64_t> dims, QFormat f) {
+  return ops::Problem{name, std::move(dims), ir::ScalarKind::F32, {{"format", int64_t(f)}}};
+}
+
+}  // namespace
+
+TEST_CASE("quant: f16 conversions round trip every half and round to nearest even") {
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    float x = half_to_float(uint16_t(h));
+    if (std::isnan(x)) {
+      CHECK(std::isnan(half_to_float(float_to_half(x))));
+      continue;
+    }
+    REQUIRE(float_to_half(x) == h);
+  }
+  CHECK(half_to_float(float_to_half(1.0f + 1.0f / 2048)) == 1.0f);           // tie to even (down)
+  CHECK(half_to_float(float_to_half(1.0f + 3.0f / 2048)) == 1.0f + 4.0f / 2048);  // tie to even (up)
+  CHECK(float_to_half(65520.0f) == 0x7C00);
+  CHECK(float_to_half(65519.0f) == 0x7BFF);
+  CHECK(half_to_float(float_to_half(std::ldexp(3.0f, -26))) == std::ldexp(1.0f, -24));  // subnormal rounding
+}
+
+TEST_CASE("quant: block layouts have GGML's sizes and the reference decodes known blocks") {
+  CHECK(info(QFormat::Q4_0).block_bytes == 18);
+  CHECK(info(QFormat::Q8_0).block_bytes == 34);
+  CHECK(info(QFormat::Q2_K).block_bytes == 84);
+  CHECK(info(QFormat::Q3_K).block_bytes == 110);
+  CHECK(info(QFormat::Q4_K).block_bytes == 144);
+  CHECK(info(QFormat::Q5_K).block_bytes == 176);
+  CHECK(info(QFormat::Q6_K).block_bytes == 210);
+  CHECK(parse_format("Q4_K") == QFormat::Q4_K);
+  // Q4_0 with d = 0.5: byte j = 0x9F → element j = (15-8)·0.5, j+16 = (9-8)·0.5.
+  uint8_t b[18];
+  uint16_t d = float_to_half(0.5f);
+  std::memcpy(b, &d, 2);
+  std::memset(b + 2, 0x9F, 16);
+  float y[32];
+  dequantize_ref(QFormat::Q4_0, b, y, 1);
+  CHECK(y[0] == 3.5f);
+  CHECK(y[16] == 0.5f);
+  // Q4_K: sub-block 5 takes scale (low nibble of byte 9) | (top bits of byte 1) << 4.
+  uint8_t k[144] = {};
+  uint16_t one = float_to_half(1.0f);
+  std::memcpy(k, &one, 2);       // d
+  std::memcpy(k + 2, &one, 2);   // dmin
+  k[4 + 9] = 0x23;               // scale low 3, min low 2 of sub-block 5
+  k[4 + 1] = 0x40;               // scale of sub-block 5 += 16
+  k[4 + 5] = 0x80;               // min of sub-block 5 += 32
+  std::memset(k + 16 + 64, 0x70, 32);  // chunk 2: high nibbles 7 = sub-block 5
+  float yk[256];
+  dequantize_ref(QFormat::Q4_K, k, yk, 1);
+  CHECK(yk[5 * 32] == 19.0f * 7.0f - 34.0f);
+}
+
+TEST_CASE("quant: dequantize every format, every candidate, CPU 1 and 2 threads") {
+  const auto& d = op("dequantize");
+  for (unsigned t : {1u, 2u}) {
+    auto dev = cpu(t);
+    for (const auto& p : d.test_problems)
+      for (const auto& v : d.candidates(p, dev->caps())) check(*dev, p, v);
+  }
+}
+
+TEST_CASE("quant: quantize is bit-exact with GGML's reference, CPU 1 and 2 threads") {
+  const auto& d = op("quantize");
+  for (unsigned t : {1u, 2u}) {
+    auto dev = cpu(t);
+    for (const auto& p : d.test_problems) check(*dev, p, d.heuristic(p, dev->caps()));
+  }
+}
+
+TEST_CASE("quant: quantize -> dequantize round trip on the device matches the host and bounds the error") {
+  auto dev = cpu(2);
+  for (QFormat f : {QFormat::Q8_0, QFormat::Q4_0}) {
+    CAPTURE(info(f).name);
+    ops::Problem pq = problem("quantize", {3, 4096}, f), pd = problem("dequantize", {3, 4096}, f);
+    uint64_t seed = fresh_seed();
+    CAPTURE(seed);
+    ops::HostTensors hq = ops::make_host_tensors(pq, seed);
+    // Blocks of very different magnitudes, and an all-zero block (d = 0).
+    float* x = reinterpret_cast<float*>(hq.in[0].data());
+    const int64_t n = 3 * 4096;
+    for (int64_t i = 0; i < n; ++i) x[i] *= std::ldexp(1.0f, int((i / 32) % 17) - 8);
+    for (int i = 0; i < 32; ++i) x[64 + i] = 0;
+    auto pp = ops::prepare(*dev, pq, ops::choose_variant(*dev, pq));
+    auto dq = ops::upload(*dev, hq);
+    ops::execute(*dev, pp, dq.io());
+    ops::download(dq, hq, 1);
+    auto pp2 = ops::prepare(*dev, pd, ops::choose_variant(*dev, pd));
+    ops::HostTensors hd = ops::make_host_tensors(pd, seed);
+    hd.in[0] = hq.out[0];
+    auto dd = ops::upload(*dev, hd);
+    ops::execute(*dev, pp2, dd.io());
+    ops::download(dd, hd, 1);
+    // Host: GGML reference quantize, reference dequantize.
+    std::vector<uint8_t> qref(padded_bytes(f, 3, 4096), 0);
+    if (f == QFormat::Q8_0) quantize_q8_0_ref(x, qref.data(), n);
+    else quantize_q4_0_ref(x, qref.data(), n);
+    REQUIRE(qref == hq.out[0]);
+    std::vector<float> yref(n);
+    dequantize_ref(f, qref.data(), yref.data(), n / 32);
+    const float* y = reinterpret_cast<const float*>(hd.out[0].data());
+    const int bb = info(f).block_bytes;
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      bad += y[i] != yref[i];
+      // |x - deq| ≤ d/2 (Q8_0), ≤ |d| (Q4_0: the element opposite the
+      // max clamps at 15), d being the stored f16 scale (its rounding ≤ 2^-11).
+      uint16_t h;
+      std::memcpy(&h, qref.data() + (i / 32) * bb, 2);
+      float dd16 = std::fabs(half_to_float(h));
+      float bound = (f == QFormat::Q8_0 ? 0.5f : 1.0f) * dd16 * (1 + 1.0f / 64) + 1e-30f;
+      if (std::fabs(x[i] - y[i]) > bound + 127 * dd16 / 1024) ++bad;
+    }
+    CHECK(bad == 0);
+  }
+}
+
+TEST_CASE("quant: qmatmul heuristic variants on odd shapes, CPU 1 and 2 threads") {
+  const auto& d = op("qmatmul");
+  for (unsigned t : {1u, 2u}) {
+    auto dev = cpu(t);
+    for (const auto& p : d.test_problems) check(*dev, p, d.heuristic(p, dev->caps()));
+  }
+}
+
+TEST_CASE("quant: qmatmul every CPU candidate, and the any-target GEMV on the CPU") {
+  const auto& d = op("qmatmul");
+  auto dev = cpu(2);
+  // Every candidate for two formats (the kernel structure is shared), the
+  // line decoders of the others through a few register blockings.
+  for (QFormat f : {QFormat::Q4_0, QFormat::Q4_K}) {
+    int64_t qk = info(f).block_elems;
+    for (auto p : {problem("qmatmul", {3, 11, 2 * qk}, f), problem("qmatmul", {5, 9, qk}, f)})
+      for (const auto& v : d.candidates(p, dev->caps())) check(*dev, p, v);
+  }
+  for (QFormat f : {QFormat::Q8_0, QFormat::Q6_K, QFormat::Q5_K, QFormat::Q4_1}) {
+    int64_t qk = info(f).block_elems;
+    auto p = problem("qmatmul", {3, 11, 2 * qk}, f);
+    for (auto [r, mb] : {std::pair{1, 1}, {8, 2}, {2, 4}})
+      check(*dev, p, ops::Variant{}.set("impl", 0).set("rows", r).set("mb", mb));
+    check(*dev, p, ops::Variant{}.set("impl", 1).set("wg", 64));
+  }
+  // Formats without a line decoder use the tiled path for any M.
+  for (QFormat f : {QFormat::Q2_K, QFormat::Q3_K, QFormat::Q5_0})
+    check(*dev, problem("qmatmul", {1, 5, 256}, f), d.heuristic(problem("qmatmul", {1, 5, 256}, f), dev->caps()));
+}
+
+TEST_CASE("quant: tiny problems through the IR interpreter") {
+  auto caps = codegen::cpu_caps();
+  std::vector<std::pair<ops::Problem, ops::Variant>> cases = {
+      {problem("qmatmul", {2, 3, 32}, QFormat::Q4_0), ops::Variant{}.set("impl", 0).set("rows", 2).set("mb", 2)},
+      {problem("qmatmul", {1, 2, 256}, QFormat::Q6_K), ops::Variant{}.set("impl", 0).set("rows", 4).set("mb", 1)},
+      {problem("qmatmul", {1, 2, 256}, QFormat::Q3_K), ops::Variant{}.set("impl", 1).set("wg", 64)},
+      {problem("dequantize", {1, 256}, QFormat::Q4_K), ops::Variant{}.set("impl", 1).set("bpi", 1)},
+      {problem("dequantize", {1, 256}, QFormat::Q5_K), ops::Variant{}.set("impl", 0).set("words", 1)},
+      {problem("dequantize", {1, 256}, QFormat::Q2_K), ops::Variant{}.set("impl", 0).set("words", 0)},
+      {problem("quantize", {1, 96}, QFormat::Q4_0), ops::Variant{}},
+      {problem("quantize", {1, 64}, QFormat::Q8_0), ops::Variant{}},
+  };
+  for (const auto& [p, v] : cases) {
+    CAPTURE(p.str());
+    CAPTURE(v.str());
+    ops::OpCheck c = ops::check_op_interpreted(p, v, caps, fresh_seed());
+    INFO(c.message);
+    CHECK(c.ok);
+  }
+}
+
+TEST_CASE("quant: GPU devices (vulkan, webgpu) when present") {
+  for (const std::string name : {"vulkan", "webgpu"}) {
+    if (!have_device(name)) {
+      MESSAGE("no " << name << " device: skipped");
+      continue;
+    }
+    auto dev = rt::create_device(name);
+    for (const std::string opname : {"dequantize", "quantize", "qmatmul"}) {
+      const auto& d = op(opname);
+      int i = 0;
+      for (const auto& p : d.test_problems) {
+        if (++i % 2 && opname != "quantize") continue;  // half of them: keeps the suite short on lavapipe
+        ops::Variant v = d.heuristic(p, dev->caps());
+        try {
+          ops::prepare(*dev, p, v);
+        } catch (const std::exception& e) {
+          MESSAGE(name << ": " << p.str() << " skipped: " << e.what());
+          continue;
+        }
+        check(*dev, p, v);
+      }
+    }
+  }
+}

@@ -1,0 +1,235 @@
+// The tensor-op family (ops/broadcast.h: elementwise with broadcasting and
+// casts, fused chains, reduce, transpose, rope) and the row ops
+// (ops/row_ops.cpp): every test problem x every candidate variant on the CPU
+// with 1 and 2 threads against the C++ references (random inputs, poisoned
+// outputs), the smallest problem of each op through the interpreter, the GPU
+// devices where present, the broadcast layout rules, and the C++ dialect's
+// line math against its scalar math.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "dsl/dsl.h"
+#include "ops/broadcast.h"
+#include "ops/executor.h"
+#include "ops/fusion.h"
+#include "ops/op.h"
+#include "runtimes/runtime.h"
+
+using namespace kgen;
+namespace fusion = kgen::ops::fusion;
+
+namespace {
+
+const char* kOps[] = {"ew_unary", "ew_binary", "ew_ternary", "ew_chain", "reduce", "transpose", "rope",
+                      "softmax",  "log_softmax", "rmsnorm", "layernorm"};
+
+uint64_t fresh_seed() {
+  static std::random_device rd;
+  return (uint64_t(rd()) << 32) ^ rd();
+}
+
+std::unique_ptr<rt::Device> cpu(unsigned threads) {
+  rt::DeviceOptions o;
+  o.threads = threads;
+  return rt::create_device("cpu", o);
+}
+
+bool have_device(const std::string& name) {
+  for (const auto& d : rt::available_devices())
+    if (d == name) return true;
+  return false;
+}
+
+// Every test problem of `op` with every candidate (all_variants) or the heuristic's.
+void check_op_all(rt::Device& dev, const std::string& op, bool all_variants, bool gpu) {
+  ops::register_all_ops();
+  const ops::OpDef* d = ops::find_op(op);
+  REQUIRE(d != nullptr);
+  int pass = 0, skip = 0, total = 0;
+  for (const auto& p : d->test_problems) {
+    std::vector<ops::Variant> vs =
+        all_variants ? d->candidates(p, dev.caps()) : std::vector<ops::Variant>{d->heuristic(p, dev.caps())};
+    for (const auto& v : vs) {
+      ++total;
+      uint64_t seed = fresh_seed();
+      CAPTURE(p.str());
+      CAPTURE(v.str());
+      CAPTURE(seed);
+      ops::OpCheck c;
+      try {
+        c = ops::check_op(dev, p, v, seed);
+      } catch (const ir::Error& e) {
+        if (!gpu) throw;
+        ++skip;  // the target cannot express a kernel (f16 on WGSL, ...)
+        if (skip == 1) MESSAGE(dev.name() << " " << op << ": skipped " << p.str() << ": " << std::string(e.what()).substr(0, 160));
+        continue;
+      }
+      INFO(c.message);
+      CHECK(c.ok);
+      pass += c.ok;
+    }
+  }
+  MESSAGE(dev.name() << " " << op << ": " << pass << " pass, " << skip << " skipped of " << total);
+}
+
+}  // namespace
+
+TEST_CASE("tensor ops: every problem and variant on the CPU, 1 and 2 threads") {
+  for (unsigned threads : {1u, 2u}) {
+    auto dev = cpu(threads);
+    for (const char* op : kOps) {
+      CAPTURE(threads);
+      check_op_all(*dev, op, /*all_variants=*/true, false);
+    }
+  }
+}
+
+TEST_CASE("tensor ops: the smallest problem of each op through the interpreter, every variant") {
+  ops::register_all_ops();
+  auto caps = codegen::cpu_caps();
+  for (const char* op : kOps) {
+    const ops::OpDef* d = ops::find_op(op);
+    REQUIRE(d != nullptr);
+    const ops::Problem* small = &d->test_problems[0];
+    for (const auto& p : d->test_problems)
+      if (fusion::numel(p.dims) < fusion::numel(small->dims)) small = &p;
+    // The smallest problem and the first one (small, but with whole lines,
+    // so the line paths run too).
+    std::vector<ops::Problem> ps = {*small};
+    if (d->test_problems[0].str() != small->str()) ps.push_back(d->test_problems[0]);
+    for (const auto& p : ps)
+      for (const auto& v : d->candidates(p, caps)) {
+        CAPTURE(p.str());
+        CAPTURE(v.str());
+        ops::OpCheck c = ops::check_op_interpreted(p, v, caps, fresh_seed());
+        INFO(c.message);
+        CHECK(c.ok);
+      }
+  }
+}
+
+TEST_CASE("tensor ops on the GPU devices (vulkan, webgpu) where present") {
+  for (std::string name : {"vulkan", "webgpu"}) {
+    if (!have_device(name)) {
+      MESSAGE("no " << name << " device: skipped");
+      continue;
+    }
+    auto dev = rt::create_device(name);
+    for (const char* op : kOps) check_op_all(*dev, op, /*all_variants=*/false, true);
+  }
+}
+
+TEST_CASE("broadcast layouts collapse axes that every input treats alike") {
+  using fusion::Chain;
+  auto layout = [](std::vector<std::vector<int64_t>> shapes) {
+    Chain c;
+    for (size_t i = 0; i < shapes.size(); ++i) c.inputs.push_back({"i" + std::to_string(i), ir::ScalarKind::F32, shapes[i]});
+    c.out = fusion::in(0);
+    c.shape = fusion::broadcast_shape(c);
+    return fusion::layout_of(c);
+  };
+  // Equal shapes: one flat contiguous range.
+  auto l = layout({{3, 5, 7}, {3, 5, 7}});
+  CHECK(l.dims == std::vector<int64_t>{105});
+  CHECK(l.strides[1] == std::vector<int64_t>{1});
+  // Row vector + matrix (rank mismatch): rows x cols, the row's outer stride 0.
+  l = layout({{4, 6}, {6}});
+  CHECK(l.dims == std::vector<int64_t>{4, 6});
+  CHECK(l.strides[1] == std::vector<int64_t>{0, 1});
+  // Column: the inner axis broadcast.
+  l = layout({{4, 6}, {4, 1}});
+  CHECK(l.strides[1] == std::vector<int64_t>{1, 0});
+  // Middle axis broadcast, size-1 axes dropped.
+  l = layout({{2, 1, 3, 5}, {2, 1, 1, 5}});
+  CHECK(l.dims == std::vector<int64_t>{2, 3, 5});
+  CHECK(l.strides[1] == std::vector<int64_t>{5, 0, 1});
+  // Scalar.
+  l = layout({{2, 3}, {1}});
+  CHECK(l.dims == std::vector<int64_t>{6});
+  CHECK(l.strides[1] == std::vector<int64_t>{0});
+  // Shapes that do not broadcast are refused.
+  Chain bad;
+  bad.inputs = {{"a", ir::ScalarKind::F32, {3, 4}}, {"b", ir::ScalarKind::F32, {5}}};
+  CHECK_THROWS_AS(fusion::broadcast_shape(bad), std::invalid_argument);
+}
+
+TEST_CASE("a fused chain is one kernel; the unfused baseline one per op") {
+  ops::register_all_ops();
+  auto caps = codegen::cpu_caps();
+  ops::Problem p;
+  p.op = "ew_chain";
+  p.dims = {8, 64};
+  p.attrs = {{"chain", 1}};
+  const ops::OpDef& d = ops::op_for(p);
+  CHECK(d.plan(p, ops::Variant{}.set("impl", 0), caps).steps.size() == 1);
+  CHECK(d.plan(p, ops::Variant{}.set("impl", 1), caps).steps.size() == 3);  // add, mul, add
+  p.attrs = {{"chain", 2}};
+  CHECK(d.plan(p, ops::Variant{}.set("impl", 0), caps).steps.size() == 1);
+}
+
+TEST_CASE("C++ dialect: math on 16-lane lines equals the scalar math bit for bit") {
+  using namespace kgen::dsl;
+  // y_line = f(x) on f32x16 lines, y_scalar = f(x) lane by lane: the line form
+  // is the prelude's scalar helper mapped over the lanes (vectorised), so the
+  // two must agree exactly, NaN/inf/denormal inputs included.
+  for (int f = 0; f < 9; ++f) {
+    auto apply = [f](const Value& v, const Value& w) -> Value {
+      switch (f) {
+        case 0: return exp(v);
+        case 1: return exp2(v);
+        case 2: return log(v);
+        case 3: return log2(v);
+        case 4: return sin(v);
+        case 5: return cos(v);
+        case 6: return tanh(v);
+        case 7: return erf(v);
+        default: return pow(v, w);
+      }
+    };
+    ir::Kernel k = kernel("line_math_" + std::to_string(f), [&](KernelBuilder& kb) {
+      auto x = kb.input("x", line(f32, 16));
+      auto w = kb.input("w", line(f32, 16));
+      auto yl = kb.output("yl", line(f32, 16));
+      auto ys = kb.output("ys", f32);
+      auto i = global_id(0);
+      Value xv = x[i], wv = w[i];
+      yl[i] = apply(xv, wv);
+      for (int l = 0; l < 16; ++l) ys[i * 16u + uint32_t(l)] = apply(extract(xv, l), extract(wv, l));
+    });
+    const size_t n = 4096;
+    std::vector<float> xs(n * 16), ws(n * 16);
+    std::mt19937 rng(1234 + f);
+    std::uniform_real_distribution<float> u(-100.0f, 100.0f);
+    for (size_t e = 0; e < xs.size(); ++e) {
+      xs[e] = e % 97 == 0 ? std::ldexp(u(rng), -140) : u(rng) * (e % 3 == 0 ? 0.01f : 1.0f);
+      ws[e] = u(rng) * 0.05f;
+    }
+    xs[1] = INFINITY;
+    xs[2] = -INFINITY;
+    xs[3] = NAN;
+    xs[4] = 0.0f;
+    xs[5] = -0.0f;
+    auto dev = cpu(1);
+    auto bx = dev->alloc(xs.size() * 4), bw = dev->alloc(ws.size() * 4), byl = dev->alloc(xs.size() * 4),
+         bys = dev->alloc(xs.size() * 4);
+    bx->upload(xs.data(), xs.size() * 4);
+    bw->upload(ws.data(), ws.size() * 4);
+    auto ck = dev->compile(k);
+    ir::LaunchDims dims;
+    dims.grid = {uint32_t(n / 64), 1, 1};
+    dims.workgroup = {64, 1, 1};
+    dev->launch(*ck, rt::LaunchArgs{dims, {bx.get(), bw.get(), byl.get(), bys.get()}, {}});
+    dev->synchronize();
+    std::vector<float> yl(xs.size()), ys(xs.size());
+    byl->download(yl.data(), yl.size() * 4);
+    bys->download(ys.data(), ys.size() * 4);
+    size_t diff = 0;
+    for (size_t e = 0; e < xs.size(); ++e)
+      if (std::memcmp(&yl[e], &ys[e], 4) != 0 && !(std::isnan(yl[e]) && std::isnan(ys[e]))) ++diff;
+    CAPTURE(f);
+    CHECK(diff == 0);
+  }
+}
