@@ -3,7 +3,8 @@
 // "Prescott" SSE3 kernels (~25 GFLOP/s instead of ~170). It reads
 // OPENBLAS_CORETYPE once, when the library loads, before main() — so a
 // benchmark process that lacks it re-executes itself with
-// OPENBLAS_CORETYPE=SkylakeX (its AVX-512 kernels) on AVX-512 machines.
+// OPENBLAS_CORETYPE=SkylakeX (its AVX-512 kernels) on AVX-512 machines,
+// and with passive waiting for the vendors' worker threads (see the .cpp).
 #pragma once
 
 namespace kgen::bench {

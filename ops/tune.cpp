@@ -50,7 +50,14 @@ std::string tune_key(const Problem& p, const std::string& dev, const std::vector
          candidates_checksum(candidates);
 }
 
-std::string device_key(rt::Device& dev) { return dev.caps().name + "/" + dev.name(); }
+std::string device_key(rt::Device& dev) {
+  // The description names the model and, on the CPU, the thread count: a
+  // choice tuned for 2 threads is not the 1-thread choice.
+  std::string k = dev.caps().name + "/" + dev.description();
+  for (char& c : k)
+    if (c == '"' || c == '|' || c == '\\' || (unsigned char)c < 0x20) c = '_';
+  return k;
+}
 
 namespace {
 

@@ -22,7 +22,7 @@ std::vector<int64_t> bucket_dims(const std::vector<int64_t>& dims);
 std::string candidates_checksum(const std::vector<Variant>& c);
 // The database key: "matmul|1024x1024x1024|f32|trans_b=1|cpu/2t|<checksum>".
 std::string tune_key(const Problem& p, const std::string& device_key, const std::vector<Variant>& candidates);
-// A device's identity for tuning: target caps name + device name (CPU: thread count).
+// A device's identity for tuning: target caps name + device description (model; CPU: thread count).
 std::string device_key(rt::Device& dev);
 
 // The database file: $KGEN_TUNE_DB, else <XDG cache>/kgen/tune.jsonl.
