@@ -6,23 +6,14 @@
 
 #include <random>
 
+#include "tests/ops/op_test_util.h"
 #include "ops/executor.h"
 #include "ops/op.h"
 
 using namespace kgen;
+using namespace kgen::test;
 
 namespace {
-
-uint64_t fresh_seed() {
-  static std::random_device rd;
-  return (uint64_t(rd()) << 32) ^ rd();
-}
-
-std::unique_ptr<rt::Device> cpu(unsigned threads) {
-  rt::DeviceOptions o;
-  o.threads = threads;
-  return rt::create_device("cpu", o);
-}
 
 ops::Problem att(std::vector<int64_t> dims, bool causal) {
   ops::Problem p;
@@ -30,22 +21,6 @@ ops::Problem att(std::vector<int64_t> dims, bool causal) {
   p.dims = std::move(dims);
   p.attrs["causal"] = causal;
   return p;
-}
-
-void check(rt::Device& dev, const ops::Problem& p, const ops::Variant& v) {
-  uint64_t seed = fresh_seed();
-  CAPTURE(p.str());
-  CAPTURE(v.str());
-  CAPTURE(seed);
-  ops::OpCheck c = ops::check_op(dev, p, v, seed);
-  INFO(c.message);
-  CHECK(c.ok);
-}
-
-bool have_device(const std::string& name) {
-  for (const auto& d : rt::available_devices())
-    if (d == name) return true;
-  return false;
 }
 
 }  // namespace

@@ -8,30 +8,15 @@
 
 #include <random>
 
+#include "tests/ops/op_test_util.h"
 #include "ops/conv.h"
 #include "ops/executor.h"
 #include "ops/op.h"
 
 using namespace kgen;
+using namespace kgen::test;
 
 namespace {
-
-uint64_t fresh_seed() {
-  static std::random_device rd;
-  return (uint64_t(rd()) << 32) ^ rd();
-}
-
-std::unique_ptr<rt::Device> cpu(unsigned threads) {
-  rt::DeviceOptions o;
-  o.threads = threads;
-  return rt::create_device("cpu", o);
-}
-
-bool have_device(const std::string& name) {
-  for (const auto& d : rt::available_devices())
-    if (d == name) return true;
-  return false;
-}
 
 ops::Problem problem(std::string op, std::vector<int64_t> dims, std::map<std::string, int64_t> attrs = {}) {
   ops::Problem p;
@@ -39,16 +24,6 @@ ops::Problem problem(std::string op, std::vector<int64_t> dims, std::map<std::st
   p.dims = std::move(dims);
   p.attrs = std::move(attrs);
   return p;
-}
-
-void check(rt::Device& dev, const ops::Problem& p, const ops::Variant& v) {
-  uint64_t seed = fresh_seed();
-  CAPTURE(p.str());
-  CAPTURE(v.str());
-  CAPTURE(seed);
-  ops::OpCheck c = ops::check_op(dev, p, v, seed);
-  INFO(c.message);
-  CHECK(c.ok);
 }
 
 const char* kOps[] = {"conv2d", "maxpool2d", "avgpool2d", "global_avgpool"};

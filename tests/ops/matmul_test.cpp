@@ -14,30 +14,15 @@
 #include <sstream>
 #include <ctime>
 
+#include "tests/ops/op_test_util.h"
 #include "ops/executor.h"
 #include "ops/matmul.h"
 #include "ops/op.h"
 
 using namespace kgen;
+using namespace kgen::test;
 
 namespace {
-
-uint64_t fresh_seed() {
-  static std::random_device rd;
-  return (uint64_t(rd()) << 32) ^ rd();
-}
-
-std::unique_ptr<rt::Device> cpu(unsigned threads) {
-  rt::DeviceOptions o;
-  o.threads = threads;
-  return rt::create_device("cpu", o);
-}
-
-bool have_device(const std::string& name) {
-  for (const auto& d : rt::available_devices())
-    if (d == name) return true;
-  return false;
-}
 
 ops::Problem problem(std::string op, std::vector<int64_t> dims, std::map<std::string, int64_t> attrs = {},
                      ir::ScalarKind dt = ir::ScalarKind::F32) {
@@ -47,16 +32,6 @@ ops::Problem problem(std::string op, std::vector<int64_t> dims, std::map<std::st
   p.attrs = std::move(attrs);
   p.dtype = dt;
   return p;
-}
-
-void check(rt::Device& dev, const ops::Problem& p, const ops::Variant& v) {
-  uint64_t seed = fresh_seed();
-  CAPTURE(p.str());
-  CAPTURE(v.str());
-  CAPTURE(seed);
-  ops::OpCheck c = ops::check_op(dev, p, v, seed);
-  INFO(c.message);
-  CHECK(c.ok);
 }
 
 void heuristic_on(rt::Device& dev, const std::string& op) {

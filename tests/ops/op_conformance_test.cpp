@@ -11,23 +11,14 @@
 #include <map>
 #include <random>
 
+#include "tests/ops/op_test_util.h"
 #include "ops/executor.h"
 #include "ops/op.h"
 
 using namespace kgen;
+using namespace kgen::test;
 
 namespace {
-
-uint64_t fresh_seed() {
-  static std::random_device rd;
-  return (uint64_t(rd()) << 32) ^ rd();
-}
-
-bool have_device(const std::string& name) {
-  for (const auto& d : rt::available_devices())
-    if (d == name) return true;
-  return false;
-}
 
 void check_all_ops(rt::Device& dev, bool gpu) {
   ops::register_all_ops();
@@ -57,12 +48,6 @@ void check_all_ops(rt::Device& dev, bool gpu) {
   }
   MESSAGE(dev.name() << " ops: " << pass << " pass, " << skip << " skipped of " << total << " (op, problem) pairs");
   for (const auto& [r, n] : reasons) MESSAGE("  skipped x" << n << ": " << r);
-}
-
-std::unique_ptr<rt::Device> cpu(unsigned threads) {
-  rt::DeviceOptions o;
-  o.threads = threads;
-  return rt::create_device("cpu", o);
 }
 
 }  // namespace

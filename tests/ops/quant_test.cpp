@@ -8,48 +8,23 @@
 #include <cstring>
 #include <random>
 
+#include "tests/ops/op_test_util.h"
 #include "codegen/target.h"
 #include "ops/executor.h"
 #include "ops/op.h"
 #include "ops/quant_formats.h"
 
 using namespace kgen;
+using namespace kgen::test;
 using namespace kgen::ops::quant;
 
 namespace {
-
-uint64_t fresh_seed() {
-  static std::random_device rd;
-  return (uint64_t(rd()) << 32) ^ rd();
-}
-
-std::unique_ptr<rt::Device> cpu(unsigned threads) {
-  rt::DeviceOptions o;
-  o.threads = threads;
-  return rt::create_device("cpu", o);
-}
-
-bool have_device(const std::string& name) {
-  for (const auto& d : rt::available_devices())
-    if (d == name) return true;
-  return false;
-}
 
 const ops::OpDef& op(const std::string& name) {
   ops::register_all_ops();
   const ops::OpDef* d = ops::find_op(name);
   REQUIRE(d);
   return *d;
-}
-
-void check(rt::Device& dev, const ops::Problem& p, const ops::Variant& v) {
-  uint64_t seed = fresh_seed();
-  CAPTURE(p.str());
-  CAPTURE(v.str());
-  CAPTURE(seed);
-  ops::OpCheck c = ops::check_op(dev, p, v, seed);
-  INFO(c.message);
-  CHECK(c.ok);
 }
 
 ops::Problem problem(const std::string& name, std::vector<int64_t> dims, QFormat f) {

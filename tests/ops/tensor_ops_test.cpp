@@ -11,6 +11,7 @@
 #include <cstring>
 #include <random>
 
+#include "tests/ops/op_test_util.h"
 #include "dsl/dsl.h"
 #include "ops/broadcast.h"
 #include "ops/executor.h"
@@ -19,29 +20,13 @@
 #include "runtimes/runtime.h"
 
 using namespace kgen;
+using namespace kgen::test;
 namespace fusion = kgen::ops::fusion;
 
 namespace {
 
 const char* kOps[] = {"ew_unary", "ew_binary", "ew_ternary", "ew_chain", "reduce", "transpose", "rope",
                       "softmax",  "log_softmax", "rmsnorm", "layernorm"};
-
-uint64_t fresh_seed() {
-  static std::random_device rd;
-  return (uint64_t(rd()) << 32) ^ rd();
-}
-
-std::unique_ptr<rt::Device> cpu(unsigned threads) {
-  rt::DeviceOptions o;
-  o.threads = threads;
-  return rt::create_device("cpu", o);
-}
-
-bool have_device(const std::string& name) {
-  for (const auto& d : rt::available_devices())
-    if (d == name) return true;
-  return false;
-}
 
 // Every test problem of `op` with every candidate (all_variants) or the heuristic's.
 void check_op_all(rt::Device& dev, const std::string& op, bool all_variants, bool gpu) {

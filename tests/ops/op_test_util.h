@@ -1,0 +1,43 @@
+// Shared helpers of the op tests: fresh seeds (printed on failure), CPU
+// devices by thread count, which devices this machine has, and one checked
+// run of (problem, variant) on a device against the op's C++ reference.
+#pragma once
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <random>
+#include <string>
+
+#include "ops/executor.h"
+#include "ops/op.h"
+
+namespace kgen::test {
+
+inline uint64_t fresh_seed() {
+  static std::random_device rd;
+  return (uint64_t(rd()) << 32) ^ rd();
+}
+
+inline std::unique_ptr<rt::Device> cpu(unsigned threads) {
+  rt::DeviceOptions o;
+  o.threads = threads;
+  return rt::create_device("cpu", o);
+}
+
+inline bool have_device(const std::string& name) {
+  for (const auto& d : rt::available_devices())
+    if (d == name) return true;
+  return false;
+}
+
+inline void check(rt::Device& dev, const ops::Problem& p, const ops::Variant& v) {
+  uint64_t seed = fresh_seed();
+  CAPTURE(p.str());
+  CAPTURE(v.str());
+  CAPTURE(seed);
+  ops::OpCheck c = ops::check_op(dev, p, v, seed);
+  INFO(c.message);
+  CHECK(c.ok);
+}
+
+}  // namespace kgen::test
