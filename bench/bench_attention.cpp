@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "bench/bench_util.h"
 #include "bench/suite_registry.h"
 #include "ops/executor.h"
 #include "ops/op.h"
@@ -22,11 +23,6 @@ double run_ms(rt::Device& dev, ops::PreparedPlan& pp, const ops::DeviceTensors& 
   ops::execute(dev, pp, t.io());
   dev.synchronize();
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 void BM_AttentionFlashVsNaive(benchmark::State& state, ops::Problem p) {

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "bench/suite_registry.h"
 #include "bench/triad.h"
 #include "dsl/registry.h"
@@ -23,11 +24,6 @@ namespace {
 // 256 MiB per f32 array: several times the 260 MiB L3 this machine reports
 // once two or three arrays are live, so both sides stream from DRAM.
 constexpr int64_t kElems = int64_t(1) << 26;
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 void BM_Bandwidth(benchmark::State& state, std::string kernel_name) {
   const int threads = int(state.range(0));

@@ -21,6 +21,7 @@
 #include <functional>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "bench/suite_registry.h"
 #include "ops/conv.h"
 #include "ops/executor.h"
@@ -29,37 +30,6 @@
 namespace kgen::bench {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds(const std::function<void()>& f) {
-  auto t0 = Clock::now();
-  f();
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// See bench_matmul.cpp: Debian's libdnnl threads with OpenMP.
-void set_vendor_threads(int threads) {
-  openblas_set_num_threads(threads);
-  using SetFn = void (*)(int);
-  static SetFn omp_set = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
-  if (omp_set) omp_set(threads);
-}
-
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::vector<float> v(n);
-  uint32_t s = seed * 2654435761u + 1;
-  for (auto& x : v) {
-    s = s * 1664525u + 1013904223u;
-    x = float(s >> 8) / float(1 << 24) * 2.0f - 1.0f;
-  }
-  return v;
-}
 
 // col[(c·KH + kh)·KW + kw][oh·OW + ow] = x[c][oh·sh - pt + kh·dh][ow·sw - pl + kw·dw] (0 outside).
 void im2col(const ops::ConvShape& s, const float* x, float* col) {

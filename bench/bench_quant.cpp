@@ -13,6 +13,7 @@
 #include <functional>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "bench/suite_registry.h"
 #include "bench/triad.h"
 #include "ops/executor.h"
@@ -23,13 +24,7 @@ namespace kgen::bench {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using ops::quant::QFormat;
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 struct QuantOp {
   std::unique_ptr<rt::Device> dev;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "bench/bench_util.h"
 #include "bench/suite_registry.h"
 #include "bench/triad.h"
 #include "ops/executor.h"
@@ -22,11 +23,6 @@ double run_s(rt::Device& dev, ops::PreparedPlan& pp, const ops::DeviceTensors& t
   ops::execute(dev, pp, t.io());
   dev.synchronize();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 std::unique_ptr<rt::Device> cpu(int threads) {
