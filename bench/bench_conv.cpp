@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "bench/op_bench.h"
 #include "bench/suite_registry.h"
 #include "ops/conv.h"
 #include "ops/executor.h"
@@ -60,17 +61,11 @@ void im2col(const ops::ConvShape& s, const float* x, float* col) {
         }
 }
 
-std::unique_ptr<rt::Device> cpu(int threads) {
-  rt::DeviceOptions o;
-  o.threads = unsigned(threads);
-  return rt::create_device("cpu", o);
-}
-
 void BM_Conv(benchmark::State& state, ops::Problem p) {
   const int threads = int(state.range(0));
   ops::register_all_ops();
   const ops::ConvShape s = ops::conv_shape(p);
-  auto dev = cpu(threads);
+  auto dev = cpu_device(threads);
   std::string src;
   ops::Variant v = ops::choose_variant(*dev, p, &src);
   auto pp = ops::prepare(*dev, p, v);
@@ -133,7 +128,7 @@ void BM_Conv(benchmark::State& state, ops::Problem p) {
 void BM_Pool(benchmark::State& state, ops::Problem p) {
   const int threads = int(state.range(0));
   ops::register_all_ops();
-  auto dev = cpu(threads);
+  auto dev = cpu_device(threads);
   std::string src;
   ops::Variant v = ops::choose_variant(*dev, p, &src);
   auto pp = ops::prepare(*dev, p, v);

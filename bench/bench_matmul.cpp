@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "bench/op_bench.h"
 #include "bench/suite_registry.h"
 #include "bench/triad.h"
 #include "dsl/dsl.h"
@@ -33,17 +34,6 @@ namespace kgen::bench {
 
 namespace {
 
-// Row-major C = A·op(B) with each vendor.
-void onednn_sgemm(bool tb, int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
-  dnnl_sgemm('N', tb ? 'T' : 'N', m, n, k, 1.0f, a, k, b, tb ? k : n, 0.0f, c, n);
-}
-
-std::unique_ptr<rt::Device> cpu(int threads) {
-  rt::DeviceOptions o;
-  o.threads = unsigned(threads);
-  return rt::create_device("cpu", o);
-}
-
 // An op prepared with the variant dispatch would choose, with device tensors.
 struct OurOp {
   std::unique_ptr<rt::Device> dev;
@@ -51,7 +41,7 @@ struct OurOp {
   std::vector<ops::DeviceTensors> sets;
   std::string variant;
   size_t next = 0;
-  OurOp(const ops::Problem& p, int threads, int copies = 1) : dev(cpu(threads)) {
+  OurOp(const ops::Problem& p, int threads, int copies = 1) : dev(cpu_device(threads)) {
     ops::register_all_ops();
     std::string src;
     ops::Variant v = ops::choose_variant(*dev, p, &src);

@@ -5,12 +5,10 @@
 // (scalar-state) kernel, interleaved the same way.
 #include <benchmark/benchmark.h>
 
-#include <algorithm>
-#include <chrono>
 
 #include "bench/bench_util.h"
+#include "bench/op_bench.h"
 #include "bench/suite_registry.h"
-#include "bench/triad.h"
 #include "ops/executor.h"
 #include "ops/op.h"
 
@@ -18,63 +16,23 @@ namespace kgen::bench {
 
 namespace {
 
-double run_s(rt::Device& dev, ops::PreparedPlan& pp, const ops::DeviceTensors& t) {
-  auto t0 = std::chrono::steady_clock::now();
-  ops::execute(dev, pp, t.io());
-  dev.synchronize();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-std::unique_ptr<rt::Device> cpu(int threads) {
-  rt::DeviceOptions o;
-  o.threads = unsigned(threads);
-  return rt::create_device("cpu", o);
-}
-
-void BM_ScanVsTriad(benchmark::State& state, ops::Problem p) {
-  const int threads = int(state.range(0));
-  ops::register_all_ops();
-  auto dev = cpu(threads);
-  std::string source;
-  ops::Variant v = ops::choose_variant(*dev, p, &source);
-  auto pp = ops::prepare(*dev, p, v);
-  auto tens = ops::upload(*dev, ops::make_host_tensors(p, 7));
-  const size_t n = size_t(p.dims.size() == 2 ? p.dim(0) * p.dim(1) : p.dim(0));
-  std::vector<float> a(n), b(n, 1.0f), c(n, 2.0f);
-  run_s(*dev, pp, tens);
-  run_triad(a.data(), b.data(), c.data(), 3.0f, n, threads);
-  std::vector<double> ours, triad;
-  for (auto _ : state) {
-    double s = run_s(*dev, pp, tens);
-    state.SetIterationTime(s);
-    ours.push_back(s);
-    triad.push_back(run_triad(a.data(), b.data(), c.data(), 3.0f, n, threads));
-  }
-  const double bytes = ops::op_for(p).bytes(p);
-  const double gbs = bytes / median(ours) / 1e9, tgbs = triad_bytes(n) / median(triad) / 1e9;
-  state.counters["GB_per_s"] = gbs;
-  state.counters["triad_GB_per_s"] = tgbs;
-  state.counters["ratio"] = gbs / tgbs;
-  state.SetLabel(p.str() + " [" + v.str() + ", " + source + "], " + std::to_string(threads) + " thread(s)");
-}
-
 void BM_SelectiveScan(benchmark::State& state, ops::Problem p) {
   const int threads = int(state.range(0));
   ops::register_all_ops();
-  auto dev = cpu(threads);
+  auto dev = cpu_device(threads);
   std::string source;
   ops::Variant v = ops::choose_variant(*dev, p, &source);
   auto pp = ops::prepare(*dev, p, v);
   auto base = ops::prepare(*dev, p, ops::Variant{}.set("impl", 0).set("wg", 1));
   auto tens = ops::upload(*dev, ops::make_host_tensors(p, 7));
-  run_s(*dev, pp, tens);
-  run_s(*dev, base, tens);
+  run_once_s(*dev, pp, tens);
+  run_once_s(*dev, base, tens);
   std::vector<double> ours, gen;
   for (auto _ : state) {
-    double s = run_s(*dev, pp, tens);
+    double s = run_once_s(*dev, pp, tens);
     state.SetIterationTime(s);
     ours.push_back(s);
-    gen.push_back(run_s(*dev, base, tens));
+    gen.push_back(run_once_s(*dev, base, tens));
   }
   const double flops = ops::op_for(p).flops(p);
   state.counters["GFLOP_per_s"] = flops / median(ours) / 1e9;
@@ -92,7 +50,7 @@ void register_scan_benchmarks() {
       std::string shape;
       for (size_t i = 0; i < p.dims.size(); ++i) shape += (i ? "x" : "") + std::to_string(p.dims[i]);
       benchmark::RegisterBenchmark(("scan/vs_triad/" + std::string(ir::scalar_name(p.dtype)) + "/" + shape).c_str(),
-                                   BM_ScanVsTriad, p)
+                                   op_vs_triad, p)
           ->Arg(1)
           ->Arg(2)
           ->UseManualTime()

@@ -14,6 +14,7 @@
 #include <chrono>
 
 #include "bench/bench_util.h"
+#include "bench/op_bench.h"
 #include "bench/suite_registry.h"
 #include "bench/triad.h"
 #include "ops/executor.h"
@@ -23,73 +24,25 @@ namespace kgen::bench {
 
 namespace {
 
-double run_s(rt::Device& dev, ops::PreparedPlan& pp, const ops::DeviceTensors& t) {
-  auto t0 = std::chrono::steady_clock::now();
-  ops::execute(dev, pp, t.io());
-  dev.synchronize();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-std::unique_ptr<rt::Device> cpu(int threads) {
-  rt::DeviceOptions o;
-  o.threads = unsigned(threads);
-  return rt::create_device("cpu", o);
-}
-
-size_t largest_tensor_elems(const ops::Problem& p) {
-  const ops::OpDef& d = ops::op_for(p);
-  size_t n = 0;
-  for (const auto& t : d.inputs(p)) n = std::max(n, t.bytes / ops::elem_bytes(t.elem));
-  for (const auto& t : d.outputs(p)) n = std::max(n, t.bytes / ops::elem_bytes(t.elem));
-  return n;
-}
-
-void BM_OpVsTriad(benchmark::State& state, ops::Problem p) {
-  const int threads = int(state.range(0));
-  ops::register_all_ops();
-  auto dev = cpu(threads);
-  std::string source;
-  ops::Variant v = ops::choose_variant(*dev, p, &source);
-  auto pp = ops::prepare(*dev, p, v);
-  auto tens = ops::upload(*dev, ops::make_host_tensors(p, 7));
-  const size_t n = largest_tensor_elems(p);
-  std::vector<float> a(n), b(n, 1.0f), c(n, 2.0f);
-  run_s(*dev, pp, tens);
-  run_triad(a.data(), b.data(), c.data(), 3.0f, n, threads);
-  std::vector<double> ours, triad;
-  for (auto _ : state) {
-    double s = run_s(*dev, pp, tens);
-    state.SetIterationTime(s);
-    ours.push_back(s);
-    triad.push_back(run_triad(a.data(), b.data(), c.data(), 3.0f, n, threads));
-  }
-  const double bytes = ops::op_for(p).bytes(p);
-  const double gbs = bytes / median(ours) / 1e9, tgbs = triad_bytes(n) / median(triad) / 1e9;
-  state.counters["GB_per_s"] = gbs;
-  state.counters["triad_GB_per_s"] = tgbs;
-  state.counters["ratio"] = gbs / tgbs;
-  state.SetLabel(p.str() + " [" + v.str() + ", " + source + "], " + std::to_string(threads) + " thread(s)");
-}
-
 void BM_ChainFusion(benchmark::State& state, ops::Problem p) {
   const int threads = int(state.range(0));
   ops::register_all_ops();
-  auto dev = cpu(threads);
+  auto dev = cpu_device(threads);
   ops::Variant v = ops::op_for(p).heuristic(p, dev->caps());
   auto fused = ops::prepare(*dev, p, v);
   auto unfused = ops::prepare(*dev, p, ops::Variant(v).set("impl", 1));
   auto tens = ops::upload(*dev, ops::make_host_tensors(p, 7));
   const size_t n = largest_tensor_elems(p);
   std::vector<float> a(n), b(n, 1.0f), c(n, 2.0f);
-  run_s(*dev, fused, tens);
-  run_s(*dev, unfused, tens);
+  run_once_s(*dev, fused, tens);
+  run_once_s(*dev, unfused, tens);
   run_triad(a.data(), b.data(), c.data(), 3.0f, n, threads);
   std::vector<double> ours, unf, triad;
   for (auto _ : state) {
-    double s = run_s(*dev, fused, tens);
+    double s = run_once_s(*dev, fused, tens);
     state.SetIterationTime(s);
     ours.push_back(s);
-    unf.push_back(run_s(*dev, unfused, tens));
+    unf.push_back(run_once_s(*dev, unfused, tens));
     triad.push_back(run_triad(a.data(), b.data(), c.data(), 3.0f, n, threads));
   }
   const double bytes = ops::op_for(p).bytes(p);
@@ -119,7 +72,7 @@ void register_tensor_ops_benchmarks() {
     const ops::OpDef* d = ops::find_op(name);
     if (!d) continue;
     for (const auto& p : d->bench_problems) {
-      benchmark::RegisterBenchmark(("tensor_ops/" + bench_name(p)).c_str(), BM_OpVsTriad, p)
+      benchmark::RegisterBenchmark(("tensor_ops/" + bench_name(p)).c_str(), op_vs_triad, p)
           ->Arg(1)
           ->Arg(2)
           ->UseManualTime()

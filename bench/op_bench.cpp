@@ -1,0 +1,60 @@
+#include "bench/op_bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "bench/bench_util.h"
+#include "bench/triad.h"
+
+namespace kgen::bench {
+
+std::unique_ptr<rt::Device> cpu_device(int threads) {
+  rt::DeviceOptions o;
+  o.threads = unsigned(threads);
+  return rt::create_device("cpu", o);
+}
+
+double run_once_s(rt::Device& dev, ops::PreparedPlan& pp, const ops::DeviceTensors& t) {
+  return seconds([&] {
+    ops::execute(dev, pp, t.io());
+    dev.synchronize();
+  });
+}
+
+size_t largest_tensor_elems(const ops::Problem& p) {
+  const ops::OpDef& d = ops::op_for(p);
+  size_t n = 0;
+  for (const auto& t : d.inputs(p)) n = std::max(n, t.bytes / ops::elem_bytes(t.elem));
+  for (const auto& t : d.outputs(p)) n = std::max(n, t.bytes / ops::elem_bytes(t.elem));
+  return n;
+}
+
+void op_vs_triad(benchmark::State& state, ops::Problem p) {
+  const int threads = int(state.range(0));
+  ops::register_all_ops();
+  auto dev = cpu_device(threads);
+  std::string source;
+  ops::Variant v = ops::choose_variant(*dev, p, &source);
+  auto pp = ops::prepare(*dev, p, v);
+  auto tens = ops::upload(*dev, ops::make_host_tensors(p, 7));
+  const size_t n = largest_tensor_elems(p);
+  std::vector<float> a(n), b(n, 1.0f), c(n, 2.0f);
+  run_once_s(*dev, pp, tens);
+  run_triad(a.data(), b.data(), c.data(), 3.0f, n, threads);
+  std::vector<double> ours, triad;
+  for (auto _ : state) {
+    double s = run_once_s(*dev, pp, tens);
+    state.SetIterationTime(s);
+    ours.push_back(s);
+    triad.push_back(run_triad(a.data(), b.data(), c.data(), 3.0f, n, threads));
+  }
+  const double bytes = ops::op_for(p).bytes(p);
+  const double gbs = bytes / median(ours) / 1e9, tgbs = triad_bytes(n) / median(triad) / 1e9;
+  state.counters["GB_per_s"] = gbs;
+  state.counters["triad_GB_per_s"] = tgbs;
+  state.counters["ratio"] = gbs / tgbs;
+  state.SetLabel(p.str() + " [" + v.str() + ", " + source + "], " + std::to_string(threads) + " thread(s)");
+}
+
+}  // namespace kgen::bench
