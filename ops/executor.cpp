@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <span>
 #include <sstream>
@@ -18,8 +19,6 @@ namespace kgen::ops {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-size_t n_io(const OpDef& d, const Problem& p) { return d.inputs(p).size() + d.outputs(p).size(); }
 
 void check_plan(const Problem& p, const Plan& plan, size_t nio) {
   size_t slots = nio + plan.temp_bytes.size();
@@ -45,7 +44,9 @@ PreparedPlan prepare(rt::Device& dev, const Problem& p, const Variant& v, const 
   pp.problem = p;
   pp.variant = v;
   pp.plan = d.plan(p, v, dev.caps());
-  check_plan(p, pp.plan, n_io(d, p));
+  pp.io = d.inputs(p);
+  for (auto& t : d.outputs(p)) pp.io.push_back(std::move(t));
+  check_plan(p, pp.plan, pp.io.size());
   for (const Step& st : pp.plan.steps) {
     auto ck = dev.compile(st.kernel, opt);
     pp.compile_ms += ck->compile_ms();
@@ -57,13 +58,11 @@ PreparedPlan prepare(rt::Device& dev, const Problem& p, const Variant& v, const 
 }
 
 void execute(rt::Device& dev, PreparedPlan& pp, const std::vector<rt::Buffer*>& io) {
-  const OpDef& d = op_for(pp.problem);
-  auto ins = d.inputs(pp.problem), outs = d.outputs(pp.problem);
-  if (io.size() != ins.size() + outs.size())
-    throw std::invalid_argument("op '" + pp.problem.op + "': expected " + std::to_string(ins.size() + outs.size()) +
+  if (io.size() != pp.io.size())
+    throw std::invalid_argument("op '" + pp.problem.op + "': expected " + std::to_string(pp.io.size()) +
                                 " buffers (inputs then outputs), got " + std::to_string(io.size()));
   for (size_t i = 0; i < io.size(); ++i) {
-    const TensorSpec& t = i < ins.size() ? ins[i] : outs[i - ins.size()];
+    const TensorSpec& t = pp.io[i];
     if (!io[i] || io[i]->bytes() < t.bytes)
       throw std::invalid_argument("op '" + pp.problem.op + "': buffer for '" + t.name + "' holds " +
                                   std::to_string(io[i] ? io[i]->bytes() : 0) + " bytes, needs " + std::to_string(t.bytes));
@@ -165,26 +164,41 @@ namespace {
 
 double tolerance_of(const OpDef& d, const Problem& p) { return d.tolerance ? d.tolerance(p) : 1e-4; }
 
-OpCheck finish_check(const Problem& p, const HostTensors& a, const HostTensors& b, const HostTensors& want, double tol) {
-  OpCheck r;
-  r.tolerance = tol;
-  r.cmp = compare_outputs(p, a, want, tol);
+// The checking protocol shared by every backend: the reference on fresh
+// inputs, then `run` twice on copies of those inputs with outputs poisoned by
+// two different bytes (NaN / large-magnitude patterns for floats): an output
+// byte that differs between the two runs was never written.
+OpCheck check_twice(const Problem& p, uint64_t seed, const std::string& label,
+                    const std::function<void(HostTensors&, uint8_t poison)>& run) {
+  const OpDef& d = op_for(p);
+  HostTensors want = make_host_tensors(p, seed);
+  run_reference(p, want);
+  const double tol = tolerance_of(d, p);
+  HostTensors runs[2];
+  const uint8_t poisons[2] = {0xff, 0x7f};
+  for (int r = 0; r < 2; ++r) {
+    runs[r].in = want.in;
+    for (const auto& o : want.out) runs[r].out.emplace_back(o.size(), poisons[r]);
+    run(runs[r], poisons[r]);
+  }
+  OpCheck c;
+  c.tolerance = tol;
+  c.cmp = compare_outputs(p, runs[0], want, tol);
   size_t unwritten = 0;
-  for (size_t o = 0; o < a.out.size(); ++o)
-    for (size_t i = 0; i < a.out[o].size(); ++i) unwritten += a.out[o][i] != b.out[o][i];
+  for (size_t o = 0; o < runs[0].out.size(); ++o)
+    for (size_t i = 0; i < runs[0].out[o].size(); ++i) unwritten += runs[0].out[o][i] != runs[1].out[o][i];
   if (unwritten) {
-    r.message = p.str() + ": " + std::to_string(unwritten) + " output bytes depend on the outputs' initial contents (never written)";
-    return r;
+    c.message = "[" + label + "] " + p.str() + ": " + std::to_string(unwritten) +
+                " output bytes depend on the outputs' initial contents (never written)";
+  } else if (c.cmp.mismatches) {
+    std::ostringstream m;
+    m << "[" << label << "] " << p.str() << ": " << c.cmp.mismatches << " elements differ from the reference (max rel err "
+      << c.cmp.max_rel_err << ", tolerance " << tol << "); worst: " << c.cmp.worst;
+    c.message = m.str();
+  } else {
+    c.ok = true;
   }
-  if (r.cmp.mismatches) {
-    std::ostringstream s;
-    s << p.str() << ": " << r.cmp.mismatches << " elements differ from the reference (max rel err " << r.cmp.max_rel_err
-      << ", tolerance " << tol << "); worst: " << r.cmp.worst;
-    r.message = s.str();
-    return r;
-  }
-  r.ok = true;
-  return r;
+  return c;
 }
 
 }  // namespace
@@ -211,53 +225,35 @@ void download(const DeviceTensors& d, HostTensors& t, size_t n_in) {
 }
 
 OpCheck check_op(rt::Device& dev, const Problem& p, const Variant& v, uint64_t seed) {
-  const OpDef& d = op_for(p);
-  HostTensors want = make_host_tensors(p, seed);
-  run_reference(p, want);
   PreparedPlan pp = prepare(dev, p, v);
-  HostTensors runs[2];
-  const uint8_t poisons[2] = {0xff, 0x7f};  // NaN / large-magnitude patterns for floats
-  for (int r = 0; r < 2; ++r) {
-    runs[r] = make_host_tensors(p, seed, poisons[r]);
-    DeviceTensors dt = upload(dev, runs[r]);
+  OpCheck c = check_twice(p, seed, dev.name() + ", " + v.str(), [&](HostTensors& t, uint8_t) {
+    DeviceTensors dt = upload(dev, t);
     execute(dev, pp, dt.io());
     dev.synchronize();
-    download(dt, runs[r], runs[r].in.size());
-  }
-  OpCheck c = finish_check(p, runs[0], runs[1], want, tolerance_of(d, p));
+    download(dt, t, t.in.size());
+  });
   c.compile_ms = pp.compile_ms;
-  if (!c.ok) c.message = "[" + dev.name() + ", " + v.str() + "] " + c.message;
   return c;
 }
 
 OpCheck check_op_interpreted(const Problem& p, const Variant& v, const TargetCaps& caps, uint64_t seed) {
   const OpDef& d = op_for(p);
-  HostTensors want = make_host_tensors(p, seed);
-  run_reference(p, want);
   Plan plan = d.plan(p, v, caps);
-  size_t nio = want.in.size() + want.out.size();
+  const size_t nin = d.inputs(p).size(), nio = nin + d.outputs(p).size();
   check_plan(p, plan, nio);
-  HostTensors runs[2];
-  const uint8_t poisons[2] = {0xff, 0x7f};
-  for (int r = 0; r < 2; ++r) {
-    runs[r] = make_host_tensors(p, seed, poisons[r]);
+  return check_twice(p, seed, "interpreter, " + v.str(), [&](HostTensors& t, uint8_t poison) {
     std::vector<std::vector<uint8_t>> temps;
-    for (size_t b : plan.temp_bytes) temps.emplace_back(std::max<size_t>(b, 4), poisons[r]);
+    for (size_t b : plan.temp_bytes) temps.emplace_back(std::max<size_t>(b, 4), poison);
     auto slot = [&](int s) -> std::vector<uint8_t>& {
       size_t i = size_t(s);
-      if (i < runs[r].in.size()) return runs[r].in[i];
-      if (i < nio) return runs[r].out[i - runs[r].in.size()];
-      return temps[i - nio];
+      return i < nin ? t.in[i] : i < nio ? t.out[i - nin] : temps[i - nio];
     };
     for (const Step& st : plan.steps) {
       std::vector<ir::InterpBuffer> bufs;
       for (int b : st.buffers) bufs.push_back({slot(b).data(), slot(b).size()});
       ir::interpret(st.kernel, st.dims, bufs, st.scalars);
     }
-  }
-  OpCheck c = finish_check(p, runs[0], runs[1], want, tolerance_of(d, p));
-  if (!c.ok) c.message = "[interpreter, " + v.str() + "] " + c.message;
-  return c;
+  });
 }
 
 double time_op(rt::Device& dev, PreparedPlan& pp, int rotate, int min_reps, double min_s) {

@@ -21,6 +21,9 @@ struct PreparedPlan {
   std::vector<std::unique_ptr<rt::Buffer>> temps;
   double compile_ms = 0;  // sum over steps (cache lookups on hits)
   int cache_hits = 0;
+  // The op's tensors (inputs then outputs), resolved once so execute()
+  // checks buffer sizes without rebuilding them.
+  std::vector<TensorSpec> io;
 };
 
 // Validates the problem, builds the plan for `v` and compiles its kernels.
