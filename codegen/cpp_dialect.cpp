@@ -71,10 +71,13 @@ constexpr OpRule kRules[] = {
 
 std::string int_literal(Type t, int64_t v) {
   switch (t.kind) {
+    // Typed through the prelude's i64/u64 (long on LP64), not long long: a
+    // literal must deduce the same template argument as a u64 value
+    // (kg_div(x, 16) with x: u64).
     case ScalarKind::I64:
-      if (v == INT64_MIN) return "(-0x7fffffffffffffffLL - 1)";
-      return std::to_string(v) + "LL";
-    case ScalarKind::U64: return std::to_string(uint64_t(v)) + "ULL";
+      if (v == INT64_MIN) return "((i64)(-0x7fffffffffffffffLL - 1))";
+      return "((i64)" + std::to_string(v) + "LL)";
+    case ScalarKind::U64: return "((u64)" + std::to_string(uint64_t(v)) + "ULL)";
     case ScalarKind::I32:
       if (v == INT32_MIN) return "(-2147483647 - 1)";
       return std::to_string(v);

@@ -106,7 +106,8 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   GemmTile t = tile_of(v);
   GemmTile down = default_cpu_tile(s.t, s.d, s.f);
   down.mr = t.mr;
-  int xp = plan_pack_a(pl, nio, f32t, 0, 1, s.t, s.d, s.d, t.mr);
+  down.ak = t.ak;
+  int xp = plan_pack_a(pl, nio, f32t, 0, 1, s.t, s.d, s.d, t.mr, t.ak);
   if (impl == kFused) {
     if (t.nl % 2) throw std::invalid_argument("gated_mlp: the fused variant needs an even nl");
     t.kc = 0;  // the epilogue needs complete sums
@@ -120,7 +121,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     pl.steps.push_back(std::move(pk));
     int h = pl.add_temp(nio, size_t(s.t * fp) * 4);
     plan_gemm_cpu(pl, t, xp, gup, h, 1, s.t, fp, s.d, GemmEpilogue::GatedSilu);
-    int hp = plan_pack_a(pl, nio, f32t, h, 1, s.t, s.f, fp, down.mr);
+    int hp = plan_pack_a(pl, nio, f32t, h, 1, s.t, s.f, fp, down.mr, down.ak);
     int dp = plan_pack_b(pl, nio, f32t, true, 3, 1, s.d, s.f, down.nl);
     plan_gemm_cpu(pl, down, hp, dp, 4, 1, s.t, s.d, s.f);
     return pl;
@@ -133,7 +134,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     int up = plan_pack_b(pl, nio, f32t, true, 2, 1, s.f, s.d, t.nl);
     plan_gemm_cpu(pl, t, xp, up, tu, 1, s.t, s.f, s.d);
     silu_step(pl, tg, tu, h, s.t * s.f);
-    int hp = plan_pack_a(pl, nio, f32t, h, 1, s.t, s.f, s.f, down.mr);
+    int hp = plan_pack_a(pl, nio, f32t, h, 1, s.t, s.f, s.f, down.mr, down.ak);
     int dp = plan_pack_b(pl, nio, f32t, true, 3, 1, s.d, s.f, down.nl);
     plan_gemm_cpu(pl, down, hp, dp, 4, 1, s.t, s.d, s.f);
     return pl;
@@ -150,8 +151,8 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
   }
   for (auto [mr, nl] : {std::pair{14, 2}, {6, 4}})
     for (auto [mc, nc] : {std::pair{8, 8}, {4, 16}})
-      out.push_back(variant_of(GemmTile{mr, nl, 0, mc, nc}).set("impl", kFused));
-  out.push_back(variant_of(GemmTile{14, 2, 256, 8, 8}).set("impl", kUnfused));
+      out.push_back(variant_of(GemmTile{mr, nl, 0, mc, nc, 16}).set("impl", kFused));
+  out.push_back(variant_of(GemmTile{14, 2, 256, 8, 8, 16}).set("impl", kUnfused));
   return out;
 }
 
@@ -160,7 +161,7 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     int b = p.dim(0) >= 64 ? 4 : 2;
     return Variant{}.set("impl", kGpu).set("wg", 16).set("tm", b).set("tn", b).set("tk", 16);
   }
-  return variant_of(GemmTile{14, 2, 0, 8, 8}).set("impl", kFused);
+  return variant_of(GemmTile{14, 2, 0, 8, 8, 16}).set("impl", kFused);
 }
 
 void reference(const Problem& p, const std::vector<const void*>& in, const std::vector<void*>& out) {

@@ -27,6 +27,12 @@ struct GemmTile {
   int kc = 256;  // K slice per pass over C (0: all of K in one pass)
   int mc = 8;    // MR panels per workgroup block (MC = mc·mr rows)
   int nc = 8;    // NR panels per workgroup block (NC = nc·NR columns)
+  // Layout of packed A. 0: Ap[panel][k][r], MR floats per k. 16: Ap[panel][k/16][r][16],
+  // one f32x16 line per row and 16-step chunk of K: the packer copies whole
+  // lines (vector loads and stores instead of a scalar transpose) and the
+  // microkernel, unrolled over the 16 steps of a chunk, broadcasts from one
+  // base pointer plus constant offsets. Needs kc % 16 == 0.
+  int ak = 0;
   int unroll = 0;  // unroll hint for the k loop (0: the compiler's choice); not a variant parameter
   int nr() const { return 16 * nl; }
   std::string str() const;
@@ -45,8 +51,9 @@ constexpr int kPackKChunk = kPackChunkAcrossRows;
 inline int pack_chunk(bool rows_along_k) { return rows_along_k ? kPackChunkAlongRows : kPackChunkAcrossRows; }
 // Bp[b][panel][k][line] (f32x16 lines) from B (K×N, or N×K when trans_b).
 ir::Kernel pack_b_kernel(ir::Type dt, bool trans_b, int nl);
-// Ap[b][panel][k][r] (f32) from A (M×K row-major, row stride lda).
-ir::Kernel pack_a_kernel(ir::Type dt, int mr);
+// Ap (f32) from A (M×K row-major, row stride lda) in layout `ak` (GemmTile::ak):
+// 0: Ap[b][panel][k][r]; 16: Ap[b][panel][k/16][r][k%16], zero past M and K.
+ir::Kernel pack_a_kernel(ir::Type dt, int mr, int ak = 0);
 
 // Epilogue of the CPU macro-kernel. Store: C = A·B. GatedSilu: the packed B
 // interleaves gate and up panels line by line (line 2i from G, 2i+1 from U,

@@ -7,8 +7,9 @@
 // The accumulators are C++ locals that clang keeps in zmm registers
 // (MR·NR/16 of the 32, plus NR/16 for the B lines); the loops over rows and
 // lines are unrolled here, at record time. Edges never reach the inner loop:
-// the packed panels are zero-padded, and only the C loads/stores are guarded,
-// in a separate copy of the store code used by edge tiles only.
+// the packed panels are zero-padded, and only the C loads/stores are guarded:
+// as lines with a row/line guard on edge tiles when C's rows are whole lines,
+// else through a small scratch tile and a runtime loop over the valid part.
 #include <string>
 #include <vector>
 
@@ -22,7 +23,7 @@ using namespace kgen::dsl;
 
 std::string GemmTile::str() const {
   return "mr" + std::to_string(mr) + "_nr" + std::to_string(nr()) + "_kc" + std::to_string(kc) + "_mc" +
-         std::to_string(mc) + "_nc" + std::to_string(nc);
+         std::to_string(mc) + "_nc" + std::to_string(nc) + (ak ? "_ak" + std::to_string(ak) : "");
 }
 
 namespace {
@@ -39,6 +40,8 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep) {
   const bool gated = ep == GemmEpilogue::GatedSilu;
   if (gated && (!c_lines || t.nl % 2 || t.kc != 0))
     throw std::invalid_argument("gemm_cpu_kernel: the gated epilogue needs line-aligned C, an even nl and kc = 0");
+  if ((t.ak != 0 && t.ak != 16) || (t.ak && t.kc % 16))
+    throw std::invalid_argument("gemm_cpu_kernel: A layout ak must be 0 or 16, with kc a multiple of 16");
   const uint32_t MR = uint32_t(t.mr), NL = uint32_t(t.nl);
   const uint32_t OL = gated ? NL / 2 : NL;  // output lines per panel
   const uint32_t NRO = 16 * OL;             // output columns per panel
@@ -51,11 +54,18 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep) {
     auto N = kb.scalar("n", u32);  // output columns
     auto K = kb.scalar("k", u32);
     kb.workgroup(1);
+    // A C with rows that are not whole lines (N % 16 != 0) is read and
+    // written through this MR×NRO scratch: straight-line vector stores into
+    // it, then a runtime loop over the tile's valid rows and columns. Per-lane
+    // scalar accesses to C (guarded on edge tiles: 448 branches) took seconds
+    // to compile; the copy costs ~1% of a KC slice.
+    Array tile = c_lines ? Array() : shared_array(f32, int64_t(MR * NRO));
     Value bz = group_id(2);
     Value np = (N + (NRO - 1)) / NRO, mp = (M + (MR - 1)) / MR;
     Value p0 = group_id(0) * uint32_t(t.nc), p1 = min(p0 + uint32_t(t.nc), np);
     Value q0 = group_id(1) * uint32_t(t.mc), q1 = min(q0 + uint32_t(t.mc), mp);
     Value abase = bz * mp * K * MR, bbase = bz * np * K * NL;
+    Value kl = (K + 15u) / 16u;  // 16-step chunks of K (ak = 16)
     Value cbase = bz * M * N;  // in elements
     Value nlines = N / 16u;    // C row length in lines (c_lines only)
 
@@ -66,17 +76,17 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep) {
           std::vector<Var> acc;
           for (uint32_t i = 0; i < MR * NL; ++i) acc.push_back(var(splat(0.0f, 16)));
           auto A = [&](uint32_t r, uint32_t l) -> Var& { return acc[r * NL + l]; };
-          // C element/line addressing and the guarded/unguarded walk over the
-          // tile's output lines: fn(r, l, row, col, guard_cols).
+          // C as lines (c_lines): fn(r, l, C line index) for the tile's lines,
+          // rows and lines past C's edge skipped on edge tiles.
           auto each_out = [&](bool edge, auto&& fn) {
             for (uint32_t r = 0; r < MR; ++r) {
               Value row = row0 + r;
               auto body = [&] {
                 for (uint32_t l = 0; l < OL; ++l) {
                   Value col = col0 + 16u * l;
-                  if (!edge) fn(r, l, row, col, false);
-                  else if (c_lines) if_(col < N, [&] { fn(r, l, row, col, false); });
-                  else if_(col + 16u <= N, [&] { fn(r, l, row, col, false); }).else_([&] { fn(r, l, row, col, true); });
+                  Value at = cbase / 16u + row * nlines + col / 16u;
+                  if (edge) if_(col < N, [&] { fn(r, l, at); });
+                  else fn(r, l, at);
                 }
               };
               if (edge) if_(row < M, body);
@@ -84,48 +94,75 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep) {
             }
           };
           Value full = row0 + MR <= M && col0 + NRO <= N;
+          // C through the scratch (!c_lines): the tile's valid rows × columns.
+          auto valid_walk = [&](auto&& fn) {
+            Value rows = min(M - row0, MR), cols = min(N - col0, NRO);
+            for_range(0u, rows, [&](Value r) {
+              for_range(0u, cols, [&](Value j) { fn(r * NRO + j, cbase + (row0 + r) * N + col0 + j); });
+            });
+          };
+          auto load_scratch = [&] {
+            for_range(0u, MR * NRO, [&](Value i) { tile[i] = 0.0f; });
+            valid_walk([&](const Value& ti, const Value& ci) { tile[ti] = c[ci]; });
+            for (uint32_t r = 0; r < MR; ++r)
+              for (uint32_t l = 0; l < OL; ++l)
+                for (int i = 0; i < 16; ++i) A(r, l) = insert(A(r, l), i, tile[r * NRO + 16 * l + uint32_t(i)]);
+          };
+          auto store_scratch = [&](auto&& value) {
+            for (uint32_t r = 0; r < MR; ++r)
+              for (uint32_t l = 0; l < OL; ++l) {
+                Value v = value(r, l);
+                for (int i = 0; i < 16; ++i) tile[r * NRO + 16 * l + uint32_t(i)] = v.lane(i);
+              }
+            valid_walk([&](const Value& ti, const Value& ci) { c[ci] = tile[ti]; });
+          };
           if (t.kc) {
             // Later slices continue from C.
-            auto load = [&](uint32_t r, uint32_t l, const Value& row, const Value& col, bool guard_cols) {
-              if (c_lines) {
-                A(r, l) = c[cbase / 16u + row * nlines + col / 16u];
-                return;
-              }
-              Value base = cbase + row * N + col;
-              for (int i = 0; i < 16; ++i) {
-                if (guard_cols) if_(col + uint32_t(i) < N, [&] { A(r, l) = insert(A(r, l), i, c[base + uint32_t(i)]); });
-                else A(r, l) = insert(A(r, l), i, c[base + uint32_t(i)]);
-              }
-            };
+            auto load = [&](uint32_t r, uint32_t l, const Value& at) { A(r, l) = c[at]; };
             if_(k0 > 0u, [&] {
-              if_(full, [&] { each_out(false, load); }).else_([&] { each_out(true, load); });
+              if (c_lines) if_(full, [&] { each_out(false, load); }).else_([&] { each_out(true, load); });
+              else load_scratch();
             });
           }
           // 64-bit indices in the inner loop: u32 arithmetic must wrap before
           // it is widened, which stops clang from folding the per-row offsets
           // into the addressing modes (an extra lea per broadcast).
-          Value a_at = cast(u64, abase + q * K * MR), b_at = cast(u64, bbase + p * K * NL);
-          for_range(cast(u64, k0), cast(u64, k1), [&](Value k) {
+          Value b_at = cast(u64, bbase + p * K * NL);
+          // One k step: B lines from b_line (NL consecutive), A(r) at a_of(r).
+          auto step = [&](const Value& b_line, auto&& a_of) {
             std::vector<Value> bl;
-            for (uint32_t l = 0; l < NL; ++l) bl.push_back(bp[b_at + k * uint64_t(NL) + uint64_t(l)]);
+            for (uint32_t l = 0; l < NL; ++l) bl.push_back(bp[b_line + uint64_t(l)]);
             for (uint32_t r = 0; r < MR; ++r) {
-              Value av = splat(ap[a_at + k * uint64_t(MR) + uint64_t(r)], 16);
+              Value av = splat(ap[a_of(r)], 16);
               for (uint32_t l = 0; l < NL; ++l) A(r, l) = fma(av, bl[l], A(r, l));
             }
-          }, 1, t.unroll);
-          auto store = [&](uint32_t r, uint32_t l, const Value& row, const Value& col, bool guard_cols) {
-            Value v = gated ? silu_mul(A(r, 2 * l).get(), A(r, 2 * l + 1).get()) : A(r, l).get();
-            if (c_lines) {
-              c[cbase / 16u + row * nlines + col / 16u] = v;
-              return;
-            }
-            Value base = cbase + row * N + col;
-            for (int i = 0; i < 16; ++i) {
-              if (guard_cols) if_(col + uint32_t(i) < N, [&] { c[base + uint32_t(i)] = v.lane(i); });
-              else c[base + uint32_t(i)] = v.lane(i);
-            }
           };
-          if_(full, [&] { each_out(false, store); }).else_([&] { each_out(true, store); });
+          if (t.ak == 16) {
+            // Whole 16-step chunks unrolled (offsets fold into the addressing),
+            // then the steps of a partial last chunk (K % 16).
+            Value a_at = cast(u64, (bz * mp + q) * kl * (MR * 16u));
+            Value kf = k0 + (k1 - k0) / 16u * 16u;
+            for_range(cast(u64, k0 / 16u), cast(u64, kf / 16u), [&](Value ch) {
+              Value ab = a_at + ch * uint64_t(MR * 16), bb = b_at + ch * uint64_t(16 * NL);
+              for (uint32_t kk = 0; kk < 16; ++kk)
+                step(bb + uint64_t(kk * NL), [&](uint32_t r) { return ab + uint64_t(r * 16 + kk); });
+            });
+            for_range(cast(u64, kf), cast(u64, k1), [&](Value k) {
+              Value ab = a_at + k / uint64_t(16) * uint64_t(MR * 16) + k % uint64_t(16);
+              step(b_at + k * uint64_t(NL), [&](uint32_t r) { return ab + uint64_t(r * 16); });
+            });
+          } else {
+            Value a_at = cast(u64, abase + q * K * MR);
+            for_range(cast(u64, k0), cast(u64, k1), [&](Value k) {
+              step(b_at + k * uint64_t(NL), [&](uint32_t r) { return a_at + k * uint64_t(MR) + uint64_t(r); });
+            }, 1, t.unroll);
+          }
+          auto out_value = [&](uint32_t r, uint32_t l) {
+            return gated ? silu_mul(A(r, 2 * l).get(), A(r, 2 * l + 1).get()) : A(r, l).get();
+          };
+          auto store = [&](uint32_t r, uint32_t l, const Value& at) { c[at] = out_value(r, l); };
+          if (c_lines) if_(full, [&] { each_out(false, store); }).else_([&] { each_out(true, store); });
+          else store_scratch(out_value);
         });
       });
     };

@@ -71,12 +71,17 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
     for (int rows : {2, 4, 8}) out.push_back(Variant{}.set("impl", kGemv).set("rows", rows));
   // Register blocks (mr × 16·nl, accumulators mr·nl of the 32 zmm) × K slices
   // × block shapes.
+  // A in 16-step line chunks (ak = 16) everywhere; the k-major A layout
+  // (ak = 0) stays a candidate for the default register block.
   for (auto [mr, nl] : {std::pair{14, 2}, {8, 3}, {6, 4}, {12, 2}}) {
     for (int kc : {0, 256, 512}) {
       if (kc && kc >= s.k) continue;  // one slice: the same as kc = 0
       for (auto [mc, nc] : {std::pair{8, 8}, {4, 16}}) {
-        GemmTile t{mr, nl, kc, mc, nc};
-        out.push_back(variant_of(t).set("impl", kGemm));
+        for (int ak : {16, 0}) {
+          if (ak == 0 && !(mr == 14 && nl == 2)) continue;
+          GemmTile t{mr, nl, kc, mc, nc, ak};
+          out.push_back(variant_of(t).set("impl", kGemm));
+        }
       }
     }
   }
@@ -104,7 +109,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       GemmTile t = tile_of(v);
       if (t.mr < 1 || t.nl < 1 || t.mr * t.nl + t.nl > 32 || t.kc < 0 || t.mc < 1 || t.nc < 1)
         throw std::invalid_argument("matmul: bad gemm tile " + v.str());
-      int ap = plan_pack_a(pl, nio, s.dt, 0, s.batch, s.m, s.k, s.k, t.mr);
+      int ap = plan_pack_a(pl, nio, s.dt, 0, s.batch, s.m, s.k, s.k, t.mr, t.ak);
       int bp = plan_pack_b(pl, nio, s.dt, s.trans_b, 1, s.batch, s.n, s.k, t.nl);
       plan_gemm_cpu(pl, t, ap, bp, 2, s.batch, s.m, s.n, s.k);
       return pl;

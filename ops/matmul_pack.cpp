@@ -4,7 +4,9 @@
 // and nothing else: no edges, no strides, no conversions. Packing is O(MK +
 // KN) against the O(MNK) product, and it also removes the cache-set conflicts
 // of power-of-two row strides (A rows 8 KiB apart all map to one L1 set).
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "dsl/dsl.h"
 #include "ops/matmul.h"
@@ -45,7 +47,32 @@ ir::Kernel pack_b_kernel(ir::Type dt, bool trans_b, int nl) {
       // one per column), so the offsets fold into the addressing modes.
       Value K64 = cast(u64, K);
       Value cbase = cast(u64, src + col0 * K);  // Bᵀ: column col0 at k = 0
-      for_range(k0, k1, [&](Value k) {
+      Value kt = k0;  // where the per-k loop starts
+      if (trans_b && !guarded) {
+        // Bᵀ rows run along K: read 16×16 blocks as 16 row lines (vector
+        // loads, each cache line once) and transpose them in registers.
+        // Reading one element per row and k instead touches NR lines
+        // K·4 bytes apart at every k: for power-of-two K they share one L1
+        // set and miss on every load.
+        kt = k0 + (k1 - k0) / 16u * 16u;
+        for_range(cast(u64, k0), cast(u64, kt), [&](Value kb) {
+          for (int l = 0; l < nl; ++l) {
+            std::vector<Value> rows;
+            for (int i = 0; i < 16; ++i) {
+              Value at_row = cbase + K64 * uint64_t(16 * l + i) + kb;
+              Var v = var(splat(0.0f, 16));
+              for (int j = 0; j < 16; ++j) v = insert(v, j, to_f32(b[at_row + uint64_t(j)]));
+              rows.push_back(v.get());
+            }
+            for (int j = 0; j < 16; ++j) {
+              Var o = var(splat(0.0f, 16));
+              for (int i = 0; i < 16; ++i) o = insert(o, i, rows[size_t(i)].lane(j));
+              bp[cast(u64, dst) + (kb + uint64_t(j)) * uint64_t(nl) + uint64_t(l)] = o.get();
+            }
+          }
+        }, 16);
+      }
+      for_range(kt, k1, [&](Value k) {
         Value rbase = trans_b ? cbase + cast(u64, k) : cast(u64, src + k * N + col0);
         for (int l = 0; l < nl; ++l) {
           Var v = var(splat(0.0f, 16));
@@ -63,8 +90,59 @@ ir::Kernel pack_b_kernel(ir::Type dt, bool trans_b, int nl) {
   });
 }
 
+namespace {
+
+// Ap[b][panel][k/16][r] (f32x16 lines) = A(panel·MR + r, k/16·16 + i) as lane
+// i, 0 past M and K: per row, consecutive 16-element pieces of A become
+// lines MR apart. Same grid as the k-major packer.
+ir::Kernel pack_a_lines_kernel(ir::Type dt, int mr) {
+  const uint32_t MR = uint32_t(mr);
+  std::string name = "matmul_pack_a_" + dt.str() + "_mr" + std::to_string(MR) + "_ak16";
+  return kernel(name, [&](KernelBuilder& kb) {
+    auto a = kb.input("a", dt);
+    auto ap = kb.output("ap", line(f32, 16));
+    auto M = kb.scalar("m", u32);
+    auto K = kb.scalar("k", u32);
+    auto lda = kb.scalar("lda", u32);
+    kb.workgroup(1);
+    const uint32_t CH = uint32_t(pack_chunk(true));  // a multiple of 16
+    Value panel = group_id(1), bz = group_id(2);
+    Value mp = (M + (MR - 1)) / MR, kl = (K + 15u) / 16u;  // lines per row
+    Value c0 = group_id(0) * (CH / 16u), c1 = min(c0 + CH / 16u, kl);  // this group's lines
+    Value row0 = panel * MR;
+    Value src64 = cast(u64, bz * M * lda + row0 * lda), lda64 = cast(u64, lda);
+    Value dst64 = cast(u64, (bz * mp + panel) * kl * MR);
+    // Rows in a runtime loop: the unrolled form is 14 copies of the guarded
+    // code below for no speed (each row is a long sequential copy).
+    for_range(0u, MR, [&](Value r) {
+      Value in = src64 + lda64 * cast(u64, r), out = dst64 + cast(u64, r);
+      auto copy = [&](bool guard_k) {
+        for_range(cast(u64, c0), cast(u64, c1), [&](Value c) {
+          Var v = var(splat(0.0f, 16));
+          Value k0 = c * uint64_t(16);
+          for (int i = 0; i < 16; ++i) {
+            if (guard_k) if_(k0 + uint64_t(i) < cast(u64, K), [&] { v = insert(v, i, to_f32(a[in + k0 + uint64_t(i)])); });
+            else v = insert(v, i, to_f32(a[in + k0 + uint64_t(i)]));
+          }
+          ap[out + c * uint64_t(MR)] = v.get();
+        });
+      };
+      auto zero = [&] {
+        for_range(cast(u64, c0), cast(u64, c1), [&](Value c) { ap[out + c * uint64_t(MR)] = splat(0.0f, 16); });
+      };
+      // Whole lines inside K take the unguarded copy; only the group holding
+      // the last, partial line of a row guards its lanes.
+      if_(row0 + r < M, [&] { if_(c1 * 16u <= K, [&] { copy(false); }).else_([&] { copy(true); }); }).else_(zero);
+    });
+  });
+}
+
+}  // namespace
+
 // Ap[b][panel][k][r] = A(panel·MR + r, k), 0 past M.
-ir::Kernel pack_a_kernel(ir::Type dt, int mr) {
+ir::Kernel pack_a_kernel(ir::Type dt, int mr, int ak) {
+  if (ak == 16) return pack_a_lines_kernel(dt, mr);
+  if (ak != 0) throw std::invalid_argument("pack_a_kernel: A layout ak must be 0 or 16");
   const uint32_t MR = uint32_t(mr);
   std::string name = "matmul_pack_a_" + dt.str() + "_mr" + std::to_string(MR);
   return kernel(name, [&](KernelBuilder& kb) {

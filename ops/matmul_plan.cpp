@@ -9,11 +9,12 @@ uint64_t u(int64_t v) { return ir::scalar_slot(uint32_t(v)); }
 int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 }  // namespace
 
-int plan_pack_a(Plan& pl, size_t nio, ir::Type dt, int a, int64_t batch, int64_t m, int64_t k, int64_t lda, int mr) {
-  int64_t mp = cdiv(m, mr);
-  int ap = pl.add_temp(nio, size_t(batch * mp * mr * k) * 4);
+int plan_pack_a(Plan& pl, size_t nio, ir::Type dt, int a, int64_t batch, int64_t m, int64_t k, int64_t lda, int mr,
+                int ak) {
+  int64_t mp = cdiv(m, mr), kp = ak ? cdiv(k, ak) * ak : k;
+  int ap = pl.add_temp(nio, size_t(batch * mp * mr * kp) * 4);
   Step s;
-  s.kernel = pack_a_kernel(dt, mr);
+  s.kernel = pack_a_kernel(dt, mr, ak);
   s.dims.grid = {uint32_t(cdiv(k, pack_chunk(true))), uint32_t(mp), uint32_t(batch)};
   s.buffers = {a, ap};
   s.scalars = {u(m), u(k), u(lda)};
@@ -65,6 +66,7 @@ GemmTile default_cpu_tile(int64_t m, int64_t n, int64_t k) {
   t.kc = k > 768 ? 512 : 0;  // kc=512 measured best or within noise at 1024³ and 2048³, 1 and 2 threads
   t.mc = 8;
   t.nc = 8;
+  t.ak = 16;
   (void)m;
   return t;
 }
@@ -76,12 +78,14 @@ GemmTile tile_of(const Variant& v) {
   t.kc = int(v.get("kc", t.kc));
   t.mc = int(v.get("mc", t.mc));
   t.nc = int(v.get("nc", t.nc));
+  t.ak = int(v.get("ak", t.ak));
   return t;
 }
 
 Variant variant_of(const GemmTile& t) {
   Variant v;
   v.set("mr", t.mr).set("nl", t.nl).set("kc", t.kc).set("mc", t.mc).set("nc", t.nc);
+  if (t.ak) v.set("ak", t.ak);
   return v;
 }
 

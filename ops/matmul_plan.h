@@ -9,7 +9,8 @@
 namespace kgen::ops {
 
 // Packs A (batch × M × K, rows lda apart) into a new temporary; returns its slot.
-int plan_pack_a(Plan& pl, size_t nio, ir::Type dt, int a, int64_t batch, int64_t m, int64_t k, int64_t lda, int mr);
+int plan_pack_a(Plan& pl, size_t nio, ir::Type dt, int a, int64_t batch, int64_t m, int64_t k, int64_t lda, int mr,
+                int ak = 0);
 // Packs B (batch × K × N, or batch × N × K when trans_b) into a new temporary.
 int plan_pack_b(Plan& pl, size_t nio, ir::Type dt, bool trans_b, int b, int64_t batch, int64_t n, int64_t k, int nl);
 // The macro-kernel over packed ap/bp into c (n = C's columns).

@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <optional>
 
+#include <sys/mman.h>
+
 #include "codegen/cpp.h"
 #include "ir/verifier.h"
 #include "jit/jit.h"
@@ -26,9 +28,15 @@ class CpuBuffer final : public Buffer {
  public:
   explicit CpuBuffer(size_t bytes) : Buffer(bytes) {
     // 64-byte aligned, size rounded up (aligned_alloc needs a multiple).
-    size_t n = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
-    data_ = std::aligned_alloc(64, n);
+    // Buffers of 2 MiB and more are 2 MiB aligned and asked to be backed by
+    // transparent huge pages: kernels walking packed GEMM panels, strided
+    // rows or several big tensors at once otherwise miss the 4 KiB-page TLB.
+    constexpr size_t kHuge = size_t(2) << 20;
+    const size_t align = bytes >= kHuge ? kHuge : 64;
+    size_t n = (std::max<size_t>(bytes, 1) + align - 1) / align * align;
+    data_ = std::aligned_alloc(align, n);
     if (!data_) throw std::bad_alloc();
+    if (align == kHuge) ::madvise(data_, n, MADV_HUGEPAGE);  // a hint: failure only costs speed
   }
   ~CpuBuffer() override { std::free(data_); }
   void upload(const void* src, size_t bytes, size_t offset) override {
