@@ -16,6 +16,7 @@
 #include "dsl/dsl.h"
 #include "ops/matmul.h"
 #include "ops/matmul_plan.h"
+#include "ops/transpose_block.h"
 #include "ops/op.h"
 
 namespace kgen::ops {
@@ -42,7 +43,22 @@ ir::Kernel pack_gate_up_kernel(int nl) {
     Value k0 = group_id(0) * CH, k1 = min(k0 + CH, K);
     Value f0 = panel * FPP, dst = panel * K * uint32_t(nl);
     auto emit = [&](bool guarded) {
-      for_range(k0, k1, [&](Value k) {
+      Value kt = k0;  // where the per-k loop starts
+      if (!guarded) {
+        // Whole 16-step blocks of K: G and U rows run along K, so each 16×16
+        // block is read as row lines and transposed in registers.
+        kt = k0 + (k1 - k0) / 16u * 16u;
+        Value K64 = cast(u64, K);
+        for_range(cast(u64, k0), cast(u64, kt), [&](Value kb) {
+          for (int l = 0; l < nl; ++l) {
+            const Array& w = l % 2 ? u : g;
+            Value f = cast(u64, f0 + uint32_t(16 * (l / 2)));
+            auto lines = transposed_block16(w, f * K64 + kb, K64);
+            for (int j = 0; j < 16; ++j) bp[cast(u64, dst) + (kb + uint64_t(j)) * uint64_t(nl) + uint64_t(l)] = lines[j];
+          }
+        }, 16);
+      }
+      for_range(kt, k1, [&](Value k) {
         for (int l = 0; l < nl; ++l) {
           const Array& w = l % 2 ? u : g;
           Var v = var(splat(0.0f, 16));

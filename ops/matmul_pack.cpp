@@ -6,10 +6,10 @@
 // of power-of-two row strides (A rows 8 KiB apart all map to one L1 set).
 #include <stdexcept>
 #include <string>
-#include <vector>
 
 #include "dsl/dsl.h"
 #include "ops/matmul.h"
+#include "ops/transpose_block.h"
 
 namespace kgen::ops {
 
@@ -49,26 +49,12 @@ ir::Kernel pack_b_kernel(ir::Type dt, bool trans_b, int nl) {
       Value cbase = cast(u64, src + col0 * K);  // Bᵀ: column col0 at k = 0
       Value kt = k0;  // where the per-k loop starts
       if (trans_b && !guarded) {
-        // Bᵀ rows run along K: read 16×16 blocks as 16 row lines (vector
-        // loads, each cache line once) and transpose them in registers.
-        // Reading one element per row and k instead touches NR lines
-        // K·4 bytes apart at every k: for power-of-two K they share one L1
-        // set and miss on every load.
+        // Bᵀ rows run along K: 16×16 blocks transposed in registers.
         kt = k0 + (k1 - k0) / 16u * 16u;
         for_range(cast(u64, k0), cast(u64, kt), [&](Value kb) {
           for (int l = 0; l < nl; ++l) {
-            std::vector<Value> rows;
-            for (int i = 0; i < 16; ++i) {
-              Value at_row = cbase + K64 * uint64_t(16 * l + i) + kb;
-              Var v = var(splat(0.0f, 16));
-              for (int j = 0; j < 16; ++j) v = insert(v, j, to_f32(b[at_row + uint64_t(j)]));
-              rows.push_back(v.get());
-            }
-            for (int j = 0; j < 16; ++j) {
-              Var o = var(splat(0.0f, 16));
-              for (int i = 0; i < 16; ++i) o = insert(o, i, rows[size_t(i)].lane(j));
-              bp[cast(u64, dst) + (kb + uint64_t(j)) * uint64_t(nl) + uint64_t(l)] = o.get();
-            }
+            auto lines = transposed_block16(b, cbase + K64 * uint64_t(16 * l) + kb, K64);
+            for (int j = 0; j < 16; ++j) bp[cast(u64, dst) + (kb + uint64_t(j)) * uint64_t(nl) + uint64_t(l)] = lines[j];
           }
         }, 16);
       }
@@ -88,6 +74,22 @@ ir::Kernel pack_b_kernel(ir::Type dt, bool trans_b, int nl) {
     };
     if_(col0 + NR <= N, [&] { emit(false); }).else_([&] { emit(true); });
   });
+}
+
+std::array<Value, 16> transposed_block16(const Array& src, const Value& at, const Value& stride) {
+  std::array<Value, 16> rows, out;
+  for (int i = 0; i < 16; ++i) {
+    Value row = at + stride * uint64_t(i);
+    Var v = var(splat(0.0f, 16));
+    for (int j = 0; j < 16; ++j) v = insert(v, j, to_f32(src[row + uint64_t(j)]));
+    rows[size_t(i)] = v.get();
+  }
+  for (int j = 0; j < 16; ++j) {
+    Var o = var(splat(0.0f, 16));
+    for (int i = 0; i < 16; ++i) o = insert(o, i, rows[size_t(i)].lane(j));
+    out[size_t(j)] = o.get();
+  }
+  return out;
 }
 
 namespace {

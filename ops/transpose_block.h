@@ -1,0 +1,18 @@
+// A 16×16 block transpose in registers, for packers that turn rows running
+// along K (Bᵀ, LLM weights N×K) into K-major lines: 16 row pieces are read
+// as whole lines (each cache line once) and regrouped lane by lane.
+// Reading one element per row and k instead touches 16 cache lines K·4 bytes
+// apart at every k; for power-of-two K they share one L1 set and miss on
+// every load (the Bᵀ packer ran at ~4 GB/s that way).
+#pragma once
+#include <array>
+
+#include "dsl/dsl.h"
+
+namespace kgen::ops {
+
+// out[j] lane i = f32(src[at + i·stride + j]) for i, j < 16 (`at`, `stride`
+// u64 element indices; no bounds checks: the whole block must exist).
+std::array<dsl::Value, 16> transposed_block16(const dsl::Array& src, const dsl::Value& at, const dsl::Value& stride);
+
+}  // namespace kgen::ops
