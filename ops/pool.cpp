@@ -4,7 +4,8 @@
 //     at most half the kernel, as in PyTorch), count_include_pad (avg; 1 =
 //     divide by KH·KW, 0 = by the in-bounds count). Padding never wins a max.
 //   "global_avgpool": N C H W -> N C 1 1, the mean of each plane.
-// Pooling is memory-bound: one work-item per output element (any target);
+// Pooling is memory-bound: one work-item per output element (any target), on
+// the CPU one work-item per output row with line accumulators (impl 1);
 // global_avgpool on the CPU sums 16-lane lines per plane (impl 0), elsewhere
 // one work-item per plane (impl 1).
 #include <cmath>
@@ -100,6 +101,86 @@ ir::Kernel pool_kernel(bool avg, bool include_pad, int wg) {
       if (avg) r = r / cast(f32, include_pad ? KH * KW : (hhi - hlo) * (whi - wlo));
       y[plane * (OH * OW) + p] = r;
     });
+  });
+}
+
+// CPU rows kernel: one work-item per output row (grid x = OH, y = C, z = N)
+// with the window (KH×KW) and the column stride baked in. Chunks of 16
+// outputs whose windows lie inside the row take lines: per tap, the 16
+// inputs at a constant offset and stride from one base (SW = 1: one vector
+// load), folded into a line accumulator; padding rows are skipped whole.
+// Chunks touching the left/right padding and the row's tail go one output at
+// a time.
+bool rows_kernel_fits(const PoolShape& s) { return s.kh * s.kw <= 64 && s.sw <= 4; }
+
+ir::Kernel pool_rows_kernel(bool avg, bool include_pad, int kh_, int kw_, int sw_) {
+  const uint32_t KH = uint32_t(kh_), KW = uint32_t(kw_), SW = uint32_t(sw_);
+  std::string name = std::string(avg ? "avgpool2d" : "maxpool2d") + (avg && !include_pad ? "_excl" : "") + "_rows_k" +
+                     std::to_string(KH) + "x" + std::to_string(KW) + "_sw" + std::to_string(SW);
+  const float init = avg ? 0.0f : -std::numeric_limits<float>::infinity();
+  return kernel(name, [&](KernelBuilder& kb) {
+    auto x = kb.input("x", f32);
+    auto y = kb.output("y", f32);
+    auto C = kb.scalar("c", u32);
+    auto H = kb.scalar("h", i32);
+    auto W = kb.scalar("w", i32);
+    auto OH = kb.scalar("oh", u32);
+    auto OW = kb.scalar("ow", u32);
+    auto SH = kb.scalar("sh", i32);
+    auto PH = kb.scalar("ph", i32);
+    auto PW = kb.scalar("pw", i32);
+    kb.workgroup(1);
+    Value oh = group_id(0), plane = group_id(2) * C + group_id(1);
+    Value h0 = cast(i32, oh) * SH - PH;
+    Value xplane = cast(u64, plane) * cast(u64, H) * cast(u64, W);
+    Value yrow = cast(u64, plane * OH + oh) * cast(u64, OW);
+    Value hlo = max(h0, 0), hhi = min(h0 + int32_t(KH), H);
+    Value rows_in = cast(f32, hhi - hlo);
+    // Chunks [0, c1) of 16 outputs whose windows are inside the row: from the
+    // first output with w0 >= 0 to the last with w0 + KW <= W.
+    Value first = (PW + int32_t(SW - 1)) / int32_t(SW);                 // ow with ow·SW - PW >= 0
+    Value last = (W + PW - int32_t(KW)) / int32_t(SW) + 1;              // one past ow with window inside
+    Value lo = min(cast(u32, first), OW), hi = max(min(cast(u32, last), OW), lo);
+    Value nchunks = (hi - lo) / 16u;
+    auto one = [&](const Value& ow) {  // one output, window clipped to the input
+      Value w0 = cast(i32, ow) * int32_t(SW) - PW;
+      Value wlo = max(w0, 0), whi = min(w0 + int32_t(KW), W);
+      Var acc = var(f32, init);
+      for_range(hlo, hhi, [&](Value ih) {
+        Value row = xplane + cast(u64, ih) * cast(u64, W);
+        for_range(wlo, whi, [&](Value iw) {
+          Value v = x[row + cast(u64, iw)];
+          if (avg) acc += v;
+          else acc = max(acc.get(), v);
+        });
+      });
+      Value r = acc.get();
+      if (avg) r = r / (include_pad ? constant(f32, float(KH * KW)) : cast(f32, (hhi - hlo) * (whi - wlo)));
+      y[yrow + cast(u64, ow)] = r;
+    };
+    for_range(0u, lo, [&](Value ow) { one(ow); });
+    for_range(0u, nchunks, [&](Value ch) {
+      Value ow0 = lo + ch * 16u;
+      Value w0 = cast(u64, cast(i32, ow0) * int32_t(SW) - PW);
+      Var acc = var(splat(init, 16));
+      for (uint32_t kh = 0; kh < KH; ++kh) {
+        Value ih = h0 + int32_t(kh);
+        if_(ih >= 0 && ih < H, [&] {
+          Value base = xplane + cast(u64, ih) * cast(u64, W) + w0;
+          for (uint32_t kw = 0; kw < KW; ++kw) {
+            Var v = var(splat(0.0f, 16));
+            for (uint32_t i = 0; i < 16; ++i) v = insert(v, int(i), x[base + uint64_t(i * SW + kw)]);
+            if (avg) acc = acc.get() + v.get();
+            else acc = max(acc.get(), v.get());
+          }
+        });
+      }
+      Value r = acc.get();
+      if (avg) r = r / splat(include_pad ? constant(f32, float(KH * KW)) : rows_in * float(KW), 16);
+      Value out = yrow + cast(u64, ow0);
+      for (int i = 0; i < 16; ++i) y[out + uint64_t(i)] = r.lane(i);
+    });
+    for_range(lo + nchunks * 16u, OW, [&](Value ow) { one(ow); });
   });
 }
 
@@ -202,18 +283,34 @@ void register_window_pool(bool avg) {
     const PoolShape s = pool_shape(p);
     return std::vector<TensorSpec>{tensor("y", ir::Type(ir::ScalarKind::F32), {s.n, s.c, s.oh(), s.ow()})};
   };
-  d.candidates = [](const Problem&, const TargetCaps& caps) {
+  // impl 0: one work-item per output (any target); impl 1: the CPU rows kernel.
+  d.candidates = [](const Problem& p, const TargetCaps& caps) {
     std::vector<Variant> out;
-    for (int wg : {16, 64}) out.push_back(Variant{}.set("wg", wg));
+    if (is_cpu(caps) && rows_kernel_fits(pool_shape(p))) out.push_back(Variant{}.set("impl", 1));
+    for (int wg : {16, 64}) out.push_back(Variant{}.set("impl", 0).set("wg", wg));
     return out;
   };
-  d.heuristic = [](const Problem&, const TargetCaps&) { return Variant{}.set("wg", 64); };
-  d.plan = [avg](const Problem& p, const Variant& v, const TargetCaps&) {
+  d.heuristic = [](const Problem& p, const TargetCaps& caps) {
+    if (is_cpu(caps) && rows_kernel_fits(pool_shape(p))) return Variant{}.set("impl", 1);
+    return Variant{}.set("impl", 0).set("wg", 64);
+  };
+  d.plan = [avg](const Problem& p, const Variant& v, const TargetCaps& caps) {
     const PoolShape s = pool_shape(p);
-    const int wg = int(v.get("wg", 64));
-    if (wg < 1 || wg > 1024) throw std::invalid_argument(std::string(avg ? "avgpool2d" : "maxpool2d") + ": bad wg");
+    const std::string op = avg ? "avgpool2d" : "maxpool2d";
     Plan pl;
     Step st;
+    if (v.get("impl", 0) == 1) {
+      if (!is_cpu(caps)) throw std::invalid_argument(op + ": impl=1 (rows) is for the cpu target");
+      if (!rows_kernel_fits(s)) throw std::invalid_argument(op + ": impl=1 needs kernel_h·kernel_w <= 64 and stride_w <= 4");
+      st.kernel = pool_rows_kernel(avg, s.include_pad, int(s.kh), int(s.kw), int(s.sw));
+      st.dims.grid = {uint32_t(s.oh()), uint32_t(s.c), uint32_t(s.n)};
+      st.buffers = {0, 1};
+      st.scalars = {u(s.c), u(s.h), u(s.w), u(s.oh()), u(s.ow()), u(s.sh), u(s.ph), u(s.pw)};
+      pl.steps.push_back(std::move(st));
+      return pl;
+    }
+    const int wg = int(v.get("wg", 64));
+    if (wg < 1 || wg > 1024) throw std::invalid_argument(op + ": bad wg");
     st.kernel = pool_kernel(avg, s.include_pad, wg);
     st.dims.grid = {groups_for(s.oh() * s.ow(), wg), uint32_t(s.c), uint32_t(s.n)};
     st.dims.workgroup = {uint32_t(wg), 1, 1};
@@ -243,7 +340,10 @@ void register_window_pool(bool avg) {
                      pool(op, 2, 3, 7, 9),
                      pool(op, 1, 5, 13, 11, {{"kernel_h", 3}, {"kernel_w", 3}, {"stride_h", 2}, {"stride_w", 2}, {"pad_h", 1}, {"pad_w", 1}}),
                      pool(op, 3, 2, 17, 19, {{"kernel_h", 3}, {"kernel_w", 2}, {"stride_h", 1}, {"stride_w", 3}, {"pad_h", 1}}),
-                     pool(op, 1, 4, 8, 8, {{"kernel_h", 4}, {"kernel_w", 4}, {"stride_h", 1}, {"stride_w", 1}, {"pad_h", 2}, {"pad_w", 2}})};
+                     pool(op, 1, 4, 8, 8, {{"kernel_h", 4}, {"kernel_w", 4}, {"stride_h", 1}, {"stride_w", 1}, {"pad_h", 2}, {"pad_w", 2}}),
+                     // Rows long enough for whole 16-output chunks between the padded edges.
+                     pool(op, 2, 3, 9, 70, {{"kernel_h", 3}, {"kernel_w", 3}, {"stride_h", 2}, {"stride_w", 2}, {"pad_h", 1}, {"pad_w", 1}}),
+                     pool(op, 1, 2, 5, 41, {{"kernel_h", 2}, {"kernel_w", 3}, {"stride_h", 1}, {"stride_w", 1}, {"pad_w", 1}})};
   if (avg)
     d.test_problems.push_back(pool(op, 2, 3, 11, 7,
                                    {{"kernel_h", 3}, {"kernel_w", 3}, {"stride_h", 2}, {"stride_w", 2}, {"pad_h", 1}, {"pad_w", 1},
