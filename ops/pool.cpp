@@ -62,6 +62,28 @@ void validate_pool(const Problem& p, bool avg) {
   if (s.h + 2 * s.ph < s.kh || s.w + 2 * s.pw < s.kw) throw std::invalid_argument("kernel larger than the padded input");
 }
 
+// The pooled value of the KH×KW window with top-left (h0, w0) (i32, possibly
+// in the padding) of the plane starting at element `plane`, clipped to
+// the H×W input: padding adds nothing to a max or a sum; an average divides by
+// KH·KW (include_pad) or by the clipped window's size.
+Value pooled_window(const Array& x, const Value& plane, const Value& h0, const Value& w0, const Value& KH,
+                    const Value& KW, const Value& H, const Value& W, bool avg, bool include_pad) {
+  const ir::Type it = plane.type();  // index type: u64 on the CPU, u32 where GPUs need it
+  Value hlo = max(h0, 0), hhi = min(h0 + KH, H), wlo = max(w0, 0), whi = min(w0 + KW, W);
+  Var acc = var(f32, avg ? 0.0f : -std::numeric_limits<float>::infinity());
+  for_range(hlo, hhi, [&](Value ih) {
+    Value row = plane + cast(it, ih) * cast(it, W);
+    for_range(wlo, whi, [&](Value iw) {
+      Value v = x[row + cast(it, iw)];
+      if (avg) acc += v;
+      else acc = max(acc.get(), v);
+    });
+  });
+  Value r = acc.get();
+  if (avg) r = r / cast(f32, include_pad ? KH * KW : (hhi - hlo) * (whi - wlo));
+  return r;
+}
+
 // One work-item per output element; grid x = positions, y = C, z = N.
 ir::Kernel pool_kernel(bool avg, bool include_pad, int wg) {
   std::string name = std::string(avg ? "avgpool2d" : "maxpool2d") + (avg && !include_pad ? "_excl" : "") + "_wg" +
@@ -85,21 +107,8 @@ ir::Kernel pool_kernel(bool avg, bool include_pad, int wg) {
     if_(p < OH * OW, [&] {
       Value oh = p / OW, ow = p - oh * OW;
       Value h0 = cast(i32, oh) * SH - PH, w0 = cast(i32, ow) * SW - PW;
-      // The window clipped to the input (padding adds nothing to a max or a sum).
-      Value hlo = max(h0, 0), hhi = min(h0 + KH, H), wlo = max(w0, 0), whi = min(w0 + KW, W);
-      Var acc = var(f32, avg ? 0.0f : -std::numeric_limits<float>::infinity());
-      Value xplane = plane * cast(u32, H);
-      for_range(hlo, hhi, [&](Value ih) {
-        Value row = (xplane + cast(u32, ih)) * cast(u32, W);
-        for_range(wlo, whi, [&](Value iw) {
-          Value v = x[row + cast(u32, iw)];
-          if (avg) acc += v;
-          else acc = max(acc.get(), v);
-        });
-      });
-      Value r = acc.get();
-      if (avg) r = r / cast(f32, include_pad ? KH * KW : (hhi - hlo) * (whi - wlo));
-      y[plane * (OH * OW) + p] = r;
+      Value xplane = plane * cast(u32, H) * cast(u32, W);
+      y[plane * (OH * OW) + p] = pooled_window(x, xplane, h0, w0, KH, KW, H, W, avg, include_pad);
     });
   });
 }
@@ -142,21 +151,10 @@ ir::Kernel pool_rows_kernel(bool avg, bool include_pad, int kh_, int kw_, int sw
     Value last = (W + PW - int32_t(KW)) / int32_t(SW) + 1;              // one past ow with window inside
     Value lo = min(cast(u32, first), OW), hi = max(min(cast(u32, last), OW), lo);
     Value nchunks = (hi - lo) / 16u;
-    auto one = [&](const Value& ow) {  // one output, window clipped to the input
+    auto one = [&](const Value& ow) {
       Value w0 = cast(i32, ow) * int32_t(SW) - PW;
-      Value wlo = max(w0, 0), whi = min(w0 + int32_t(KW), W);
-      Var acc = var(f32, init);
-      for_range(hlo, hhi, [&](Value ih) {
-        Value row = xplane + cast(u64, ih) * cast(u64, W);
-        for_range(wlo, whi, [&](Value iw) {
-          Value v = x[row + cast(u64, iw)];
-          if (avg) acc += v;
-          else acc = max(acc.get(), v);
-        });
-      });
-      Value r = acc.get();
-      if (avg) r = r / (include_pad ? constant(f32, float(KH * KW)) : cast(f32, (hhi - hlo) * (whi - wlo)));
-      y[yrow + cast(u64, ow)] = r;
+      y[yrow + cast(u64, ow)] = pooled_window(x, xplane, h0, w0, constant(i32, int32_t(KH)), constant(i32, int32_t(KW)),
+                                               H, W, avg, include_pad);
     };
     for_range(0u, lo, [&](Value ow) { one(ow); });
     for_range(0u, nchunks, [&](Value ch) {
