@@ -33,6 +33,9 @@ struct GemmTile {
   // microkernel, unrolled over the 16 steps of a chunk, broadcasts from one
   // base pointer plus constant offsets. Needs kc % 16 == 0.
   int ak = 0;
+  // K split across workgroups (tall-skinny products: few M×N blocks, long K):
+  // each split accumulates a partial C, a second launch sums them.
+  int ks = 1;
   int unroll = 0;  // unroll hint for the k loop (0: the compiler's choice); not a variant parameter
   int nr() const { return 16 * nl; }
   std::string str() const;
@@ -67,6 +70,9 @@ enum class GemmEpilogue { Store, GatedSilu };
 // `c_lines`: C's rows are whole f32x16 lines (its column count % 16 == 0), so
 // C is accessed as lines (required for GatedSilu).
 ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep = GemmEpilogue::Store);
+// c[b][i] = Σ_s part[b][s][i] over `ks` partial products of mn elements each;
+// workgroup 256, grid x = ceil(mn / 256), z = batch.
+ir::Kernel matmul_ksplit_sum_kernel(int ks);
 
 // GEMV for small M on the CPU (C: M×N f32). trans_b: B is N×K (weights rows),
 // needs K % 16 == 0; each work-item takes `rows` consecutive outputs n and

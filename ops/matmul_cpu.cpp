@@ -23,7 +23,8 @@ using namespace kgen::dsl;
 
 std::string GemmTile::str() const {
   return "mr" + std::to_string(mr) + "_nr" + std::to_string(nr()) + "_kc" + std::to_string(kc) + "_mc" +
-         std::to_string(mc) + "_nc" + std::to_string(nc) + (ak ? "_ak" + std::to_string(ak) : "");
+         std::to_string(mc) + "_nc" + std::to_string(nc) + (ak ? "_ak" + std::to_string(ak) : "") +
+         (ks > 1 ? "_ks" + std::to_string(ks) : "");
 }
 
 namespace {
@@ -42,6 +43,7 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep) {
     throw std::invalid_argument("gemm_cpu_kernel: the gated epilogue needs line-aligned C, an even nl and kc = 0");
   if ((t.ak != 0 && t.ak != 16) || (t.ak && t.kc % 16))
     throw std::invalid_argument("gemm_cpu_kernel: A layout ak must be 0 or 16, with kc a multiple of 16");
+  if (t.ks < 1 || (gated && t.ks != 1)) throw std::invalid_argument("gemm_cpu_kernel: ks must be >= 1 (1 for the gated epilogue)");
   const uint32_t MR = uint32_t(t.mr), NL = uint32_t(t.nl);
   const uint32_t OL = gated ? NL / 2 : NL;  // output lines per panel
   const uint32_t NRO = 16 * OL;             // output columns per panel
@@ -60,13 +62,23 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep) {
     // scalar accesses to C (guarded on edge tiles: 448 branches) took seconds
     // to compile; the copy costs ~1% of a KC slice.
     Array tile = c_lines ? Array() : shared_array(f32, int64_t(MR * NRO));
-    Value bz = group_id(2);
+    // With a K split (ks > 1) grid z enumerates (batch, split) pairs; split s
+    // sums K range [s·KS, (s+1)·KS) (KS a multiple of 16) into its own
+    // partial C, which a second kernel adds up (matmul_ksplit_sum_kernel).
+    const uint32_t KSPLIT = uint32_t(t.ks);
+    Value bz = KSPLIT > 1 ? group_id(2) / KSPLIT : group_id(2);
+    Value kbeg = constant(u32, 0u), kend = K;
+    if (KSPLIT > 1) {
+      Value per = ((K + (KSPLIT - 1)) / KSPLIT + 15u) / 16u * 16u;
+      kbeg = min(group_id(2) % KSPLIT * per, K);
+      kend = min(kbeg + per, K);
+    }
     Value np = (N + (NRO - 1)) / NRO, mp = (M + (MR - 1)) / MR;
     Value p0 = group_id(0) * uint32_t(t.nc), p1 = min(p0 + uint32_t(t.nc), np);
     Value q0 = group_id(1) * uint32_t(t.mc), q1 = min(q0 + uint32_t(t.mc), mp);
     Value abase = bz * mp * K * MR, bbase = bz * np * K * NL;
     Value kl = (K + 15u) / 16u;  // 16-step chunks of K (ak = 16)
-    Value cbase = bz * M * N;  // in elements
+    Value cbase = group_id(2) * M * N;  // in elements (this batch's, or this split's partial, C)
     Value nlines = N / 16u;    // C row length in lines (c_lines only)
 
     auto slice = [&](const Value& k0, const Value& k1) {
@@ -119,7 +131,7 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep) {
           if (t.kc) {
             // Later slices continue from C.
             auto load = [&](uint32_t r, uint32_t l, const Value& at) { A(r, l) = c[at]; };
-            if_(k0 > 0u, [&] {
+            if_(k0 > kbeg, [&] {
               if (c_lines) if_(full, [&] { each_out(false, load); }).else_([&] { each_out(true, load); });
               else load_scratch();
             });
@@ -168,10 +180,26 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep) {
     };
     if (t.kc) {
       const uint32_t KC = uint32_t(t.kc);
-      for_range(0u, K, [&](Value k0) { slice(k0, min(k0 + KC, K)); }, KC);
+      for_range(kbeg, kend, [&](Value k0) { slice(k0, min(k0 + KC, kend)); }, KC);
     } else {
-      slice(constant(u32, 0u), K);
+      slice(kbeg, kend);
     }
+  });
+}
+
+ir::Kernel matmul_ksplit_sum_kernel(int ks) {
+  return kernel("matmul_ksplit_sum_" + std::to_string(ks), [&](KernelBuilder& kb) {
+    auto part = kb.input("part", f32);
+    auto c = kb.output("c", f32);
+    auto MN = kb.scalar("mn", u32);
+    kb.workgroup(256);
+    Value i = global_id(0), bz = group_id(2);
+    if_(i < MN, [&] {
+      Value base = cast(u64, bz) * uint64_t(ks) * cast(u64, MN) + cast(u64, i);
+      Value s = part[base];
+      for (int j = 1; j < ks; ++j) s = s + part[base + cast(u64, MN) * uint64_t(j)];
+      c[cast(u64, bz) * cast(u64, MN) + cast(u64, i)] = s;
+    });
   });
 }
 

@@ -55,6 +55,22 @@ void validate(const Problem& p) {
   if (biggest >= 4294967295.0) throw std::invalid_argument("too large for 32-bit indexing");
 }
 
+// Workgroups of the CPU GEMM's M×N blocking (over the whole batch).
+int64_t gemm_blocks(const Shape& s, const GemmTile& t) {
+  auto cdiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  return cdiv(cdiv(s.n, t.nr()), t.nc) * cdiv(cdiv(s.m, t.mr), t.mc) * s.batch;
+}
+
+// The K split the heuristic takes: enough splits for ~8 workgroups when the
+// M×N blocks are fewer than 4, each split still >= 512 long.
+int default_ksplit(const Shape& s, const GemmTile& t) {
+  const int64_t blocks = gemm_blocks(s, t);
+  int ks = 1;
+  if (blocks < 4)
+    while (ks < 8 && blocks * ks * 2 <= 8 && s.k / (ks * 2) >= 512) ks *= 2;
+  return ks;
+}
+
 std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
   const Shape s = shape_of(p);
   std::vector<Variant> out;
@@ -85,6 +101,15 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
       }
     }
   }
+  // K splits for products with few M×N blocks and a long K.
+  GemmTile d = default_cpu_tile(s.m, s.n, s.k);
+  d.ks = 1;
+  if (gemm_blocks(s, d) < 8 && s.k >= 1024)
+    for (int ks : {2, 4, 8})
+      if (s.k / ks >= 256) {
+        d.ks = ks;
+        out.push_back(variant_of(d).set("impl", kGemm));
+      }
   return out;
 }
 
@@ -96,8 +121,11 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     return Variant{}.set("impl", kGpu).set("wg", 16).set("tm", b).set("tn", b).set("tk", 16);
   }
   if (gemv_fits(s)) return Variant{}.set("impl", kGemv).set("rows", 4);
-  return variant_of(default_cpu_tile(s.m, s.n, s.k)).set("impl", kGemm);
+  GemmTile t = default_cpu_tile(s.m, s.n, s.k);
+  t.ks = default_ksplit(s, t);
+  return variant_of(t).set("impl", kGemm);
 }
+
 
 Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   const Shape s = shape_of(p);
@@ -111,7 +139,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
         throw std::invalid_argument("matmul: bad gemm tile " + v.str());
       int ap = plan_pack_a(pl, nio, s.dt, 0, s.batch, s.m, s.k, s.k, t.mr, t.ak);
       int bp = plan_pack_b(pl, nio, s.dt, s.trans_b, 1, s.batch, s.n, s.k, t.nl);
-      plan_gemm_cpu(pl, t, ap, bp, 2, s.batch, s.m, s.n, s.k);
+      plan_gemm_cpu(pl, t, ap, bp, 2, s.batch, s.m, s.n, s.k, GemmEpilogue::Store, nio);
       return pl;
     }
     case kGemv: {
@@ -212,6 +240,7 @@ void register_matmul_ops() {
                      mm(65, 1, 130),
                      mm(37, 70, 300, 1),
                      mm(29, 45, 600),  // K slices with an edge slice
+                     mm(20, 30, 2100, 0, 2),  // one M×N block per batch: the heuristic splits K in 4
                      mm(30, 64, 40, 0, 3),
                      mm(15, 19, 23, 1, 3),
                      mm(20, 50, 33, 0, 1, ScalarKind::F16),

@@ -37,14 +37,25 @@ int plan_pack_b(Plan& pl, size_t nio, ir::Type dt, bool trans_b, int b, int64_t 
 }
 
 void plan_gemm_cpu(Plan& pl, const GemmTile& t, int ap, int bp, int c, int64_t batch, int64_t m, int64_t n, int64_t k,
-                   GemmEpilogue ep) {
+                   GemmEpilogue ep, size_t nio) {
   const int64_t nro = ep == GemmEpilogue::GatedSilu ? 8 * t.nl : 16 * t.nl;
+  if (t.ks > 1 && nio == 0) throw std::logic_error("plan_gemm_cpu: a K split needs the op's tensor count");
+  const int part = t.ks > 1 ? pl.add_temp(nio, size_t(batch * t.ks * m * n) * 4) : c;
   Step s;
   s.kernel = gemm_cpu_kernel(t, n % 16 == 0, ep);
-  s.dims.grid = {uint32_t(cdiv(cdiv(n, nro), t.nc)), uint32_t(cdiv(cdiv(m, t.mr), t.mc)), uint32_t(batch)};
-  s.buffers = {ap, bp, c};
+  s.dims.grid = {uint32_t(cdiv(cdiv(n, nro), t.nc)), uint32_t(cdiv(cdiv(m, t.mr), t.mc)), uint32_t(batch * t.ks)};
+  s.buffers = {ap, bp, part};
   s.scalars = {u(m), u(n), u(k)};
   pl.steps.push_back(std::move(s));
+  if (t.ks > 1) {
+    Step sum;
+    sum.kernel = matmul_ksplit_sum_kernel(t.ks);
+    sum.dims.grid = {uint32_t(cdiv(m * n, 256)), 1, uint32_t(batch)};
+    sum.dims.workgroup = {256, 1, 1};
+    sum.buffers = {part, c};
+    sum.scalars = {u(m * n)};
+    pl.steps.push_back(std::move(sum));
+  }
 }
 
 void plan_gemm_gpu(Plan& pl, ir::Type dt, bool trans_b, const GpuTile& t, int a, int b, int c, int64_t batch, int64_t m,
@@ -79,6 +90,7 @@ GemmTile tile_of(const Variant& v) {
   t.mc = int(v.get("mc", t.mc));
   t.nc = int(v.get("nc", t.nc));
   t.ak = int(v.get("ak", t.ak));
+  t.ks = int(v.get("ks", t.ks));
   return t;
 }
 
@@ -86,6 +98,7 @@ Variant variant_of(const GemmTile& t) {
   Variant v;
   v.set("mr", t.mr).set("nl", t.nl).set("kc", t.kc).set("mc", t.mc).set("nc", t.nc);
   if (t.ak) v.set("ak", t.ak);
+  if (t.ks > 1) v.set("ks", t.ks);
   return v;
 }
 

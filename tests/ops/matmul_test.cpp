@@ -59,6 +59,8 @@ TEST_CASE("matmul: the heuristic picks gemv for decode shapes and the packed gem
   CHECK(d.heuristic(problem("matmul", {1, 4096, 4096}, {{"trans_b", 1}}), caps).get("impl") == 1);
   CHECK(d.heuristic(problem("matmul", {1, 4095, 4095}, {{"trans_b", 1}}), caps).get("impl") == 0);  // K % 16
   CHECK(d.heuristic(problem("matmul", {1024, 1024, 1024}), caps).get("impl") == 0);
+  CHECK(d.heuristic(problem("matmul", {1024, 1024, 1024}), caps).get("ks", 1) == 1);
+  CHECK(d.heuristic(problem("matmul", {32, 32, 65536}), caps).get("ks", 1) == 8);  // one M×N block, long K
   auto gpu = caps;
   gpu.name = "vulkan";
   CHECK(d.heuristic(problem("matmul", {1024, 1024, 1024}), gpu).get("impl") == 2);
@@ -69,7 +71,8 @@ TEST_CASE("matmul: every candidate of small shapes, 1 and 2 threads") {
   const auto& d = *ops::find_op("matmul");
   // Edges in every direction and K slices (K > 512: kc = 256 and 512 both split).
   std::vector<ops::Problem> ps = {problem("matmul", {31, 83, 777}), problem("matmul", {3, 40, 48}, {{"trans_b", 1}}),
-                                  problem("matmul", {2, 48, 64}, {{"batch", 2}})};
+                                  problem("matmul", {2, 48, 64}, {{"batch", 2}}),
+                                  problem("matmul", {9, 21, 1100}, {{"trans_b", 1}})};  // K-split candidates
   for (unsigned t : {1u, 2u}) {
     auto dev = cpu(t);
     for (const auto& p : ps) {
@@ -101,6 +104,8 @@ TEST_CASE("matmul and gated_mlp: tiny problems through the interpreter") {
   };
   std::vector<Case> cases = {
       {problem("matmul", {5, 20, 7}), ops::Variant::parse("impl=0 mr=6 nl=1 kc=4 mc=1 nc=1")},
+      // A in 16-step chunks with a partial chunk, K split in 3 (an empty last split), C rows not whole lines.
+      {problem("matmul", {5, 19, 37}), ops::Variant::parse("impl=0 mr=4 nl=1 kc=16 mc=1 nc=1 ak=16 ks=3")},
       {problem("matmul", {3, 17, 9}, {{"trans_b", 1}, {"batch", 2}}, ir::ScalarKind::F16),
        ops::Variant::parse("impl=0 mr=4 nl=1 kc=0 mc=2 nc=1")},
       {problem("matmul", {2, 20, 32}, {{"trans_b", 1}}), ops::Variant::parse("impl=1 rows=4")},
