@@ -1,8 +1,10 @@
 // The quantized-weight family against the STREAM triad, measured in the same
 // run, interleaved (ours ×3, triad, ours ×3, ...):
-//   quant/gemv/<format>/1x4096x4096/threads:<t>   qmatmul (LLM decode GEMV);
+//   quant/gemv/<format>/1x4096x4096/threads:<t>   qmatmul (LLM decode GEMV),
+//       default attrs (xq=1: X quantized to int8 blocks, byte dot products);
 //       GB/s counts the packed weight bytes read once; the weights rotate
 //       through copies beyond the 260 MiB L3 so every run streams from DRAM.
+//   quant/gemv_xf32/<format>/...   the same with xq=0 (exact f32 activations).
 //   quant/dequantize/<format>/4096x4096/threads:<t>   bytes = packed + f32 out.
 // Ours is the op as dispatch runs it (tuned variant if the database has one,
 // else the heuristic); the label says which variant ran.
@@ -78,9 +80,9 @@ void against_triad(benchmark::State& state, QuantOp& ours, double bytes, int thr
 
 constexpr double kBeyondL3 = 384.0 * (1 << 20);
 
-void BM_QGemv(benchmark::State& state, QFormat f, int64_t n, int64_t k) {
+void BM_QGemv(benchmark::State& state, QFormat f, int64_t n, int64_t k, int64_t xq) {
   const int threads = int(state.range(0));
-  ops::Problem p{"qmatmul", {1, n, k}, ir::ScalarKind::F32, {{"format", int64_t(f)}}};
+  ops::Problem p{"qmatmul", {1, n, k}, ir::ScalarKind::F32, {{"format", int64_t(f)}, {"xq", xq}}};
   double wbytes = double(ops::quant::packed_bytes(f, n, k));
   QuantOp ours(p, threads, wbytes, kBeyondL3);
   against_triad(state, ours, wbytes, threads);
@@ -99,7 +101,12 @@ void BM_Dequant(benchmark::State& state, QFormat f, int64_t rows, int64_t k) {
 void register_quant_benchmarks() {
   for (QFormat f : {QFormat::Q8_0, QFormat::Q4_0, QFormat::Q4_K, QFormat::Q6_K}) {
     std::string name = std::string("quant/gemv/") + ops::quant::info(f).name + "/1x4096x4096";
-    benchmark::RegisterBenchmark(name.c_str(), BM_QGemv, f, 4096, 4096)
+    benchmark::RegisterBenchmark(name.c_str(), BM_QGemv, f, 4096, 4096, 1)
+        ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
+  }
+  for (QFormat f : {QFormat::Q8_0, QFormat::Q4_0}) {
+    std::string name = std::string("quant/gemv_xf32/") + ops::quant::info(f).name + "/1x4096x4096";
+    benchmark::RegisterBenchmark(name.c_str(), BM_QGemv, f, 4096, 4096, 0)
         ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
   }
   for (QFormat f : {QFormat::Q8_0, QFormat::Q4_K}) {

@@ -94,6 +94,7 @@ std::string CEmitter::value_expr(const Instr& in) const {
     case OpClass::Binary:
     case OpClass::Compare:
     case OpClass::Fma: return math_expr(in.op, ty(0), in.type, a);
+    case OpClass::Dot: return d_.dot4(ty(0), ty(1), a);
     case OpClass::Select: return d_.select(ty(0), ty(1), a[0], a[1], a[2]);
     case OpClass::Convert:
       return in.op == Op::Cast ? d_.cast(in.type, ty(0), a[0]) : d_.bitcast(in.type, ty(0), a[0]);
@@ -130,7 +131,8 @@ void CEmitter::emit_lanewise(const Instr& in) {
   for (int l = 0; l < operand.lanes; ++l) {
     std::vector<std::string> a;
     for (size_t i = 0; i < in.args.size(); ++i) a.push_back(d_.extract(index_.type(in.args[i]), ref(in.args[i]), l));
-    lanes.push_back(math_expr(in.op, operand.scalar(), in.type.scalar(), a));
+    if (op_class(in.op) == OpClass::Dot) lanes.push_back(d_.dot4(operand.scalar(), index_.type(in.args[1]).scalar(), a));
+    else lanes.push_back(math_expr(in.op, operand.scalar(), in.type.scalar(), a));
   }
   line(def_lhs(in) + " = " + d_.construct(in.type, lanes) + ";");
 }
@@ -147,7 +149,10 @@ void CEmitter::emit_instr(const Instr& in) {
   switch (op_class(in.op)) {
     case OpClass::Memory:
       if (in.op == Op::Store) {
-        line(d_.store(index_.type(in.args[2]), ref(in.args[0]), ref(in.args[1]), ref(in.args[2])) + ";");
+        const Type elem = index_.type(in.args[2]);
+        line((ir::is_nontemporal_store(in) ? d_.store_nontemporal(elem, ref(in.args[0]), ref(in.args[1]), ref(in.args[2]))
+                                           : d_.store(elem, ref(in.args[0]), ref(in.args[1]), ref(in.args[2]))) +
+             ";");
         return;
       }
       return emit_value(in);

@@ -244,6 +244,22 @@ std::string CppDialect::store(Type elem, const std::string& ptr, const std::stri
   return ptr + "[" + idx + "] = " + v;
 }
 
+// Streaming stores for whole lines of 16, 32 or 64 bytes (movntps/vmovntps
+// xmm/ymm/zmm). These need the address aligned to the store's size, which a
+// line buffer has by construction: CPU buffers are 64-byte aligned and a line
+// of 2^k lanes is aligned to its size (the ext_vector type's alignment, which
+// clang also assumes for a plain line store). Scalars and other lines store
+// plainly: a nontemporal scalar store keeps the loop vectoriser from widening
+// the work-item loop (x86 has no legal unaligned NT vector store), and a
+// scalar movnti per element gains nothing over the cache.
+std::string CppDialect::store_nontemporal(Type elem, const std::string& ptr, const std::string& idx,
+                                          const std::string& v) const {
+  const int bytes = elem.bytes();
+  const bool streams = elem.is_vector() && !elem.is_bool() && (bytes == 16 || bytes == 32 || bytes == 64);
+  if (!streams) return store(elem, ptr, idx, v);
+  return "__builtin_nontemporal_store(" + v + ", &" + ptr + "[" + idx + "])";
+}
+
 // Shared memory belongs to one workgroup, and the CPU runs all work-items of a
 // workgroup in sequence on one thread: a plain read-modify-write is atomic
 // there, and avoids a locked instruction per update.
@@ -284,6 +300,11 @@ std::string CppDialect::barrier() const { return "/* barrier */"; }
 
 std::string CppDialect::shared_decl(Type elem, int64_t count, const std::string& name) const {
   return "alignas(64) " + type_name(elem) + " " + name + "[" + std::to_string(count) + "]";
+}
+
+std::string CppDialect::dot4(Type a, Type b, std::span<const std::string> args) const {
+  auto sign = [](Type t) { return t.kind == ScalarKind::I32 ? "true" : "false"; };
+  return std::string("kg_dot4<") + sign(a) + ", " + sign(b) + ">(" + args[0] + ", " + args[1] + ", " + args[2] + ")";
 }
 
 std::string CppDialect::unroll_hint(int factor) const {
@@ -559,6 +580,39 @@ KG_MATH f32 kg_powf(f32 x, f32 y) {
   return x == 1.0f || y == 0.0f || (x == -1.0f && __builtin_fabsf(y) == __builtin_inff()) ? 1.0f : v;
 }
 )"},
+    // Not math, but the same pull-in-when-called mechanism: dot4 (ir/ops.h).
+    {"dot4", "kg_dot4<", "", R"(// dot4: c + the 4 byte products of each 32-bit lane (SA/SB: bytes signed),
+// wrapping. With AVX512-VNNI the u8 x i8 case of 4/8/16 lanes is one vpdpbusd;
+// everything else is lane arithmetic on the line (clang vectorises it).
+typedef int kg_v4si __attribute__((__vector_size__(16)));
+typedef int kg_v8si __attribute__((__vector_size__(32)));
+typedef int kg_v16si __attribute__((__vector_size__(64)));
+template <bool SA, bool SB, class A, class B, class C> KG_MATH C kg_dot4(A a, B b, C c) {
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+  // vpdpbusd(acc, unsigned bytes, signed bytes)
+#define KG_VNNI(BYTES, V, F) \
+  if constexpr (SA != SB && sizeof(C) == BYTES) return SA ? (C)F((V)c, (V)b, (V)a) : (C)F((V)c, (V)a, (V)b);
+  KG_VNNI(64, kg_v16si, __builtin_ia32_vpdpbusd512)
+  KG_VNNI(32, kg_v8si, __builtin_ia32_vpdpbusd256)
+  KG_VNNI(16, kg_v4si, __builtin_ia32_vpdpbusd128)
+#undef KG_VNNI
+#endif
+  C r = c;
+#pragma clang loop unroll(full)
+  for (int j = 0; j < 32; j += 8) {
+    C x, y;
+    if constexpr (sizeof(C) == 4) {  // scalars: byte casts (what the work-item loop vectorises)
+      x = SA ? (C)(i8)(u8)((u32)a >> j) : (C)(u8)((u32)a >> j);
+      y = SB ? (C)(i8)(u8)((u32)b >> j) : (C)(u8)((u32)b >> j);
+    } else {
+      if constexpr (SA) x = (C)(a << (24 - j)) >> 24; else x = (C)((a >> j) & 255);
+      if constexpr (SB) y = (C)(b << (24 - j)) >> 24; else y = (C)((b >> j) & 255);
+    }
+    r += x * y;
+  }
+  return r;
+}
+)"},
 };
 
 }  // namespace
@@ -634,6 +688,16 @@ template <class T> static inline T kg_rmw_min(T* p, T v) { T old = *p; *p = __bu
 template <class T> static inline T kg_rmw_max(T* p, T v) { T old = *p; *p = __builtin_elementwise_max(old, v); return old; }
 template <class T> static inline T kg_rmw_xchg(T* p, T v) { T old = *p; *p = v; return old; }
 template <class T> static inline T kg_rmw_cas(T* p, T cmp, T v) { T old = *p; if (old == cmp) *p = v; return old; }
+// Streaming (non-temporal) stores are weakly ordered: the launch's release
+// (the pool's join) does not order them. An sfence at the end of a call that
+// used them makes them visible before the call reports done.
+static inline void kg_stream_fence() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_sfence();
+#else
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
 // ---- end of prelude ----
 )";
 }

@@ -25,12 +25,15 @@ class CppDialect : public Dialect {
   std::string reduce(ir::Op op, ir::Type vec, const std::string& x) const override;
   std::string load(ir::Type elem, const std::string& ptr, const std::string& idx) const override;
   std::string store(ir::Type elem, const std::string& ptr, const std::string& idx, const std::string& v) const override;
+  std::string store_nontemporal(ir::Type elem, const std::string& ptr, const std::string& idx,
+                                const std::string& v) const override;
   std::string atomic_in(ir::AddrSpace space, ir::Op op, ir::Type elem, const std::string& ptr,
                         const std::string& idx, std::span<const std::string> args) const override;
   std::string atomic(ir::Op op, ir::Type elem, const std::string& ptr, const std::string& idx,
                      std::span<const std::string> args) const override;
   std::string barrier() const override;
   std::string shared_decl(ir::Type elem, int64_t count, const std::string& name) const override;
+  std::string dot4(ir::Type a, ir::Type b, std::span<const std::string> args) const override;
   std::string unroll_hint(int factor) const override;
   std::string prelude() const override;
   // `src` (prelude + kernel) with the f32 math helpers the kernel calls inserted

@@ -97,6 +97,9 @@ class CpuSimtEmitter : public CEmitter {
     emit_split(k_.body);
     line("if (++gx == ngx) { gx = 0; if (++gy == ngy) { gy = 0; ++gz; } }");
     close();
+    bool streams = false;
+    ir::walk(k_.body, [&](const Instr& in) { streams |= ir::is_nontemporal_store(in); });
+    if (streams) line("kg_stream_fence();  // order this call's streaming stores before the launch completes");
     close();
     return std::move(out());
   }

@@ -255,6 +255,15 @@ std::string CudaDialect::store(Type elem, const std::string& ptr, const std::str
   return ptr + "[" + idx + "] = " + v;
 }
 
+// __stcs (st.global.cs: evict-first, "streaming") where CUDA overloads it:
+// the 32/64-bit scalars. Lines (kg_line structs) and narrow types store plainly.
+std::string CudaDialect::store_nontemporal(Type elem, const std::string& ptr, const std::string& idx,
+                                           const std::string& v) const {
+  const bool overloaded = !elem.is_vector() && !elem.is_bool() && (elem.bits() == 32 || elem.bits() == 64);
+  if (!overloaded) return store(elem, ptr, idx, v);
+  return "__stcs(&" + ptr + "[" + idx + "], " + v + ")";
+}
+
 std::string CudaDialect::atomic(Op op, Type elem, const std::string& ptr, const std::string& idx,
                                 std::span<const std::string> a) const {
   std::string p = "&" + ptr + "[" + idx + "]";

@@ -31,6 +31,8 @@ class CudaDialect : public Dialect {
   std::string reduce(ir::Op op, ir::Type vec, const std::string& x) const override;
   std::string load(ir::Type elem, const std::string& ptr, const std::string& idx) const override;
   std::string store(ir::Type elem, const std::string& ptr, const std::string& idx, const std::string& v) const override;
+  std::string store_nontemporal(ir::Type elem, const std::string& ptr, const std::string& idx,
+                                const std::string& v) const override;
   std::string atomic(ir::Op op, ir::Type elem, const std::string& ptr, const std::string& idx,
                      std::span<const std::string> args) const override;
   std::string barrier() const override { return "__syncthreads()"; }

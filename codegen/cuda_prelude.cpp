@@ -150,6 +150,12 @@ template <class T> KG_INL T kg_atomic_cas(T* p, T c, T v) {
   if constexpr (sizeof(T) == 4) return (T)atomicCAS((u32*)p, (u32)c, (u32)v);
   else return (T)atomicCAS((u64*)p, (u64)c, (u64)v);
 }
+// dot4 (ir/ops.h): PTX dp4a (sm_61+), the byte signedness in its types.
+#define KG_DOT4(N, TA, TB, PA, PB) KG_INL i32 N(TA a, TB b, i32 c) { \
+  i32 d; asm("dp4a." PA "." PB " %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c)); return d; }
+KG_DOT4(kg_dot4_ss, i32, i32, "s32", "s32") KG_DOT4(kg_dot4_su, i32, u32, "s32", "u32")
+KG_DOT4(kg_dot4_us, u32, i32, "u32", "s32") KG_DOT4(kg_dot4_uu, u32, u32, "u32", "u32")
+#undef KG_DOT4
 // ---- end of prelude ----
 )";
 }

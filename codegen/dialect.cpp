@@ -13,6 +13,16 @@ std::string Dialect::subgroup(ir::Op op, ir::Type, std::span<const std::string>)
                           std::string(ir::op_name(op)) + "')");
 }
 
+std::string dot4_helper_name(ir::Type a, ir::Type b) {
+  auto sign = [](ir::Type t) { return t.kind == ir::ScalarKind::I32 ? "s" : "u"; };
+  return std::string("kg_dot4_") + sign(a) + sign(b);
+}
+
+std::string Dialect::dot4(ir::Type a, ir::Type b, std::span<const std::string> args) const {
+  if (a.is_vector()) return {};
+  return dot4_helper_name(a, b) + "(" + args[0] + ", " + args[1] + ", " + args[2] + ")";
+}
+
 std::string format_op(std::string_view fmt, std::span<const std::string> args, const FormatVars& v) {
   std::string out;
   out.reserve(fmt.size() + 32);

@@ -46,6 +46,8 @@ struct FormatVars {
   std::string T, E, R, f, B;
 };
 std::string format_op(std::string_view fmt, std::span<const std::string> args, const FormatVars& vars);
+// "kg_dot4_su" for dot4 of an i32 and a u32 operand (see Dialect::dot4).
+std::string dot4_helper_name(ir::Type a, ir::Type b);
 
 class Dialect {
  public:
@@ -75,6 +77,12 @@ class Dialect {
   virtual std::string load(ir::Type elem, const std::string& ptr, const std::string& idx) const = 0;
   virtual std::string store(ir::Type elem, const std::string& ptr, const std::string& idx,
                             const std::string& v) const = 0;
+  // A store with the nontemporal hint (ir.h StoreHint) into a global buffer.
+  // Same meaning as store(); a dialect without streaming stores keeps the default.
+  virtual std::string store_nontemporal(ir::Type elem, const std::string& ptr, const std::string& idx,
+                                        const std::string& v) const {
+    return store(elem, ptr, idx, v);
+  }
   // Atomic read-modify-write returning the old value.
   virtual std::string atomic(ir::Op op, ir::Type elem, const std::string& ptr, const std::string& idx,
                              std::span<const std::string> args) const = 0;
@@ -85,6 +93,11 @@ class Dialect {
                                 const std::string& idx, std::span<const std::string> args) const {
     return atomic(op, elem, ptr, idx, args);
   }
+  // dot4 (ir/ops.h) of operands of types a, b (i32: signed bytes, u32:
+  // unsigned) and an i32 accumulator: args {a, b, c}. The default calls the
+  // prelude helper kg_dot4_<s|u><s|u>(a, b, c) on scalars, which every
+  // GPU dialect defines; an empty string for a line means lane by lane.
+  virtual std::string dot4(ir::Type a, ir::Type b, std::span<const std::string> args) const;
   // Statement (without ';') for a workgroup barrier.
   virtual std::string barrier() const = 0;
   // Subgroup shuffle/broadcast (args: value, lane) and reductions (args:

@@ -365,6 +365,12 @@ struct Helper {
   const char* text;
 };
 
+// dot4 (ir/ops.h): bitfieldExtract sign-extends int bytes, zero-extends uint
+// ones; int arithmetic wraps. (GL_EXT_integer_dot_product would need a
+// capability check; lavapipe lowers it to the same arithmetic.)
+#define KG_GLSL_DOT4(N, TA, TB) \
+  {N, "", "int " N "(" TA " a, " TB " b, int c) { for (int j = 0; j < 32; j += 8) c += int(bitfieldExtract(a, j, 8)) * int(bitfieldExtract(b, j, 8)); return c; }\n"},
+
 const Helper kHelpers[] = {
     {"kg_min", "", R"(// minNum/maxNum: a NaN operand yields the other one (GLSL min/max leave it undefined).
 #define KG_MINMAX(T) \
@@ -513,6 +519,8 @@ float kg_erf(float x) {
   return isnan(x) ? x : ax < 1.0 ? small : (x < 0.0 ? -big : big);
 }
 )"},
+    KG_GLSL_DOT4("kg_dot4_ss", "int", "int") KG_GLSL_DOT4("kg_dot4_su", "int", "uint")
+    KG_GLSL_DOT4("kg_dot4_us", "uint", "int") KG_GLSL_DOT4("kg_dot4_uu", "uint", "uint")
 };
 
 }  // namespace

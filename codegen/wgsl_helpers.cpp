@@ -19,6 +19,14 @@ struct Helper {
   const char* text;
 };
 
+// dot4 (ir/ops.h): extractBits sign-extends i32 bytes, zero-extends u32
+// ones; i32 arithmetic wraps. (dot4I8Packed/dot4U8Packed would need the
+// packed_4x8_integer_dot_product language feature and cover no mixed case.)
+#define KG_WGSL_DOT4(N, TA, TB) \
+  {N, "", "fn " N "(a: " TA ", b: " TB ", c0: i32) -> i32 {\n  var c = c0;\n" \
+          "  for (var j = 0u; j < 32u; j += 8u) { c += i32(extractBits(a, j, 8u)) * i32(extractBits(b, j, 8u)); }\n" \
+          "  return c;\n}\n"},
+
 const Helper kHelpers[] = {
     {"kg_fmod", "", R"(// C fmod, exact: subtract the largest b * 2^k <= r until r < |b|; each
 // step is exact (Sterbenz: t <= r < 2t). Sign of the dividend, like the IR.
@@ -200,6 +208,8 @@ fn kg_rbf16(x: f32) -> f32 {
   return bitcast<f32>((u + 0x7fffu + ((u >> 16u) & 1u)) & 0xffff0000u);
 }
 )"},
+    KG_WGSL_DOT4("kg_dot4_ss", "i32", "i32") KG_WGSL_DOT4("kg_dot4_su", "i32", "u32")
+    KG_WGSL_DOT4("kg_dot4_us", "u32", "i32") KG_WGSL_DOT4("kg_dot4_uu", "u32", "u32")
 };
 
 }  // namespace

@@ -32,6 +32,13 @@ Value fma(const Operand& a, const Operand& b, const Operand& c) {
   return make(a.loc(), Op::Fma, detail::resolve_together({&a, &b, &c}));
 }
 
+Value dot4(const Operand& a, const Operand& b, const Operand& c) {
+  ir::ValueId va = a.is_literal() && !b.is_literal() ? resolve(a, b.type()) : resolve(a);
+  ir::ValueId vb = b.is_literal() ? resolve(b, a.type()) : resolve(b);
+  ir::Type acc = ir::Type(ir::ScalarKind::I32, a.is_literal() ? b.type().lanes : a.type().lanes);
+  return make(a.loc(), Op::Dot4, {va, vb, c.is_literal() ? resolve(c, acc) : resolve(c)});
+}
+
 Value select(const Operand& c, const Operand& a, const Operand& b) {
   // Resolve the condition as bool (or its own line type) first: select(c, 1, 2)
   // gives i32, select(c, x, 0) gives x's type.

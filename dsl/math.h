@@ -27,6 +27,10 @@ Value min(const Operand& a, const Operand& b);
 Value max(const Operand& a, const Operand& b);
 Value pow(const Operand& a, const Operand& b);
 Value fma(const Operand& a, const Operand& b, const Operand& c);  // a*b+c, one rounding
+// c + Σ_{j<4} byte_j(a)·byte_j(b) per 32-bit lane: a, b i32 (signed bytes) or
+// u32 (unsigned) lines or scalars, c i32 of the same width (ir/ops.h dot4).
+// Literal operands take i32 (c) or the other packed operand's type.
+Value dot4(const Operand& a, const Operand& b, const Operand& c);
 
 // c ? a : b, evaluating both (a per-lane choice with a bool line `c`).
 Value select(const Operand& c, const Operand& a, const Operand& b);

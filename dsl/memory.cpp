@@ -10,11 +10,15 @@ Value ElemRef::load_at(ir::SourceLoc loc) const {
 
 Value ElemRef::load(std::source_location loc) const { return load_at(to_loc(loc)); }
 
-void ElemRef::store_at(ir::SourceLoc loc, const Operand& v) {
+void ElemRef::store_at(ir::SourceLoc loc, const Operand& v, ir::StoreHint hint) {
   ir::ValueId p = detail::use(ptr_, loc), i = detail::use(index_, loc);
   ir::ValueId x = detail::resolve(v, ptr_.type().element());
-  record(loc, ir::Op::Store, {p, i, x});
+  if (hint == ir::kStoreNonTemporal && ptr_.type().space != ir::AddrSpace::Global)
+    throw ir::Error(loc, "stream: streaming stores need a buffer parameter, not a shared array");
+  record(loc, ir::Op::Store, {p, i, x}, hint);
 }
+
+void ElemRef::stream(const Operand& v) { store_at(v.loc(), v, ir::kStoreNonTemporal); }
 
 ElemRef& ElemRef::operator=(const Operand& v) {
   store_at(v.loc(), v);

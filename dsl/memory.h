@@ -30,6 +30,14 @@ class ElemRef {
   ElemRef& operator<<=(const Operand& v);
   ElemRef& operator>>=(const Operand& v);
 
+  // A streaming store, `y[i].stream(v)`: means exactly `y[i] = v`, and hints
+  // that the value is not read again soon, so a CPU writes it around the
+  // caches (a non-temporal store: no read for ownership of the output line).
+  // For large write-once outputs of global buffers; GPU targets ignore it.
+  // On the CPU only lines of 16, 32 or 64 bytes stream (aligned by buffer
+  // layout); scalars are stored plainly.
+  void stream(const Operand& v);
+
   Value load(std::source_location loc = std::source_location::current()) const;
   operator Value() const { return load_at(loc_); }  // at the indexing site
 
@@ -39,7 +47,7 @@ class ElemRef {
   Value load_at(ir::SourceLoc loc) const;
 
  private:
-  void store_at(ir::SourceLoc loc, const Operand& v);
+  void store_at(ir::SourceLoc loc, const Operand& v, ir::StoreHint hint = ir::kStorePlain);
   ElemRef& update(ir::Op op, const Operand& v);
 
   Value ptr_, index_;

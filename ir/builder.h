@@ -38,7 +38,7 @@ class Builder {
   ValueId builtin(Op b, int axis = 0) { return op(b, {}, axis); }
   ValueId cast(Type t, ValueId v) { return op(Op::Cast, {v}, 0, t); }
   ValueId load(ValueId p, ValueId i) { return op(Op::Load, {p, i}); }
-  void store(ValueId p, ValueId i, ValueId v) { op(Op::Store, {p, i, v}); }
+  void store(ValueId p, ValueId i, ValueId v, StoreHint hint = kStorePlain) { op(Op::Store, {p, i, v}, hint); }
   ValueId var(ValueId init) { return op(Op::Var, {init}); }
   ValueId var_load(ValueId var) { return op(Op::VarLoad, {var}); }
   void var_store(ValueId var, ValueId v) { op(Op::VarStore, {var, v}); }

@@ -62,6 +62,19 @@ int32_t exec_fma(const Code& c, Item& it, Machine&) {
     st<T>(f + c.dst, i, sem_Fma(ld<T>(f + c.a[0], i), ld<T>(f + c.a[1], i), ld<T>(f + c.a[2], i)));
   return int32_t(c.next);
 }
+template <class A, class B>
+int32_t exec_dot4(const Code& c, Item& it, Machine&) {
+  std::byte* f = it.frame;
+  for (uint32_t i = 0; i < c.lanes; ++i)
+    st<int32_t>(f + c.dst, i, sem_Dot4(ld<A>(f + c.a[0], i), ld<B>(f + c.a[1], i), ld<int32_t>(f + c.a[2], i)));
+  return int32_t(c.next);
+}
+// The dot4 lane loop for the operands' signedness.
+ExecFn select_dot4(ScalarKind a, ScalarKind b) {
+  bool sa = a == ScalarKind::I32, sb = b == ScalarKind::I32;
+  if (sa) return sb ? &exec_dot4<int32_t, int32_t> : &exec_dot4<int32_t, uint32_t>;
+  return sb ? &exec_dot4<uint32_t, int32_t> : &exec_dot4<uint32_t, uint32_t>;
+}
 template <class To, class From>
 int32_t exec_cast(const Code& c, Item& it, Machine&) {
   std::byte* f = it.frame;
@@ -201,6 +214,7 @@ void select_compute(Code& c, const Instr& in, const ValueIndex& vi) {
     case OpClass::Compare:
     case OpClass::Reduce:
     case OpClass::Fma: c.fn = select_math(in.op, shape.kind); break;
+    case OpClass::Dot: c.fn = select_dot4(operand.kind, vi.type(in.args[1]).kind); break;
     case OpClass::Select:
       c.fn = select_math(in.op, shape.kind);
       c.cond_splat = vi.type(in.args[0]).lanes == 1 && shape.lanes > 1;

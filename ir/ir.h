@@ -60,6 +60,14 @@ struct Instr {
   bool has_result() const { return id != kNoValue; }
 };
 
+// Store hints, the Instr::attr of a Store. A hint never changes what a store
+// means (the interpreter ignores it); it tells a target how to write.
+//   kStoreNonTemporal ("store %p, %i, %v nontemporal"): the value will not be
+//   read again soon, so a CPU may stream it around the caches (no read for
+//   ownership of the line). Only for global buffers; GPU dialects drop it.
+enum StoreHint : int64_t { kStorePlain = 0, kStoreNonTemporal = 1 };
+inline bool is_nontemporal_store(const Instr& in) { return in.op == Op::Store && in.attr == kStoreNonTemporal; }
+
 enum class Access : uint8_t { Read, Write, ReadWrite };
 std::string_view access_name(Access a);
 

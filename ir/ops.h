@@ -97,6 +97,7 @@ namespace kgen::ir {
   KGEN_COMPARE_OPS(X)                                   \
   X(Select, "select", Select, Any)                      \
   X(Fma, "fma", Fma, Float)                             \
+  X(Dot4, "dot4", Dot, Int) /* c + Σ bytes(a)·bytes(b) */ \
   X(Cast, "cast", Convert, Any)                         \
   X(Bitcast, "bitcast", Convert, Any)                   \
   X(Splat, "splat", Vector, Any)                        \
@@ -130,7 +131,11 @@ enum class Op : uint16_t {
 
 enum class OpClass : uint8_t {
   Leaf, Builtin, Unary, Binary, Compare, Select, Fma, Convert, Vector, Reduce,
-  Memory, Atomic, Sync, Subgroup, SubgroupReduce, Local, Control
+  Memory, Atomic, Sync, Subgroup, SubgroupReduce, Local, Control,
+  // dot4(a, b, c): per 32-bit lane, c + Σ_{j<4} byte_j(a)·byte_j(b), the
+  // bytes signed where the operand is i32, unsigned where u32; c and the
+  // result are i32, wrapping (x86 vpdpbusd, CUDA dp4a, SPIR-V OpSDot).
+  Dot
 };
 
 // Element kinds a math op accepts. Numeric: ints and floats. Float: floats.

@@ -360,10 +360,15 @@ class Parser {
     if (on_line(line) && peek().kind == Tok::Ident) {
       const Token& kw = peek();
       bool ok = (syn == AttrSyntax::Lane && kw.text == "lane") || (syn == AttrSyntax::Unroll && kw.text == "unroll") ||
-                (syn == AttrSyntax::Generic && kw.text == "attr");
-      if (!ok) fail(kw, "unexpected " + describe(kw) + " after the operands of " + std::string(op_name(*op)));
-      next();
-      in.attr = integer(kw.text.c_str(), INT64_MIN, INT64_MAX);
+                ((syn == AttrSyntax::Generic || syn == AttrSyntax::Hint) && kw.text == "attr");
+      if (syn == AttrSyntax::Hint && kw.text == "nontemporal") {
+        next();
+        in.attr = kStoreNonTemporal;
+      } else {
+        if (!ok) fail(kw, "unexpected " + describe(kw) + " after the operands of " + std::string(op_name(*op)));
+        next();
+        in.attr = integer(kw.text.c_str(), INT64_MIN, INT64_MAX);
+      }
     } else if (syn == AttrSyntax::Lane) {
       fail(peek(), std::string(op_name(*op)) + " needs 'lane N'");
     }

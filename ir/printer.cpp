@@ -14,6 +14,7 @@ AttrSyntax attr_syntax(Op op) {
     case OpClass::Builtin:
       return (op == Op::SubgroupSize || op == Op::SubgroupLane) ? AttrSyntax::Generic : AttrSyntax::Leading;
     case OpClass::Vector: return (op == Op::Extract || op == Op::Insert) ? AttrSyntax::Lane : AttrSyntax::Generic;
+    case OpClass::Memory: return op == Op::Store ? AttrSyntax::Hint : AttrSyntax::Generic;
     default: return op == Op::For ? AttrSyntax::Unroll : AttrSyntax::Generic;
   }
 }
@@ -87,6 +88,10 @@ std::string head(const Instr& in) {
       break;
     case AttrSyntax::Generic:
       if (in.attr) s += " attr " + std::to_string(in.attr);
+      break;
+    case AttrSyntax::Hint:
+      if (in.attr == kStoreNonTemporal) s += " nontemporal";
+      else if (in.attr) s += " attr " + std::to_string(in.attr);  // malformed; the verifier says so
       break;
     case AttrSyntax::Leading: break;
   }

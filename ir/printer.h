@@ -44,6 +44,8 @@ enum class AttrSyntax : uint8_t {
   Lane,     // after the operands: "extract %4 lane 2"
   Unroll,   // after the operands, only when nonzero: "for %1, %2, %3 unroll 4"
   Generic,  // not meaningful for the op; printed as "attr N" only when nonzero
+  Hint,     // a Store's hint (ir.h StoreHint), a keyword after the operands
+            // only when set: "store %1, %2, %3 nontemporal"
 };
 AttrSyntax attr_syntax(Op op);
 

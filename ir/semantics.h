@@ -315,6 +315,22 @@ template <class T> T sem_Fma(T a, T b, T c) {
   else return T(::fmaf(float(a), float(b), float(c)));
 }
 
+// dot4: c + Σ_{j<4} byte_j(a)·byte_j(b), byte 0 the least significant; a
+// byte of an int32_t operand is signed (-128..127), of a uint32_t unsigned.
+// The products and the sum are exact; adding c wraps modulo 2^32.
+template <class A, class B> int32_t sem_Dot4(A a, B b, int32_t c) {
+  static_assert((std::same_as<A, int32_t> || std::same_as<A, uint32_t>) &&
+                    (std::same_as<B, int32_t> || std::same_as<B, uint32_t>),
+                "dot4 needs i32 or u32 operands");
+  auto byte = []<class T>(T v, int j) -> int32_t {
+    uint32_t u = (uint32_t(v) >> (8 * j)) & 0xFFu;
+    return std::same_as<T, int32_t> ? int32_t(int8_t(uint8_t(u))) : int32_t(u);
+  };
+  int32_t sum = 0;  // |sum| <= 4·255·255: no overflow
+  for (int j = 0; j < 4; ++j) sum += byte(a, j) * byte(b, j);
+  return int32_t(uint32_t(c) + uint32_t(sum));
+}
+
 // ---------------------------------------------------------------------------
 // Conversions.
 namespace sem_detail {

@@ -168,6 +168,16 @@ Type infer_type(const Instr& in, const Kernel& k, const ValueLookup& lookup) {
       need_same(0, 2);
       need_domain(0);
       return a[0].type;
+    case OpClass::Dot:
+      need_args(3);
+      for (size_t i = 0; i < 3; ++i) need_value(i);
+      for (size_t i = 0; i < 2; ++i)
+        if (a[i].type.scalar() != types::I32 && a[i].type.scalar() != types::U32)
+          fail(in, "operand " + std::to_string(i) + " must be i32 or u32 (4 packed bytes; i32: signed), got " + a[i].type.str());
+      if (a[0].type.lanes != a[1].type.lanes || a[2].type != Type(ScalarKind::I32, a[0].type.lanes))
+        fail(in, "needs two packed operands and an i32 accumulator of one width, got " + a[0].type.str() + ", " +
+                     a[1].type.str() + ", " + a[2].type.str());
+      return a[2].type;
     case OpClass::Convert:
       need_args(1);
       need_value(0);
@@ -230,6 +240,10 @@ Type infer_type(const Instr& in, const Kernel& k, const ValueLookup& lookup) {
       need_pointer(0);
       need_index(1);
       need_writable(0);
+      if (in.attr != kStorePlain && in.attr != kStoreNonTemporal)
+        fail(in, "unknown store hint " + std::to_string(in.attr) + " (0: plain, 1: nontemporal)");
+      if (in.attr == kStoreNonTemporal && a[0].type.space != AddrSpace::Global)
+        fail(in, "a nontemporal store needs a global buffer (shared memory is on-chip)");
       if (a[2].type != a[0].type.element())
         fail(in, "stored value is " + a[2].type.str() + " but " + buffer_name(a[0]) + " holds " + a[0].type.element().str());
       return types::Void;

@@ -6,6 +6,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "ops/stream_heuristic.h"
+
 namespace kgen::ops {
 
 using fusion::Chain;
@@ -168,6 +170,7 @@ fusion::ChainVariant chain_variant(const Variant& v, const TargetCaps& caps) {
   cv.lanes = int(v.get("lanes", is_cpu(caps) ? 16 : 1));
   cv.wg = int(v.get("wg", is_cpu(caps) ? 1 : 64));
   cv.chunk = v.get("chunk", is_cpu(caps) ? 8192 : 4096);
+  cv.stream = v.get("stream") != 0;
   return cv;
 }
 
@@ -198,10 +201,12 @@ OpDef elementwise_def(const std::string& name, const std::string& desc, const st
     std::vector<Variant> v;
     std::vector<int> impls = {kFused};
     if (p.op == "ew_chain") impls.push_back(kUnfused);
+    const bool can_stream = fusion::chain_can_stream(fusion::layout_of(elementwise_chain(p)));
     for (int impl : impls) {
       if (is_cpu(caps)) {
         for (int64_t chunk : {4096, 8192, 32768}) v.push_back(Variant{}.set("impl", impl).set("lanes", 16).set("chunk", chunk));
         v.push_back(Variant{}.set("impl", impl).set("lanes", 1).set("chunk", 8192));
+        if (can_stream) v.push_back(Variant{}.set("impl", impl).set("lanes", 16).set("chunk", 8192).set("stream", 1));
       } else {
         for (int wg : {64, 256}) v.push_back(Variant{}.set("impl", impl).set("lanes", 1).set("wg", wg).set("chunk", 4096));
       }
@@ -213,7 +218,9 @@ OpDef elementwise_def(const std::string& name, const std::string& desc, const st
     v.set("impl", kFused);
     if (is_cpu(caps)) v.set("lanes", 16).set("chunk", 8192);
     else v.set("lanes", 1).set("wg", 64).set("chunk", 4096);
-    (void)p;
+    const Chain c = elementwise_chain(p);
+    const double out_bytes = double(fusion::numel(c.shape)) * ir::Type(c.out_dtype).bytes();
+    if (is_cpu(caps) && fusion::chain_can_stream(fusion::layout_of(c)) && stream_output(caps, out_bytes)) v.set("stream", 1);
     return v;
   };
   d.plan = [](const Problem& p, const Variant& v, const TargetCaps& caps) {

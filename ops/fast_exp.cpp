@@ -25,10 +25,10 @@ dsl::Value fast_exp(const dsl::Value& x_in, bool nonpositive) {
   p = fma(p, r, 4.1665795894e-2f);
   p = fma(p, r, 1.6666665459e-1f);
   p = fma(p, r, 5.0000001201e-1f);
-  Value er = fma(p, r * r, r) + 1.0f;
+  Value q = fma(p, r * r, r);  // e^r - 1
   // (bits(t) + 127) << 23 == (k + 127) << 23: the shift drops the constant's bits.
   Value two_k = bitcast(x_in.type(), (bitcast(uty, t) + 127u) << 23u);
-  return er * two_k;
+  return fma(q, two_k, two_k);  // (e^r - 1) 2^k + 2^k: one rounding, one op less than (q + 1) * 2^k
 }
 
 }  // namespace kgen::ops

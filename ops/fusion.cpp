@@ -9,6 +9,7 @@
 
 #include "dsl/dsl.h"
 #include "ir/half.h"
+#include "ops/fast_exp.h"
 
 namespace kgen::ops::fusion {
 
@@ -80,9 +81,13 @@ Expr sigmoid(Expr a) { return lit(1.0) / (lit(1.0) + exp(-a)); }
 Expr silu(Expr a) { return a * sigmoid(a); }
 // 0.5 (1 + tanh(z)) == sigmoid(2 z): the same function through one exp and
 // one division, ~3x cheaper than the (bit-exact, fdlibm) tanh on lines.
+// -2z = a (-2k c a^2 - 2k) (k = sqrt(2/pi), c = 0.044715): one multiply and
+// one fma after a^2, where the textbook form takes five ops and a negation
+// (the CPU's gelu chain is bound by its arithmetic, not by DRAM).
 Expr gelu(Expr a) {
-  Expr z2 = lit(2 * 0.7978845608028654) * (a + lit(0.044715) * a * a * a);
-  return a / (lit(1.0) + exp(-z2));
+  const double k2 = 2 * 0.7978845608028654;
+  Expr minus_z2 = a * apply(Op::Fma, {a * a, lit(-k2 * 0.044715), lit(-k2)});
+  return a / (lit(1.0) + exp(minus_z2));
 }
 Expr relu(Expr a) { return max(a, lit(0.0)); }
 
@@ -220,12 +225,45 @@ ChainVariant chain_variant_for(const Chain& c, const TargetCaps& caps) {
 
 namespace {
 
+// x / (1 + e^y) without a division or the target's exp: the sigmoid inside
+// silu and the tanh-form gelu, where the line division (vdivps zmm: one per
+// ~10 cycles) and the exact exp made the fused chain compute-bound on the
+// CPU. y is clamped to [-87, 87] (fast_exp clamps the lower end), so
+// d = 1 + e^y <= 6.1e37 < 2^126 and 1/d is a normal float, which the integer
+// first guess (0x7ef311c3 - bits(d), within 12%) needs; three Newton steps
+// (the error squares each time: 1.4e-2, 2e-4, 4e-8) reach ~1 ulp. A NaN y
+// stays NaN. Differs from the exact form only where |y| > 87: there the
+// result is ~1.6e-38 * x instead of (nearly) 0, or x / (1 + 1.6e-38); and
+// x = -inf with y = +inf (gelu/silu at -inf) gives -inf where the exact
+// form's inf / inf is NaN (the limit is 0 for both).
+Value sigmoid_div(const Value& x, const Value& y) {
+  const ir::Type ft = y.type(), ut = ft.lanes > 1 ? line(u32, ft.lanes) : ir::Type(u32);
+  Value d = fast_exp(min(y, 87.0f), /*nonpositive=*/true) + 1.0f;  // "nonpositive": no upper clamp of its own
+  Value r = bitcast(ft, 0x7ef311c3u - bitcast(ut, d));
+  for (int i = 0; i < 3; ++i) r = fma(r, fma(-d, r, 1.0f), r);
+  return select(y != y, y, x * r);
+}
+
+bool is_const(const Expr& e, double v) { return e.node->kind == Node::Kind::Const && e.node->value == v; }
+bool is_op(const Expr& e, Op op) { return e.node->kind == Node::Kind::Op && e.node->op == op; }
+
 // The chain evaluated in f32 (lanes == 1) or f32 lines on DSL values.
+// fast (CPU kernels): x / (1 + exp(y)) by sigmoid_div.
 struct Evaluator {
   const Chain& c;
   int lanes;
   std::function<Value(int)> input;  // f32 value of input i at the current element(s)
   std::map<const Node*, Value> memo;
+  bool fast = false;
+
+  // The exponent y when `d` is 1 + exp(y) (either order).
+  const Expr* one_plus_exp(const Expr& d) const {
+    if (!is_op(d, Op::Add)) return nullptr;
+    const auto& a = d.node->args;
+    if (is_const(a[0], 1.0) && is_op(a[1], Op::Exp)) return &a[1].node->args[0];
+    if (is_const(a[1], 1.0) && is_op(a[0], Op::Exp)) return &a[0].node->args[0];
+    return nullptr;
+  }
 
   ir::Type f32t() const { return lanes == 1 ? ir::Type(f32) : line(f32, lanes); }
   Value eval(const Expr& e) {
@@ -248,6 +286,8 @@ struct Evaluator {
       }
       case Node::Kind::Op: break;
     }
+    if (fast && n.op == Op::Div)
+      if (const Expr* y = one_plus_exp(n.args[1])) return sigmoid_div(eval(n.args[0]), eval(*y));
     std::vector<Value> a;
     for (const auto& x : n.args) a.push_back(eval(x));
     switch (n.op) {
@@ -293,7 +333,7 @@ std::string kernel_name(const Chain& c, const Layout& l, const ChainVariant& v) 
   if (v.wg > 1) s += "_wg" + std::to_string(v.wg);
   for (size_t i = 0; i < c.inputs.size(); ++i)
     s += "_" + std::string(ir::scalar_name(c.inputs[i].dtype)) + (l.strides[i].back() == 0 ? "b" : "");
-  return s + "_" + std::string(ir::scalar_name(c.out_dtype));
+  return s + "_" + std::string(ir::scalar_name(c.out_dtype)) + (v.stream ? "_stream" : "");
 }
 
 }  // namespace
@@ -308,10 +348,14 @@ ir::Kernel chain_kernel(const Chain& c, const Layout& l, const ChainVariant& v) 
   const int R = int(l.dims.size()), L = v.lanes;
   const size_t ni = c.inputs.size();
   if (L != 1 && L != 16) throw std::invalid_argument("fusion: lanes must be 1 or 16");
+  if (v.stream && L != 16) throw std::invalid_argument("fusion: stream needs lanes 16");
   return kernel(kernel_name(c, l, v), [&](KernelBuilder& kb) {
     std::vector<Array> x;
     for (const auto& i : c.inputs) x.push_back(kb.input(i.name, ir::Type(i.dtype)));
-    auto y = kb.output("result", ir::Type(c.out_dtype));  // not "y": inputs have user names
+    // Not "y": inputs have user names. Streamed: lines of 16 (the plan makes
+    // every row and chunk start on a line: chain_can_stream).
+    const ir::Type oe = v.stream ? line(ir::Type(c.out_dtype), 16) : ir::Type(c.out_dtype);
+    auto y = kb.output("result", oe);
     auto d0 = kb.scalar("d0", u32);  // row pitch: inner size
     auto col0 = kb.scalar("col0", u32);
     auto col_end = kb.scalar("col_end", u32);
@@ -345,7 +389,10 @@ ir::Kernel chain_kernel(const Chain& c, const Layout& l, const ChainVariant& v) 
     for (size_t i = 0; i < ni; ++i)
       if (l.strides[i].back() == 0) bc[i] = cast(f32, x[i][off[i]]);
     auto body = [&](int lanes, Value j) {
-      Evaluator ev{c, lanes, {}, {}};
+      // The CPU form (lanes 16) takes the division-free sigmoid; GPUs keep
+      // their native exp and division (fast_exp's rounding trick is not safe
+      // under their compilers' reassociation).
+      Evaluator ev{c, lanes, {}, {}, L == 16};
       ev.input = [&](int i) -> Value {
         if (bc[i].valid()) return lanes == 1 ? bc[i] : splat(bc[i], lanes);
         Value at = off[i] + j;
@@ -363,13 +410,16 @@ ir::Kernel chain_kernel(const Chain& c, const Layout& l, const ChainVariant& v) 
       Value r = ev.eval(c.out);
       ir::Type ot = lanes == 1 ? ir::Type(c.out_dtype) : line(ir::Type(c.out_dtype), lanes);
       r = cast(ot, r);
-      if (lanes == 1) y[obase + j] = r;
+      if (v.stream) y[(obase + j) / 16u].stream(r);
+      else if (lanes == 1) y[obase + j] = r;
       else {
         Value o64 = cast(u64, obase + j);
         for (int q = 0; q < lanes; ++q) y[o64 + uint64_t(q)] = extract(r, q);
       }
     };
-    if (L == 16) {
+    if (v.stream) {
+      for_range(start, end, [&](Value j) { body(16, j); }, 16u);  // whole lines only
+    } else if (L == 16) {
       // Whole lines, then the < 16 element tail.
       Value full = start + (end - start) / 16u * 16u;
       for_range(start, full, [&](Value j) { body(16, j); }, 16u);
@@ -379,6 +429,8 @@ ir::Kernel chain_kernel(const Chain& c, const Layout& l, const ChainVariant& v) 
     }
   });
 }
+
+bool chain_can_stream(const Layout& l) { return l.inner() % 16 == 0; }
 
 void plan_chain(Plan& pl, const Chain& c, const std::vector<int>& in_slots, int out_slot, const ChainVariant& v) {
   validate_chain(c);
@@ -390,6 +442,7 @@ void plan_chain_layout(Plan& pl, const Chain& c, const Layout& l, const std::vec
   if (in_slots.size() != c.inputs.size()) throw std::invalid_argument("plan_chain: one slot per input");
   for (const auto& s : l.strides)
     if (s.back() > 1) throw std::invalid_argument("plan_chain: the inner axis must be contiguous or broadcast");
+  if (v.stream && !chain_can_stream(l)) throw std::invalid_argument("plan_chain: stream needs an inner size % 16 == 0");
   const int R = int(l.dims.size());
   const int64_t inner = l.inner(), rows = l.rows();
   int64_t chunk = std::max<int64_t>(16, v.chunk / 16 * 16);

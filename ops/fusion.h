@@ -101,11 +101,19 @@ Layout layout_of(const Chain& c);
 // which clang turns into unaligned vector loads/stores, plus a scalar tail)
 // or 1 (GPU: `wg` work-items stride over the chunk). chunk: elements per
 // workgroup along the inner axis.
+// stream (lanes 16, inner size % 16 == 0): the output is a buffer of lines
+// written with streaming stores (y[i].stream: no read for ownership, so
+// DRAM sees the output once, not twice); every row and chunk then starts on
+// a whole line, which the line buffer's alignment needs. For outputs much
+// larger than the caches (see ops/stream_heuristic.h).
 struct ChainVariant {
   int lanes = 16;
   int wg = 1;
   int64_t chunk = 8192;
+  bool stream = false;
 };
+// Can the chain's output be streamed (lanes 16): its inner axis is whole lines.
+bool chain_can_stream(const Layout& l);
 ChainVariant chain_variant_for(const Chain& c, const TargetCaps& caps);
 ir::Kernel chain_kernel(const Chain& c, const Layout& l, const ChainVariant& v);
 // Appends the chain's launch to `pl`; in_slots: one buffer slot per input.

@@ -19,6 +19,13 @@ Value PackedBytes::sbyte(const Value& off) const {
 }
 
 Value PackedBytes::half(const Value& off) const {
+  if (!words && native_f16) {
+    // One 16-bit load (64-bit offsets: `off + 1` cannot wrap, so clang sees
+    // two adjacent bytes) and a scalar vcvtsh2ss.
+    const Array& b = buf;
+    Value o = cast(u64, off);
+    return cast(f32, bitcast(f16, make_line(b[o], b[o + 1u])));
+  }
   Value bits = words ? (Value(buf[off >> 2u]) >> ((off & 2u) * 8u)) & 0xFFFFu : byte(off) | (byte(off + 1u) << 8u);
   if (native_f16) return cast(f32, bitcast(f16, cast(u16, bits)));
   return half_bits_to_f32(bits);

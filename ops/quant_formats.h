@@ -68,6 +68,11 @@ void dequantize_ref(QFormat f, const uint8_t* src, float* dst, int64_t nblocks);
 void quantize_q8_0_ref(const float* x, uint8_t* dst, int64_t n);
 void quantize_q4_0_ref(const float* x, uint8_t* dst, int64_t n);
 
+// The activation quantization of qmatmul's int8 path (quantize_x8_kernel),
+// on the host: each block of 32 x to d = amax/127 and q = round-to-even(x·(1/d))
+// (0 when d = 0); writes x̂ = d·q, the values the int8 GEMV multiplies.
+void quantize_x8_ref(const float* x, float* xhat, int64_t n);
+
 // Valid random blocks: random bytes for the quants and sub-block scales,
 // finite f16 super-block scales of a sensible magnitude (weights of order 1).
 void random_blocks(QFormat f, uint8_t* dst, int64_t nblocks, uint64_t seed);

@@ -60,6 +60,16 @@ ir::Kernel quantize_kernel(QFormat f);
 // ceil(n/rows), y = ceil(m/mb); workgroup 1.
 ir::Kernel qgemv_cpu_kernel(QFormat f, int rows, int mb);
 
+// Int8-activation CPU GEMV (quant_int8.cpp). quantize_x8_kernel quantizes
+// X to signed bytes per block of 32 (d = amax/127, q = round(x/d)): buffers
+// (x: f32x16, xq: i32x4 (16 bytes), xd: f32 per block, xs: i32 Σq per 16),
+// scalar nblocks; grid x = ceil(nblocks/blocks_per_item), workgroup 1.
+// qgemv_x8_kernel: y = X̂·Wᵀ with byte dot products (dot4): buffers (xq, xd,
+// xs, w: u8, y: f32), scalars (m, n, k); grid as qgemv_cpu_kernel.
+bool has_int8_gemv(QFormat f);
+ir::Kernel quantize_x8_kernel(int blocks_per_item);
+ir::Kernel qgemv_x8_kernel(QFormat f, int rows, int mb);
+
 // GPU GEMV: one workgroup of `wg` work-items per output y[m][n], striding
 // over K with dequant_element, reduced in shared memory. Buffers (x: f32,
 // w: u32 words, y: f32); scalars (m, n, k). Grid (n, m).

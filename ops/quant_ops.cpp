@@ -18,7 +18,7 @@ using namespace quant;
 namespace {
 
 constexpr int64_t kDefaultFormat = int64_t(QFormat::Q8_0);
-enum QImpl { kGemvCpu = 0, kGemvAny = 1, kTiled = 2 };
+enum QImpl { kGemvCpu = 0, kGemvAny = 1, kTiled = 2, kGemvX8 = 3 };
 
 uint64_t u(int64_t v) { return ir::scalar_slot(uint32_t(v)); }
 int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -191,13 +191,21 @@ void register_quantize() {
 struct QShape {
   int64_t m, n, k;
   QFormat f;
+  bool x8;  // attr xq: X may be quantized to int8 blocks (GGML's numerics)
 };
-QShape qshape(const Problem& p) { return {p.dim(0), p.dim(1), p.dim(2), format_of(p)}; }
+QShape qshape(const Problem& p) { return {p.dim(0), p.dim(1), p.dim(2), format_of(p), p.attr("xq", 1) != 0}; }
+
+// The int8-activation GEMV applies (CPU, few rows of X).
+bool x8_gemv(const QShape& s) { return s.x8 && has_int8_gemv(s.f) && s.m <= 16; }
 
 std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
   QShape s = qshape(p);
   std::vector<Variant> c;
   if (is_cpu(caps)) {
+    if (x8_gemv(s))
+      for (int r : {2, 4, 8})
+        for (int mb : {1, 2})
+          if (mb <= s.m || mb == 1) c.push_back(Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb));
     if (has_line_decoder(s.f) && s.m <= 16)
       for (int r : {1, 2, 4, 8})
         for (int mb : {1, 2, 4})
@@ -218,6 +226,12 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
   if (is_cpu(caps)) {
     // GEMV while the weights' decode dominates; beyond ~8 rows of X the
     // packed GEMM on dequantized weights wins (the decode is amortised).
+    // With xq the byte dot products (dot4) do the decode at memory speed.
+    // 8 rows for the 32-element formats (measured 1x4096x4096 and 1x32768x16384,
+    // 1 thread: ~5% over 4 rows), 4 for the K-quants (their per-row scale
+    // decode needs the registers).
+    if (x8_gemv(s) && s.m <= 8)
+      return Variant{}.set("impl", kGemvX8).set("rows", info(s.f).block_elems == 32 ? 8 : 4).set("mb", 1);
     if (has_line_decoder(s.f) && s.m <= 8)
       return Variant{}.set("impl", kGemvCpu).set("rows", 4).set("mb", std::min<int64_t>(s.m, 4));
     return variant_of(default_cpu_tile(s.m, s.n, s.k)).set("impl", kTiled);
@@ -241,6 +255,23 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       pl.steps.push_back(std::move(st));
       return pl;
     }
+    case kGemvX8: {
+      if (!has_int8_gemv(s.f)) throw std::invalid_argument(std::string("qmatmul: no int8 GEMV for ") + info(s.f).name);
+      if (!s.x8) throw std::invalid_argument("qmatmul: the int8 GEMV needs attr xq=1");
+      int r = int(v.get("rows", 4)), mb = int(v.get("mb", 1));
+      if (r < 1 || r > 16 || mb < 1 || mb > 8) throw std::invalid_argument("qmatmul: rows in 1..16, mb in 1..8");
+      // X quantized once per call into temporaries (bytes, block scales, Σq per 16).
+      const int64_t nx = s.m * s.k / 32, bpi = 64;
+      int xq = pl.add_temp(nio, size_t(s.m * s.k)), xd = pl.add_temp(nio, size_t(nx) * 4),
+          xs = pl.add_temp(nio, size_t(2 * nx) * 4);
+      Step q{quantize_x8_kernel(int(bpi)), {}, {0, xq, xd, xs}, {u(nx)}};
+      q.dims.grid = {uint32_t(cdiv(nx, bpi)), 1, 1};
+      pl.steps.push_back(std::move(q));
+      Step st{qgemv_x8_kernel(s.f, r, mb), {}, {xq, xd, xs, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
+      st.dims.grid = {uint32_t(cdiv(s.n, r)), uint32_t(cdiv(s.m, mb)), 1};
+      pl.steps.push_back(std::move(st));
+      return pl;
+    }
     case kGemvAny: {
       int wg = int(v.get("wg", 64));
       if (wg < 1 || (wg & (wg - 1))) throw std::invalid_argument("qmatmul: wg must be a power of two");
@@ -258,7 +289,7 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
         if (has_line_decoder(s.f)) pl.steps.push_back(dequant_lines_step(s.f, 4, 1, wt, s.n * s.k / info(s.f).block_elems));
         else pl.steps.push_back(dequant_step(s.f, false, 1, wt, s.n * s.k));
         GemmTile t = tile_of(v);
-        int ap = plan_pack_a(pl, nio, ir::types::F32, 0, 1, s.m, s.k, s.k, t.mr);
+        int ap = plan_pack_a(pl, nio, ir::types::F32, 0, 1, s.m, s.k, s.k, t.mr, t.ak);
         int bp = plan_pack_b(pl, nio, ir::types::F32, true, wt, 1, s.n, s.k, t.nl);
         plan_gemm_cpu(pl, t, ap, bp, 2, 1, s.m, s.n, s.k);
       } else {
@@ -290,8 +321,8 @@ void qmm_reference(const Problem& p, const std::vector<const void*>& in, const s
   }
 }
 
-Problem qmm(int64_t m, int64_t n, int64_t k, QFormat f) {
-  return Problem{"qmatmul", {m, n, k}, ir::ScalarKind::F32, {{"format", int64_t(f)}}};
+Problem qmm(int64_t m, int64_t n, int64_t k, QFormat f, int64_t xq = 1) {
+  return Problem{"qmatmul", {m, n, k}, ir::ScalarKind::F32, {{"format", int64_t(f)}, {"xq", xq}}};
 }
 
 void register_qmatmul() {
@@ -299,7 +330,7 @@ void register_qmatmul() {
   d.name = "qmatmul";
   d.description = "Y = X·Wᵀ with W rows of GGML quantized blocks: GEMV decoding blocks in registers, or dequantize + GEMM";
   d.dims_help = "M N K";
-  d.attrs_help = format_help();
+  d.attrs_help = format_help() + ", xq=1|0 (1: X may be quantized to int8 blocks of 32 like GGML's Q8 activations)";
   d.validate = [](const Problem& p) {
     validate_rows_k(p, 3, false);
     if (p.dim(1) > 65535) throw std::invalid_argument("N > 65535 (GPU grid limit of the GEMV) not supported yet");
@@ -325,11 +356,19 @@ void register_qmatmul() {
   d.heuristic = qmm_heuristic;
   d.plan = qmm_plan;
   d.reference = qmm_reference;
-  // Weights equal the reference's (to one rounding); what differs is the f32
-  // summation of K products (lane-blocked on the CPU, strided + tree on
-  // GPUs) against the reference's double sum: the matmul bound, 2x margin
+  // xq=0: weights equal the reference's (to one rounding); what differs is
+  // the f32 summation of K products (lane-blocked on the CPU, strided + tree
+  // on GPUs) against the reference's double sum: the matmul bound, 2x margin
   // for the GEMM path's blocking.
-  d.tolerance = [](const Problem& p) { return 2 * dot_tolerance(p.dim(2)); };
+  // xq=1: X is rounded to 8 bits per block of 32 (|x - x̂| <= amax/254), so
+  // Σ w·(x - x̂) has a relative rms (against the rms of Y) of about 1/254 for
+  // zero-mean X, independent of K; for K = 32 the worst case is ~0.03. 0.05
+  // covers both with a margin; the int8 kernel itself is checked against the
+  // exact product with x̂ at the f32 bound in tests/ops/quant_test.cpp.
+  d.tolerance = [](const Problem& p) {
+    double t = 2 * dot_tolerance(p.dim(2));
+    return qshape(p).x8 ? std::max(t, 0.05) : t;
+  };
   d.flops = [](const Problem& p) { return 2.0 * double(p.dim(0) * p.dim(1) * p.dim(2)); };
   // Compulsory traffic: the packed weights once, X and Y.
   d.bytes = [](const Problem& p) {
@@ -343,6 +382,9 @@ void register_qmatmul() {
     d.test_problems.push_back(qmm(1, 33, 3 * qk, fi.format));
     d.test_problems.push_back(qmm(2, 9, qk == 32 ? 1024 : 512, fi.format));
     d.test_problems.push_back(qmm(17, 13, 2 * qk, fi.format));  // the tiled path
+    // The exact (f32 X) paths at their tight tolerance.
+    d.test_problems.push_back(qmm(1, 33, 3 * qk, fi.format, 0));
+    d.test_problems.push_back(qmm(3, 9, qk == 32 ? 1024 : 512, fi.format, 0));
   }
   for (QFormat f : {QFormat::Q8_0, QFormat::Q4_0, QFormat::Q4_K, QFormat::Q6_K}) d.bench_problems.push_back(qmm(1, 4096, 4096, f));
   register_op(std::move(d));

@@ -3,13 +3,15 @@
 // or bf16 (loaded into f32, math in f32, stored back in the dtype).
 // rmsnorm takes a weight (cols), layernorm a weight and a bias; attr eps in
 // millionths (default 10 = 1e-5). Variants: lanes 16 (cols % 16 == 0: rows
-// walked in AVX-512 lines) or lanes 1 (any cols).
+// walked in AVX-512 lines) or lanes 1 (any cols); stream=1 (lanes 16, CPU):
+// the output by streaming stores (ops/stream_heuristic.h).
 #include <cmath>
 #include <stdexcept>
 
 #include "ops/fusion.h"
 #include "ops/op.h"
 #include "ops/rowwise.h"
+#include "ops/stream_heuristic.h"
 
 namespace kgen::ops {
 
@@ -38,17 +40,22 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   const int64_t rows = p.dim(0), cols = p.dim(1);
   int lanes = int(v.get("lanes", 1));
   if (lanes != 1 && (lanes != 16 || cols % 16)) throw std::invalid_argument("lanes 16 needs cols % 16 == 0");
+  const bool stream = v.get("stream") != 0, online = v.get("online") != 0;
+  if (stream && lanes != 16) throw std::invalid_argument("stream needs lanes 16");
+  const bool scratch = op == RowOp::Softmax && softmax_needs_scratch(online, stream);
   ir::Kernel k;
   switch (op) {
-    case RowOp::Softmax: k = softmax_rows(ir::Type(p.dtype), lanes, v.get("online") != 0, kSoftmaxRowsPerGroup, is_cpu(caps)); break;
-    case RowOp::LogSoftmax: k = log_softmax_rows(ir::Type(p.dtype), lanes, kSoftmaxRowsPerGroup, is_cpu(caps)); break;
-    case RowOp::RmsNorm: k = rmsnorm_rows(ir::Type(p.dtype), lanes); break;
-    case RowOp::LayerNorm: k = layernorm_rows(ir::Type(p.dtype), lanes); break;
+    case RowOp::Softmax: k = softmax_rows(ir::Type(p.dtype), lanes, online, kSoftmaxRowsPerGroup, is_cpu(caps), stream); break;
+    case RowOp::LogSoftmax: k = log_softmax_rows(ir::Type(p.dtype), lanes, kSoftmaxRowsPerGroup, is_cpu(caps), stream); break;
+    case RowOp::RmsNorm: k = rmsnorm_rows(ir::Type(p.dtype), lanes, true, stream); break;
+    case RowOp::LayerNorm: k = layernorm_rows(ir::Type(p.dtype), lanes, stream); break;
   }
   ir::Workload w = rowwise_workload(op, lanes, true, rows, cols, eps_of(p));
   Step st{std::move(k), w.dims, {}, w.scalars};
   for (int b = 0; b < 2 + n_params(op); ++b) st.buffers.push_back(b);
   Plan pl;
+  // The streamed softmax's scratch rows (one per workgroup, f32 lines).
+  if (scratch) st.buffers.push_back(pl.add_temp(2 + n_params(op), size_t(softmax_scratch_lines(rows, cols, lanes)) * 64));
   pl.steps.push_back(std::move(st));
   return pl;
 }
@@ -129,14 +136,23 @@ void register_rowwise_ops() {
     d.outputs = [](const Problem& p) { return std::vector<TensorSpec>{tensor("y", ir::Type(p.dtype), p.dims)}; };
     d.candidates = [op](const Problem& p, const TargetCaps& caps) {
       std::vector<Variant> v;
-      if (p.dim(1) % 16 == 0) v.push_back(Variant{}.set("lanes", 16));
+      const bool l16 = p.dim(1) % 16 == 0;
+      if (l16) v.push_back(Variant{}.set("lanes", 16));
       v.push_back(Variant{}.set("lanes", 1));
-      if (op == RowOp::Softmax && p.dim(1) % 16 == 0) v.push_back(Variant{}.set("lanes", 16).set("online", 1));
-      (void)caps;
+      if (op == RowOp::Softmax && l16) v.push_back(Variant{}.set("lanes", 16).set("online", 1));
+      // Streaming stores matter on the CPU only (GPU dialects drop the hint).
+      if (l16 && is_cpu(caps)) {
+        v.push_back(Variant{}.set("lanes", 16).set("stream", 1));
+        if (op == RowOp::Softmax) v.push_back(Variant{}.set("lanes", 16).set("online", 1).set("stream", 1));
+      }
       return v;
     };
     d.heuristic = [](const Problem& p, const TargetCaps& caps) {
-      return Variant{}.set("lanes", is_cpu(caps) && p.dim(1) % 16 == 0 ? 16 : 1);
+      const bool l16 = is_cpu(caps) && p.dim(1) % 16 == 0;
+      Variant v = Variant{}.set("lanes", l16 ? 16 : 1);
+      const double out_bytes = double(p.dim(0) * p.dim(1)) * ir::Type(p.dtype).bytes();
+      if (l16 && stream_output(caps, out_bytes)) v.set("stream", 1);
+      return v;
     };
     d.plan = plan;
     d.reference = reference;

@@ -37,12 +37,24 @@ struct Lanes {
 // compilers' reassociation).
 Value row_exp(const Value& x, bool fast, bool nonpositive = false) { return fast ? fast_exp(x, nonpositive) : exp(x); }
 
-void check_variant(ir::Type dt, int lanes) {
+void check_variant(ir::Type dt, int lanes, bool stream = false) {
   if (dt != f32 && dt != f16 && dt != bf16) throw std::invalid_argument("row kernels: f32, f16 or bf16");
   if (lanes != 1 && lanes != 16) throw std::invalid_argument("row kernels: lanes must be 1 or 16");
+  // The CPU streams whole lines only (a scalar nontemporal store would stop
+  // the work-item loop from vectorising); lanes 1 would carry a dead hint.
+  if (stream && lanes != 16) throw std::invalid_argument("row kernels: stream needs lanes 16");
 }
 
-std::string suffix(ir::Type dt, int lanes) { return "_" + dt.str() + (lanes == 1 ? "" : "_l" + std::to_string(lanes)); }
+std::string suffix(ir::Type dt, int lanes, bool stream = false) {
+  return std::string(stream ? "_stream" : "") + "_" + dt.str() + (lanes == 1 ? "" : "_l" + std::to_string(lanes));
+}
+
+// The output pass's store: streamed, or plain.
+void put(const ElemRef& e, const Value& v, bool stream) {
+  ElemRef r = e;
+  if (stream) r.stream(v);
+  else r = v;
+}
 
 // Common parameters: one workgroup of one work-item per row; `ncols` counts
 // buffer elements (lines) per row.
@@ -83,13 +95,17 @@ Value row_max(const Lanes& L, const Array& x, const Value& base, const Value& nc
 
 }  // namespace
 
-ir::Kernel softmax_rows(ir::Type dt, int lanes, bool online, int rpg, bool fast) {
-  check_variant(dt, lanes);
+ir::Kernel softmax_rows(ir::Type dt, int lanes, bool online, int rpg, bool fast, bool stream) {
+  check_variant(dt, lanes, stream);
   Lanes L{lanes};
-  return kernel(std::string(online ? "softmax_online_rows" : "softmax_rows") + (fast ? "" : "_exp") + suffix(dt, lanes), [&](KernelBuilder& kb) {
+  const bool scratch = softmax_needs_scratch(online, stream);
+  return kernel(std::string(online ? "softmax_online_rows" : "softmax_rows") + (fast ? "" : "_exp") + suffix(dt, lanes, stream), [&](KernelBuilder& kb) {
     auto x = kb.input("x", L.elem(dt));
-    // The two-pass form re-reads y (L1-resident) to scale it: read-write.
-    auto y = online ? kb.output("y", L.elem(dt)) : kb.inout("y", L.elem(dt));
+    // The two-pass form re-reads y (L1-resident) to scale it: read-write;
+    // streamed, it parks exp(x - max) in this group's scratch row instead.
+    auto y = online || scratch ? kb.output("y", L.elem(dt)) : kb.inout("y", L.elem(dt));
+    Array e;
+    if (scratch) e = kb.inout("scratch", L.elem(f32));
     auto [nc, r0, r_end] = softmax_setup(kb, rpg);
     if (online) {
       // Per-lane running max and sum rescaled to it (2 exps per element), one
@@ -109,7 +125,7 @@ ir::Kernel softmax_rows(ir::Type dt, int lanes, bool online, int rpg, bool fast)
         Value mxv = L.bcast(mx);
         for_range(0u, nc, [&](Value j) {
           auto at = base + j;
-          y[at] = L.st(dt, row_exp(L.ld(x[at]) - mxv, fast, true) * inv);
+          put(y[at], L.st(dt, row_exp(L.ld(x[at]) - mxv, fast, true) * inv), stream);
         });
       });
       return;
@@ -120,6 +136,7 @@ ir::Kernel softmax_rows(ir::Type dt, int lanes, bool online, int rpg, bool fast)
     // of row r-1 into row r's exp pass measured no better: the exp loop is
     // limited by how many of its DRAM loads the core keeps in flight.)
     Var mx = var(row_max(L, x, r0 * nc, nc));
+    Value sbase = group_id(0) * nc;  // this group's scratch row (scratch only)
     for_range(r0, r_end, [&](Value r) {
       Value base = r * nc, next = min(r + 1u, r_end - 1u) * nc;
       Value mxv = L.bcast(mx.get());
@@ -127,30 +144,36 @@ ir::Kernel softmax_rows(ir::Type dt, int lanes, bool online, int rpg, bool fast)
       Var mn = var(L.bcast(-INFINITY));
       for_range(0u, nc, [&](Value j) {
         auto at = base + j;
-        Value e = row_exp(L.ld(x[at]) - mxv, fast, true);
-        y[at] = L.st(dt, e);
-        s += e;
+        Value ex = row_exp(L.ld(x[at]) - mxv, fast, true);
+        if (scratch) e[sbase + j] = ex;
+        else y[at] = L.st(dt, ex);
+        s += ex;
         mn = max(mn, L.ld(x[next + j]));
       });
       Value inv = L.bcast(1.0f / L.hsum(s.get()));
       for_range(0u, nc, [&](Value j) {
         auto at = base + j;
-        y[at] = L.st(dt, L.ld(y[at]) * inv);
+        if (scratch) y[at].stream(L.st(dt, e[sbase + j] * inv));
+        else y[at] = L.st(dt, L.ld(y[at]) * inv);
       });
       mx = L.hmax(mn.get());
     });
   });
 }
 
-ir::Kernel log_softmax_rows(ir::Type dt, int lanes, int rpg, bool fast) {
-  check_variant(dt, lanes);
+ir::Kernel log_softmax_rows(ir::Type dt, int lanes, int rpg, bool fast, bool stream) {
+  check_variant(dt, lanes, stream);
   Lanes L{lanes};
-  return kernel(std::string("log_softmax_rows") + (fast ? "" : "_exp") + suffix(dt, lanes), [&](KernelBuilder& kb) {
+  return kernel(std::string("log_softmax_rows") + (fast ? "" : "_exp") + suffix(dt, lanes, stream), [&](KernelBuilder& kb) {
     auto x = kb.input("x", L.elem(dt));
-    auto y = kb.inout("y", L.elem(dt));  // re-read from L1 in the output pass
+    // Plain: y is re-read from L1 in the output pass. Streamed: written once,
+    // the output pass recomputes x - max from the L1-resident x row.
+    auto y = stream ? kb.output("y", L.elem(dt)) : kb.inout("y", L.elem(dt));
     auto [nc, r0, r_end] = softmax_setup(kb, rpg);
     // As softmax: the exp pass also stores d = x - max (so the DRAM writes
-    // overlap the exp arithmetic); the output pass y = d - log(sum) runs from L1.
+    // overlap the exp arithmetic); the output pass y = d - log(sum) runs from
+    // L1. Streamed, the exp pass stores nothing (a store there would read the
+    // line for ownership) and the output pass streams (x - max) - log(sum).
     Var mx = var(row_max(L, x, r0 * nc, nc));
     for_range(r0, r_end, [&](Value r) {
       Value base = r * nc, next = min(r + 1u, r_end - 1u) * nc;
@@ -160,24 +183,25 @@ ir::Kernel log_softmax_rows(ir::Type dt, int lanes, int rpg, bool fast) {
       for_range(0u, nc, [&](Value j) {
         auto at = base + j;
         Value d = L.ld(x[at]) - mxv;
-        y[at] = L.st(dt, d);
+        if (!stream) y[at] = L.st(dt, d);
         s += row_exp(d, fast, true);
         mn = max(mn, L.ld(x[next + j]));
       });
       Value c = L.bcast(log(L.hsum(s.get())));
       for_range(0u, nc, [&](Value j) {
         auto at = base + j;
-        y[at] = L.st(dt, L.ld(y[at]) - c);
+        if (stream) y[at].stream(L.st(dt, (L.ld(x[at]) - mxv) - c));
+        else y[at] = L.st(dt, L.ld(y[at]) - c);
       });
       mx = L.hmax(mn.get());
     });
   });
 }
 
-ir::Kernel rmsnorm_rows(ir::Type dt, int lanes, bool with_weight) {
-  check_variant(dt, lanes);
+ir::Kernel rmsnorm_rows(ir::Type dt, int lanes, bool with_weight, bool stream) {
+  check_variant(dt, lanes, stream);
   Lanes L{lanes};
-  return kernel(std::string(with_weight ? "rmsnorm_rows" : "rmsnorm_noweight_rows") + suffix(dt, lanes),
+  return kernel(std::string(with_weight ? "rmsnorm_rows" : "rmsnorm_noweight_rows") + suffix(dt, lanes, stream),
                 [&](KernelBuilder& kb) {
     auto x = kb.input("x", L.elem(dt));
     Array w;
@@ -194,16 +218,16 @@ ir::Kernel rmsnorm_rows(ir::Type dt, int lanes, bool with_weight) {
     Value r = L.bcast(rsqrt(L.hsum(ss.get()) / cols + eps));
     for_range(0u, nc, [&](Value j) {
       auto at = base + j;
-      if (with_weight) y[at] = L.st(dt, L.ld(x[at]) * r * L.ld(w[j]));
-      else y[at] = L.st(dt, L.ld(x[at]) * r);
+      if (with_weight) put(y[at], L.st(dt, L.ld(x[at]) * r * L.ld(w[j])), stream);
+      else put(y[at], L.st(dt, L.ld(x[at]) * r), stream);
     });
   });
 }
 
-ir::Kernel layernorm_rows(ir::Type dt, int lanes) {
-  check_variant(dt, lanes);
+ir::Kernel layernorm_rows(ir::Type dt, int lanes, bool stream) {
+  check_variant(dt, lanes, stream);
   Lanes L{lanes};
-  return kernel("layernorm_rows" + suffix(dt, lanes), [&](KernelBuilder& kb) {
+  return kernel("layernorm_rows" + suffix(dt, lanes, stream), [&](KernelBuilder& kb) {
     auto x = kb.input("x", L.elem(dt));
     auto w = kb.input("w", L.elem(dt));
     auto b = kb.input("b", L.elem(dt));
@@ -224,12 +248,13 @@ ir::Kernel layernorm_rows(ir::Type dt, int lanes) {
     Value rstd = L.bcast(rsqrt(L.hsum(sq.get()) / cols + eps));
     for_range(0u, nc, [&](Value j) {
       auto at = base + j;
-      y[at] = L.st(dt, fma((L.ld(x[at]) - meanv) * rstd, L.ld(w[j]), L.ld(b[j])));
+      put(y[at], L.st(dt, fma((L.ld(x[at]) - meanv) * rstd, L.ld(w[j]), L.ld(b[j]))), stream);
     });
   });
 }
 
-ir::Workload rowwise_workload(RowOp op, int lanes, bool with_weight, int64_t rows, int64_t cols, float eps) {
+ir::Workload rowwise_workload(RowOp op, int lanes, bool with_weight, int64_t rows, int64_t cols, float eps,
+                              bool scratch) {
   if (cols % lanes) throw std::invalid_argument("rowwise_workload: cols must be a multiple of lanes");
   const size_t r = size_t(rows), nc = size_t(cols / lanes), elems = r * size_t(cols);
   ir::Workload w;
@@ -243,6 +268,7 @@ ir::Workload rowwise_workload(RowOp op, int lanes, bool with_weight, int64_t row
   if (params >= 1) w.buffers.push_back({nc, 0.5, 1.5, true, false});   // weight
   if (params >= 2) w.buffers.push_back({nc, -1.0, 1.0, true, false});  // bias
   w.buffers.push_back({r * nc, 0.0, 0.0, false, true});
+  if (scratch) w.buffers.push_back({size_t(softmax_scratch_lines(rows, cols, lanes)), 0.0, 0.0, false, false});
   if (norm) w.scalars.push_back(ir::scalar_slot(eps));
   w.scalars.push_back(ir::scalar_slot(uint32_t(nc)));
   if (!norm) w.scalars.push_back(ir::scalar_slot(uint32_t(rows)));
@@ -258,7 +284,7 @@ ir::Workload rowwise_workload(RowOp op, int lanes, bool with_weight, int64_t row
 namespace {
 
 void add(RowOp op, const std::string& desc, std::function<ir::Kernel()> build, int lanes, bool with_weight,
-         int64_t default_cols) {
+         int64_t default_cols, bool scratch = false) {
   auto shape_of = [lanes, default_cols](int64_t n) {
     int64_t rows, cols;
     if (n >= (int64_t(1) << 32)) {
@@ -280,7 +306,7 @@ void add(RowOp op, const std::string& desc, std::function<ir::Kernel()> build, i
   dsl::register_kernel({k.name, desc, build,
                         [=](int64_t n) {
                           auto [rows, cols] = shape_of(n);
-                          return rowwise_workload(op, lanes, with_weight, rows, cols);
+                          return rowwise_workload(op, lanes, with_weight, rows, cols, 1e-5f, scratch);
                         },
                         default_cols * 1024, sizes, lanes == 1 ? "" : "bandwidth"});
 }
@@ -301,6 +327,18 @@ void register_rowwise() {
     add(RowOp::LayerNorm, "layernorm of each row with weight and bias, eps 1e-5" + how,
         [=] { return layernorm_rows(f32, lanes); }, lanes, true, 1024);
   }
+  // The same with streaming stores of the output (rowwise.h: stream).
+  const std::string nt = ", output by streaming stores (f32x16 lines)";
+  add(RowOp::Softmax, "softmax of each row, exp(x - max) parked in an L1 scratch row" + nt,
+      [] { return softmax_rows(f32, 16, false, kSoftmaxRowsPerGroup, true, true); }, 16, false, 4096, true);
+  add(RowOp::Softmax, "softmax of each row, online statistics" + nt,
+      [] { return softmax_rows(f32, 16, true, kSoftmaxRowsPerGroup, true, true); }, 16, false, 4096);
+  add(RowOp::LogSoftmax, "log-softmax of each row" + nt,
+      [] { return log_softmax_rows(f32, 16, kSoftmaxRowsPerGroup, true, true); }, 16, false, 4096);
+  add(RowOp::RmsNorm, "rmsnorm of each row with a weight" + nt, [] { return rmsnorm_rows(f32, 16, true, true); }, 16,
+      true, 1024);
+  add(RowOp::LayerNorm, "layernorm of each row with weight and bias" + nt, [] { return layernorm_rows(f32, 16, true); },
+      16, true, 1024);
 }
 
 void register_all() {

@@ -24,11 +24,26 @@ namespace kgen::ops {
 // row's exp pass.
 constexpr int kSoftmaxRowsPerGroup = 64;
 // fast: exp by ops/fast_exp (CPU); false: the target's exp (GPUs).
+// stream (lanes 16 only): the output is written once, with streaming stores
+// (y[i].stream(v): no read for ownership of each output line, so DRAM moves
+// the output's bytes once instead of twice). The pass that used to park a
+// row's intermediate in y then keeps it elsewhere: log-softmax recomputes
+// x - max from the L1-resident x row, two-pass softmax stores exp(x - max)
+// into a per-workgroup scratch row (buffer "scratch" after y, f32 lines,
+// softmax_scratch_lines of them) that stays in L1. For outputs far larger
+// than the caches; a small output is better left in cache for its reader.
 ir::Kernel softmax_rows(ir::Type dt, int lanes, bool online = false, int rows_per_group = kSoftmaxRowsPerGroup,
-                        bool fast = true);
-ir::Kernel log_softmax_rows(ir::Type dt, int lanes, int rows_per_group = kSoftmaxRowsPerGroup, bool fast = true);
-ir::Kernel rmsnorm_rows(ir::Type dt, int lanes, bool with_weight = true);
-ir::Kernel layernorm_rows(ir::Type dt, int lanes);  // weight and bias
+                        bool fast = true, bool stream = false);
+ir::Kernel log_softmax_rows(ir::Type dt, int lanes, int rows_per_group = kSoftmaxRowsPerGroup, bool fast = true,
+                            bool stream = false);
+ir::Kernel rmsnorm_rows(ir::Type dt, int lanes, bool with_weight = true, bool stream = false);
+ir::Kernel layernorm_rows(ir::Type dt, int lanes, bool stream = false);  // weight and bias
+// Does softmax_rows(.., online, .., stream) take the scratch buffer, and how
+// many f32 lines (of `lanes`) does it need for rows x cols.
+inline bool softmax_needs_scratch(bool online, bool stream) { return stream && !online; }
+inline int64_t softmax_scratch_lines(int64_t rows, int64_t cols, int lanes, int rows_per_group = kSoftmaxRowsPerGroup) {
+  return (rows + rows_per_group - 1) / rows_per_group * (cols / lanes);
+}
 
 enum class RowOp { Softmax, LogSoftmax, RmsNorm, LayerNorm };
 
@@ -39,7 +54,9 @@ inline int64_t pack_shape(int64_t rows, int64_t cols) { return (rows << 32) | co
 
 // Launch and buffers for rows x cols (cols in scalars; lanes = the kernel's
 // line width, cols must be a multiple of it). bytes = read + written.
-ir::Workload rowwise_workload(RowOp op, int lanes, bool with_weight, int64_t rows, int64_t cols, float eps = 1e-5f);
+// scratch: the softmax stream kernel's scratch buffer (softmax_needs_scratch).
+ir::Workload rowwise_workload(RowOp op, int lanes, bool with_weight, int64_t rows, int64_t cols, float eps = 1e-5f,
+                              bool scratch = false);
 
 // Registers the OpDefs "softmax", "log_softmax", "rmsnorm", "layernorm"
 // (ops/row_ops.cpp; dims "rows cols") in the op registry.

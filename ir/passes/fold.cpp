@@ -121,6 +121,17 @@ class Folder {
               return make_imm(sem_Fma(imm_value<T>(a.imm), imm_value<T>(c(1, in)->imm), imm_value<T>(c(2, in)->imm)));
             return std::nullopt;
           });
+        case OpClass::Dot: {
+          // Line constants hold one value for all lanes: so does the result.
+          auto dot = [&](auto b) {
+            using B = decltype(b);
+            int32_t acc = int32_t(c(2, in)->imm.i);
+            return ta.kind == ScalarKind::I32 ? sem_Dot4(int32_t(a.imm.i), B(c(1, in)->imm.i), acc)
+                                              : sem_Dot4(uint32_t(a.imm.i), B(c(1, in)->imm.i), acc);
+          };
+          int32_t r = c(1, in)->type.kind == ScalarKind::I32 ? dot(int32_t{}) : dot(uint32_t{});
+          return make_imm(r);
+        }
         case OpClass::Select: {
           bool cond = a.imm.i != 0;
           return c(cond ? 1 : 2, in)->imm;

@@ -22,6 +22,7 @@ ir::Kernel matmul_tiled(int tile);                        // C = A*B, f32, tile 
 ir::Kernel softmax_rows();                                // one workgroup (256) per row
 ir::Kernel saxpy_lines(int lanes);                        // y = a*x + y on f32 lines
 ir::Kernel dot_lines(int lanes);                          // out[i] = sum(x[i]*y[i]) per f32 line
+ir::Kernel dot4_packed(int lanes);                        // y = dot4(a, b, c), 4 signedness pairs (1: scalars)
 
 // Shapes the workloads use, so tests can build matching references.
 inline constexpr int kReduceWorkgroup = 256;
@@ -35,5 +36,6 @@ void register_histogram();
 void register_matmul();
 void register_softmax();
 void register_lines();
+void register_dot4();
 
 }  // namespace kgen::samples

@@ -15,6 +15,7 @@ void register_all() {
     register_matmul();
     register_softmax();
     register_lines();
+    register_dot4();
   });
 }
 

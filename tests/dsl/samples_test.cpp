@@ -100,6 +100,24 @@ Expected dot_ref(const std::vector<HostBuf>& in, int lanes) {
   return {{2, out}};
 }
 
+// Line y[4i + k] = c + Σ_j byte_j(a)·byte_j(b) lane by lane (lines of
+// `lanes`), bytes signed per k: uu, us, su, ss.
+Expected dot4_ref(const std::vector<HostBuf>& in, size_t lanes) {
+  auto a = all(in[0]), b = all(in[1]), c = all(in[2]);
+  std::vector<double> y(4 * a.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    for (size_t k = 0; k < 4; ++k) {
+      int64_t sum = int64_t(c[i]);
+      for (int j = 0; j < 4; ++j) {
+        uint8_t ab = uint8_t(uint32_t(a[i]) >> (8 * j)), bb = uint8_t(uint32_t(b[i]) >> (8 * j));
+        int64_t x = (k & 2) ? int8_t(ab) : ab, w = (k & 1) ? int8_t(bb) : bb;
+        sum += x * w;
+      }
+      y[(4 * (i / lanes) + k) * lanes + i % lanes] = double(int32_t(uint32_t(uint64_t(sum))));  // wraps like i32
+    }
+  return {{3, y}};
+}
+
 const std::map<std::string, Reference>& references() {
   static const std::map<std::string, Reference> refs = {
       {"saxpy", [](auto& in, int64_t n) { return saxpy_ref(in, n, false); }},
@@ -127,6 +145,9 @@ const std::map<std::string, Reference>& references() {
       {"softmax_rows", softmax_ref},
       {"saxpy_l16", [](auto& in, int64_t n) { return saxpy_ref(in, n, false); }},
       {"dot_l8", [](auto& in, int64_t) { return dot_ref(in, 8); }},
+      {"dot4_l1", [](auto& in, int64_t) { return dot4_ref(in, 1); }},
+      {"dot4_l4", [](auto& in, int64_t) { return dot4_ref(in, 4); }},
+      {"dot4_l16", [](auto& in, int64_t) { return dot4_ref(in, 16); }},
   };
   return refs;
 }

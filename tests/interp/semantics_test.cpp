@@ -131,3 +131,15 @@ TEST_CASE("reductions are left folds in lane order") {
   CHECK(sem_AtomicCas<uint32_t>(5, 5, 9) == 9);
   CHECK(sem_AtomicCas<uint32_t>(5, 4, 9) == 5);
 }
+
+TEST_CASE("dot4 multiplies the four bytes of each operand, signed for i32, and wraps the sum") {
+  // Bytes (least significant first) 1, 2, 3, 0xFF and 4, 5, 6, 0xFF.
+  const uint32_t a = 0xFF030201u, b = 0xFF060504u;
+  CHECK(sem_Dot4(a, b, 10) == 10 + 4 + 10 + 18 + 255 * 255);
+  CHECK(sem_Dot4(a, int32_t(b), 10) == 10 + 4 + 10 + 18 - 255);  // 0xFF of b is -1
+  CHECK(sem_Dot4(int32_t(a), b, 10) == 10 + 4 + 10 + 18 - 255);
+  CHECK(sem_Dot4(int32_t(a), int32_t(b), 10) == 10 + 4 + 10 + 18 + 1);
+  CHECK(sem_Dot4(0x80808080u, int32_t(0x80808080u), 0) == 4 * 128 * -128);  // extremes of u8 x i8
+  CHECK(sem_Dot4(int32_t(0x80808080u), int32_t(0x80808080u), 0) == 4 * 128 * 128);
+  CHECK(sem_Dot4(0xFFFFFFFFu, 0xFFFFFFFFu, INT32_MAX) == int32_t(uint32_t(INT32_MAX) + 4u * 255u * 255u));  // wraps
+}

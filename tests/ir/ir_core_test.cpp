@@ -58,3 +58,17 @@ TEST_CASE("half and bfloat16 conversions round to nearest even") {
   CHECK(bf16_to_f32(f32_to_bf16(3.0f)) == 3.0f);
   CHECK(f32_to_bf16(1.0f + 1.0f / 256.0f) == 0x3f80);  // tie -> even
 }
+
+TEST_CASE("dot4 types: packed i32/u32 operands of one width and an i32 accumulator") {
+  Kernel k;
+  Builder b(k);
+  ValueId u = b.const_int(types::U32, 0x01020304), s = b.const_int(types::I32, -5), c = b.const_int(types::I32, 7);
+  CHECK(b.type_of(b.op(Op::Dot4, {u, s, c})) == types::I32);
+  CHECK(b.type_of(b.op(Op::Dot4, {s, s, c})) == types::I32);
+  ValueId ul = b.const_int(Type(ScalarKind::U32, 16), 3), cl = b.const_int(Type(ScalarKind::I32, 16), 0);
+  CHECK(b.type_of(b.op(Op::Dot4, {ul, ul, cl})) == Type(ScalarKind::I32, 16));
+  ValueId f = b.const_float(types::F32, 1.0), uc = b.const_int(types::U32, 1);
+  CHECK_THROWS_WITH_AS(b.op(Op::Dot4, {f, u, c}), doctest::Contains("must be i32 or u32"), Error);
+  CHECK_THROWS_WITH_AS(b.op(Op::Dot4, {u, u, uc}), doctest::Contains("i32 accumulator"), Error);
+  CHECK_THROWS_WITH_AS(b.op(Op::Dot4, {ul, u, cl}), doctest::Contains("one width"), Error);
+}

@@ -81,6 +81,7 @@ inline Kernel kitchen_sink() {
   b.op(Op::Fma, {f, a, f});
   ValueId i = b.cast(types::I32, f);
   b.op(Op::Bitcast, {i}, 0, types::F32);
+  b.op(Op::Dot4, {u, i, i});
   ValueId sp = b.op(Op::Splat, {f}, 0, Type(ScalarKind::F32, 4));
   ValueId ct = b.op(Op::Construct, {f, a, f, a});
   b.op(Op::Extract, {ct}, 3);

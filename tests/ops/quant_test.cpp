@@ -7,10 +7,12 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <tuple>
 
 #include "tests/ops/op_test_util.h"
 #include "codegen/target.h"
 #include "ops/executor.h"
+#include "ops/matmul_plan.h"
 #include "ops/op.h"
 #include "ops/quant_formats.h"
 
@@ -175,11 +177,63 @@ TEST_CASE("quant: qmatmul every CPU candidate, and the any-target GEMV on the CP
     check(*dev, problem("qmatmul", {1, 5, 256}, f), d.heuristic(problem("qmatmul", {1, 5, 256}, f), dev->caps()));
 }
 
+// The int8-activation GEMV against the exact product with the quantized
+// activations x̂ (quantize_x8_ref): what remains is f32 rounding, so the
+// kernel's integer dot products, offsets, mins and scales are checked at the
+// f32 bound rather than at the op's looser xq=1 tolerance.
+TEST_CASE("quant: int8 GEMV equals W·x̂ to f32 rounding, every format, CPU 1 and 2 threads") {
+  for (unsigned t : {1u, 2u}) {
+    auto dev = cpu(t);
+    for (QFormat f : {QFormat::Q4_0, QFormat::Q4_1, QFormat::Q8_0, QFormat::Q4_K, QFormat::Q5_K, QFormat::Q6_K}) {
+      const int64_t qk = info(f).block_elems;
+      for (auto [m, n, k, r, mb] : {std::tuple<int64_t, int64_t, int64_t, int, int>{1, 37, 4 * qk, 4, 1},
+                                    {3, 11, 2 * qk, 8, 2}, {2, 5, qk, 2, 2}}) {
+        ops::Problem p = problem("qmatmul", {m, n, k}, f);
+        ops::Variant v = ops::Variant{}.set("impl", 3).set("rows", r).set("mb", mb);
+        uint64_t seed = fresh_seed();
+        CAPTURE(p.str());
+        CAPTURE(v.str());
+        CAPTURE(seed);
+        ops::HostTensors h = ops::make_host_tensors(p, seed);
+        float* x = reinterpret_cast<float*>(h.in[0].data());
+        for (int i = 0; i < 32; ++i) x[i] = 0;  // an all-zero block (d = 0)
+        for (int64_t i = 32; i < std::min<int64_t>(64, m * k); ++i) x[i] *= 1e-3f;  // a small one
+        auto pp = ops::prepare(*dev, p, v);
+        auto dt = ops::upload(*dev, h);
+        ops::execute(*dev, pp, dt.io());
+        ops::download(dt, h, 2);
+        std::vector<float> xhat(static_cast<size_t>(m * k)), wr(static_cast<size_t>(k));
+        quantize_x8_ref(x, xhat.data(), m * k);
+        const uint8_t* w = h.in[1].data();
+        const float* y = reinterpret_cast<const float*>(h.out[0].data());
+        std::vector<double> want(size_t(m * n));
+        double ss = 0;
+        for (int64_t j = 0; j < n; ++j) {
+          dequantize_ref(f, w + size_t(j) * packed_bytes(f, 1, k), wr.data(), k / qk);
+          for (int64_t i = 0; i < m; ++i) {
+            double acc = 0;
+            for (int64_t e = 0; e < k; ++e) acc += double(xhat[size_t(i * k + e)]) * wr[size_t(e)];
+            want[size_t(i * n + j)] = acc;
+            ss += acc * acc;
+          }
+        }
+        const double rms = std::sqrt(ss / double(m * n)), tol = 4 * ops::dot_tolerance(k);
+        double worst = 0;
+        for (size_t i = 0; i < want.size(); ++i)
+          worst = std::max(worst, std::abs(y[i] - want[i]) / std::max(std::abs(want[i]), rms));
+        CHECK(worst <= tol);
+      }
+    }
+  }
+}
+
 TEST_CASE("quant: tiny problems through the IR interpreter") {
   auto caps = codegen::cpu_caps();
   std::vector<std::pair<ops::Problem, ops::Variant>> cases = {
       {problem("qmatmul", {2, 3, 32}, QFormat::Q4_0), ops::Variant{}.set("impl", 0).set("rows", 2).set("mb", 2)},
       {problem("qmatmul", {1, 2, 256}, QFormat::Q6_K), ops::Variant{}.set("impl", 0).set("rows", 4).set("mb", 1)},
+      {problem("qmatmul", {2, 3, 64}, QFormat::Q4_0), ops::Variant{}.set("impl", 3).set("rows", 2).set("mb", 2)},
+      {problem("qmatmul", {1, 2, 256}, QFormat::Q4_K), ops::Variant{}.set("impl", 3).set("rows", 2).set("mb", 1)},
       {problem("qmatmul", {1, 2, 256}, QFormat::Q3_K), ops::Variant{}.set("impl", 1).set("wg", 64)},
       {problem("dequantize", {1, 256}, QFormat::Q4_K), ops::Variant{}.set("impl", 1).set("bpi", 1)},
       {problem("dequantize", {1, 256}, QFormat::Q5_K), ops::Variant{}.set("impl", 0).set("words", 1)},

@@ -1,0 +1,266 @@
+// The int8-activation GEMV (GGML's vec_dot with Q8 activations): X is
+// quantized once per call to signed bytes in blocks of 32 (one f32 scale per
+// block), then each weight group of 16 is a byte dot product with dot4
+// (vpdpbusd on AVX512-VNNI: 64 multiply-adds per instruction) instead of
+// byte -> f32 conversions and f32 FMAs. That removes the decode cost which
+// kept the f32 GEMV (quant_matmul.cpp) below memory bandwidth.
+//
+// dot4 needs one operand unsigned: weights are used as unsigned codes u with
+// w = scale·(u - o) (+ a per-unit min), o the format's offset (Q4_0 8, Q8_0
+// 128 by flipping the sign bit, Q6_K 32). Σ (u - o)·q = Σ u·q - o·Σq, and Σq
+// per 16 activations comes with X's quantization, so the offset costs one
+// integer accumulator start value per unit. The exact result for the
+// quantized X is then Σ_units scale·dx·isum (f32 lanes) + min·dx·Σq (scalar).
+#include <string>
+#include <vector>
+
+#include "ops/quant_kernels.h"
+
+namespace kgen::ops::quant {
+
+using namespace kgen::dsl;
+
+bool has_int8_gemv(QFormat f) {
+  switch (f) {
+    case QFormat::Q4_0: case QFormat::Q4_1: case QFormat::Q8_0:
+    case QFormat::Q4_K: case QFormat::Q5_K: case QFormat::Q6_K: return true;
+    default: return false;
+  }
+}
+
+ir::Kernel quantize_x8_kernel(int blocks_per_item) {
+  const uint32_t BPI = uint32_t(blocks_per_item);
+  return kernel("quant_x8_b" + std::to_string(BPI), [&](KernelBuilder& kb) {
+    auto x = kb.input("x", line(f32, 16));
+    auto xq = kb.output("xq", line(i32, 4));
+    auto xd = kb.output("xd", f32);
+    auto xs = kb.output("xs", i32);
+    auto nb = kb.scalar("nblocks", u32);
+    kb.workgroup(1);
+    Value b0 = group_id(0) * BPI;
+    for_range(b0, min(b0 + BPI, nb), [&](Value b) {
+      Value v[2] = {x[b * 2u], x[b * 2u + 1u]};
+      Value amax = max(reduce_max(abs(v[0])), reduce_max(abs(v[1])));
+      Value d = amax / 127.0f;
+      Value id = splat(select(d != 0.0f, 1.0f / d, 0.0f), 16);
+      xd[b] = d;
+      for (uint32_t h = 0; h < 2; ++h) {
+        Value q = cast(line(i32, 16), round(v[h] * id));  // |q| <= 127
+        xq[b * 2u + h] = bitcast(line(i32, 4), cast(line(i8, 16), q));
+        xs[b * 2u + h] = reduce_add(q);
+      }
+    });
+  });
+}
+
+namespace {
+
+Value f(const Value& v) { return cast(f32, v); }
+Value u32x4(const Value& bytes) { return bitcast(line(u32, 4), bytes); }
+
+// One format's blocks as unsigned byte codes: `units` runs of `groups`
+// groups of 16 elements share a scale (and a min); see the file comment.
+class BlockCodes {
+ public:
+  BlockCodes(QFormat fmt, const PackedBytes& w) : f_(fmt), w_(w) {}
+  int groups_per_unit() const { return f_ == QFormat::Q6_K ? 1 : 2; }
+  int units() const { return info(f_).block_elems / 16 / groups_per_unit(); }
+  uint32_t offset() const {
+    switch (f_) {
+      case QFormat::Q4_0: return 8;
+      case QFormat::Q8_0: return 128;
+      case QFormat::Q6_K: return 32;
+      default: return 0;
+    }
+  }
+  bool has_min() const { return f_ == QFormat::Q4_1 || f_ == QFormat::Q4_K || f_ == QFormat::Q5_K; }
+
+  // Reads the block's scales (scalar f32): scale_[u], min_[u] with
+  // w = scale·(code - o) + min per element of unit u.
+  void load(const Value& base32) {
+    // 64-bit offsets: constant displacements fold into the addressing and
+    // adjacent byte loads merge (u32 offsets could wrap under -fwrapv).
+    Value base = cast(u64, base32);
+    base_ = base;
+    scale_.clear();
+    min_.clear();
+    switch (f_) {
+      case QFormat::Q4_0: case QFormat::Q8_0: scale_ = {w_.half(base)}; break;
+      case QFormat::Q4_1: scale_ = {w_.half(base)}; min_ = {w_.half(base + 2u)}; break;
+      case QFormat::Q4_K: case QFormat::Q5_K: {
+        // The 8 6-bit scales and mins (scale_min_k4) unpacked a word at a
+        // time (GGML's utmp trick), then widened as f32x8 lines.
+        Value d = w_.half(base), dmin = w_.half(base + 2u);
+        Value w0 = w_.u32le(base + 4u), w1 = w_.u32le(base + 8u), w2 = w_.u32le(base + 12u);
+        Value sc_lo = w0 & 0x3f3f3f3fu, m_lo = w1 & 0x3f3f3f3fu;
+        Value sc_hi = (w2 & 0x0f0f0f0fu) | (((w0 >> 6u) & 0x03030303u) << 4u);
+        Value m_hi = ((w2 >> 4u) & 0x0f0f0f0fu) | (((w1 >> 6u) & 0x03030303u) << 4u);
+        auto widen = [](const Value& lo, const Value& hi) {
+          return cast(line(f32, 8), bitcast(line(u8, 8), make_line(lo, hi)));
+        };
+        scale8_ = widen(sc_lo, sc_hi) * splat(d, 8);
+        min8_ = widen(m_lo, m_hi) * splat(-dmin, 8);
+        break;
+      }
+      case QFormat::Q6_K: {
+        // The 16 int8 scales widened as one line: d·sc exact in f32 (f16 × 8 bits).
+        Value sc = cast(line(f32, 16), bitcast(line(i8, 16), w_.line16(base + 192u)));
+        scale8_ = sc * splat(w_.half(base + 208u), 16);
+        break;
+      }
+      default: break;
+    }
+  }
+  Value scale(int u) const {
+    if (scale8_.valid()) return extract(scale8_, u);
+    return scale_[size_t(scale_.size() == 1 ? 0 : u)];
+  }
+  // Q4_K/Q5_K: the 8 sub-blocks' -dmin·m as one f32x8 line (else scalar min_of).
+  bool min_line() const { return f_ == QFormat::Q4_K || f_ == QFormat::Q5_K; }
+  Value min8() const { return min8_; }
+  Value min_of(int u) const { return min_[size_t(min_.size() == 1 ? 0 : u)]; }
+
+  // Unsigned codes of elements 16g .. 16g+15 of the loaded block, as u32x4.
+  Value codes(int g) const {
+    const uint32_t G = uint32_t(g);
+    switch (f_) {
+      case QFormat::Q4_0: case QFormat::Q4_1: {
+        Value q = w_.line16(base_ + (f_ == QFormat::Q4_0 ? 2u : 4u));
+        return u32x4(g == 0 ? (q & 15u) : (q >> 4u));
+      }
+      case QFormat::Q8_0: return u32x4(w_.line16(base_ + 2u + 16u * G)) ^ 0x80808080u;
+      case QFormat::Q4_K: case QFormat::Q5_K: {
+        bool five = f_ == QFormat::Q5_K;
+        uint32_t sb = G / 2, c = sb / 2, hi = sb & 1, half = G & 1;
+        Value q = w_.line16(base_ + (five ? 48u : 16u) + c * 32u + half * 16u);
+        Value nib = hi ? (q >> 4u) : (q & 15u);
+        if (five) nib = nib | (((w_.line16(base_ + 16u + half * 16u) >> sb) & 1u) << 4u);
+        return u32x4(nib);
+      }
+      case QFormat::Q6_K: {
+        uint32_t h = G / 8, t = (G % 8) / 2, half = G & 1;
+        Value ql = w_.line16(base_ + h * 64u + (t & 1) * 32u + half * 16u);
+        Value lo = t >= 2 ? (ql >> 4u) : (ql & 15u);
+        Value hb = (w_.line16(base_ + 128u + h * 32u + half * 16u) >> (2 * t)) & 3u;
+        return u32x4(lo | (hb << 4u));
+      }
+      default: break;
+    }
+    throw std::invalid_argument("BlockCodes: no int8 decoder");
+  }
+  // The group of Q6_K's scale i (its 16 scales are not in element order).
+  int unit_of_group(int g) const {
+    if (f_ != QFormat::Q6_K) return g / 2;
+    int h = g / 8, t = (g % 8) / 2, half = g & 1;
+    return h * 8 + half + 2 * t;
+  }
+
+ private:
+  QFormat f_;
+  PackedBytes w_;
+  Value base_;
+  std::vector<Value> scale_, min_;
+  Value scale8_, min8_;
+};
+
+}  // namespace
+
+ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb) {
+  if (!has_int8_gemv(fmt)) throw std::invalid_argument(std::string("no int8 GEMV for ") + info(fmt).name);
+  const FormatInfo& fi = info(fmt);
+  const uint32_t R = uint32_t(rows), MB = uint32_t(mb), BB = uint32_t(fi.block_bytes);
+  const uint32_t G = uint32_t(fi.block_elems / 16), XB = uint32_t(fi.block_elems / 32);
+  std::string name = std::string("quant_gemv_x8_") + fi.name + "_r" + std::to_string(R) + "_m" + std::to_string(MB);
+  return kernel(name, [&](KernelBuilder& kb) {
+    auto xq = kb.input("xq", line(i32, 4));
+    auto xd = kb.input("xd", f32);
+    auto xs = kb.input("xs", i32);
+    auto w = kb.input("w", u8);
+    auto y = kb.output("y", f32);
+    auto M = kb.scalar("m", u32);
+    auto N = kb.scalar("n", u32);
+    auto K = kb.scalar("k", u32);
+    kb.workgroup(1);
+    PackedBytes pb{w, false, true};
+    BlockCodes probe(fmt, pb);
+    const int GU = probe.groups_per_unit();
+    const uint32_t o4 = probe.offset() / 4;
+    Value n0 = group_id(0) * R, m0 = group_id(1) * MB;
+    Value nb = K / uint32_t(fi.block_elems), kg = K / 16u, kx = K / 32u, rowbytes = nb * BB;
+    // Rows of X past M (last group only) re-read row M-1: in bounds, never stored.
+    std::vector<Value> xg, xb;
+    for (uint32_t i = 0; i < MB; ++i) {
+      Value row = min(m0 + i, M - 1u);
+      xg.push_back(row * kg);
+      xb.push_back(row * kx);
+    }
+    auto emit = [&](bool guarded) {
+      std::vector<Var> acc, macc;
+      const bool mline = probe.min_line();
+      for (uint32_t i = 0; i < MB * R; ++i) {
+        acc.push_back(var(splat(0.0f, 4)));
+        if (probe.has_min()) macc.push_back(mline ? var(splat(0.0f, 8)) : var(0.0f));
+      }
+      std::vector<Value> wrow;
+      for (uint32_t r = 0; r < R; ++r) wrow.push_back((guarded ? min(n0 + r, N - 1u) : n0 + r) * rowbytes);
+      std::vector<BlockCodes> dec(R, probe);
+      for_range(0u, nb, [&](Value b) {
+        for (uint32_t r = 0; r < R; ++r) dec[r].load(wrow[r] + b * BB);
+        // Per X block of 32 (XB per weight block): its scale, and Σq per 16.
+        std::vector<std::vector<Value>> dx(MB), sq(MB);
+        for (uint32_t i = 0; i < MB; ++i)
+          for (uint32_t j = 0; j < XB; ++j) {
+            dx[i].push_back(xd[xb[i] + b * XB + j]);
+            for (uint32_t h = 0; h < 2; ++h) sq[i].push_back(xs[xg[i] + b * G + 2 * j + h]);
+          }
+        if (mline)  // Σ_sb min·dx·Σq as one f32x8 fma per row (the 8 X blocks of the super-block)
+          for (uint32_t i = 0; i < MB; ++i) {
+            std::vector<Value> xsum;
+            for (uint32_t j = 0; j < 8; ++j) xsum.push_back(dx[i][j] * f(sq[i][2 * j] + sq[i][2 * j + 1]));
+            Value xs8 = make_line(xsum[0], xsum[1], xsum[2], xsum[3], xsum[4], xsum[5], xsum[6], xsum[7]);
+            for (uint32_t r = 0; r < R; ++r) {
+              Var& ma = macc[i * R + r];
+              ma = fma(dec[r].min8(), xs8, ma.get());
+            }
+          }
+        for (uint32_t g0 = 0; g0 < G; g0 += uint32_t(GU)) {
+          std::vector<Value> xv;  // activations of the unit's groups, per X row
+          for (uint32_t i = 0; i < MB; ++i)
+            for (uint32_t gg = 0; gg < uint32_t(GU); ++gg) xv.push_back(xq[xg[i] + b * G + g0 + gg]);
+          const int u = probe.unit_of_group(int(g0));
+          for (uint32_t r = 0; r < R; ++r) {
+            std::vector<Value> codes;
+            for (uint32_t gg = 0; gg < uint32_t(GU); ++gg) codes.push_back(dec[r].codes(int(g0 + gg)));
+            for (uint32_t i = 0; i < MB; ++i) {
+              const uint32_t j = g0 / 2;  // the X block of the unit
+              Value qsum = GU == 2 ? sq[i][2 * j] + sq[i][2 * j + 1] : sq[i][g0];
+              // -o·Σq spread over the 4 lanes (o is a multiple of 4).
+              Value isum = o4 ? splat(qsum * -int32_t(o4), 4) : splat(constant(i32, 0), 4);
+              for (uint32_t gg = 0; gg < uint32_t(GU); ++gg) isum = dot4(codes[gg], xv[i * GU + gg], isum);
+              Var& a = acc[i * R + r];
+              a = fma(cast(line(f32, 4), isum), splat(dec[r].scale(u) * dx[i][j], 4), a.get());
+              if (probe.has_min() && !mline) {
+                Var& ma = macc[i * R + r];
+                ma = fma(dec[r].min_of(u), dx[i][j] * f(qsum), ma.get());
+              }
+            }
+          }
+        }
+      }, 1u, G == 2 ? 2 : 0);  // 32-element blocks: two per iteration (loop overhead)
+      for (uint32_t i = 0; i < MB; ++i)
+        for (uint32_t r = 0; r < R; ++r) {
+          Value n = n0 + r;
+          Value ok = m0 + i < M;
+          if (guarded) ok = ok && n < N;
+          if_(ok, [&] {
+            Value s = reduce_add(acc[i * R + r].get());
+            if (probe.has_min()) s = s + (mline ? reduce_add(macc[i * R + r].get()) : macc[i * R + r].get());
+            y[(m0 + i) * N + n] = s;
+          });
+        }
+    };
+    if_(n0 + R <= N, [&] { emit(false); }).else_([&] { emit(true); });
+  });
+}
+
+}  // namespace kgen::ops::quant
