@@ -36,6 +36,7 @@ struct GemmTile {
   // K split across workgroups (tall-skinny products: few M×N blocks, long K):
   // each split accumulates a partial C, a second launch sums them.
   int ks = 1;
+  int gm = 0;  // grid order: 0 = N blocks fastest, 1 = M blocks fastest
   int unroll = 0;  // unroll hint for the k loop (0: the compiler's choice); not a variant parameter
   int nr() const { return 16 * nl; }
   std::string str() const;

@@ -24,7 +24,7 @@ using namespace kgen::dsl;
 std::string GemmTile::str() const {
   return "mr" + std::to_string(mr) + "_nr" + std::to_string(nr()) + "_kc" + std::to_string(kc) + "_mc" +
          std::to_string(mc) + "_nc" + std::to_string(nc) + (ak ? "_ak" + std::to_string(ak) : "") +
-         (ks > 1 ? "_ks" + std::to_string(ks) : "");
+         (ks > 1 ? "_ks" + std::to_string(ks) : "") + (gm ? "_gm" : "");
 }
 
 namespace {
@@ -74,8 +74,10 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep) {
       kend = min(kbeg + per, K);
     }
     Value np = (N + (NRO - 1)) / NRO, mp = (M + (MR - 1)) / MR;
-    Value p0 = group_id(0) * uint32_t(t.nc), p1 = min(p0 + uint32_t(t.nc), np);
-    Value q0 = group_id(1) * uint32_t(t.mc), q1 = min(q0 + uint32_t(t.mc), mp);
+    // Grid order: gm = 0 walks the N blocks fastest (consecutive groups share
+    // the A block), gm = 1 the M blocks (they share the larger B block).
+    Value p0 = group_id(t.gm ? 1 : 0) * uint32_t(t.nc), p1 = min(p0 + uint32_t(t.nc), np);
+    Value q0 = group_id(t.gm ? 0 : 1) * uint32_t(t.mc), q1 = min(q0 + uint32_t(t.mc), mp);
     Value abase = bz * mp * K * MR, bbase = bz * np * K * NL;
     Value kl = (K + 15u) / 16u;  // 16-step chunks of K (ak = 16)
     Value cbase = group_id(2) * M * N;  // in elements (this batch's, or this split's partial, C)

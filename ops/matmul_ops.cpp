@@ -101,6 +101,14 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
       }
     }
   }
+  // The default block with the M blocks walked fastest (consecutive groups
+  // share B instead of A).
+  for (int kc : {0, 512}) {
+    if (kc && kc >= s.k) continue;
+    GemmTile t{14, 2, kc, 8, 8, 16};
+    t.gm = 1;
+    out.push_back(variant_of(t).set("impl", kGemm));
+  }
   // K splits for products with few M×N blocks and a long K.
   GemmTile d = default_cpu_tile(s.m, s.n, s.k);
   d.ks = 1;

@@ -43,7 +43,8 @@ void plan_gemm_cpu(Plan& pl, const GemmTile& t, int ap, int bp, int c, int64_t b
   const int part = t.ks > 1 ? pl.add_temp(nio, size_t(batch * t.ks * m * n) * 4) : c;
   Step s;
   s.kernel = gemm_cpu_kernel(t, n % 16 == 0, ep);
-  s.dims.grid = {uint32_t(cdiv(cdiv(n, nro), t.nc)), uint32_t(cdiv(cdiv(m, t.mr), t.mc)), uint32_t(batch * t.ks)};
+  const uint32_t nb = uint32_t(cdiv(cdiv(n, nro), t.nc)), mb = uint32_t(cdiv(cdiv(m, t.mr), t.mc));
+  s.dims.grid = {t.gm ? mb : nb, t.gm ? nb : mb, uint32_t(batch * t.ks)};
   s.buffers = {ap, bp, part};
   s.scalars = {u(m), u(n), u(k)};
   pl.steps.push_back(std::move(s));
@@ -91,6 +92,7 @@ GemmTile tile_of(const Variant& v) {
   t.nc = int(v.get("nc", t.nc));
   t.ak = int(v.get("ak", t.ak));
   t.ks = int(v.get("ks", t.ks));
+  t.gm = int(v.get("gm", t.gm));
   return t;
 }
 
@@ -99,6 +101,7 @@ Variant variant_of(const GemmTile& t) {
   v.set("mr", t.mr).set("nl", t.nl).set("kc", t.kc).set("mc", t.mc).set("nc", t.nc);
   if (t.ak) v.set("ak", t.ak);
   if (t.ks > 1) v.set("ks", t.ks);
+  if (t.gm) v.set("gm", t.gm);
   return v;
 }
 
