@@ -14,6 +14,12 @@ TargetCaps cpu_caps() {
   c.max_workgroup_size = {4096, 4096, 4096};
   c.atomics_f32 = true;
   c.atomics_64 = true;
+  // The JIT compiles for the host CPU (jit/jit.cpp), so its vector unit sets
+  // the register blocking.
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) c.vector_bits = 512, c.vector_registers = 32;
+  else if (__builtin_cpu_supports("avx2")) c.vector_bits = 256, c.vector_registers = 16;
+  else c.vector_bits = 128, c.vector_registers = 16;
   return c;
 }
 

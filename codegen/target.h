@@ -24,7 +24,20 @@ struct TargetCaps {
   bool atomics_f32 = false;             // float atomic add/min/max/exch
   bool atomics_64 = false;              // 64-bit integer atomics
   uint32_t max_vector_lanes = 16;
+  // CPU register file, for the ops' register blocking (0 on GPU targets):
+  // 512 bits × 32 (AVX-512), 256 × 16 (AVX2), 128 × 16 (SSE).
+  uint32_t vector_bits = 0;
+  uint32_t vector_registers = 0;
 };
+
+// Native registers one f32x16 line takes on the CPU (1 on AVX-512, 2 on AVX2).
+inline uint32_t registers_per_line(const TargetCaps& c) { return c.vector_bits ? (512 + c.vector_bits - 1) / c.vector_bits : 1; }
+// Whether `lines` f32x16 values plus `extra` native registers (broadcasts)
+// fit the register file without spilling.
+inline bool lines_fit(const TargetCaps& c, int lines, int extra = 1) {
+  const uint32_t regs = c.vector_registers ? c.vector_registers : 32;
+  return uint32_t(lines) * registers_per_line(c) + uint32_t(extra) <= regs;
+}
 
 // Capabilities of the in-process CPU target (SIMT emulated with loops).
 TargetCaps cpu_caps();

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "jit/float_builtins.h"
 #include "clang/Basic/Diagnostic.h"
 #include "clang/Basic/DiagnosticOptions.h"
 #include "clang/Basic/Version.h"
@@ -216,6 +217,11 @@ std::shared_ptr<Module> load_object(std::string object, const CompileStats& stat
   auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(st.lljit->getDataLayout().getGlobalPrefix());
   if (!gen) throw std::runtime_error("kgen jit: " + llvm::toString(gen.takeError()));
   jd->addGenerator(std::move(*gen));
+  llvm::orc::SymbolMap builtins;
+  for (const auto& [name, addr] : float_builtins())
+    builtins[st.lljit->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(addr), llvm::JITSymbolFlags::Exported};
+  if (auto err = jd->define(llvm::orc::absoluteSymbols(std::move(builtins))))
+    throw std::runtime_error("kgen jit: cannot define float builtins: " + llvm::toString(std::move(err)));
   auto buf = llvm::MemoryBuffer::getMemBufferCopy(object, "kgen_object");
   if (auto err = st.lljit->addObjectFile(*jd, std::move(buf)))
     throw std::runtime_error("kgen jit: cannot add object: " + llvm::toString(std::move(err)));

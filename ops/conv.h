@@ -80,8 +80,8 @@ void plan_conv_direct(Plan& pl, size_t nio, const ConvShape& s, const DirectTile
 
 // GEMM paths (compose with the matmul family's packed macro-kernel).
 // mr/nl/kc/mc/nc: ops::GemmTile.
-void plan_conv_im2col_gemm(Plan& pl, size_t nio, const ConvShape& s, const Variant& gemm_tile);
-void plan_conv_1x1_gemm(Plan& pl, size_t nio, const ConvShape& s, const Variant& gemm_tile);
+void plan_conv_im2col_gemm(Plan& pl, size_t nio, const ConvShape& s, const Variant& gemm_tile, const TargetCaps& caps);
+void plan_conv_1x1_gemm(Plan& pl, size_t nio, const ConvShape& s, const Variant& gemm_tile, const TargetCaps& caps);
 bool conv_is_pointwise(const ConvShape& s);  // 1×1, stride 1, no padding
 
 // GPU: workgroup `wg` work-items along output positions, `ocb` output

@@ -54,6 +54,10 @@ void validate(const Problem& p) {
   if (std::max({xq, cols, y}) >= 4.0e9) throw std::invalid_argument("too large for 32-bit indexing");
 }
 
+bool direct_block_fits(int ocb, int lines, const TargetCaps& caps) { return codegen::lines_fit(caps, ocb * lines + lines, 1); }
+
+Variant heuristic(const Problem& p, const TargetCaps& caps);
+
 Variant direct(int ocb, int lines, int pb) { return Variant{}.set("impl", kDirect).set("ocb", ocb).set("lines", lines).set("pb", pb); }
 Variant gemm(Impl impl, int mr, int nl) {
   GemmTile t;
@@ -69,15 +73,19 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
     return out;
   }
   if (is_depthwise(s)) {
-    for (int lines : {4, 8, 12}) out.push_back(Variant{}.set("impl", kDepthwise).set("lines", lines).set("pb", 4));
+    for (int lines : {2, 3, 4, 8, 12})
+      if (direct_block_fits(1, lines, caps)) out.push_back(Variant{}.set("impl", kDepthwise).set("lines", lines).set("pb", 4));
   }
-  // Register blocks: OCB·L accumulators + L input lines + a broadcast <= 32 zmm.
-  for (auto [ocb, lines] : {std::pair{8, 3}, {6, 4}, {4, 6}, {12, 2}, {4, 4}, {2, 8}, {1, 12}}) {
+  // Register blocks: OCB·L accumulators + L input lines + a broadcast fit
+  // the register file (32 zmm; 16 ymm on AVX2, two per line).
+  for (auto [ocb, lines] : {std::pair{8, 3}, {6, 4}, {4, 6}, {12, 2}, {4, 4}, {2, 8}, {1, 12}, {6, 1}, {3, 1}, {2, 2}, {1, 3}}) {
     if (ocb > 2 * s.ocg() && ocb > 1) continue;  // mostly zero channels
+    if (!direct_block_fits(ocb, lines, caps)) continue;
     for (int pb : {2, 8}) out.push_back(direct(ocb, lines, pb));
   }
-  out.push_back(direct(8, 3, 4).set("ocf", 1));  // OC blocks fastest in the grid
-  for (auto [mr, nl] : {std::pair{14, 2}, {8, 3}, {6, 4}}) {
+  const Variant def = heuristic(p, caps);
+  out.push_back(direct(int(def.get("ocb", 8)), int(def.get("lines", 3)), 4).set("ocf", 1));  // OC blocks fastest in the grid
+  for (auto [mr, nl] : gemm_register_blocks(caps)) {
     out.push_back(gemm(kIm2col, mr, nl));
     if (conv_is_pointwise(s)) out.push_back(gemm(kGemm1x1, mr, nl));
   }
@@ -87,12 +95,17 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
 Variant heuristic(const Problem& p, const TargetCaps& caps) {
   const ConvShape s = conv_shape(p);
   if (!is_cpu(caps)) return Variant{}.set("impl", kGpu).set("wg", 64).set("ocb", s.ocg() >= 4 ? 4 : 1);
-  if (is_depthwise(s)) return Variant{}.set("impl", kDepthwise).set("lines", 8).set("pb", 4);
+  if (is_depthwise(s)) return Variant{}.set("impl", kDepthwise).set("lines", direct_block_fits(1, 8, caps) ? 8 : 3).set("pb", 4);
   // The direct kernel: 8 channels × 3 lines (24 accumulators) when there are
   // enough output channels per group, else fewer channels and longer rows.
+  // AVX2 (16 ymm, two per line): 6 channels × 1 line (12 accumulators).
   const int64_t ocg = s.ocg();
   int ocb = 8, lines = 3;
-  if (ocg <= 2) ocb = int(ocg), lines = 8;
+  if (!direct_block_fits(8, 3, caps)) {
+    ocb = 6, lines = 1;
+    if (ocg <= 2) ocb = int(ocg), lines = 2;
+    else if (ocg <= 3) ocb = 3, lines = 1;
+  } else if (ocg <= 2) ocb = int(ocg), lines = 8;
   else if (ocg <= 4) ocb = 4, lines = 6;
   else if (ocg <= 6) ocb = 6, lines = 4;
   // Enough workgroups for the threads: fewer blocks per group on small maps.
@@ -125,8 +138,8 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       plan_conv_direct(pl, nio, s, t);
       return pl;
     }
-    case kIm2col: plan_conv_im2col_gemm(pl, nio, s, v); return pl;
-    case kGemm1x1: plan_conv_1x1_gemm(pl, nio, s, v); return pl;
+    case kIm2col: plan_conv_im2col_gemm(pl, nio, s, v, caps); return pl;
+    case kGemm1x1: plan_conv_1x1_gemm(pl, nio, s, v, caps); return pl;
     case kGpu: {
       int wg = int(v.get("wg", 64)), ocb = int(v.get("ocb", 1));
       if (wg < 1 || wg > 1024 || ocb < 1 || ocb > 16) throw std::invalid_argument("conv2d: bad gpu variant " + v.str());

@@ -81,6 +81,16 @@ struct Dims {
 Dims dims_of(const Problem& p) { return {p.dim(0), p.dim(1), p.dim(2)}; }
 int64_t round16(int64_t x) { return (x + 15) / 16 * 16; }
 
+// Register blocks for the fused [G;U] GEMM: nl even (gate and up lines in
+// pairs), fitting this CPU's registers (AVX2 has room for 2 × 2 lines only).
+std::vector<std::pair<int, int>> fused_blocks(const TargetCaps& caps) {
+  std::vector<std::pair<int, int>> out;
+  for (auto [mr, nl] : gemm_register_blocks(caps))
+    if (nl % 2 == 0) out.push_back({mr, nl});
+  if (out.empty()) out.push_back({2, 2});
+  return out;
+}
+
 void validate(const Problem& p) {
   if (p.dims.size() != 3) throw std::invalid_argument("expected 3 sizes T D F");
   for (int64_t d : p.dims)
@@ -120,8 +130,8 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   }
   if (!is_cpu(caps)) throw std::invalid_argument("gated_mlp: impl 0/1 are for the cpu target");
   GemmTile t = tile_of(v);
-  GemmTile down = default_cpu_tile(s.t, s.d, s.f);
-  down.mr = t.mr;
+  GemmTile down = default_cpu_tile(s.t, s.d, s.f, caps);
+  if (t.nl == down.nl) down.mr = t.mr;  // the variant's block for both GEMMs where it is the same shape
   down.ak = t.ak;
   int xp = plan_pack_a(pl, nio, f32t, 0, 1, s.t, s.d, s.d, t.mr, t.ak);
   if (impl == kFused) {
@@ -165,10 +175,12 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
     for (int b : {2, 4}) out.push_back(Variant{}.set("impl", kGpu).set("wg", 16).set("tm", b).set("tn", b).set("tk", 16));
     return out;
   }
-  for (auto [mr, nl] : {std::pair{14, 2}, {6, 4}})
-    for (auto [mc, nc] : {std::pair{8, 8}, {4, 16}})
+  for (auto [mr, nl] : fused_blocks(caps))
+    for (auto [mc, nc] : {std::pair{8, 8}, {4, 16}, {16, 16}})
       out.push_back(variant_of(GemmTile{mr, nl, 0, mc, nc, 16}).set("impl", kFused));
-  out.push_back(variant_of(GemmTile{14, 2, 256, 8, 8, 16}).set("impl", kUnfused));
+  GemmTile u = default_cpu_tile(p.dim(0), p.dim(2), p.dim(1), caps);
+  u.kc = 256;
+  out.push_back(variant_of(u).set("impl", kUnfused));
   return out;
 }
 
@@ -177,7 +189,8 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     int b = p.dim(0) >= 64 ? 4 : 2;
     return Variant{}.set("impl", kGpu).set("wg", 16).set("tm", b).set("tn", b).set("tk", 16);
   }
-  return variant_of(GemmTile{14, 2, 0, 8, 8, 16}).set("impl", kFused);
+  const auto [mr, nl] = fused_blocks(caps).front();
+  return variant_of(GemmTile{mr, nl, 0, 8, 8, 16}).set("impl", kFused);
 }
 
 void reference(const Problem& p, const std::vector<const void*>& in, const std::vector<void*>& out) {

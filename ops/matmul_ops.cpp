@@ -85,16 +85,18 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
   }
   if (gemv_fits(s))
     for (int rows : {2, 4, 8}) out.push_back(Variant{}.set("impl", kGemv).set("rows", rows));
-  // Register blocks (mr × 16·nl, accumulators mr·nl of the 32 zmm) × K slices
-  // × block shapes.
+  // Register blocks that fit this CPU's registers × K slices × block shapes.
   // A in 16-step line chunks (ak = 16) everywhere; the k-major A layout
   // (ak = 0) stays a candidate for the default register block.
-  for (auto [mr, nl] : {std::pair{14, 2}, {8, 3}, {6, 4}, {12, 2}}) {
+  const GemmTile def = default_cpu_tile(s.m, s.n, s.k, caps);
+  const bool narrow = def.nl == 1;  // AVX2: short blocks, more of them per workgroup
+  for (auto [mr, nl] : gemm_register_blocks(caps)) {
     for (int kc : {0, 256, 512}) {
       if (kc && kc >= s.k) continue;  // one slice: the same as kc = 0
-      for (auto [mc, nc] : {std::pair{8, 8}, {4, 16}}) {
+      for (auto [mc, nc] : narrow ? std::vector<std::pair<int, int>>{{16, 16}, {8, 8}, {24, 8}, {8, 32}}
+                                  : std::vector<std::pair<int, int>>{{8, 8}, {4, 16}}) {
         for (int ak : {16, 0}) {
-          if (ak == 0 && !(mr == 14 && nl == 2)) continue;
+          if (ak == 0 && !(mr == def.mr && nl == def.nl)) continue;
           GemmTile t{mr, nl, kc, mc, nc, ak};
           out.push_back(variant_of(t).set("impl", kGemm));
         }
@@ -105,12 +107,13 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
   // share B instead of A).
   for (int kc : {0, 512}) {
     if (kc && kc >= s.k) continue;
-    GemmTile t{14, 2, kc, 8, 8, 16};
+    GemmTile t = def;
+    t.kc = kc;
     t.gm = 1;
     out.push_back(variant_of(t).set("impl", kGemm));
   }
   // K splits for products with few M×N blocks and a long K.
-  GemmTile d = default_cpu_tile(s.m, s.n, s.k);
+  GemmTile d = def;
   d.ks = 1;
   if (gemm_blocks(s, d) < 8 && s.k >= 1024)
     for (int ks : {2, 4, 8})
@@ -129,7 +132,7 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     return Variant{}.set("impl", kGpu).set("wg", 16).set("tm", b).set("tn", b).set("tk", 16);
   }
   if (gemv_fits(s)) return Variant{}.set("impl", kGemv).set("rows", 4);
-  GemmTile t = default_cpu_tile(s.m, s.n, s.k);
+  GemmTile t = default_cpu_tile(s.m, s.n, s.k, caps);
   t.ks = default_ksplit(s, t);
   return variant_of(t).set("impl", kGemm);
 }

@@ -1,6 +1,7 @@
 #include "ops/matmul_plan.h"
 
 #include <cmath>
+#include <tuple>
 
 namespace kgen::ops {
 
@@ -70,16 +71,32 @@ void plan_gemm_gpu(Plan& pl, ir::Type dt, bool trans_b, const GpuTile& t, int a,
   pl.steps.push_back(std::move(s));
 }
 
-GemmTile default_cpu_tile(int64_t m, int64_t n, int64_t k) {
-  (void)n;
+bool gemm_block_fits(int mr, int nl, const TargetCaps& caps) { return codegen::lines_fit(caps, mr * nl + nl, 1); }
+
+std::vector<std::pair<int, int>> gemm_register_blocks(const TargetCaps& caps) {
+  std::vector<std::pair<int, int>> out;
+  for (auto b : {std::pair{14, 2}, {8, 3}, {6, 4}, {12, 2}, {6, 1}, {4, 1}, {2, 2}})
+    if (gemm_block_fits(b.first, b.second, caps)) out.push_back(b);
+  if (out.empty()) out.push_back({2, 1});  // SSE: spills, but correct
+  return out;
+}
+
+GemmTile default_cpu_tile(int64_t m, int64_t n, int64_t k, const TargetCaps& caps) {
+  (void)m, (void)n;
   GemmTile t;
-  t.mr = 14;
-  t.nl = 2;
-  t.kc = k > 768 ? 512 : 0;  // kc=512 measured best or within noise at 1024³ and 2048³, 1 and 2 threads
-  t.mc = 8;
-  t.nc = 8;
+  std::tie(t.mr, t.nl) = gemm_register_blocks(caps).front();
   t.ak = 16;
-  (void)m;
+  if (t.nl >= 2) {
+    t.kc = k > 768 ? 512 : 0;  // kc=512 measured best or within noise at 1024³ and 2048³, 1 and 2 threads
+    t.mc = 8;
+    t.nc = 8;
+  } else {
+    // AVX2's 6×16 block: KC×16 B panel of 16 KB in L1 at kc=256, an MC×KC
+    // A block of 96 KB in L2 (BLIS's Zen blocking is 6×16, KC 256, MC 144).
+    t.kc = k > 384 ? 256 : 0;
+    t.mc = 16;
+    t.nc = 16;
+  }
   return t;
 }
 

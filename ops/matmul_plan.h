@@ -2,6 +2,8 @@
 // the launches (and temporaries) of one stage of a GEMM to a Plan.
 #pragma once
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "ops/matmul.h"
 #include "ops/op.h"
@@ -21,8 +23,14 @@ void plan_gemm_cpu(Plan& pl, const GemmTile& t, int ap, int bp, int c, int64_t b
 void plan_gemm_gpu(Plan& pl, ir::Type dt, bool trans_b, const GpuTile& t, int a, int b, int c, int64_t batch, int64_t m,
                    int64_t n, int64_t k);
 
-// The untuned CPU tile for an M×N×K product.
-GemmTile default_cpu_tile(int64_t m, int64_t n, int64_t k);
+// The untuned CPU tile for an M×N×K product on this CPU's register file.
+GemmTile default_cpu_tile(int64_t m, int64_t n, int64_t k, const TargetCaps& caps);
+// Register blocks (mr, nl) worth trying on this CPU, the default first: the
+// mr·nl accumulator lines, nl B lines and a broadcast fit the register file
+// (32 zmm on AVX-512: 14×2 lines; 16 ymm on AVX2, two per line: 6×1).
+std::vector<std::pair<int, int>> gemm_register_blocks(const TargetCaps& caps);
+// True when an (mr, nl) block keeps its accumulators in registers.
+bool gemm_block_fits(int mr, int nl, const TargetCaps& caps);
 // Variant parameters <-> tiles.
 GemmTile tile_of(const Variant& v);
 Variant variant_of(const GemmTile& t);

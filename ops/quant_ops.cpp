@@ -210,7 +210,7 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
       for (int r : {1, 2, 4, 8})
         for (int mb : {1, 2, 4})
           if (mb <= std::max<int64_t>(s.m, 1) || mb == 1) c.push_back(Variant{}.set("impl", kGemvCpu).set("rows", r).set("mb", mb));
-    c.push_back(variant_of(default_cpu_tile(s.m, s.n, s.k)).set("impl", kTiled));
+    c.push_back(variant_of(default_cpu_tile(s.m, s.n, s.k, caps)).set("impl", kTiled));
   } else {
     for (int wg : {64, 128})
       if (!caps.max_workgroup_threads || uint32_t(wg) <= caps.max_workgroup_threads)
@@ -234,7 +234,7 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
       return Variant{}.set("impl", kGemvX8).set("rows", info(s.f).block_elems == 32 ? 8 : 4).set("mb", 1);
     if (has_line_decoder(s.f) && s.m <= 8)
       return Variant{}.set("impl", kGemvCpu).set("rows", 4).set("mb", std::min<int64_t>(s.m, 4));
-    return variant_of(default_cpu_tile(s.m, s.n, s.k)).set("impl", kTiled);
+    return variant_of(default_cpu_tile(s.m, s.n, s.k, caps)).set("impl", kTiled);
   }
   if (s.m <= 4) return Variant{}.set("impl", kGemvAny).set("wg", 64);
   GpuTile t;
