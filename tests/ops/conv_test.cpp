@@ -89,9 +89,19 @@ TEST_CASE("conv2d: heuristic choices") {
   ops::register_all_ops();
   auto caps = codegen::cpu_caps();
   const auto& d = *ops::find_op("conv2d");
-  auto v = d.heuristic(problem("conv2d", {1, 64, 56, 56, 64, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}}), caps);
+  // The direct kernel's register block follows the register file.
+  auto avx512 = caps, avx2 = caps;
+  avx512.vector_bits = 512, avx512.vector_registers = 32;
+  avx2.vector_bits = 256, avx2.vector_registers = 16;
+  const auto conv3x3 = problem("conv2d", {1, 64, 56, 56, 64, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}});
+  auto v = d.heuristic(conv3x3, avx512);
   CHECK(v.get("impl") == 0);
   CHECK(v.get("ocb") == 8);
+  CHECK(v.get("lines") == 3);
+  v = d.heuristic(conv3x3, avx2);
+  CHECK(v.get("impl") == 0);
+  CHECK(v.get("ocb") == 6);
+  CHECK(v.get("lines") == 1);
   CHECK(d.heuristic(problem("conv2d", {1, 32, 28, 28, 32, 3, 3}, {{"groups", 32}, {"pad_h", 1}, {"pad_w", 1}}), caps)
             .get("impl") == 3);
   auto gpu = caps;
