@@ -31,7 +31,7 @@ ir::Kernel dot4_packed(int lanes) {
 }
 
 void register_dot4() {
-  for (int lanes : {1, 4, 16}) {
+  for (int lanes : {1, 4, 8, 16}) {
     register_kernel({dot4_packed(lanes).name, "y = dot4(a, b, c) for the 4 signedness pairs of a, b (packed bytes)",
                      [lanes] { return dot4_packed(lanes); },
                      [](int64_t n) {

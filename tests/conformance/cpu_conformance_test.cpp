@@ -42,3 +42,22 @@ TEST_CASE("every elementwise op x dtype matches the interpreter on the CPU") {
   auto dev = cpu(0);
   conformance::check_elementwise_cases(*dev, cpu_suite());
 }
+
+TEST_CASE("dot4 lines use the host's byte dot product instructions") {
+  // Correctness is the registered dot4_l* kernels above; this checks the
+  // lowering: vpdpbusd with AVX512-VNNI (unsigned x signed only), else
+  // vpmaddwd on the even/odd bytes; never four 32-bit multiplies per lane.
+  auto dev = cpu(1);
+  rt::CompileOptions o;
+  o.keep_ir = true;
+  const std::string s = dev->compile(samples::dot4_packed(16), o)->debug_asm();
+  REQUIRE(!s.empty());
+  const bool vnni = __builtin_cpu_supports("avx512vnni");
+  const bool avx2 = __builtin_cpu_supports("avx2");
+  MESSAGE("avx512vnni " << vnni << ", avx2 " << avx2);
+  if (vnni) CHECK(s.find("vpdpbusd") != std::string::npos);
+  if (avx2) {
+    CHECK(s.find("vpmaddwd") != std::string::npos);
+    CHECK(s.find("vpmulld") == std::string::npos);
+  }
+}

@@ -147,6 +147,7 @@ const std::map<std::string, Reference>& references() {
       {"dot_l8", [](auto& in, int64_t) { return dot_ref(in, 8); }},
       {"dot4_l1", [](auto& in, int64_t) { return dot4_ref(in, 1); }},
       {"dot4_l4", [](auto& in, int64_t) { return dot4_ref(in, 4); }},
+      {"dot4_l8", [](auto& in, int64_t) { return dot4_ref(in, 8); }},
       {"dot4_l16", [](auto& in, int64_t) { return dot4_ref(in, 16); }},
   };
   return refs;
