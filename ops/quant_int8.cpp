@@ -194,11 +194,21 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb) {
       xg.push_back(row * kg);
       xb.push_back(row * kx);
     }
+    // Units of two groups (all formats but Q6_K) take one 8-lane dot4 over
+    // both groups' codes (vpmaddwd/vpdpbusd on ymm: half the instructions
+    // of two 4-lane ones, which matters where the decode is compute-bound,
+    // as on AVX2); the offset term is then spread over 8 lanes.
+    const bool wide = GU == 2 && probe.offset() % 8 == 0;
+    const uint32_t o8 = probe.offset() / 8;
+    auto cat4 = [](const Value& a, const Value& b) {  // two 4-lane lines as one 8-lane line
+      return make_line({extract(a, 0), extract(a, 1), extract(a, 2), extract(a, 3), extract(b, 0), extract(b, 1),
+                        extract(b, 2), extract(b, 3)});
+    };
     auto emit = [&](bool guarded) {
       std::vector<Var> acc, macc;
       const bool mline = probe.min_line();
       for (uint32_t i = 0; i < MB * R; ++i) {
-        acc.push_back(var(splat(0.0f, 4)));
+        acc.push_back(var(splat(0.0f, wide ? 8 : 4)));
         if (probe.has_min()) macc.push_back(mline ? var(splat(0.0f, 8)) : var(0.0f));
       }
       std::vector<Value> wrow;
@@ -224,21 +234,31 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb) {
             }
           }
         for (uint32_t g0 = 0; g0 < G; g0 += uint32_t(GU)) {
-          std::vector<Value> xv;  // activations of the unit's groups, per X row
-          for (uint32_t i = 0; i < MB; ++i)
+          std::vector<Value> xv, xv8;  // activations of the unit's groups, per X row (and both as one line)
+          for (uint32_t i = 0; i < MB; ++i) {
             for (uint32_t gg = 0; gg < uint32_t(GU); ++gg) xv.push_back(xq[xg[i] + b * G + g0 + gg]);
+            if (wide) xv8.push_back(cat4(xv[i * 2], xv[i * 2 + 1]));
+          }
           const int u = probe.unit_of_group(int(g0));
           for (uint32_t r = 0; r < R; ++r) {
             std::vector<Value> codes;
             for (uint32_t gg = 0; gg < uint32_t(GU); ++gg) codes.push_back(dec[r].codes(int(g0 + gg)));
+            const Value codes8 = wide ? cat4(codes[0], codes[1]) : Value();
             for (uint32_t i = 0; i < MB; ++i) {
               const uint32_t j = g0 / 2;  // the X block of the unit
               Value qsum = GU == 2 ? sq[i][2 * j] + sq[i][2 * j + 1] : sq[i][g0];
-              // -o·Σq spread over the 4 lanes (o is a multiple of 4).
-              Value isum = o4 ? splat(qsum * -int32_t(o4), 4) : splat(constant(i32, 0), 4);
-              for (uint32_t gg = 0; gg < uint32_t(GU); ++gg) isum = dot4(codes[gg], xv[i * GU + gg], isum);
+              Value isum;
+              if (wide) {
+                // -o·Σq spread over the 8 lanes (o is a multiple of 8).
+                isum = dot4(codes8, xv8[i], o8 ? splat(qsum * -int32_t(o8), 8) : splat(constant(i32, 0), 8));
+              } else {
+                // -o·Σq spread over the 4 lanes (o is a multiple of 4).
+                isum = o4 ? splat(qsum * -int32_t(o4), 4) : splat(constant(i32, 0), 4);
+                for (uint32_t gg = 0; gg < uint32_t(GU); ++gg) isum = dot4(codes[gg], xv[i * GU + gg], isum);
+              }
+              const int lanes = wide ? 8 : 4;
               Var& a = acc[i * R + r];
-              a = fma(cast(line(f32, 4), isum), splat(dec[r].scale(u) * dx[i][j], 4), a.get());
+              a = fma(cast(line(f32, lanes), isum), splat(dec[r].scale(u) * dx[i][j], lanes), a.get());
               if (probe.has_min() && !mline) {
                 Var& ma = macc[i * R + r];
                 ma = fma(dec[r].min_of(u), dx[i][j] * f(qsum), ma.get());

@@ -191,6 +191,8 @@ class CpuDevice final : public Device {
     if (use_cache) cache_.store(key, {"", "entry=" + code->symbol + "\nkernel=" + k.name + "\n", code->source, obj.bytes});
     code->ir = std::move(obj.ir);
     code->assembly = std::move(obj.assembly);
+    if (ir::debug_level() >= 4 && !code->assembly.empty())
+      ir::debug_log(4, "asm", "x86 assembly of '" + k.name + "':\n" + code->assembly);
     code->module = jit::load_object(std::move(obj.bytes), obj.stats);
     code->entry = code->module->lookup_fn<codegen::KgenEntry>(code->symbol);
     double ms = ms_since(t0);
