@@ -2,9 +2,9 @@
 // model (Sapphire Rapids, family 6 model 207) and falls back to its
 // "Prescott" SSE3 kernels (~25 GFLOP/s instead of ~170). It reads
 // OPENBLAS_CORETYPE once, when the library loads, before main() — so a
-// benchmark process that lacks it re-executes itself with
-// OPENBLAS_CORETYPE=SkylakeX (its AVX-512 kernels) on AVX-512 machines,
-// and with passive waiting for the vendors' worker threads (see the .cpp).
+// benchmark process re-executes itself once (marker KGEN_BENCH_VENDOR_ENV)
+// with passive waiting for the vendors' worker threads on every machine and
+// OPENBLAS_CORETYPE=SkylakeX (its AVX-512 kernels) on AVX-512 ones (see the .cpp).
 #pragma once
 
 namespace kgen::bench {
