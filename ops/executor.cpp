@@ -124,7 +124,8 @@ void run_reference(const Problem& p, HostTensors& t) {
   d.reference(p, in, out);
 }
 
-Comparison compare_outputs(const Problem& p, const HostTensors& got, const HostTensors& want, double tolerance) {
+Comparison compare_outputs(const Problem& p, const HostTensors& got, const HostTensors& want, double tolerance,
+                           double floor) {
   const OpDef& d = op_for(p);
   Comparison c;
   auto outs = d.outputs(p);
@@ -145,7 +146,7 @@ Comparison compare_outputs(const Problem& p, const HostTensors& got, const HostT
       else if (std::isinf(w) && g == w) err = 0;
       else if (!std::isfinite(g) || !std::isfinite(w)) err = INFINITY;
       else {
-        double scale = std::max(std::abs(w), rms);
+        double scale = std::max({std::abs(w), rms, floor});
         err = scale > 0 ? std::abs(g - w) / scale : std::abs(g - w);
       }
       if (err > tolerance) ++c.mismatches;
@@ -183,7 +184,7 @@ OpCheck check_twice(const Problem& p, uint64_t seed, const std::string& label,
   }
   OpCheck c;
   c.tolerance = tol;
-  c.cmp = compare_outputs(p, runs[0], want, tol);
+  c.cmp = compare_outputs(p, runs[0], want, tol, d.error_scale ? d.error_scale(p, want.in) : 0.0);
   size_t unwritten = 0;
   for (size_t o = 0; o < runs[0].out.size(); ++o)
     for (size_t i = 0; i < runs[0].out[o].size(); ++i) unwritten += runs[0].out[o][i] != runs[1].out[o][i];

@@ -51,7 +51,9 @@ struct Comparison {
 };
 // |got - want| / max(|want|, rms(want)) per element of every output; NaN or
 // Inf where the reference is finite is a mismatch.
-Comparison compare_outputs(const Problem& p, const HostTensors& got, const HostTensors& want, double tolerance);
+// `floor`: least scale of the relative error (OpDef::error_scale), 0 for none.
+Comparison compare_outputs(const Problem& p, const HostTensors& got, const HostTensors& want, double tolerance,
+                           double floor = 0);
 
 struct OpCheck {
   bool ok = false;

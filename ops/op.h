@@ -109,8 +109,13 @@ struct OpDef {
   // Optional input generator (packed quantized blocks, indices...); by default
   // inputs are uniform in [lo, hi] of their TensorSpec.
   std::function<void(const Problem&, int input, std::vector<uint8_t>& bytes, uint64_t seed)> make_input;
-  // Max relative error accepted: |got - want| / max(|want|, rms(want)).
+  // Max relative error accepted: |got - want| / max(|want|, rms(want), error_scale).
   std::function<double(const Problem&)> tolerance;
+  // Optional magnitude of the rounding error's source, from the inputs (host
+  // bytes): for a sum, sqrt(Σx²), the size of a random-sign result. Keeps
+  // the check sound where the result cancels to near zero (a single-output
+  // sum of random signs can be arbitrarily small, its rounding error not).
+  std::function<double(const Problem&, const std::vector<std::vector<uint8_t>>& in)> error_scale;
   // Work per run, for GFLOP/s and GB/s (bytes: compulsory traffic).
   std::function<double(const Problem&)> flops, bytes;
 

@@ -12,6 +12,7 @@
 //    axis (stride inner); the last group takes the leftover lines and the
 //    < 16 element tail.
 //  - GPU: one work-item per output element looping over the axis.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -325,6 +326,19 @@ void register_reduce_ops() {
   d.tolerance = [](const Problem& p) {
     Shape s = shape_of(p);
     return s.kind == kSum || s.kind == kMean ? 16 * 1.2e-7 * std::sqrt(double(s.n)) + 1e-6 : 0.0;
+  };
+  // sqrt(Σx²) over a reduction (÷ n for the mean), from the whole input's
+  // mean square: the size of a random-sign sum, which the tolerance above is
+  // relative to, also where a result happens to cancel to near zero.
+  d.error_scale = [](const Problem& p, const std::vector<std::vector<uint8_t>>& in) {
+    Shape s = shape_of(p);
+    if (s.kind != kSum && s.kind != kMean) return 0.0;
+    const float* x = reinterpret_cast<const float*>(in[0].data());
+    const size_t count = in[0].size() / sizeof(float);
+    double ss = 0;
+    for (size_t i = 0; i < count; ++i) ss += double(x[i]) * double(x[i]);
+    const double per_sum = std::sqrt(ss / double(std::max<size_t>(count, 1)) * double(s.n));
+    return s.kind == kMean ? per_sum / double(s.n) : per_sum;
   };
   d.flops = [](const Problem& p) {
     Shape s = shape_of(p);

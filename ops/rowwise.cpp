@@ -235,21 +235,45 @@ ir::Kernel layernorm_rows(ir::Type dt, int lanes, bool stream) {
     auto eps = kb.scalar("eps", f32);
     auto [nc, base] = row_setup(kb);
     Value cols = cast(f32, nc) * float(lanes);
-    // Two statistics passes (mean, then centred squares) avoid the
-    // cancellation of E[x^2] - E[x]^2; the second one reads L1.
-    Var s = var(L.bcast(0.0f));
-    for_range(0u, nc, [&](Value j) { s += L.ld(x[base + j]); });
-    Value meanv = L.bcast(L.hsum(s.get()) / cols);
-    Var sq = var(L.bcast(0.0f));
-    for_range(0u, nc, [&](Value j) {
-      Value d = L.ld(x[base + j]) - meanv;
-      sq = fma(d, d, sq);
-    });
-    Value rstd = L.bcast(rsqrt(L.hsum(sq.get()) / cols + eps));
-    for_range(0u, nc, [&](Value j) {
-      auto at = base + j;
-      put(y[at], L.st(dt, fma((L.ld(x[at]) - meanv) * rstd, L.ld(w[j]), L.ld(b[j]))), stream);
-    });
+    if (lanes > 1) {
+      // One statistics pass over shifted data: d = x - k with k the mean of
+      // the row's first line, Σd and Σd² as two independent chains, then
+      // Σ(x - mean)² = Σd² - (Σd)²/n. Shifting by an estimate of the mean
+      // keeps the cancellation of E[x²] - E[x]² small (its error scales with
+      // (mean - k)², about var/16 here, not mean²), and saves the second
+      // statistics pass (mean, then centred squares) before the normalising one.
+      const Value k = L.bcast(L.hsum(L.ld(x[base])) / float(lanes));
+      Var s = var(L.bcast(0.0f)), sq = var(L.bcast(0.0f));
+      for_range(0u, nc, [&](Value j) {
+        Value d = L.ld(x[base + j]) - k;
+        s += d;
+        sq = fma(d, d, sq);
+      });
+      Value sum_d = L.hsum(s.get());
+      const Value c = L.bcast(sum_d / cols);  // mean - k
+      Value var_sum = L.hsum(sq.get()) - sum_d * sum_d / cols;
+      const Value rstd = L.bcast(rsqrt(max(var_sum, 0.0f) / cols + eps));
+      // x - mean as (x - k) - c, the same d as above: no k + c rounding.
+      for_range(0u, nc, [&](Value j) {
+        auto at = base + j;
+        put(y[at], L.st(dt, fma(((L.ld(x[at]) - k) - c) * rstd, L.ld(w[j]), L.ld(b[j]))), stream);
+      });
+    } else {
+      // Scalar rows (GPU targets): mean, then centred squares (reads cache).
+      Var s = var(L.bcast(0.0f));
+      for_range(0u, nc, [&](Value j) { s += L.ld(x[base + j]); });
+      Value meanv = L.bcast(L.hsum(s.get()) / cols);
+      Var sq = var(L.bcast(0.0f));
+      for_range(0u, nc, [&](Value j) {
+        Value d = L.ld(x[base + j]) - meanv;
+        sq = fma(d, d, sq);
+      });
+      Value rstd = L.bcast(rsqrt(L.hsum(sq.get()) / cols + eps));
+      for_range(0u, nc, [&](Value j) {
+        auto at = base + j;
+        put(y[at], L.st(dt, fma((L.ld(x[at]) - meanv) * rstd, L.ld(w[j]), L.ld(b[j]))), stream);
+      });
+    }
   });
 }
 
