@@ -74,8 +74,13 @@ void plan_gemm_gpu(Plan& pl, ir::Type dt, bool trans_b, const GpuTile& t, int a,
 bool gemm_block_fits(int mr, int nl, const TargetCaps& caps) { return codegen::lines_fit(caps, mr * nl + nl, 1); }
 
 std::vector<std::pair<int, int>> gemm_register_blocks(const TargetCaps& caps) {
+  // The blocks for 32 zmm, else those for 16 ymm: small blocks on a large
+  // register file would only slow tuning down.
   std::vector<std::pair<int, int>> out;
-  for (auto b : {std::pair{14, 2}, {8, 3}, {6, 4}, {12, 2}, {6, 1}, {4, 1}, {2, 2}})
+  for (auto b : {std::pair{14, 2}, {8, 3}, {6, 4}, {12, 2}})
+    if (gemm_block_fits(b.first, b.second, caps)) out.push_back(b);
+  if (!out.empty()) return out;
+  for (auto b : {std::pair{6, 1}, {4, 1}, {2, 2}})
     if (gemm_block_fits(b.first, b.second, caps)) out.push_back(b);
   if (out.empty()) out.push_back({2, 1});  // SSE: spills, but correct
   return out;
