@@ -18,8 +18,8 @@ namespace kgen::bench {
 
 namespace {
 
-void BM_ColdCompile(benchmark::State& state, const dsl::KernelEntry* entry) {
-  ir::Kernel k = entry->build();
+void BM_ColdCompile(benchmark::State& state, const dsl::KernelEntry& entry) {
+  ir::Kernel k = entry.build();
   std::vector<double> ms;
   for (auto _ : state) {
     state.PauseTiming();
@@ -46,8 +46,11 @@ void BM_ColdCompile(benchmark::State& state, const dsl::KernelEntry* entry) {
 
 void register_compile_benchmarks() {
   samples::register_all();
-  for (const auto& e : dsl::registered_kernels()) {
-    benchmark::RegisterBenchmark(("compile/cold/" + e.name).c_str(), BM_ColdCompile, &e)
+  // A copy of each entry: other suites register more kernels afterwards, and
+  // the registry's vector reallocates (a pointer into it dangled: segfault).
+  for (const dsl::KernelEntry& e : dsl::registered_kernels()) {
+    benchmark::RegisterBenchmark(("compile/cold/" + e.name).c_str(),
+                                 [entry = e](benchmark::State& state) { BM_ColdCompile(state, entry); })
         ->ArgName("O")
         ->Arg(3)
         ->Arg(2)
