@@ -1,6 +1,7 @@
 #include "ops/rowwise.h"
 
 #include <cmath>
+#include <functional>
 #include <mutex>
 #include <string>
 
@@ -235,6 +236,13 @@ ir::Kernel layernorm_rows(ir::Type dt, int lanes, bool stream) {
     auto eps = kb.scalar("eps", f32);
     auto [nc, base] = row_setup(kb);
     Value cols = cast(f32, nc) * float(lanes);
+    // y = (x - mean)·rstd·w + b, with x - mean as centred(x).
+    auto normalise = [&](const std::function<Value(const Value&)>& centred, const Value& rstd) {
+      for_range(0u, nc, [&](Value j) {
+        auto at = base + j;
+        put(y[at], L.st(dt, fma(centred(L.ld(x[at])) * rstd, L.ld(w[j]), L.ld(b[j]))), stream);
+      });
+    };
     if (lanes > 1) {
       // One statistics pass over shifted data: d = x - k with k the mean of
       // the row's first line, Σd and Σd² as two independent chains, then
@@ -252,12 +260,8 @@ ir::Kernel layernorm_rows(ir::Type dt, int lanes, bool stream) {
       Value sum_d = L.hsum(s.get());
       const Value c = L.bcast(sum_d / cols);  // mean - k
       Value var_sum = L.hsum(sq.get()) - sum_d * sum_d / cols;
-      const Value rstd = L.bcast(rsqrt(max(var_sum, 0.0f) / cols + eps));
       // x - mean as (x - k) - c, the same d as above: no k + c rounding.
-      for_range(0u, nc, [&](Value j) {
-        auto at = base + j;
-        put(y[at], L.st(dt, fma(((L.ld(x[at]) - k) - c) * rstd, L.ld(w[j]), L.ld(b[j]))), stream);
-      });
+      normalise([&](const Value& v) { return (v - k) - c; }, L.bcast(rsqrt(max(var_sum, 0.0f) / cols + eps)));
     } else {
       // Scalar rows (GPU targets): mean, then centred squares (reads cache).
       Var s = var(L.bcast(0.0f));
@@ -268,11 +272,7 @@ ir::Kernel layernorm_rows(ir::Type dt, int lanes, bool stream) {
         Value d = L.ld(x[base + j]) - meanv;
         sq = fma(d, d, sq);
       });
-      Value rstd = L.bcast(rsqrt(L.hsum(sq.get()) / cols + eps));
-      for_range(0u, nc, [&](Value j) {
-        auto at = base + j;
-        put(y[at], L.st(dt, fma((L.ld(x[at]) - meanv) * rstd, L.ld(w[j]), L.ld(b[j]))), stream);
-      });
+      normalise([&](const Value& v) { return v - meanv; }, L.bcast(rsqrt(L.hsum(sq.get()) / cols + eps)));
     }
   });
 }

@@ -90,9 +90,7 @@ TEST_CASE("conv2d: heuristic choices") {
   auto caps = codegen::cpu_caps();
   const auto& d = *ops::find_op("conv2d");
   // The direct kernel's register block follows the register file.
-  auto avx512 = caps, avx2 = caps;
-  avx512.vector_bits = 512, avx512.vector_registers = 32;
-  avx2.vector_bits = 256, avx2.vector_registers = 16;
+  const auto avx512 = test::cpu_caps_with(512, 32), avx2 = test::cpu_caps_with(256, 16);
   const auto conv3x3 = problem("conv2d", {1, 64, 56, 56, 64, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}});
   auto v = d.heuristic(conv3x3, avx512);
   CHECK(v.get("impl") == 0);

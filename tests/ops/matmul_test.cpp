@@ -63,9 +63,7 @@ TEST_CASE("matmul: the heuristic picks gemv for decode shapes and the packed gem
   CHECK(d.heuristic(problem("matmul", {1024, 1024, 1024}), caps).get("ks", 1) == 1);
   CHECK(d.heuristic(problem("matmul", {32, 32, 65536}), caps).get("ks", 1) == 8);  // one M×N block, long K
   // The register block follows the register file: 14×2 lines in 32 zmm, 6×1 in 16 ymm.
-  auto avx512 = caps, avx2 = caps;
-  avx512.vector_bits = 512, avx512.vector_registers = 32;
-  avx2.vector_bits = 256, avx2.vector_registers = 16;
+  const auto avx512 = test::cpu_caps_with(512, 32), avx2 = test::cpu_caps_with(256, 16);
   auto big = problem("matmul", {1024, 1024, 1024});
   CHECK(d.heuristic(big, avx512).get("mr") == 14);
   CHECK(d.heuristic(big, avx512).get("nl") == 2);

@@ -24,6 +24,15 @@ inline std::unique_ptr<rt::Device> cpu(unsigned threads) {
   return rt::create_device("cpu", o);
 }
 
+// The CPU target's capabilities with another register file, for checking
+// heuristics for AVX-512 (512 bits x 32) and AVX2 (256 x 16) on any host.
+inline codegen::TargetCaps cpu_caps_with(uint32_t vector_bits, uint32_t vector_registers) {
+  codegen::TargetCaps c = codegen::cpu_caps();
+  c.vector_bits = vector_bits;
+  c.vector_registers = vector_registers;
+  return c;
+}
+
 inline bool have_device(const std::string& name) {
   for (const auto& d : rt::available_devices())
     if (d == name) return true;
