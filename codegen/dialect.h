@@ -97,7 +97,10 @@ class Dialect {
   // unsigned) and an i32 accumulator: args {a, b, c}. The default calls the
   // prelude helper kg_dot4_<s|u><s|u>(a, b, c) on scalars, which every
   // GPU dialect defines; an empty string for a line means lane by lane.
-  virtual std::string dot4(ir::Type a, ir::Type b, std::span<const std::string> args) const;
+  // `small_unsigned`: one operand is unsigned with every byte below 128 and
+  // the other signed (ir/byte_bound.h), so a saturating u8·i8 pair multiply
+  // (x86 vpmaddubsw) is exact; dialects without one ignore it.
+  virtual std::string dot4(ir::Type a, ir::Type b, std::span<const std::string> args, bool small_unsigned) const;
   // Statement (without ';') for a workgroup barrier.
   virtual std::string barrier() const = 0;
   // Subgroup shuffle/broadcast (args: value, lane) and reductions (args:

@@ -54,14 +54,14 @@ Value PackedBytes::line16(const Value& off) const {
                    b[o + 9u], b[o + 10u], b[o + 11u], b[o + 12u], b[o + 13u], b[o + 14u], b[o + 15u]);
 }
 
-Value PackedBytes::half_splat(const Value& off) const {
-  if (words || !native_f16) return splat(half(off), 16);
+Value PackedBytes::half_splat(const Value& off, int lanes) const {
+  if (words || !native_f16) return splat(half(off), lanes);
   // One 16-bit load, broadcast as f16 and widened as a line (vpbroadcastw +
   // vcvtph2ps) instead of a scalar conversion and a broadcast.
   const Array& b = buf;
   Value o = cast(u64, off);
   Value h = bitcast(f16, make_line(b[o], b[o + 1u]));
-  return cast(line(f32, 16), splat(h, 16));
+  return cast(line(f32, lanes), splat(h, lanes));
 }
 
 Value half_bits_to_f32(const Value& h) {

@@ -76,11 +76,11 @@ class BlockCodes {
   bool has_min() const { return f_ == QFormat::Q4_1 || f_ == QFormat::Q4_K || f_ == QFormat::Q5_K; }
 
   // Reads the block's scales (scalar f32): scale_[u], min_[u] with
-  // w = scale·(code - o) + min per element of unit u.
-  void load(const Value& base32) {
-    // 64-bit offsets: constant displacements fold into the addressing and
-    // adjacent byte loads merge (u32 offsets could wrap under -fwrapv).
-    Value base = cast(u64, base32);
+  // w = scale·(code - o) + min per element of unit u. `base` is a u64 byte
+  // offset: constant displacements fold into the addressing, adjacent byte
+  // loads merge, and each row's offset is one pointer increment per block
+  // (u32 offsets could wrap under -fwrapv, so clang would recompute them).
+  void load(const Value& base) {
     base_ = base;
     scale_.clear();
     min_.clear();
@@ -115,6 +115,12 @@ class BlockCodes {
     if (scale8_.valid()) return extract(scale8_, u);
     return scale_[size_t(scale_.size() == 1 ? 0 : u)];
   }
+  // scale(u) as a line: one f16 broadcast and a line conversion where the
+  // block has a single f16 scale (no scalar convert, move and broadcast).
+  Value scale_line(int u, int lanes) const {
+    if (f_ == QFormat::Q4_0 || f_ == QFormat::Q8_0 || f_ == QFormat::Q4_1) return w_.half_splat(base_, lanes);
+    return splat(scale(u), lanes);
+  }
   // Q4_K/Q5_K: the 8 sub-blocks' -dmin·m as one f32x8 line (else scalar min_of).
   bool min_line() const { return f_ == QFormat::Q4_K || f_ == QFormat::Q5_K; }
   Value min8() const { return min8_; }
@@ -147,6 +153,23 @@ class BlockCodes {
       default: break;
     }
     throw std::invalid_argument("BlockCodes: no int8 decoder");
+  }
+  // Both groups of a unit (g0 even) as one u32x8 line; the caller checks
+  // wide(). Q4_0/Q4_1 hold element i and i + 16 in one byte's two nibbles:
+  // the 16 bytes fill both halves of the line (vbroadcasti128) and a
+  // per-half shift picks the nibble, one mask for both.
+  Value codes8(int g0) const {
+    if (f_ == QFormat::Q4_0 || f_ == QFormat::Q4_1) {
+      Value q = u32x4(w_.line16(base_ + (f_ == QFormat::Q4_0 ? 2u : 4u)));
+      Value zero = constant(u32, 0), four = constant(u32, 4);
+      return (cat4(q, q) >> make_line({zero, zero, zero, zero, four, four, four, four})) & 0x0f0f0f0fu;
+    }
+    return cat4(codes(g0), codes(g0 + 1));
+  }
+  // Two 4-lane lines as one 8-lane line.
+  static Value cat4(const Value& a, const Value& b) {
+    return make_line({extract(a, 0), extract(a, 1), extract(a, 2), extract(a, 3), extract(b, 0), extract(b, 1),
+                      extract(b, 2), extract(b, 3)});
   }
   // The group of Q6_K's scale i (its 16 scales are not in element order).
   int unit_of_group(int g) const {
@@ -200,10 +223,6 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb) {
     // as on AVX2); the offset term is then spread over 8 lanes.
     const bool wide = GU == 2 && probe.offset() % 8 == 0;
     const uint32_t o8 = probe.offset() / 8;
-    auto cat4 = [](const Value& a, const Value& b) {  // two 4-lane lines as one 8-lane line
-      return make_line({extract(a, 0), extract(a, 1), extract(a, 2), extract(a, 3), extract(b, 0), extract(b, 1),
-                        extract(b, 2), extract(b, 3)});
-    };
     auto emit = [&](bool guarded) {
       std::vector<Var> acc, macc;
       const bool mline = probe.min_line();
@@ -212,10 +231,10 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb) {
         if (probe.has_min()) macc.push_back(mline ? var(splat(0.0f, 8)) : var(0.0f));
       }
       std::vector<Value> wrow;
-      for (uint32_t r = 0; r < R; ++r) wrow.push_back((guarded ? min(n0 + r, N - 1u) : n0 + r) * rowbytes);
+      for (uint32_t r = 0; r < R; ++r) wrow.push_back(cast(u64, guarded ? min(n0 + r, N - 1u) : n0 + r) * cast(u64, rowbytes));
       std::vector<BlockCodes> dec(R, probe);
       for_range(0u, nb, [&](Value b) {
-        for (uint32_t r = 0; r < R; ++r) dec[r].load(wrow[r] + b * BB);
+        for (uint32_t r = 0; r < R; ++r) dec[r].load(wrow[r] + cast(u64, b) * uint64_t(BB));
         // Per X block of 32 (XB per weight block): its scale, and Σq per 16.
         std::vector<std::vector<Value>> dx(MB), sq(MB);
         for (uint32_t i = 0; i < MB; ++i)
@@ -237,13 +256,14 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb) {
           std::vector<Value> xv, xv8;  // activations of the unit's groups, per X row (and both as one line)
           for (uint32_t i = 0; i < MB; ++i) {
             for (uint32_t gg = 0; gg < uint32_t(GU); ++gg) xv.push_back(xq[xg[i] + b * G + g0 + gg]);
-            if (wide) xv8.push_back(cat4(xv[i * 2], xv[i * 2 + 1]));
+            if (wide) xv8.push_back(BlockCodes::cat4(xv[i * 2], xv[i * 2 + 1]));
           }
           const int u = probe.unit_of_group(int(g0));
           for (uint32_t r = 0; r < R; ++r) {
             std::vector<Value> codes;
-            for (uint32_t gg = 0; gg < uint32_t(GU); ++gg) codes.push_back(dec[r].codes(int(g0 + gg)));
-            const Value codes8 = wide ? cat4(codes[0], codes[1]) : Value();
+            if (!wide)
+              for (uint32_t gg = 0; gg < uint32_t(GU); ++gg) codes.push_back(dec[r].codes(int(g0 + gg)));
+            const Value codes8 = wide ? dec[r].codes8(int(g0)) : Value();
             for (uint32_t i = 0; i < MB; ++i) {
               const uint32_t j = g0 / 2;  // the X block of the unit
               Value qsum = GU == 2 ? sq[i][2 * j] + sq[i][2 * j + 1] : sq[i][g0];
@@ -258,7 +278,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb) {
               }
               const int lanes = wide ? 8 : 4;
               Var& a = acc[i * R + r];
-              a = fma(cast(line(f32, lanes), isum), splat(dec[r].scale(u) * dx[i][j], lanes), a.get());
+              a = fma(cast(line(f32, lanes), isum), dec[r].scale_line(u, lanes) * splat(dx[i][j], lanes), a.get());
               if (probe.has_min() && !mline) {
                 Var& ma = macc[i * R + r];
                 ma = fma(dec[r].min_of(u), dx[i][j] * f(qsum), ma.get());

@@ -23,6 +23,7 @@ ir::Kernel softmax_rows();                                // one workgroup (256)
 ir::Kernel saxpy_lines(int lanes);                        // y = a*x + y on f32 lines
 ir::Kernel dot_lines(int lanes);                          // out[i] = sum(x[i]*y[i]) per f32 line
 ir::Kernel dot4_packed(int lanes);                        // y = dot4(a, b, c), 4 signedness pairs (1: scalars)
+ir::Kernel dot4_small_packed(int lanes);                  // dot4 of unsigned bytes < 128 and signed bytes
 
 // Shapes the workloads use, so tests can build matching references.
 inline constexpr int kReduceWorkgroup = 256;

@@ -61,3 +61,15 @@ TEST_CASE("dot4 lines use the host's byte dot product instructions") {
     CHECK(s.find("vpmulld") == std::string::npos);
   }
 }
+
+TEST_CASE("dot4 of unsigned bytes below 128 uses the saturating pair multiply on AVX2") {
+  // codegen proves the masked operand's bytes small (ir/byte_bound.h), so
+  // vpmaddubsw cannot saturate; correctness is the dot4_small_l* kernels.
+  auto dev = cpu(1);
+  rt::CompileOptions o;
+  o.keep_ir = true;
+  const std::string s = dev->compile(samples::dot4_small_packed(8), o)->debug_asm();
+  REQUIRE(!s.empty());
+  if (__builtin_cpu_supports("avx512vnni")) CHECK(s.find("vpdpbusd") != std::string::npos);
+  else if (__builtin_cpu_supports("avx2")) CHECK(s.find("vpmaddubsw") != std::string::npos);
+}

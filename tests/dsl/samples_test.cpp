@@ -118,6 +118,21 @@ Expected dot4_ref(const std::vector<HostBuf>& in, size_t lanes) {
   return {{3, y}};
 }
 
+// dot4_small: y[4i + k] = c + Σ_j byte_j(a')·int8(byte_j(b)) with a' = a &
+// 0x7f7f7f7f (k = 0, 1: either operand order) or (a >> 4) & 0x0f0f0f0f (k = 2, 3).
+Expected dot4_small_ref(const std::vector<HostBuf>& in, size_t lanes) {
+  auto a = all(in[0]), b = all(in[1]), c = all(in[2]);
+  std::vector<double> y(4 * a.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    for (size_t k = 0; k < 4; ++k) {
+      const uint32_t ua = uint32_t(a[i]), small = k < 2 ? ua & 0x7f7f7f7fu : (ua >> 4) & 0x0f0f0f0fu;
+      int64_t sum = int64_t(c[i]);
+      for (int j = 0; j < 4; ++j) sum += int64_t(uint8_t(small >> (8 * j))) * int8_t(uint8_t(uint32_t(b[i]) >> (8 * j)));
+      y[(4 * (i / lanes) + k) * lanes + i % lanes] = double(int32_t(uint32_t(uint64_t(sum))));
+    }
+  return {{3, y}};
+}
+
 const std::map<std::string, Reference>& references() {
   static const std::map<std::string, Reference> refs = {
       {"saxpy", [](auto& in, int64_t n) { return saxpy_ref(in, n, false); }},
@@ -149,6 +164,10 @@ const std::map<std::string, Reference>& references() {
       {"dot4_l4", [](auto& in, int64_t) { return dot4_ref(in, 4); }},
       {"dot4_l8", [](auto& in, int64_t) { return dot4_ref(in, 8); }},
       {"dot4_l16", [](auto& in, int64_t) { return dot4_ref(in, 16); }},
+      {"dot4_small_l1", [](auto& in, int64_t) { return dot4_small_ref(in, 1); }},
+      {"dot4_small_l4", [](auto& in, int64_t) { return dot4_small_ref(in, 4); }},
+      {"dot4_small_l8", [](auto& in, int64_t) { return dot4_small_ref(in, 8); }},
+      {"dot4_small_l16", [](auto& in, int64_t) { return dot4_small_ref(in, 16); }},
   };
   return refs;
 }
