@@ -1,6 +1,37 @@
 #include "codegen/target.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
 namespace kgen::codegen {
+
+namespace {
+
+// The largest cache level sysfs lists for cpu0 ("32768K"), else sysconf's L3.
+uint64_t host_llc_bytes() {
+  uint64_t best = 0;
+  int best_level = 0;
+  for (int i = 0; i < 8; ++i) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    std::ifstream level_f(dir + "level"), size_f(dir + "size");
+    int level = 0;
+    std::string size;
+    if (!(level_f >> level) || !(size_f >> size) || size.empty()) continue;
+    uint64_t bytes = std::strtoull(size.c_str(), nullptr, 10);
+    const char unit = size.back();
+    if (unit == 'K') bytes <<= 10;
+    else if (unit == 'M') bytes <<= 20;
+    if (level > best_level || (level == best_level && bytes > best)) best_level = level, best = bytes;
+  }
+  if (best_level >= 2) return best;
+  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  return l3 > 0 ? uint64_t(l3) : 0;
+}
+
+}  // namespace
 
 TargetCaps cpu_caps() {
   TargetCaps c;
@@ -20,6 +51,7 @@ TargetCaps cpu_caps() {
   if (__builtin_cpu_supports("avx512f")) c.vector_bits = 512, c.vector_registers = 32;
   else if (__builtin_cpu_supports("avx2")) c.vector_bits = 256, c.vector_registers = 16;
   else c.vector_bits = 128, c.vector_registers = 16;
+  c.llc_bytes = host_llc_bytes();
   return c;
 }
 

@@ -28,6 +28,9 @@ struct TargetCaps {
   // 512 bits × 32 (AVX-512), 256 × 16 (AVX2), 128 × 16 (SSE).
   uint32_t vector_bits = 0;
   uint32_t vector_registers = 0;
+  // CPU last-level cache in bytes (0: unknown), for the memory-bound ops'
+  // streaming-store choice. From sysfs: a VM's cpuid may report the host's.
+  uint64_t llc_bytes = 0;
 };
 
 // Native registers one f32x16 line takes on the CPU (1 on AVX-512, 2 on AVX2).

@@ -147,11 +147,12 @@ void register_rowwise_ops() {
       }
       return v;
     };
-    d.heuristic = [](const Problem& p, const TargetCaps& caps) {
+    d.heuristic = [op](const Problem& p, const TargetCaps& caps) {
       const bool l16 = is_cpu(caps) && p.dim(1) % 16 == 0;
       Variant v = Variant{}.set("lanes", l16 ? 16 : 1);
       const double out_bytes = double(p.dim(0) * p.dim(1)) * ir::Type(p.dtype).bytes();
-      if (l16 && stream_output(caps, out_bytes)) v.set("stream", 1);
+      const bool exp_rows = op == RowOp::Softmax || op == RowOp::LogSoftmax;
+      if (l16 && (exp_rows ? stream_exp_rows(caps, out_bytes) : stream_output(caps, out_bytes))) v.set("stream", 1);
       return v;
     };
     d.plan = plan;

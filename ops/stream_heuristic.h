@@ -12,18 +12,33 @@
 
 namespace kgen::ops {
 
-// Outputs larger than this stream (CPU only). Measured on the 2-core
-// Sapphire Rapids box (L2 2 MiB/core, L3 260 MiB), the op run repeatedly on
-// the same tensors (`kgen op`): rmsnorm/layernorm 2048x1024 (8 MiB out) and
-// softmax 4096x4096 (64 MiB) stay in L3 between runs, and streaming them
-// costs 5-15% (the next reader would have to go to DRAM); with 128 MiB
-// outputs (ew_chain 8192x4096: 256 MiB in + out) and the 256 MiB arrays of
-// the bandwidth suite, the data comes from DRAM anyway and streaming gains
-// 20-100% (silu(x)*y 12 -> 28 GB/s at 2 threads).
-inline constexpr double kStreamMinOutputBytes = 64.0 * 1024 * 1024;
+// Outputs of at least a quarter of the last-level cache stream (CPU only):
+// with the input beside it, such an op fills half the LLC, and the tensors
+// around it in a model evict it before its reader comes. Measured:
+// - 2-core Sapphire Rapids (L3 260 MiB, bound 65 MiB): rmsnorm/layernorm
+//   2048x1024 (8 MiB out) and softmax 4096x4096 (64 MiB) stay in L3 between
+//   runs and streaming costs 5-15%; with 128 MiB outputs (ew_chain
+//   8192x4096) and the bandwidth suite's 256 MiB arrays it gains 20-100%.
+// - 2-core AMD EPYC (L3 32 MiB, bound 8 MiB): rmsnorm/layernorm 2048x1024
+//   with inputs rotating through more than the L3 (`kgen tune`): streamed
+//   0.95-1.0 ms against 1.29-1.36 on 1 thread, 0.64 against 0.89 on 2.
+// Without a known LLC size the Sapphire Rapids bound applies.
+inline constexpr double kStreamMinOutputBytes = 65.0 * 1024 * 1024;
+
+inline double stream_min_output_bytes(const TargetCaps& caps) {
+  return caps.llc_bytes ? double(caps.llc_bytes) / 4 : kStreamMinOutputBytes;
+}
 
 inline bool stream_output(const TargetCaps& caps, double output_bytes) {
-  return is_cpu(caps) && output_bytes > kStreamMinOutputBytes;
+  return is_cpu(caps) && output_bytes >= stream_min_output_bytes(caps);
+}
+
+// The softmax family is exp-bound on one core and its streamed form parks
+// exp(x - max) in a scratch row: on the EPYC, 4096x4096 (64 MiB out, twice
+// the L3) streamed lost (12.8 vs 12.3 ms on 1 thread, 7.4 vs 6.9 on 2). It
+// streams only past both bounds.
+inline bool stream_exp_rows(const TargetCaps& caps, double output_bytes) {
+  return stream_output(caps, output_bytes) && output_bytes >= kStreamMinOutputBytes;
 }
 
 }  // namespace kgen::ops

@@ -100,27 +100,44 @@ TEST_CASE("gelu and sigmoid chains: extreme, infinite and NaN inputs, streamed a
   }
 }
 
-TEST_CASE("the heuristics stream only outputs far larger than the caches, on the CPU") {
+TEST_CASE("the heuristics stream outputs of a quarter of the last-level cache and more, on the CPU") {
   register_all_ops();
   auto dev = test::cpu(1);
-  const TargetCaps& caps = dev->caps();
-  Problem big;
-  big.op = "ew_chain";
-  big.dims = {8192, 4096};  // 128 MiB out
-  big.attrs = {{"chain", 2}};
-  CHECK(op_for(big).heuristic(big, caps).get("stream") == 1);
-  Problem small = big;
-  small.dims = {1024, 4096};  // 16 MiB out
-  CHECK(op_for(small).heuristic(small, caps).get("stream") == 0);
-  Problem odd = big;
-  odd.dims = {8192, 4100};  // rows not whole lines: no stream variant
-  CHECK(op_for(odd).heuristic(odd, caps).get("stream") == 0);
-  for (const auto& v : op_for(odd).candidates(odd, caps)) CHECK(v.get("stream") == 0);
-  Problem rows;
-  rows.op = "rmsnorm";
-  rows.dims = {2048, 1024};  // 8 MiB out: stays cache-resident for its reader
-  CHECK(op_for(rows).heuristic(rows, caps).get("stream") == 0);
-  rows.dims = {16384, 4096};  // 256 MiB
-  CHECK(op_for(rows).heuristic(rows, caps).get("stream") == 1);
-  CHECK(stream_output(caps, kStreamMinOutputBytes * 2));
+  TargetCaps caps = dev->caps();
+  MESSAGE("host LLC " << caps.llc_bytes / (1 << 20) << " MiB");
+  // The two machines the bound was measured on; then an unknown LLC.
+  for (uint64_t llc_mib : {260, 32, 0}) {
+    CAPTURE(llc_mib);
+    caps.llc_bytes = llc_mib << 20;
+    const double bound = llc_mib ? double(llc_mib << 20) / 4 : kStreamMinOutputBytes;
+    Problem big;
+    big.op = "ew_chain";
+    big.dims = {8192, 4096};  // 128 MiB out
+    big.attrs = {{"chain", 2}};
+    CHECK(op_for(big).heuristic(big, caps).get("stream") == 1);
+    Problem small = big;
+    small.dims = {1024, 4096};  // 16 MiB out
+    CHECK(op_for(small).heuristic(small, caps).get("stream") == int(16.0 * (1 << 20) >= bound));
+    Problem odd = big;
+    odd.dims = {8192, 4100};  // rows not whole lines: no stream variant
+    CHECK(op_for(odd).heuristic(odd, caps).get("stream") == 0);
+    for (const auto& v : op_for(odd).candidates(odd, caps)) CHECK(v.get("stream") == 0);
+    Problem rows;
+    rows.op = "rmsnorm";
+    rows.dims = {2048, 1024};  // 8 MiB out: streams only where that is a quarter of the LLC
+    CHECK(op_for(rows).heuristic(rows, caps).get("stream") == int(llc_mib == 32));
+    rows.dims = {16384, 4096};  // 256 MiB
+    CHECK(op_for(rows).heuristic(rows, caps).get("stream") == 1);
+    // softmax also needs the fixed bound: 64 MiB out never streams.
+    Problem sm;
+    sm.op = "softmax";
+    sm.dims = {4096, 4096};
+    CHECK(op_for(sm).heuristic(sm, caps).get("stream") == 0);
+    sm.dims = {16384, 4096};
+    CHECK(op_for(sm).heuristic(sm, caps).get("stream") == 1);
+    CHECK(stream_output(caps, bound));
+    CHECK_FALSE(stream_output(caps, bound / 2));
+  }
+  caps.name = "vulkan";
+  CHECK_FALSE(stream_output(caps, 1e12));
 }
