@@ -171,6 +171,7 @@ fusion::ChainVariant chain_variant(const Variant& v, const TargetCaps& caps) {
   cv.wg = int(v.get("wg", is_cpu(caps) ? 1 : 64));
   cv.chunk = v.get("chunk", is_cpu(caps) ? 8192 : 4096);
   cv.stream = v.get("stream") != 0;
+  cv.divide = cv.lanes == 16 && v.get("div") != 0;
   return cv;
 }
 
@@ -201,12 +202,18 @@ OpDef elementwise_def(const std::string& name, const std::string& desc, const st
     std::vector<Variant> v;
     std::vector<int> impls = {kFused};
     if (p.op == "ew_chain") impls.push_back(kUnfused);
-    const bool can_stream = fusion::chain_can_stream(fusion::layout_of(elementwise_chain(p)));
+    const Chain c = elementwise_chain(p);
+    const bool can_stream = fusion::chain_can_stream(fusion::layout_of(c));
+    const bool sigmoid = fusion::chain_has_sigmoid(c);
     for (int impl : impls) {
       if (is_cpu(caps)) {
         for (int64_t chunk : {4096, 8192, 32768}) v.push_back(Variant{}.set("impl", impl).set("lanes", 16).set("chunk", chunk));
+        if (sigmoid) v.push_back(Variant{}.set("impl", impl).set("lanes", 16).set("chunk", 8192).set("div", 1));
         v.push_back(Variant{}.set("impl", impl).set("lanes", 1).set("chunk", 8192));
-        if (can_stream) v.push_back(Variant{}.set("impl", impl).set("lanes", 16).set("chunk", 8192).set("stream", 1));
+        if (can_stream) {
+          v.push_back(Variant{}.set("impl", impl).set("lanes", 16).set("chunk", 8192).set("stream", 1));
+          if (sigmoid) v.push_back(Variant{}.set("impl", impl).set("lanes", 16).set("chunk", 8192).set("stream", 1).set("div", 1));
+        }
       } else {
         for (int wg : {64, 256}) v.push_back(Variant{}.set("impl", impl).set("lanes", 1).set("wg", wg).set("chunk", 4096));
       }
@@ -219,6 +226,7 @@ OpDef elementwise_def(const std::string& name, const std::string& desc, const st
     if (is_cpu(caps)) v.set("lanes", 16).set("chunk", 8192);
     else v.set("lanes", 1).set("wg", 64).set("chunk", 4096);
     const Chain c = elementwise_chain(p);
+    if (fusion::cheap_line_division(caps) && fusion::chain_has_sigmoid(c)) v.set("div", 1);
     const double out_bytes = double(fusion::numel(c.shape)) * ir::Type(c.out_dtype).bytes();
     if (is_cpu(caps) && fusion::chain_can_stream(fusion::layout_of(c)) && stream_output(caps, out_bytes)) v.set("stream", 1);
     return v;

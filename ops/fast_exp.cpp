@@ -7,27 +7,33 @@ namespace kgen::ops {
 using namespace kgen::dsl;
 
 dsl::Value fast_exp(const dsl::Value& x_in, bool nonpositive) {
-  const int lanes = x_in.type().lanes;
+  Value x = max(x_in, -87.0f);
+  if (!nonpositive) x = min(x, 88.0f);
+  return fast_exp_unclamped(x);
+}
+
+dsl::Value fast_exp_unclamped(const dsl::Value& x) {
+  const int lanes = x.type().lanes;
   const ir::Type uty = lanes > 1 ? line(u32, lanes) : ir::Type(u32);
-  // Cephes expf: x = k ln2 + r with |r| <= ln2/2 (ln2 split in two so k*ln2_hi
-  // is exact), e^r by a degree-6 polynomial, 2^k in the exponent bits.
+  // Cephes-style expf: x = k ln2 + r with |r| <= ln2/2 (ln2 split in two so
+  // k*ln2_hi is exact), e^r - 1 = r + r^2 p(r), 2^k in the exponent bits.
+  // p is a degree-4 minimax fit of (e^r - 1 - r) / r^2 (relative error of
+  // e^r 3.7e-9 in exact arithmetic, 0.58 ulp evaluated in f32: the same as
+  // Cephes' degree 5, one fma less; fitted by reweighted least squares).
   // k = round(x log2e) by the 1.5*2^23 trick: t holds k in its low mantissa
   // bits, so there is no round instruction and no float->int conversion
   // (whose saturating lowering is a per-lane loop).
-  Value x = max(x_in, -87.0f);
-  if (!nonpositive) x = min(x, 88.0f);
   Value t = fma(x, 1.44269504088896341f, 12582912.0f);
   Value k = t - 12582912.0f;
   Value r = fma(k, -0.693359375f, x);
   r = fma(k, 2.12194440e-4f, r);
-  Value p = fma(r, 1.9875691500e-4f, 1.3981999507e-3f);
-  p = fma(p, r, 8.3334519073e-3f);
-  p = fma(p, r, 4.1665795894e-2f);
-  p = fma(p, r, 1.6666665459e-1f);
-  p = fma(p, r, 5.0000001201e-1f);
+  Value p = fma(r, 0.0013870788970962167f, 0.008368897251784801f);
+  p = fma(p, r, 0.041667390614748f);
+  p = fma(p, r, 0.1666651964187622f);
+  p = fma(p, r, 0.4999999701976776f);
   Value q = fma(p, r * r, r);  // e^r - 1
   // (bits(t) + 127) << 23 == (k + 127) << 23: the shift drops the constant's bits.
-  Value two_k = bitcast(x_in.type(), (bitcast(uty, t) + 127u) << 23u);
+  Value two_k = bitcast(x.type(), (bitcast(uty, t) + 127u) << 23u);
   return fma(q, two_k, two_k);  // (e^r - 1) 2^k + 2^k: one rounding, one op less than (q + 1) * 2^k
 }
 

@@ -212,8 +212,11 @@ Layout layout_of(const Chain& c) {
   return l;
 }
 
+bool cheap_line_division(const TargetCaps& caps) { return is_cpu(caps) && caps.vector_bits == 256; }
+
 ChainVariant chain_variant_for(const Chain& c, const TargetCaps& caps) {
   ChainVariant v;
+  v.divide = cheap_line_division(caps);
   if (!is_cpu(caps)) {
     v.lanes = 1;
     v.wg = 64;
@@ -225,27 +228,54 @@ ChainVariant chain_variant_for(const Chain& c, const TargetCaps& caps) {
 
 namespace {
 
-// x / (1 + e^y) without a division or the target's exp: the sigmoid inside
-// silu and the tanh-form gelu, where the line division (vdivps zmm: one per
-// ~10 cycles) and the exact exp made the fused chain compute-bound on the
-// CPU. y is clamped to [-87, 87] (fast_exp clamps the lower end), so
-// d = 1 + e^y <= 6.1e37 < 2^126 and 1/d is a normal float, which the integer
-// first guess (0x7ef311c3 - bits(d), within 12%) needs; three Newton steps
-// (the error squares each time: 1.4e-2, 2e-4, 4e-8) reach ~1 ulp. A NaN y
-// stays NaN. Differs from the exact form only where |y| > 87: there the
-// result is ~1.6e-38 * x instead of (nearly) 0, or x / (1 + 1.6e-38); and
-// x = -inf with y = +inf (gelu/silu at -inf) gives -inf where the exact
-// form's inf / inf is NaN (the limit is 0 for both).
-Value sigmoid_div(const Value& x, const Value& y) {
+// x / (1 + e^y) without the target's exp: the sigmoid inside silu and the
+// tanh-form gelu, where the exact exp made the fused chain compute-bound on
+// the CPU. `divide`: 1/d by a line division (AVX2: cheap_line_division);
+// else by Newton steps, where vdivps zmm (one per ~10 cycles) is the bound:
+// y is clamped to [-87, 87], so d = 1 + e^y <= 6.1e37 < 2^126 and 1/d is a
+// normal float, which the integer first guess (0x7ef311c3 - bits(d), within
+// 12%) needs; three steps (the error squares each time: 1.4e-2, 2e-4, 4e-8)
+// reach ~1 ulp. A NaN y stays NaN. Differs from the exact form only where
+// |y| > 87: there the result is ~1.6e-38 * x instead of (nearly) 0, or
+// x / (1 + 1.6e-38); and x = -inf with y = +inf (gelu/silu at -inf) gives
+// -inf where the exact form's inf / inf is NaN (the limit is 0 for both).
+Value sigmoid_div(const Value& x, const Value& y, bool divide) {
   const ir::Type ft = y.type(), ut = ft.lanes > 1 ? line(u32, ft.lanes) : ir::Type(u32);
-  Value d = fast_exp(min(y, 87.0f), /*nonpositive=*/true) + 1.0f;  // "nonpositive": no upper clamp of its own
+  // The clamps as selects that keep a NaN y (each one vminps/vmaxps with the
+  // NaN-passing operand order), so NaN reaches d and the quotient without a
+  // compare and blend at the end.
+  auto k = [&](float f) {
+    Value c = constant(f32, f);
+    return ft.lanes > 1 ? splat(c, ft.lanes) : c;
+  };
+  Value yc = select(y > 87.0f, k(87.0f), y);
+  yc = select(yc < -87.0f, k(-87.0f), yc);
+  Value d = fast_exp_unclamped(yc) + 1.0f;
+  if (divide) return x / d;
   Value r = bitcast(ft, 0x7ef311c3u - bitcast(ut, d));
   for (int i = 0; i < 3; ++i) r = fma(r, fma(-d, r, 1.0f), r);
-  return select(y != y, y, x * r);
+  return x * r;
 }
 
 bool is_const(const Expr& e, double v) { return e.node->kind == Node::Kind::Const && e.node->value == v; }
 bool is_op(const Expr& e, Op op) { return e.node->kind == Node::Kind::Op && e.node->op == op; }
+
+// The exponent y when `d` is 1 + exp(y) (either order).
+const Expr* one_plus_exp(const Expr& d) {
+  if (!is_op(d, Op::Add)) return nullptr;
+  const auto& a = d.node->args;
+  if (is_const(a[0], 1.0) && is_op(a[1], Op::Exp)) return &a[1].node->args[0];
+  if (is_const(a[1], 1.0) && is_op(a[0], Op::Exp)) return &a[0].node->args[0];
+  return nullptr;
+}
+
+// Does the chain hold an x / (1 + exp(y)) (a sigmoid_div in the CPU form)?
+bool has_sigmoid_div(const Expr& e) {
+  if (is_op(e, Op::Div) && one_plus_exp(e.node->args[1])) return true;
+  for (const auto& a : e.node->args)
+    if (has_sigmoid_div(a)) return true;
+  return false;
+}
 
 // The chain evaluated in f32 (lanes == 1) or f32 lines on DSL values.
 // fast (CPU kernels): x / (1 + exp(y)) by sigmoid_div.
@@ -255,15 +285,7 @@ struct Evaluator {
   std::function<Value(int)> input;  // f32 value of input i at the current element(s)
   std::map<const Node*, Value> memo;
   bool fast = false;
-
-  // The exponent y when `d` is 1 + exp(y) (either order).
-  const Expr* one_plus_exp(const Expr& d) const {
-    if (!is_op(d, Op::Add)) return nullptr;
-    const auto& a = d.node->args;
-    if (is_const(a[0], 1.0) && is_op(a[1], Op::Exp)) return &a[1].node->args[0];
-    if (is_const(a[1], 1.0) && is_op(a[0], Op::Exp)) return &a[0].node->args[0];
-    return nullptr;
-  }
+  bool divide = false;  // fast: the reciprocal by a line division, not Newton steps
 
   ir::Type f32t() const { return lanes == 1 ? ir::Type(f32) : line(f32, lanes); }
   Value eval(const Expr& e) {
@@ -287,7 +309,7 @@ struct Evaluator {
       case Node::Kind::Op: break;
     }
     if (fast && n.op == Op::Div)
-      if (const Expr* y = one_plus_exp(n.args[1])) return sigmoid_div(eval(n.args[0]), eval(*y));
+      if (const Expr* y = one_plus_exp(n.args[1])) return sigmoid_div(eval(n.args[0]), eval(*y), divide);
     std::vector<Value> a;
     for (const auto& x : n.args) a.push_back(eval(x));
     switch (n.op) {
@@ -333,10 +355,13 @@ std::string kernel_name(const Chain& c, const Layout& l, const ChainVariant& v) 
   if (v.wg > 1) s += "_wg" + std::to_string(v.wg);
   for (size_t i = 0; i < c.inputs.size(); ++i)
     s += "_" + std::string(ir::scalar_name(c.inputs[i].dtype)) + (l.strides[i].back() == 0 ? "b" : "");
-  return s + "_" + std::string(ir::scalar_name(c.out_dtype)) + (v.stream ? "_stream" : "");
+  return s + "_" + std::string(ir::scalar_name(c.out_dtype)) + (v.stream ? "_stream" : "") +
+         (v.divide && chain_has_sigmoid(c) ? "_div" : "");
 }
 
 }  // namespace
+
+bool chain_has_sigmoid(const Chain& c) { return has_sigmoid_div(c.out); }
 
 // One workgroup per (row, chunk of the row): row = the outer coordinates
 // (decoded once per group into each input's base offset), chunk = a range of
@@ -392,7 +417,7 @@ ir::Kernel chain_kernel(const Chain& c, const Layout& l, const ChainVariant& v) 
       // The CPU form (lanes 16) takes the division-free sigmoid; GPUs keep
       // their native exp and division (fast_exp's rounding trick is not safe
       // under their compilers' reassociation).
-      Evaluator ev{c, lanes, {}, {}, L == 16};
+      Evaluator ev{c, lanes, {}, {}, L == 16, v.divide};
       ev.input = [&](int i) -> Value {
         if (bc[i].valid()) return lanes == 1 ? bc[i] : splat(bc[i], lanes);
         Value at = off[i] + j;

@@ -111,7 +111,17 @@ struct ChainVariant {
   int wg = 1;
   int64_t chunk = 8192;
   bool stream = false;
+  // The CPU form's sigmoid reciprocal (silu, gelu): a line division rather
+  // than three Newton steps (see cheap_line_division).
+  bool divide = false;
 };
+// AVX2 hosts: vdivps ymm runs on the divider (one per 3.5-5 cycles), beside
+// the FMA pipes that bound the chain; Newton's 7 FMA-pipe ops per line half
+// cost more (gelu 8192x4096 on the EPYC, 1 thread: 29.7 -> 23-24 ms). On
+// AVX-512, vdivps zmm (one per ~10 cycles on Sapphire Rapids) is the bound.
+bool cheap_line_division(const TargetCaps& caps);
+// Does the chain hold a sigmoid (x / (1 + exp(y))), which `divide` changes?
+bool chain_has_sigmoid(const Chain& c);
 // Can the chain's output be streamed (lanes 16): its inner axis is whole lines.
 bool chain_can_stream(const Layout& l);
 ChainVariant chain_variant_for(const Chain& c, const TargetCaps& caps);

@@ -12,7 +12,7 @@
 
 using namespace kgen;
 
-TEST_CASE("fast_exp is within a few ulp of exp on [-87, 88]") {
+TEST_CASE("fast_exp is within 2 ulp of exp on [-87, 88]") {
   ir::Kernel k = dsl::kernel("fast_exp_probe", [](dsl::KernelBuilder& kb) {
     auto x = kb.input("x", dsl::f32);
     auto y = kb.output("y", dsl::f32);
@@ -30,7 +30,8 @@ TEST_CASE("fast_exp is within a few ulp of exp on [-87, 88]") {
     double want = std::exp(bufs[0].get(i));
     worst = std::max(worst, std::fabs(bufs[1].get(i) - want) / want);
   }
-  CHECK(worst < 4e-7);  // ~3 ulp of f32
+  CAPTURE(worst);
+  CHECK(worst < 2e-7);  // < 2 ulp of f32 (measured 8e-8)
 }
 
 namespace {

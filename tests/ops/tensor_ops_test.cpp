@@ -218,3 +218,85 @@ TEST_CASE("C++ dialect: math on 16-lane lines equals the scalar math bit for bit
     CHECK(diff == 0);
   }
 }
+
+TEST_CASE("fused sigmoid chains (silu, gelu) keep NaN and the limits at +-inf and huge inputs, every CPU variant") {
+  // The CPU form clamps the sigmoid's exponent with NaN-passing selects and
+  // drops the final NaN test (divide and Newton forms alike): a NaN input
+  // must still give NaN, +inf must give +inf, and huge inputs their limits.
+  ops::register_all_ops();
+  auto dev = cpu(1);
+  const float special[] = {NAN, INFINITY, 1e30f, -1e30f, 100.0f, -100.0f, 88.5f, -88.5f, 0.0f, -0.0f, 3.0f, -3.0f};
+  const size_t ns = sizeof(special) / sizeof(special[0]);
+  for (int chain : {0, 2}) {
+    ops::Problem p;
+    p.op = "ew_chain";
+    p.dims = {4, 48};
+    p.attrs = {{"chain", chain}};
+    const ops::OpDef& d = ops::op_for(p);
+    for (const auto& v : d.candidates(p, dev->caps())) {
+      if (v.get("impl") != 0) continue;
+      CAPTURE(chain);
+      CAPTURE(v.str());
+      ops::HostTensors t = ops::make_host_tensors(p, fresh_seed());
+      float* x = reinterpret_cast<float*>(t.in[0].data());
+      for (size_t i = 0; i < ns; ++i) x[7 * i] = special[i];  // spread over rows and lines
+      ops::HostTensors want = t;
+      ops::run_reference(p, want);
+      ops::PreparedPlan pp = ops::prepare(*dev, p, v);
+      ops::DeviceTensors dt = ops::upload(*dev, t);
+      ops::execute(*dev, pp, dt.io());
+      ops::download(dt, t, t.in.size());
+      const float* got = reinterpret_cast<const float*>(t.out[0].data());
+      const float* ref = reinterpret_cast<const float*>(want.out[0].data());
+      for (size_t i = 0; i < ns; ++i) {
+        const size_t e = 7 * i;
+        CAPTURE(special[i]);
+        CAPTURE(got[e]);
+        CAPTURE(ref[e]);
+        if (std::isnan(ref[e])) CHECK(std::isnan(got[e]));
+        else if (std::isinf(ref[e])) CHECK(got[e] == ref[e]);
+        else CHECK(std::fabs(got[e] - ref[e]) <= 1e-5 * std::max(1.0f, std::fabs(ref[e])));
+      }
+    }
+  }
+}
+
+TEST_CASE("a fused sigmoid of NaN is NaN in the CPU form, divide and Newton alike") {
+  // x * sigmoid(a) = x * (1 / (1 + exp(-a))): the quotient's numerator (1)
+  // stays finite, so only the NaN-passing clamps carry a NaN a through.
+  fusion::Chain c;
+  c.name = "nan_sigmoid";
+  c.inputs = {{"a", ir::ScalarKind::F32, {64}}, {"x", ir::ScalarKind::F32, {64}}};
+  c.out = fusion::in(1) * fusion::sigmoid(fusion::in(0));
+  c.shape = fusion::broadcast_shape(c);
+  REQUIRE(fusion::chain_has_sigmoid(c));
+  std::vector<float> a(64), x(64, 2.0f);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = float(i) * 0.25f - 8.0f;
+  a[3] = NAN;
+  a[17] = INFINITY;
+  a[18] = -INFINITY;
+  a[40] = -NAN;
+  auto dev = cpu(1);
+  for (bool divide : {false, true}) {
+    CAPTURE(divide);
+    fusion::ChainVariant v;
+    v.divide = divide;
+    ops::Plan pl;
+    fusion::plan_chain(pl, c, {0, 1}, 2, v);
+    REQUIRE(pl.steps.size() == 1);
+    auto ba = dev->alloc(256), bx = dev->alloc(256), by = dev->alloc(256);
+    ba->upload(a.data(), 256);
+    bx->upload(x.data(), 256);
+    auto ck = dev->compile(pl.steps[0].kernel);
+    dev->launch(*ck, rt::LaunchArgs{pl.steps[0].dims, {ba.get(), bx.get(), by.get()}, pl.steps[0].scalars});
+    dev->synchronize();
+    std::vector<float> y(64);
+    by->download(y.data(), 256);
+    for (size_t i = 0; i < a.size(); ++i) {
+      CAPTURE(a[i]);
+      CAPTURE(y[i]);
+      if (std::isnan(a[i])) CHECK(std::isnan(y[i]));
+      else CHECK(std::fabs(y[i] - 2.0 / (1.0 + std::exp(-double(a[i])))) <= 1e-6);
+    }
+  }
+}
