@@ -7,8 +7,16 @@ namespace kgen::ops {
 using namespace kgen::dsl;
 
 dsl::Value fast_exp(const dsl::Value& x_in, bool nonpositive) {
-  Value x = max(x_in, -87.0f);
-  if (!nonpositive) x = min(x, 88.0f);
+  // The clamps as selects that pass NaN (one vmaxps/vminps each, with the
+  // NaN-passing operand order), so exp(NaN) is NaN: a softmax row holding
+  // a NaN comes out NaN, as the exact exp makes it.
+  const int lanes = x_in.type().lanes;
+  auto k = [&](float f) {
+    Value c = constant(f32, f);
+    return lanes > 1 ? splat(c, lanes) : c;
+  };
+  Value x = select(x_in < -87.0f, k(-87.0f), x_in);
+  if (!nonpositive) x = select(x > 88.0f, k(88.0f), x);
   return fast_exp_unclamped(x);
 }
 

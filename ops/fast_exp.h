@@ -8,9 +8,9 @@
 
 namespace kgen::ops {
 
-// e^x for x: f32 or a line of f32, within ~2 ulp for x in [-87, 88]; x is
-// clamped to that range first (so e^-inf gives ~1.6e-38, not 0, and NaN is
-// not propagated): meant for softmax-style arguments x - max <= 0.
+// e^x for x: f32 or a line of f32, within 1 ulp for x in [-87, 88]; x is
+// clamped to that range first (so e^-inf gives ~1.6e-38, not 0); NaN gives
+// NaN: meant for softmax-style arguments x - max <= 0.
 // nonpositive: the caller guarantees x <= 0 (x - rowmax), skipping the upper clamp.
 dsl::Value fast_exp(const dsl::Value& x, bool nonpositive = false);
 // The same without the clamps: x must lie in [-87, 88] or be NaN (which gives

@@ -23,6 +23,10 @@ struct Lanes {
   Value bcast(float f) const { return bcast(constant(f32, f)); }
   Value hsum(const Value& v) const { return n == 1 ? v : reduce_add(v); }
   Value hmax(const Value& v) const { return n == 1 ? v : reduce_max(v); }
+  // Running max m' = v > m ? v : m: one vmaxps (x86's maxps(v, m) is exactly
+  // that), where max() (IEEE maxNum) adds a NaN compare and blend per line.
+  // A NaN v is skipped here; its exp is NaN and makes the row's sum NaN.
+  static Value grow_max(const Value& m, const Value& v) { return select(v > m, v, m); }
   // Storage (f32, f16, bf16) <-> f32 math: loads widen, stores narrow.
   Value ld(const ElemRef& e) const {
     Value v = e;
@@ -90,7 +94,7 @@ SoftmaxRows softmax_setup(KernelBuilder& kb, int rpg) {
 
 Value row_max(const Lanes& L, const Array& x, const Value& base, const Value& nc) {
   Var m = var(L.bcast(-INFINITY));
-  for_range(0u, nc, [&](Value j) { m = max(m, L.ld(x[base + j])); });
+  for_range(0u, nc, [&](Value j) { m = Lanes::grow_max(m.get(), L.ld(x[base + j])); });
   return L.hmax(m.get());
 }
 
@@ -110,14 +114,16 @@ ir::Kernel softmax_rows(ir::Type dt, int lanes, bool online, int rpg, bool fast,
     auto [nc, r0, r_end] = softmax_setup(kb, rpg);
     if (online) {
       // Per-lane running max and sum rescaled to it (2 exps per element), one
-      // statistics pass; lanes merge at the end.
+      // statistics pass; lanes merge at the end. The max starts at the
+      // lowest finite float, not -inf: a lane's -inf entries then rescale by
+      // exp(0), where exp(-inf - -inf) would be NaN.
       for_range(r0, r_end, [&](Value r) {
         Value base = r * nc;
-        Var m = var(L.bcast(-INFINITY));
+        Var m = var(L.bcast(-3.40282347e38f));
         Var s = var(L.bcast(0.0f));
         for_range(0u, nc, [&](Value j) {
           Value v = L.ld(x[base + j]);
-          Value mn = max(m, v);
+          Value mn = Lanes::grow_max(m.get(), v);
           s = s * row_exp(m - mn, fast) + row_exp(v - mn, fast);
           m = mn;
         });
@@ -149,7 +155,7 @@ ir::Kernel softmax_rows(ir::Type dt, int lanes, bool online, int rpg, bool fast,
         if (scratch) e[sbase + j] = ex;
         else y[at] = L.st(dt, ex);
         s += ex;
-        mn = max(mn, L.ld(x[next + j]));
+        mn = Lanes::grow_max(mn.get(), L.ld(x[next + j]));
       });
       Value inv = L.bcast(1.0f / L.hsum(s.get()));
       for_range(0u, nc, [&](Value j) {
@@ -186,7 +192,7 @@ ir::Kernel log_softmax_rows(ir::Type dt, int lanes, int rpg, bool fast, bool str
         Value d = L.ld(x[at]) - mxv;
         if (!stream) y[at] = L.st(dt, d);
         s += row_exp(d, fast, true);
-        mn = max(mn, L.ld(x[next + j]));
+        mn = Lanes::grow_max(mn.get(), L.ld(x[next + j]));
       });
       Value c = L.bcast(log(L.hsum(s.get())));
       for_range(0u, nc, [&](Value j) {

@@ -20,11 +20,18 @@ TEST_CASE("fast_exp is within 2 ulp of exp on [-87, 88]") {
     y[i] = ops::fast_exp(x[i]);
   });
   const size_t n = 20001;
-  std::vector<dsl::test::HostBuf> bufs{{dsl::f32, n}, {dsl::f32, n}};
+  std::vector<dsl::test::HostBuf> bufs{{dsl::f32, n + 3}, {dsl::f32, n + 3}};
   for (size_t i = 0; i < n; ++i) bufs[0].set(i, -87.0 + 175.0 * double(i) / double(n - 1));
+  bufs[0].set(n, NAN);
+  bufs[0].set(n + 1, -INFINITY);
+  bufs[0].set(n + 2, INFINITY);
   ir::LaunchDims d;
-  d.grid = {uint32_t(n), 1, 1};
+  d.grid = {uint32_t(n + 3), 1, 1};
   dsl::test::run(k, d, bufs, {});
+  CHECK(std::isnan(bufs[1].get(n)));  // NaN passes the clamps
+  CHECK(bufs[1].get(n + 1) >= 0.0);   // e^-inf: clamped to e^-87
+  CHECK(bufs[1].get(n + 1) < 1e-37);
+  CHECK(std::isfinite(bufs[1].get(n + 2)));  // e^inf: clamped to e^88
   double worst = 0;
   for (size_t i = 0; i < n; ++i) {
     double want = std::exp(bufs[0].get(i));
