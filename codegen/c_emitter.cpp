@@ -86,12 +86,18 @@ std::string CEmitter::math_expr(Op op, Type operand, Type result, std::vector<st
   return e;
 }
 
-bool CEmitter::dot4_small_unsigned(const Instr& in) const {
+Dot4Form CEmitter::dot4_form(const Instr& in) const {
+  const Type ta = index_.type(in.args[0]), tb = index_.type(in.args[1]);
+  if (ta.is_signed() && tb.is_signed()) {
+    if (ir::bytes_never_min(index_, in.args[1])) return Dot4Form::SignedNoMinB;
+    if (ir::bytes_never_min(index_, in.args[0])) return Dot4Form::SignedNoMinA;
+    return Dot4Form::Exact;
+  }
   for (size_t u = 0; u < 2; ++u) {
     const Type tu = index_.type(in.args[u]), ts = index_.type(in.args[1 - u]);
-    if (!tu.is_signed() && ts.is_signed() && ir::byte_bound(index_, in.args[u]) < 128) return true;
+    if (!tu.is_signed() && ts.is_signed() && ir::byte_bound(index_, in.args[u]) < 128) return Dot4Form::SmallUnsigned;
   }
-  return false;
+  return Dot4Form::Exact;
 }
 
 std::string CEmitter::value_expr(const Instr& in) const {
@@ -104,7 +110,7 @@ std::string CEmitter::value_expr(const Instr& in) const {
     case OpClass::Binary:
     case OpClass::Compare:
     case OpClass::Fma: return math_expr(in.op, ty(0), in.type, a);
-    case OpClass::Dot: return d_.dot4(ty(0), ty(1), a, dot4_small_unsigned(in));
+    case OpClass::Dot: return d_.dot4(ty(0), ty(1), a, dot4_form(in));
     case OpClass::Select: return d_.select(ty(0), ty(1), a[0], a[1], a[2]);
     case OpClass::Convert:
       return in.op == Op::Cast ? d_.cast(in.type, ty(0), a[0]) : d_.bitcast(in.type, ty(0), a[0]);
@@ -141,7 +147,7 @@ void CEmitter::emit_lanewise(const Instr& in) {
   for (int l = 0; l < operand.lanes; ++l) {
     std::vector<std::string> a;
     for (size_t i = 0; i < in.args.size(); ++i) a.push_back(d_.extract(index_.type(in.args[i]), ref(in.args[i]), l));
-    if (op_class(in.op) == OpClass::Dot) lanes.push_back(d_.dot4(operand.scalar(), index_.type(in.args[1]).scalar(), a, dot4_small_unsigned(in)));
+    if (op_class(in.op) == OpClass::Dot) lanes.push_back(d_.dot4(operand.scalar(), index_.type(in.args[1]).scalar(), a, dot4_form(in)));
     else lanes.push_back(math_expr(in.op, operand.scalar(), in.type.scalar(), a));
   }
   line(def_lhs(in) + " = " + d_.construct(in.type, lanes) + ";");

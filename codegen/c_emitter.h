@@ -50,8 +50,8 @@ class CEmitter {
   // The expression computing a pure value instruction; empty if it needs
   // several statements (lane-wise fallback), which emit_value then prints.
   std::string value_expr(const ir::Instr& in) const;
-  // dot4 `in` multiplies unsigned bytes below 128 by signed ones (Dialect::dot4).
-  bool dot4_small_unsigned(const ir::Instr& in) const;
+  // What the operands of dot4 `in` are known to hold (Dialect::dot4).
+  Dot4Form dot4_form(const ir::Instr& in) const;
   void emit_value(const ir::Instr& in);
   // Math via the dialect's table, with compute-type widening and lane-wise
   // fallback. Returns "" when no vector form exists.

@@ -302,10 +302,10 @@ std::string CppDialect::shared_decl(Type elem, int64_t count, const std::string&
   return "alignas(64) " + type_name(elem) + " " + name + "[" + std::to_string(count) + "]";
 }
 
-std::string CppDialect::dot4(Type a, Type b, std::span<const std::string> args, bool small_unsigned) const {
+std::string CppDialect::dot4(Type a, Type b, std::span<const std::string> args, Dot4Form form) const {
   auto sign = [](Type t) { return t.kind == ScalarKind::I32 ? "true" : "false"; };
-  return std::string("kg_dot4<") + sign(a) + ", " + sign(b) + (small_unsigned ? ", true" : "") + ">(" + args[0] + ", " +
-         args[1] + ", " + args[2] + ")";
+  const std::string f = form == Dot4Form::Exact ? "" : ", " + std::to_string(int(form));
+  return std::string("kg_dot4<") + sign(a) + ", " + sign(b) + f + ">(" + args[0] + ", " + args[1] + ", " + args[2] + ")";
 }
 
 std::string CppDialect::unroll_hint(int factor) const {
@@ -615,7 +615,7 @@ template <bool SA, bool SB, class V> KG_MATH V kg_dot4_x(V a, V b) {
                __builtin_ia32_pmaddwd256(kg_odd_bytes<SA, kg_v16hi, kg_v16hu>(x), kg_odd_bytes<SB, kg_v16hi, kg_v16hu>(y)));
   }
 }
-// SMALL: codegen proved the unsigned operand's bytes below 128 (the other is
+// FORM 1: codegen proved the unsigned operand's bytes below 128 (the other is
 // signed), so vpmaddubsw's 16-bit pair sums cannot saturate (2·127·128 <
 // 2^15) and a vpmaddwd by ones widens them: two instructions per line.
 typedef char kg_v16qi __attribute__((__vector_size__(16)));
@@ -627,11 +627,28 @@ template <bool SA, class V> KG_MATH V kg_dot4_small_x(V a, V b) {
   else
     return (V)__builtin_ia32_pmaddwd256(__builtin_ia32_pmaddubsw256((kg_v32qi)u, (kg_v32qi)s), (kg_v16hi)((kg_v16hi){} + 1));
 }
-template <bool SA, bool SB, bool SMALL, class V> KG_MATH V kg_dot4_v(V a, V b) {
-  if constexpr (SMALL && SA != SB) return kg_dot4_small_x<SA>(a, b); else return kg_dot4_x<SA, SB>(a, b);
+// FORM 2/3 (codegen::Dot4Form): both signed, a's (2) or b's (3) bytes never
+// -128: vpsignb moves the other's sign onto them and vpabsb makes the other
+// unsigned (<= 128), so vpmaddubsw's pair sums stay within 2·128·127 < 2^15:
+// four instructions per line instead of six.
+template <bool B_NOMIN, class V> KG_MATH V kg_dot4_sign_x(V a, V b) {
+  const V s = B_NOMIN ? b : a, o = B_NOMIN ? a : b;
+  if constexpr (sizeof(V) == 16)
+    return (V)__builtin_ia32_pmaddwd128(
+        __builtin_ia32_pmaddubsw128(__builtin_elementwise_abs((kg_v16qi)o), __builtin_ia32_psignb128((kg_v16qi)s, (kg_v16qi)o)),
+        (kg_v8hi)((kg_v8hi){} + 1));
+  else
+    return (V)__builtin_ia32_pmaddwd256(
+        __builtin_ia32_pmaddubsw256(__builtin_elementwise_abs((kg_v32qi)o), __builtin_ia32_psignb256((kg_v32qi)s, (kg_v32qi)o)),
+        (kg_v16hi)((kg_v16hi){} + 1));
+}
+template <bool SA, bool SB, int FORM, class V> KG_MATH V kg_dot4_v(V a, V b) {
+  if constexpr (FORM == 1 && SA != SB) return kg_dot4_small_x<SA>(a, b);
+  else if constexpr (FORM >= 2 && SA && SB) return kg_dot4_sign_x<FORM == 3>(a, b);
+  else return kg_dot4_x<SA, SB>(a, b);
 }
 #endif
-template <bool SA, bool SB, bool SMALL = false, class A, class B, class C> KG_MATH C kg_dot4(A a, B b, C c) {
+template <bool SA, bool SB, int FORM = 0, class A, class B, class C> KG_MATH C kg_dot4(A a, B b, C c) {
 #if defined(__AVX512VNNI__) && defined(__AVX512VL__)
   // vpdpbusd(acc, unsigned bytes, signed bytes)
 #define KG_VNNI(BYTES, V, F) \
@@ -643,14 +660,14 @@ template <bool SA, bool SB, bool SMALL = false, class A, class B, class C> KG_MA
 #endif
 #if defined(__AVX2__)
   if constexpr (sizeof(C) == 16) {  // 4 lanes (3 lanes are padded to 16 bytes too)
-    if constexpr (__builtin_vectorelements(C) == 4) return (C)((kg_v4si)c + kg_dot4_v<SA, SB, SMALL>((kg_v4si)a, (kg_v4si)b));
+    if constexpr (__builtin_vectorelements(C) == 4) return (C)((kg_v4si)c + kg_dot4_v<SA, SB, FORM>((kg_v4si)a, (kg_v4si)b));
   }
-  if constexpr (sizeof(C) == 32) return (C)((kg_v8si)c + kg_dot4_v<SA, SB, SMALL>((kg_v8si)a, (kg_v8si)b));
+  if constexpr (sizeof(C) == 32) return (C)((kg_v8si)c + kg_dot4_v<SA, SB, FORM>((kg_v8si)a, (kg_v8si)b));
   if constexpr (sizeof(C) == 64) {
     const kg_v16si a16 = (kg_v16si)a, b16 = (kg_v16si)b;
-    const kg_v8si lo = kg_dot4_v<SA, SB, SMALL>(__builtin_shufflevector(a16, a16, 0, 1, 2, 3, 4, 5, 6, 7),
+    const kg_v8si lo = kg_dot4_v<SA, SB, FORM>(__builtin_shufflevector(a16, a16, 0, 1, 2, 3, 4, 5, 6, 7),
                                          __builtin_shufflevector(b16, b16, 0, 1, 2, 3, 4, 5, 6, 7));
-    const kg_v8si hi = kg_dot4_v<SA, SB, SMALL>(__builtin_shufflevector(a16, a16, 8, 9, 10, 11, 12, 13, 14, 15),
+    const kg_v8si hi = kg_dot4_v<SA, SB, FORM>(__builtin_shufflevector(a16, a16, 8, 9, 10, 11, 12, 13, 14, 15),
                                          __builtin_shufflevector(b16, b16, 8, 9, 10, 11, 12, 13, 14, 15));
     return (C)((kg_v16si)c + __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
   }

@@ -33,7 +33,7 @@ class CppDialect : public Dialect {
                      std::span<const std::string> args) const override;
   std::string barrier() const override;
   std::string shared_decl(ir::Type elem, int64_t count, const std::string& name) const override;
-  std::string dot4(ir::Type a, ir::Type b, std::span<const std::string> args, bool small_unsigned) const override;
+  std::string dot4(ir::Type a, ir::Type b, std::span<const std::string> args, Dot4Form form) const override;
   std::string unroll_hint(int factor) const override;
   std::string prelude() const override;
   // `src` (prelude + kernel) with the f32 math helpers the kernel calls inserted

@@ -18,7 +18,7 @@ std::string dot4_helper_name(ir::Type a, ir::Type b) {
   return std::string("kg_dot4_") + sign(a) + sign(b);
 }
 
-std::string Dialect::dot4(ir::Type a, ir::Type b, std::span<const std::string> args, bool) const {
+std::string Dialect::dot4(ir::Type a, ir::Type b, std::span<const std::string> args, Dot4Form) const {
   if (a.is_vector()) return {};
   return dot4_helper_name(a, b) + "(" + args[0] + ", " + args[1] + ", " + args[2] + ")";
 }

@@ -49,6 +49,15 @@ std::string format_op(std::string_view fmt, std::span<const std::string> args, c
 // "kg_dot4_su" for dot4 of an i32 and a u32 operand (see Dialect::dot4).
 std::string dot4_helper_name(ir::Type a, ir::Type b);
 
+// What codegen proved of a dot4's bytes (ir/byte_bound.h), for lowerings
+// that are exact only then.
+enum class Dot4Form {
+  Exact,            // nothing known
+  SmallUnsigned,    // one operand unsigned with bytes < 128, the other signed
+  SignedNoMinA,     // both signed; a's bytes are never -128
+  SignedNoMinB,     // both signed; b's bytes are never -128
+};
+
 class Dialect {
  public:
   virtual ~Dialect() = default;
@@ -97,10 +106,9 @@ class Dialect {
   // unsigned) and an i32 accumulator: args {a, b, c}. The default calls the
   // prelude helper kg_dot4_<s|u><s|u>(a, b, c) on scalars, which every
   // GPU dialect defines; an empty string for a line means lane by lane.
-  // `small_unsigned`: one operand is unsigned with every byte below 128 and
-  // the other signed (ir/byte_bound.h), so a saturating u8·i8 pair multiply
+  // `form` (ir/byte_bound.h) says when a saturating u8·i8 pair multiply
   // (x86 vpmaddubsw) is exact; dialects without one ignore it.
-  virtual std::string dot4(ir::Type a, ir::Type b, std::span<const std::string> args, bool small_unsigned) const;
+  virtual std::string dot4(ir::Type a, ir::Type b, std::span<const std::string> args, Dot4Form form) const;
   // Statement (without ';') for a workgroup barrier.
   virtual std::string barrier() const = 0;
   // Subgroup shuffle/broadcast (args: value, lane) and reductions (args:

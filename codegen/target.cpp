@@ -52,6 +52,7 @@ TargetCaps cpu_caps() {
   else if (__builtin_cpu_supports("avx2")) c.vector_bits = 256, c.vector_registers = 16;
   else c.vector_bits = 128, c.vector_registers = 16;
   c.llc_bytes = host_llc_bytes();
+  c.byte_dot = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl");
   return c;
 }
 

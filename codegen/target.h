@@ -31,6 +31,9 @@ struct TargetCaps {
   // CPU last-level cache in bytes (0: unknown), for the memory-bound ops'
   // streaming-store choice. From sysfs: a VM's cpuid may report the host's.
   uint64_t llc_bytes = 0;
+  // CPU: a u8·i8 byte dot-product instruction (AVX512-VNNI vpdpbusd), which
+  // the int8 GEMVs lower dot4 to; without it signed·signed bytes are cheaper.
+  bool byte_dot = false;
 };
 
 // Native registers one f32x16 line takes on the CPU (1 on AVX-512, 2 on AVX2).

@@ -81,8 +81,44 @@ int bound(const ValueIndex& index, ValueId v, int depth) {
   }
 }
 
+bool never_min(const ValueIndex& index, ValueId v, int depth) {
+  const Instr* d = index.def(v);
+  if (!d || depth > kMaxDepth || !d->type.is_int()) return false;
+  if (bound(index, v, depth) < 128) return true;
+  auto arg = [&](size_t i) { return never_min(index, d->args[i], depth + 1); };
+  switch (d->op) {
+    case Op::Const: {
+      for (int i = 0; i < d->type.scalar_bytes(); ++i)
+        if (((uint64_t(d->imm.i) >> (8 * i)) & 0xff) == 0x80) return false;
+      return true;
+    }
+    case Op::Splat:
+    case Op::Extract:
+    case Op::Bitcast: return arg(0);
+    case Op::Construct:
+      for (size_t i = 0; i < d->args.size(); ++i)
+        if (!arg(i)) return false;
+      return true;
+    case Op::Max: {
+      // Signed byte lanes: max(x, c) >= c > -128 whatever x is.
+      if (d->type.scalar_bytes() != 1 || !d->type.is_signed()) return false;
+      for (size_t i = 0; i < 2; ++i) {
+        auto k = const_lanes(index, d->args[i]);
+        if (!k) continue;
+        bool all = true;
+        for (int64_t c : *k) all = all && int8_t(c) > -128;
+        if (all) return true;
+      }
+      return false;
+    }
+    default: return false;
+  }
+}
+
 }  // namespace
 
 int byte_bound(const ValueIndex& index, ValueId v) { return bound(index, v, 0); }
+
+bool bytes_never_min(const ValueIndex& index, ValueId v) { return never_min(index, v, 0); }
 
 }  // namespace kgen::ir

@@ -12,4 +12,12 @@ namespace kgen::ir {
 // 255 when nothing is known; never below the true value of any byte.
 int byte_bound(const ValueIndex& index, ValueId v);
 
+// True only when no byte of v can be 0x80 (-128 as a signed byte): then
+// |b| <= 127 for every byte and x86's sign trick for signed·signed bytes
+// (vpsignb moves the other operand's sign onto it, vpabsb makes the other
+// unsigned, vpmaddubsw) cannot hit -(-128) nor saturate (2·128·127 < 2^15).
+// Proven by a max with a constant >= -127 on signed byte lanes, bytes below
+// 128 (byte_bound), or constants, through lane moves and relabelling.
+bool bytes_never_min(const ValueIndex& index, ValueId v);
+
 }  // namespace kgen::ir

@@ -62,13 +62,15 @@ Value u32x4(const Value& bytes) { return bitcast(line(u32, 4), bytes); }
 // groups of 16 elements share a scale (and a min); see the file comment.
 class BlockCodes {
  public:
-  BlockCodes(QFormat fmt, const PackedBytes& w) : f_(fmt), w_(w) {}
+  // signed_q8: Q8_0's bytes as signed codes (offset 0), for the sign-trick
+  // dot4 (see qgemv_x8_kernel).
+  BlockCodes(QFormat fmt, const PackedBytes& w, bool signed_q8 = false) : f_(fmt), w_(w), signed_(signed_q8) {}
   int groups_per_unit() const { return f_ == QFormat::Q6_K ? 1 : 2; }
   int units() const { return info(f_).block_elems / 16 / groups_per_unit(); }
   uint32_t offset() const {
     switch (f_) {
       case QFormat::Q4_0: return 8;
-      case QFormat::Q8_0: return 128;
+      case QFormat::Q8_0: return signed_ ? 0 : 128;
       case QFormat::Q6_K: return 32;
       default: return 0;
     }
@@ -126,7 +128,8 @@ class BlockCodes {
   Value min8() const { return min8_; }
   Value min_of(int u) const { return min_[size_t(min_.size() == 1 ? 0 : u)]; }
 
-  // Unsigned codes of elements 16g .. 16g+15 of the loaded block, as u32x4.
+  // Unsigned codes of elements 16g .. 16g+15 of the loaded block, as u32x4
+  // (signed Q8_0: the bytes as they are, as i32x4).
   Value codes(int g) const {
     const uint32_t G = uint32_t(g);
     switch (f_) {
@@ -134,7 +137,9 @@ class BlockCodes {
         Value q = w_.line16(base_ + (f_ == QFormat::Q4_0 ? 2u : 4u));
         return u32x4(g == 0 ? (q & 15u) : (q >> 4u));
       }
-      case QFormat::Q8_0: return u32x4(w_.line16(base_ + 2u + 16u * G)) ^ 0x80808080u;
+      case QFormat::Q8_0:
+        if (signed_) return bitcast(line(i32, 4), w_.line16(base_ + 2u + 16u * G));
+        return u32x4(w_.line16(base_ + 2u + 16u * G)) ^ 0x80808080u;
       case QFormat::Q4_K: case QFormat::Q5_K: {
         bool five = f_ == QFormat::Q5_K;
         uint32_t sb = G / 2, c = sb / 2, hi = sb & 1, half = G & 1;
@@ -181,6 +186,7 @@ class BlockCodes {
  private:
   QFormat f_;
   PackedBytes w_;
+  bool signed_ = false;
   Value base_;
   std::vector<Value> scale_, min_;
   Value scale8_, min8_;
@@ -188,12 +194,14 @@ class BlockCodes {
 
 }  // namespace
 
-ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb) {
+ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8) {
   if (!has_int8_gemv(fmt)) throw std::invalid_argument(std::string("no int8 GEMV for ") + info(fmt).name);
+  if (signed_q8 && fmt != QFormat::Q8_0) throw std::invalid_argument("qgemv_x8_kernel: signed codes are Q8_0's");
   const FormatInfo& fi = info(fmt);
   const uint32_t R = uint32_t(rows), MB = uint32_t(mb), BB = uint32_t(fi.block_bytes);
   const uint32_t G = uint32_t(fi.block_elems / 16), XB = uint32_t(fi.block_elems / 32);
-  std::string name = std::string("quant_gemv_x8_") + fi.name + "_r" + std::to_string(R) + "_m" + std::to_string(MB);
+  std::string name = std::string("quant_gemv_x8_") + fi.name + "_r" + std::to_string(R) + "_m" + std::to_string(MB) +
+                     (signed_q8 ? "_s" : "");
   return kernel(name, [&](KernelBuilder& kb) {
     auto xq = kb.input("xq", line(i32, 4));
     auto xd = kb.input("xd", f32);
@@ -205,7 +213,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb) {
     auto K = kb.scalar("k", u32);
     kb.workgroup(1);
     PackedBytes pb{w, false, true};
-    BlockCodes probe(fmt, pb);
+    BlockCodes probe(fmt, pb, signed_q8);
     const int GU = probe.groups_per_unit();
     const uint32_t o4 = probe.offset() / 4;
     Value n0 = group_id(0) * R, m0 = group_id(1) * MB;
@@ -255,7 +263,13 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb) {
         for (uint32_t g0 = 0; g0 < G; g0 += uint32_t(GU)) {
           std::vector<Value> xv, xv8;  // activations of the unit's groups, per X row (and both as one line)
           for (uint32_t i = 0; i < MB; ++i) {
-            for (uint32_t gg = 0; gg < uint32_t(GU); ++gg) xv.push_back(xq[xg[i] + b * G + g0 + gg]);
+            for (uint32_t gg = 0; gg < uint32_t(GU); ++gg) {
+              Value q = xq[xg[i] + b * G + g0 + gg];
+              // quantize_x8 gives |q| <= 127; the clamp (one vpmaxsb per 16
+              // activations, shared by the rows) lets codegen prove it.
+              if (signed_q8) q = bitcast(line(i32, 4), max(bitcast(line(i8, 16), q), splat(constant(i8, -127), 16)));
+              xv.push_back(q);
+            }
             if (wide) xv8.push_back(BlockCodes::cat4(xv[i * 2], xv[i * 2 + 1]));
           }
           const int u = probe.unit_of_group(int(g0));

@@ -66,9 +66,12 @@ ir::Kernel qgemv_cpu_kernel(QFormat f, int rows, int mb);
 // scalar nblocks; grid x = ceil(nblocks/blocks_per_item), workgroup 1.
 // qgemv_x8_kernel: y = X̂·Wᵀ with byte dot products (dot4): buffers (xq, xd,
 // xs, w: u8, y: f32), scalars (m, n, k); grid as qgemv_cpu_kernel.
+// signed_q8 (Q8_0 only): signed weight bytes times activations clamped to
+// >= -127 (a no-op on quantize_x8's output), which x86 without VNNI does
+// with vpsignb/vpabsb/vpmaddubsw instead of widening both to 16 bits.
 bool has_int8_gemv(QFormat f);
 ir::Kernel quantize_x8_kernel(int blocks_per_item);
-ir::Kernel qgemv_x8_kernel(QFormat f, int rows, int mb);
+ir::Kernel qgemv_x8_kernel(QFormat f, int rows, int mb, bool signed_q8 = false);
 
 // GPU GEMV: one workgroup of `wg` work-items per output y[m][n], striding
 // over K with dequant_element, reduced in shared memory. Buffers (x: f32,

@@ -205,7 +205,10 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
     if (x8_gemv(s))
       for (int r : {2, 4, 8})
         for (int mb : {1, 2})
-          if (mb <= s.m || mb == 1) c.push_back(Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb));
+          if (mb <= s.m || mb == 1) {
+            c.push_back(Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb));
+            if (s.f == QFormat::Q8_0) c.push_back(Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb).set("sgn", 1));
+          }
     if (has_line_decoder(s.f) && s.m <= 16)
       for (int r : {1, 2, 4, 8})
         for (int mb : {1, 2, 4})
@@ -230,8 +233,12 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // 8 rows for the 32-element formats (measured 1x4096x4096 and 1x32768x16384,
     // 1 thread: ~5% over 4 rows), 4 for the K-quants (their per-row scale
     // decode needs the registers).
-    if (x8_gemv(s) && s.m <= 8)
-      return Variant{}.set("impl", kGemvX8).set("rows", info(s.f).block_elems == 32 ? 8 : 4).set("mb", 1);
+    // Q8_0 without a byte dot-product instruction: signed codes (sgn=1).
+    if (x8_gemv(s) && s.m <= 8) {
+      Variant v = Variant{}.set("impl", kGemvX8).set("rows", info(s.f).block_elems == 32 ? 8 : 4).set("mb", 1);
+      if (s.f == QFormat::Q8_0 && !caps.byte_dot) v.set("sgn", 1);
+      return v;
+    }
     if (has_line_decoder(s.f) && s.m <= 8)
       return Variant{}.set("impl", kGemvCpu).set("rows", 4).set("mb", std::min<int64_t>(s.m, 4));
     return variant_of(default_cpu_tile(s.m, s.n, s.k, caps)).set("impl", kTiled);
@@ -267,7 +274,9 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       Step q{quantize_x8_kernel(int(bpi)), {}, {0, xq, xd, xs}, {u(nx)}};
       q.dims.grid = {uint32_t(cdiv(nx, bpi)), 1, 1};
       pl.steps.push_back(std::move(q));
-      Step st{qgemv_x8_kernel(s.f, r, mb), {}, {xq, xd, xs, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
+      const bool sgn = v.get("sgn") != 0;
+      if (sgn && s.f != QFormat::Q8_0) throw std::invalid_argument("qmatmul: sgn=1 (signed codes) is for Q8_0");
+      Step st{qgemv_x8_kernel(s.f, r, mb, sgn), {}, {xq, xd, xs, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
       st.dims.grid = {uint32_t(cdiv(s.n, r)), uint32_t(cdiv(s.m, mb)), 1};
       pl.steps.push_back(std::move(st));
       return pl;

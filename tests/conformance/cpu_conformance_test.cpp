@@ -62,9 +62,10 @@ TEST_CASE("dot4 lines use the host's byte dot product instructions") {
   }
 }
 
-TEST_CASE("dot4 of unsigned bytes below 128 uses the saturating pair multiply on AVX2") {
-  // codegen proves the masked operand's bytes small (ir/byte_bound.h), so
-  // vpmaddubsw cannot saturate; correctness is the dot4_small_l* kernels.
+TEST_CASE("dot4 of unsigned bytes below 128, or of signed bytes one side clamped, uses the saturating pair multiply on AVX2") {
+  // codegen proves the masked operand's bytes small, or the clamped one's
+  // never -128 (ir/byte_bound.h), so vpmaddubsw cannot saturate (after
+  // vpsignb/vpabsb for signed pairs); correctness is the dot4_small_l* kernels.
   auto dev = cpu(1);
   rt::CompileOptions o;
   o.keep_ir = true;
@@ -72,4 +73,8 @@ TEST_CASE("dot4 of unsigned bytes below 128 uses the saturating pair multiply on
   REQUIRE(!s.empty());
   if (__builtin_cpu_supports("avx512vnni")) CHECK(s.find("vpdpbusd") != std::string::npos);
   else if (__builtin_cpu_supports("avx2")) CHECK(s.find("vpmaddubsw") != std::string::npos);
+  if (__builtin_cpu_supports("avx2")) {
+    CHECK(s.find("vpsignb") != std::string::npos);
+    CHECK(s.find("vpabsb") != std::string::npos);
+  }
 }

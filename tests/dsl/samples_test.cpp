@@ -118,17 +118,22 @@ Expected dot4_ref(const std::vector<HostBuf>& in, size_t lanes) {
   return {{3, y}};
 }
 
-// dot4_small: y[4i + k] = c + Σ_j byte_j(a')·int8(byte_j(b)) with a' = a &
-// 0x7f7f7f7f (k = 0, 1: either operand order) or (a >> 4) & 0x0f0f0f0f (k = 2, 3).
+// dot4_small: y[6i + k] = c + Σ_j byte_j(a')·int8(byte_j(b)) with a' = a &
+// 0x7f7f7f7f (k = 0, 1: either operand order) or (a >> 4) & 0x0f0f0f0f (k = 2,
+// 3); k = 4, 5: Σ_j int8(byte_j(a))·max(int8(byte_j(b)), -127).
 Expected dot4_small_ref(const std::vector<HostBuf>& in, size_t lanes) {
   auto a = all(in[0]), b = all(in[1]), c = all(in[2]);
-  std::vector<double> y(4 * a.size());
+  std::vector<double> y(6 * a.size());
   for (size_t i = 0; i < a.size(); ++i)
-    for (size_t k = 0; k < 4; ++k) {
-      const uint32_t ua = uint32_t(a[i]), small = k < 2 ? ua & 0x7f7f7f7fu : (ua >> 4) & 0x0f0f0f0fu;
+    for (size_t k = 0; k < 6; ++k) {
+      const uint32_t ua = uint32_t(a[i]), ub = uint32_t(b[i]), small = k < 2 ? ua & 0x7f7f7f7fu : (ua >> 4) & 0x0f0f0f0fu;
       int64_t sum = int64_t(c[i]);
-      for (int j = 0; j < 4; ++j) sum += int64_t(uint8_t(small >> (8 * j))) * int8_t(uint8_t(uint32_t(b[i]) >> (8 * j)));
-      y[(4 * (i / lanes) + k) * lanes + i % lanes] = double(int32_t(uint32_t(uint64_t(sum))));
+      for (int j = 0; j < 4; ++j) {
+        const int8_t sb = int8_t(uint8_t(ub >> (8 * j)));
+        if (k < 4) sum += int64_t(uint8_t(small >> (8 * j))) * sb;
+        else sum += int64_t(int8_t(uint8_t(ua >> (8 * j)))) * std::max<int>(sb, -127);
+      }
+      y[(6 * (i / lanes) + k) * lanes + i % lanes] = double(int32_t(uint32_t(uint64_t(sum))));
     }
   return {{3, y}};
 }

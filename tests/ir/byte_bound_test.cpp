@@ -62,3 +62,26 @@ TEST_CASE("byte_bound: byte-lane shifts, ors and lane moves") {
   // Sums are not tracked.
   CHECK(f.bound(f.b.op(Op::Add, {hi, hi})) == 255);
 }
+
+TEST_CASE("bytes_never_min: a max with a constant above -128 on signed bytes, through lane moves") {
+  Fixture f;
+  ValueId s = f.b.load(f.b.buffer(2), f.b.const_int(Type(ScalarKind::U32), 0));
+  auto never = [&](ValueId v) { return bytes_never_min(ValueIndex(f.k), v); };
+  CHECK_FALSE(never(s));
+  ValueId clamped = f.b.op(Op::Max, {s, f.splat(I8x16, -127)});
+  CHECK(never(clamped));
+  CHECK(never(f.b.op(Op::Max, {f.splat(I8x16, 5), s})));  // either operand order
+  CHECK_FALSE(never(f.b.op(Op::Max, {s, f.splat(I8x16, -128)})));
+  CHECK_FALSE(never(f.b.op(Op::Min, {s, f.splat(I8x16, 100)})));
+  // Unsigned bytes: a max says nothing of 0x80 (128 is above any small constant).
+  CHECK_FALSE(never(f.b.op(Op::Max, {f.bytes, f.splat(U8x16, 1)})));
+  // Relabelled and moved lanes keep it; bytes below 128 have it too.
+  ValueId w = f.b.op(Op::Bitcast, {clamped}, 0, U32x4);
+  CHECK(never(w));
+  ValueId lane = f.b.op(Op::Extract, {w}, 1, U32);
+  CHECK(never(f.b.op(Op::Construct, {lane, lane, lane, lane}, 0, U32x4)));
+  CHECK_FALSE(never(f.b.op(Op::Construct, {lane, f.b.op(Op::Extract, {f.words}, 0, U32), lane, lane}, 0, U32x4)));
+  CHECK(never(f.b.op(Op::And, {f.words, f.splat(U32x4, 0x7f7f7f7f)})));
+  CHECK(never(f.splat(U32x4, 0x7f01ff00)));
+  CHECK_FALSE(never(f.splat(U32x4, 0x00800000)));
+}
