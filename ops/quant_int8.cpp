@@ -171,6 +171,23 @@ class BlockCodes {
     }
     return cat4(codes(g0), codes(g0 + 1));
   }
+  // Q6_K: codes of groups g0, g0 + 1 (g0 even) as one u32x8 line: the two
+  // groups' low and high bits are 32 adjacent bytes each. Word shifts with
+  // the byte mask applied last, so ir::byte_bound sees codes < 64 (the
+  // saturating pair multiply is exact).
+  Value q6_codes8(int g0) const {
+    const uint32_t G = uint32_t(g0), h = G / 8, t = (G % 8) / 2;
+    auto bytes32 = [&](const Value& off) { return cat4(u32x4(w_.line16(off)), u32x4(w_.line16(off + 16u))); };
+    Value ql = bytes32(base_ + h * 64u + (t & 1) * 32u);
+    Value lo = t >= 2 ? ((ql >> 4u) & 0x0f0f0f0fu) : (ql & 0x0f0f0f0fu);
+    Value qh = bytes32(base_ + 128u + h * 32u);
+    // bits 2t, 2t+1 of each byte to bits 4, 5
+    Value hs = t == 2 ? qh : t < 2 ? (qh << uint32_t(4 - 2 * t)) : (qh >> 2u);
+    return lo | (hs & 0x30303030u);
+  }
+  // Q6_K: the 16 group scales d·sc as one f32x16 line.
+  Value scale16() const { return scale8_; }
+
   // Two 4-lane lines as one 8-lane line.
   static Value cat4(const Value& a, const Value& b) {
     return make_line({extract(a, 0), extract(a, 1), extract(a, 2), extract(a, 3), extract(b, 0), extract(b, 1),
@@ -230,13 +247,17 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8) {
     // of two 4-lane ones, which matters where the decode is compute-bound,
     // as on AVX2); the offset term is then spread over 8 lanes.
     const bool wide = GU == 2 && probe.offset() % 8 == 0;
+    // Q6_K: group pairs as 8-lane dot4s (ymm) with per-half scales; the
+    // offset 32 as one 16-lane fma per super-block: -32·Σ_g scale_g·dx·Σq_g.
+    const bool q6 = fmt == QFormat::Q6_K;
     const uint32_t o8 = probe.offset() / 8;
     auto emit = [&](bool guarded) {
       std::vector<Var> acc, macc;
       const bool mline = probe.min_line();
       for (uint32_t i = 0; i < MB * R; ++i) {
-        acc.push_back(var(splat(0.0f, wide ? 8 : 4)));
+        acc.push_back(var(splat(0.0f, wide || q6 ? 8 : 4)));
         if (probe.has_min()) macc.push_back(mline ? var(splat(0.0f, 8)) : var(0.0f));
+        if (q6) macc.push_back(var(splat(0.0f, 16)));
       }
       std::vector<Value> wrow;
       for (uint32_t r = 0; r < R; ++r) wrow.push_back(cast(u64, guarded ? min(n0 + r, N - 1u) : n0 + r) * cast(u64, rowbytes));
@@ -250,6 +271,39 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8) {
             dx[i].push_back(xd[xb[i] + b * XB + j]);
             for (uint32_t h = 0; h < 2; ++h) sq[i].push_back(xs[xg[i] + b * G + 2 * j + h]);
           }
+        if (q6) {
+          for (uint32_t i = 0; i < MB; ++i) {
+            // Per group g of the super-block: dx of its X block, and -32·Σq.
+            // u64 indices: clang merges the adjacent loads into vector loads
+            // only when it can prove them consecutive (u32 sums may wrap).
+            Value gb = cast(u64, xg[i] + b * G), xbb = cast(u64, xb[i] + b * XB);
+            std::vector<Value> dxg, sqg;
+            for (uint32_t g = 0; g < 16; ++g) {
+              dxg.push_back(xd[xbb + uint64_t(g / 2)]);
+              sqg.push_back(xs[gb + uint64_t(g)]);
+            }
+            auto line16 = [](const std::vector<Value>& v) {
+              return make_line({v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13],
+                                v[14], v[15]});
+            };
+            Value dx16 = line16(dxg), off16 = cast(line(f32, 16), line16(sqg)) * -32.0f;
+            std::vector<Value> xv8;
+            for (uint32_t g0 = 0; g0 < 16; g0 += 2)
+              xv8.push_back(BlockCodes::cat4(xq[xg[i] + b * G + g0], xq[xg[i] + b * G + g0 + 1u]));
+            for (uint32_t r = 0; r < R; ++r) {
+              Value sd = dec[r].scale16() * dx16;
+              Var& ma = macc[i * R + r];
+              ma = fma(sd, off16, ma.get());
+              Var& a = acc[i * R + r];
+              for (uint32_t g0 = 0; g0 < 16; g0 += 2) {
+                Value isum = dot4(dec[r].q6_codes8(int(g0)), xv8[g0 / 2], splat(constant(i32, 0), 8));
+                Value s0 = extract(sd, int(g0)), s1 = extract(sd, int(g0 + 1));
+                a = fma(cast(line(f32, 8), isum), make_line({s0, s0, s0, s0, s1, s1, s1, s1}), a.get());
+              }
+            }
+          }
+          return;
+        }
         if (mline)  // Σ_sb min·dx·Σq as one f32x8 fma per row (the 8 X blocks of the super-block)
           for (uint32_t i = 0; i < MB; ++i) {
             std::vector<Value> xsum;
@@ -309,6 +363,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8) {
           if_(ok, [&] {
             Value s = reduce_add(acc[i * R + r].get());
             if (probe.has_min()) s = s + (mline ? reduce_add(macc[i * R + r].get()) : macc[i * R + r].get());
+            if (q6) s = s + reduce_add(macc[i * R + r].get());
             y[(m0 + i) * N + n] = s;
           });
         }
