@@ -185,7 +185,7 @@ class BlockCodes {
     Value hs = t == 2 ? qh : t < 2 ? (qh << uint32_t(4 - 2 * t)) : (qh >> 2u);
     return lo | (hs & 0x30303030u);
   }
-  // Q6_K: the 16 group scales d·sc as one f32x16 line.
+  // The block's unit scales as one line: Q6_K's 16 (d·sc), Q4_K/Q5_K's 8.
   Value scale16() const { return scale8_; }
 
   // Two 4-lane lines as one 8-lane line.
@@ -266,21 +266,22 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8) {
         for (uint32_t r = 0; r < R; ++r) dec[r].load(wrow[r] + cast(u64, b) * uint64_t(BB));
         // Per X block of 32 (XB per weight block): its scale, and Σq per 16.
         std::vector<std::vector<Value>> dx(MB), sq(MB);
-        for (uint32_t i = 0; i < MB; ++i)
+        // u64 indices: clang merges adjacent loads into vector loads only
+        // when it can prove them consecutive (u32 sums may wrap).
+        for (uint32_t i = 0; i < MB; ++i) {
+          Value xbb = cast(u64, xb[i] + b * XB), gb = cast(u64, xg[i] + b * G);
           for (uint32_t j = 0; j < XB; ++j) {
-            dx[i].push_back(xd[xb[i] + b * XB + j]);
-            for (uint32_t h = 0; h < 2; ++h) sq[i].push_back(xs[xg[i] + b * G + 2 * j + h]);
+            dx[i].push_back(xd[xbb + uint64_t(j)]);
+            for (uint32_t h = 0; h < 2; ++h) sq[i].push_back(xs[gb + uint64_t(2 * j + h)]);
           }
+        }
         if (q6) {
           for (uint32_t i = 0; i < MB; ++i) {
             // Per group g of the super-block: dx of its X block, and -32·Σq.
-            // u64 indices: clang merges the adjacent loads into vector loads
-            // only when it can prove them consecutive (u32 sums may wrap).
-            Value gb = cast(u64, xg[i] + b * G), xbb = cast(u64, xb[i] + b * XB);
             std::vector<Value> dxg, sqg;
             for (uint32_t g = 0; g < 16; ++g) {
-              dxg.push_back(xd[xbb + uint64_t(g / 2)]);
-              sqg.push_back(xs[gb + uint64_t(g)]);
+              dxg.push_back(dx[i][g / 2]);
+              sqg.push_back(sq[i][g]);
             }
             auto line16 = [](const std::vector<Value>& v) {
               return make_line({v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13],
@@ -304,14 +305,21 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8) {
           }
           return;
         }
-        if (mline)  // Σ_sb min·dx·Σq as one f32x8 fma per row (the 8 X blocks of the super-block)
+        // Q4_K/Q5_K (8 units, one per X block): scale·dx of every unit as
+        // one f32x8 line per row (a lane broadcast per unit, no scalar
+        // scale moves), and Σ_sb min·dx·Σq as one f32x8 fma per row.
+        std::vector<std::vector<Value>> sd(MB);
+        if (mline)
           for (uint32_t i = 0; i < MB; ++i) {
-            std::vector<Value> xsum;
-            for (uint32_t j = 0; j < 8; ++j) xsum.push_back(dx[i][j] * f(sq[i][2 * j] + sq[i][2 * j + 1]));
-            Value xs8 = make_line(xsum[0], xsum[1], xsum[2], xsum[3], xsum[4], xsum[5], xsum[6], xsum[7]);
+            const auto& q = sq[i];
+            Value dx8 = make_line(dx[i][0], dx[i][1], dx[i][2], dx[i][3], dx[i][4], dx[i][5], dx[i][6], dx[i][7]);
+            Value even = make_line(q[0], q[2], q[4], q[6], q[8], q[10], q[12], q[14]);
+            Value odd = make_line(q[1], q[3], q[5], q[7], q[9], q[11], q[13], q[15]);
+            Value xs8 = dx8 * cast(line(f32, 8), even + odd);
             for (uint32_t r = 0; r < R; ++r) {
               Var& ma = macc[i * R + r];
               ma = fma(dec[r].min8(), xs8, ma.get());
+              sd[i].push_back(dec[r].scale16() * dx8);
             }
           }
         for (uint32_t g0 = 0; g0 < G; g0 += uint32_t(GU)) {
@@ -346,7 +354,8 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8) {
               }
               const int lanes = wide ? 8 : 4;
               Var& a = acc[i * R + r];
-              a = fma(cast(line(f32, lanes), isum), dec[r].scale_line(u, lanes) * splat(dx[i][j], lanes), a.get());
+              Value scale = mline ? splat(extract(sd[i][r], u), lanes) : dec[r].scale_line(u, lanes) * splat(dx[i][j], lanes);
+              a = fma(cast(line(f32, lanes), isum), scale, a.get());
               if (probe.has_min() && !mline) {
                 Var& ma = macc[i * R + r];
                 ma = fma(dec[r].min_of(u), dx[i][j] * f(qsum), ma.get());
