@@ -171,6 +171,11 @@ void CEmitter::emit_instr(const Instr& in) {
              ";");
         return;
       }
+      if (in.op == Op::Prefetch) {
+        const std::string s = d_.prefetch(ref(in.args[0]), ref(in.args[1]));
+        if (!s.empty()) line(s + ";");
+        return;
+      }
       return emit_value(in);
     case OpClass::Sync: return emit_barrier(in);
     case OpClass::Local:

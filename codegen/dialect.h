@@ -92,6 +92,12 @@ class Dialect {
                                         const std::string& v) const {
     return store(elem, ptr, idx, v);
   }
+  // Statement (without ';') for a prefetch of ptr[idx] (ir.h Prefetch), or
+  // empty where the target has none (GPUs): the op is only a hint.
+  virtual std::string prefetch(const std::string& ptr, const std::string& idx) const {
+    (void)ptr, (void)idx;
+    return {};
+  }
   // Atomic read-modify-write returning the old value.
   virtual std::string atomic(ir::Op op, ir::Type elem, const std::string& ptr, const std::string& idx,
                              std::span<const std::string> args) const = 0;

@@ -20,6 +20,13 @@ void ElemRef::store_at(ir::SourceLoc loc, const Operand& v, ir::StoreHint hint) 
 
 void ElemRef::stream(const Operand& v) { store_at(v.loc(), v, ir::kStoreNonTemporal); }
 
+void ElemRef::prefetch(std::source_location sl) const {
+  const ir::SourceLoc loc = to_loc(sl);
+  if (ptr_.type().space != ir::AddrSpace::Global)
+    throw ir::Error(loc, "prefetch: needs a buffer parameter, not a shared array");
+  record(loc, ir::Op::Prefetch, {detail::use(ptr_, loc), detail::use(index_, loc)});
+}
+
 ElemRef& ElemRef::operator=(const Operand& v) {
   store_at(v.loc(), v);
   return *this;

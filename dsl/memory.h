@@ -38,6 +38,10 @@ class ElemRef {
   // layout); scalars are stored plainly.
   void stream(const Operand& v);
 
+  // `x[i].prefetch()`: hints that x[i] is read soon (a CPU cache prefetch;
+  // GPU targets drop it). Means nothing and never faults: i may be past the end.
+  void prefetch(std::source_location loc = std::source_location::current()) const;
+
   Value load(std::source_location loc = std::source_location::current()) const;
   operator Value() const { return load_at(loc_); }  // at the indexing site
 

@@ -62,6 +62,8 @@ int32_t exec_load_bool(const Code& c, Item& it, Machine& m) {
   for (uint32_t i = 0; i < c.lanes; ++i) st<bool>(it.frame + c.dst, i, p[i] != std::byte{0});
   return int32_t(c.next);
 }
+int32_t exec_nop(const Code& c, Item&, Machine&) { return int32_t(c.next); }
+
 int32_t exec_store(const Code& c, Item& it, Machine& m) {
   std::memcpy(element(c, it, m, "store"), it.frame + c.a[2], c.bytes);
   return int32_t(c.next);
@@ -138,6 +140,10 @@ void select_memory(Code& c, const Instr& in, const ValueIndex& vi) {
   }
   if (in.op == Op::Store) {
     c.fn = exec_store;
+    return;
+  }
+  if (in.op == Op::Prefetch) {  // no meaning (and never out of bounds)
+    c.fn = exec_nop;
     return;
   }
   switch (in.op) {

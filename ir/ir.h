@@ -67,6 +67,9 @@ struct Instr {
 //   ownership of the line). Only for global buffers; GPU dialects drop it.
 enum StoreHint : int64_t { kStorePlain = 0, kStoreNonTemporal = 1 };
 inline bool is_nontemporal_store(const Instr& in) { return in.op == Op::Store && in.attr == kStoreNonTemporal; }
+// Prefetch ("prefetch %p, %i"): a hint that element i of buffer p will be
+// read soon. It means nothing (the interpreter skips it) and never faults,
+// so the index may run past the end; a CPU turns it into a cache prefetch.
 
 enum class Access : uint8_t { Read, Write, ReadWrite };
 std::string_view access_name(Access a);

@@ -26,7 +26,8 @@ bool has_side_effects(Op op) {
     case OpClass::Control: return true;
     default: break;
   }
-  return op == Op::Store || op == Op::VarStore || op == Op::SharedAlloc || op == Op::Var;
+  // Prefetch changes nothing, but is kept where it was put (its point is when).
+  return op == Op::Store || op == Op::Prefetch || op == Op::VarStore || op == Op::SharedAlloc || op == Op::Var;
 }
 
 bool reads_state(Op op) {

@@ -107,6 +107,7 @@ namespace kgen::ir {
   KGEN_REDUCE_OPS(X)                                    \
   X(Load, "load", Memory, Any)                          \
   X(Store, "store", Memory, Any)                        \
+  X(Prefetch, "prefetch", Memory, Any) /* a hint: no effect, never faults */ \
   KGEN_ATOMIC_OPS(X)                                    \
   X(Barrier, "barrier", Sync, Any)                      \
   X(SubgroupShuffle, "subgroup_shuffle", Subgroup, Any) \

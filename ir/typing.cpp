@@ -236,6 +236,12 @@ Type infer_type(const Instr& in, const Kernel& k, const ValueLookup& lookup) {
         need_readable(0);
         return a[0].type.element();
       }
+      if (in.op == Op::Prefetch) {
+        need_args(2);
+        need_pointer(0);
+        need_index(1);
+        return types::Void;
+      }
       need_args(3);
       need_pointer(0);
       need_index(1);

@@ -211,14 +211,14 @@ class BlockCodes {
 
 }  // namespace
 
-ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8) {
+ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int prefetch) {
   if (!has_int8_gemv(fmt)) throw std::invalid_argument(std::string("no int8 GEMV for ") + info(fmt).name);
   if (signed_q8 && fmt != QFormat::Q8_0) throw std::invalid_argument("qgemv_x8_kernel: signed codes are Q8_0's");
   const FormatInfo& fi = info(fmt);
   const uint32_t R = uint32_t(rows), MB = uint32_t(mb), BB = uint32_t(fi.block_bytes);
   const uint32_t G = uint32_t(fi.block_elems / 16), XB = uint32_t(fi.block_elems / 32);
   std::string name = std::string("quant_gemv_x8_") + fi.name + "_r" + std::to_string(R) + "_m" + std::to_string(MB) +
-                     (signed_q8 ? "_s" : "");
+                     (signed_q8 ? "_s" : "") + (prefetch ? "_pf" + std::to_string(prefetch) : "");
   return kernel(name, [&](KernelBuilder& kb) {
     auto xq = kb.input("xq", line(i32, 4));
     auto xd = kb.input("xd", f32);
@@ -262,8 +262,16 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8) {
       std::vector<Value> wrow;
       for (uint32_t r = 0; r < R; ++r) wrow.push_back(cast(u64, guarded ? min(n0 + r, N - 1u) : n0 + r) * cast(u64, rowbytes));
       std::vector<BlockCodes> dec(R, probe);
+      const Value pf_dist = cast(u64, rowbytes) * uint64_t(R * uint32_t(std::max(prefetch, 0)));
       for_range(0u, nb, [&](Value b) {
         for (uint32_t r = 0; r < R; ++r) dec[r].load(wrow[r] + cast(u64, b) * uint64_t(BB));
+        // Each row is a short stream (K/block_elems blocks) and R of them run
+        // side by side: the hardware prefetcher starts late on each. So each
+        // block also prefetches the same block `prefetch` workgroups ahead
+        // (their rows follow contiguously); past the buffer a prefetch is
+        // harmless.
+        if (prefetch)
+          for (uint32_t r = 0; r < R; ++r) w[wrow[r] + cast(u64, b) * uint64_t(BB) + pf_dist].prefetch();
         // Per X block of 32 (XB per weight block): its scale, and Σq per 16.
         std::vector<std::vector<Value>> dx(MB), sq(MB);
         // u64 indices: clang merges adjacent loads into vector loads only

@@ -71,7 +71,8 @@ ir::Kernel qgemv_cpu_kernel(QFormat f, int rows, int mb);
 // with vpsignb/vpabsb/vpmaddubsw instead of widening both to 16 bits.
 bool has_int8_gemv(QFormat f);
 ir::Kernel quantize_x8_kernel(int blocks_per_item);
-ir::Kernel qgemv_x8_kernel(QFormat f, int rows, int mb, bool signed_q8 = false);
+// prefetch: workgroups ahead whose blocks are prefetched (0: none).
+ir::Kernel qgemv_x8_kernel(QFormat f, int rows, int mb, bool signed_q8 = false, int prefetch = 0);
 
 // GPU GEMV: one workgroup of `wg` work-items per output y[m][n], striding
 // over K with dequant_element, reduced in shared memory. Buffers (x: f32,

@@ -95,6 +95,7 @@ inline Kernel kitchen_sink() {
   KGEN_ATOMIC_OPS(KGEN_X)
 #undef KGEN_X
   b.store(o, gid, u);
+  b.op(Op::Prefetch, {y, gid});
   ValueId lid = b.builtin(Op::LocalId, 0);
   b.store(sh, lid, f);
   b.barrier();
