@@ -252,18 +252,18 @@ std::string CppDialect::store(Type elem, const std::string& ptr, const std::stri
 // plainly: a nontemporal scalar store keeps the loop vectoriser from widening
 // the work-item loop (x86 has no legal unaligned NT vector store), and a
 // scalar movnti per element gains nothing over the cache.
-std::string CppDialect::prefetch(const std::string& ptr, const std::string& idx) const {
-  // Into all cache levels; an address past the buffer is harmless (x86's
-  // prefetch never faults), which the IR's meaning allows.
-  return "__builtin_prefetch((const char*)" + ptr + " + (u64)(" + idx + ") * sizeof(*" + ptr + "), 0, 3)";
-}
-
 std::string CppDialect::store_nontemporal(Type elem, const std::string& ptr, const std::string& idx,
                                           const std::string& v) const {
   const int bytes = elem.bytes();
   const bool streams = elem.is_vector() && !elem.is_bool() && (bytes == 16 || bytes == 32 || bytes == 64);
   if (!streams) return store(elem, ptr, idx, v);
   return "__builtin_nontemporal_store(" + v + ", &" + ptr + "[" + idx + "])";
+}
+
+std::string CppDialect::prefetch(const std::string& ptr, const std::string& idx) const {
+  // Into all cache levels; an address past the buffer is harmless (x86's
+  // prefetch never faults), which the IR's meaning allows.
+  return "__builtin_prefetch((const char*)" + ptr + " + (u64)(" + idx + ") * sizeof(*" + ptr + "), 0, 3)";
 }
 
 // Shared memory belongs to one workgroup, and the CPU runs all work-items of a

@@ -10,17 +10,8 @@ dsl::Value fast_exp(const dsl::Value& x_in, bool nonpositive) {
   // The clamps as selects that pass NaN (one vmaxps/vminps each, with the
   // NaN-passing operand order), so exp(NaN) is NaN: a softmax row holding
   // a NaN comes out NaN, as the exact exp makes it.
-  const int lanes = x_in.type().lanes;
-  auto k = [&](float f) {
-    Value c = constant(f32, f);
-    return lanes > 1 ? splat(c, lanes) : c;
-  };
-  Value x = select(x_in < -87.0f, k(-87.0f), x_in);
-  if (!nonpositive) x = select(x > 88.0f, k(88.0f), x);
-  return fast_exp_unclamped(x);
-}
-
-dsl::Value fast_exp_unclamped(const dsl::Value& x) {
+  Value x = select(x_in < -87.0f, -87.0f, x_in);
+  if (!nonpositive) x = select(x > 88.0f, 88.0f, x);
   const int lanes = x.type().lanes;
   const ir::Type uty = lanes > 1 ? line(u32, lanes) : ir::Type(u32);
   // Cephes-style expf: x = k ln2 + r with |r| <= ln2/2 (ln2 split in two so

@@ -13,8 +13,5 @@ namespace kgen::ops {
 // NaN: meant for softmax-style arguments x - max <= 0.
 // nonpositive: the caller guarantees x <= 0 (x - rowmax), skipping the upper clamp.
 dsl::Value fast_exp(const dsl::Value& x, bool nonpositive = false);
-// The same without the clamps: x must lie in [-87, 88] or be NaN (which gives
-// NaN, where fast_exp's clamps would have turned it into a number).
-dsl::Value fast_exp_unclamped(const dsl::Value& x);
 
 }  // namespace kgen::ops

@@ -241,16 +241,10 @@ namespace {
 // -inf where the exact form's inf / inf is NaN (the limit is 0 for both).
 Value sigmoid_div(const Value& x, const Value& y, bool divide) {
   const ir::Type ft = y.type(), ut = ft.lanes > 1 ? line(u32, ft.lanes) : ir::Type(u32);
-  // The clamps as selects that keep a NaN y (each one vminps/vmaxps with the
-  // NaN-passing operand order), so NaN reaches d and the quotient without a
-  // compare and blend at the end.
-  auto k = [&](float f) {
-    Value c = constant(f32, f);
-    return ft.lanes > 1 ? splat(c, ft.lanes) : c;
-  };
-  Value yc = select(y > 87.0f, k(87.0f), y);
-  yc = select(yc < -87.0f, k(-87.0f), yc);
-  Value d = fast_exp_unclamped(yc) + 1.0f;
+  // The upper clamp as a select that keeps a NaN y (one vminps with the
+  // NaN-passing operand order), as fast_exp's lower one does, so NaN reaches
+  // d and the quotient without a compare and blend at the end.
+  Value d = fast_exp(select(y > 87.0f, 87.0f, y), /*nonpositive=*/true) + 1.0f;  // "nonpositive": no upper clamp of its own
   if (divide) return x / d;
   Value r = bitcast(ft, 0x7ef311c3u - bitcast(ut, d));
   for (int i = 0; i < 3; ++i) r = fma(r, fma(-d, r, 1.0f), r);

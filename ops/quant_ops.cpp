@@ -239,7 +239,6 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // 8 rows for the 32-element formats (measured 1x4096x4096 and 1x32768x16384,
     // 1 thread: ~5% over 4 rows), 4 for Q5_K (its per-row scale decode needs
     // the registers).
-    // Q8_0 without a byte dot-product instruction: signed codes (sgn=1).
     if (x8_gemv(s) && s.m <= 8) {
       // Q6_K: 2 rows (its 16-lane scale and offset lines per row fill the
       // registers; kgen tune 1x4096x4096 on the EPYC, 1 thread: 2.10 ms
@@ -248,7 +247,7 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
       // 1.38-1.73 with 4; 2 threads 0.68-0.73 against 0.86-1.04).
       const int rows = info(s.f).block_elems == 32 || s.f == QFormat::Q4_K ? 8 : s.f == QFormat::Q6_K ? 2 : 4;
       Variant v = Variant{}.set("impl", kGemvX8).set("rows", rows).set("mb", 1);
-      if (s.f == QFormat::Q8_0 && !caps.byte_dot) v.set("sgn", 1);
+      if (s.f == QFormat::Q8_0 && !caps.byte_dot) v.set("sgn", 1);  // no byte dot instruction: signed codes
       // Each row is a short stream of K/32 blocks, R side by side, which the
       // hardware prefetcher picks up late: prefetching the same block of the
       // next workgroup's rows (kgen tune 1x4096x4096 rotating, EPYC, 1

@@ -30,6 +30,8 @@ ir::Kernel dot4_packed(int lanes) {
   });
 }
 
+namespace {
+
 // max(byte, -127) on every signed byte of an i32 (line): byte lines hold at
 // most 16 lanes, so wider lines go 4 lanes at a time.
 Value clamp_bytes(const Value& v, int lanes) {
@@ -47,6 +49,8 @@ Value clamp_bytes(const Value& v, int lanes) {
   if (lanes == 8) return make_line({p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]});
   return make_line({p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], p[12], p[13], p[14], p[15]});
 }
+
+}  // namespace
 
 ir::Kernel dot4_small_packed(int lanes) {
   return kernel("dot4_small_l" + std::to_string(lanes), [&](KernelBuilder& kb) {
@@ -76,34 +80,33 @@ ir::Kernel dot4_small_packed(int lanes) {
   });
 }
 
+namespace {
+
+// n packed words a, b (every bit pattern), accumulators c near the i32
+// range's ends (wrapping), `outputs` results per element; exact.
+ir::Workload packed_workload(int64_t n, int outputs) {
+  ir::Workload w;
+  w.dims = grid_1d(n, 64);
+  w.buffers = {input_spec(n, 0, 4294967295.0), input_spec(n, 0, 4294967295.0), input_spec(n, -2147483648.0, 2147483647.0),
+               output_spec(outputs * n)};
+  w.scalars = {ir::scalar_slot(uint32_t(n))};
+  w.tolerance = 0;
+  return w;
+}
+
+}  // namespace
+
 void register_dot4() {
   for (int lanes : {1, 4, 8, 16}) {
     register_kernel({dot4_small_packed(lanes).name,
                      "y = dot4(a, b, c) of unsigned bytes below 128 (masked, shifted) and signed bytes, and of "
                      "signed bytes and signed bytes clamped to >= -127",
                      [lanes] { return dot4_small_packed(lanes); },
-                     [](int64_t n) {
-                       ir::Workload w;
-                       w.dims = grid_1d(n, 64);
-                       w.buffers = {input_spec(n, 0, 4294967295.0), input_spec(n, 0, 4294967295.0),
-                                    input_spec(n, -2147483648.0, 2147483647.0), output_spec(6 * n)};
-                       w.scalars = {ir::scalar_slot(uint32_t(n))};
-                       w.tolerance = 0;
-                       return w;
-                     },
+                     [](int64_t n) { return packed_workload(n, 6); },
                      1 << 16, {1, 7, 100}});
     register_kernel({dot4_packed(lanes).name, "y = dot4(a, b, c) for the 4 signedness pairs of a, b (packed bytes)",
                      [lanes] { return dot4_packed(lanes); },
-                     [](int64_t n) {
-                       ir::Workload w;
-                       w.dims = grid_1d(n, 64);
-                       // Every bit pattern, and accumulators near the i32 range's ends (wrapping).
-                       w.buffers = {input_spec(n, 0, 4294967295.0), input_spec(n, 0, 4294967295.0),
-                                    input_spec(n, -2147483648.0, 2147483647.0), output_spec(4 * n)};
-                       w.scalars = {ir::scalar_slot(uint32_t(n))};
-                       w.tolerance = 0;
-                       return w;
-                     },
+                     [](int64_t n) { return packed_workload(n, 4); },
                      1 << 16, {1, 7, 100}});
   }
 }
