@@ -84,7 +84,8 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
     for (int pb : {2, 8}) out.push_back(direct(ocb, lines, pb));
   }
   const Variant def = heuristic(p, caps);
-  out.push_back(direct(int(def.get("ocb", 8)), int(def.get("lines", 3)), 4).set("ocf", 1));  // OC blocks fastest in the grid
+  if (def.get("impl", kDirect) == kDirect)  // the default block with OC blocks fastest in the grid
+    out.push_back(direct(int(def.get("ocb", 8)), int(def.get("lines", 3)), 4).set("ocf", 1));
   for (auto [mr, nl] : gemm_register_blocks(caps)) {
     out.push_back(gemm(kIm2col, mr, nl));
     if (conv_is_pointwise(s)) out.push_back(gemm(kGemm1x1, mr, nl));
