@@ -57,6 +57,19 @@ PreparedPlan prepare(rt::Device& dev, const Problem& p, const Variant& v, const 
   return pp;
 }
 
+namespace {
+
+void launch_step(rt::Device& dev, PreparedPlan& pp, const std::vector<rt::Buffer*>& io, size_t s) {
+  const Step& st = pp.plan.steps[s];
+  rt::LaunchArgs a;
+  a.dims = st.dims;
+  a.scalars = st.scalars;
+  for (int b : st.buffers) a.buffers.push_back(size_t(b) < io.size() ? io[b] : pp.temps[b - io.size()].get());
+  dev.launch(*pp.kernels[s], a);
+}
+
+}  // namespace
+
 void execute(rt::Device& dev, PreparedPlan& pp, const std::vector<rt::Buffer*>& io) {
   if (io.size() != pp.io.size())
     throw std::invalid_argument("op '" + pp.problem.op + "': expected " + std::to_string(pp.io.size()) +
@@ -67,14 +80,7 @@ void execute(rt::Device& dev, PreparedPlan& pp, const std::vector<rt::Buffer*>& 
       throw std::invalid_argument("op '" + pp.problem.op + "': buffer for '" + t.name + "' holds " +
                                   std::to_string(io[i] ? io[i]->bytes() : 0) + " bytes, needs " + std::to_string(t.bytes));
   }
-  for (size_t s = 0; s < pp.plan.steps.size(); ++s) {
-    const Step& st = pp.plan.steps[s];
-    rt::LaunchArgs a;
-    a.dims = st.dims;
-    a.scalars = st.scalars;
-    for (int b : st.buffers) a.buffers.push_back(size_t(b) < io.size() ? io[b] : pp.temps[b - io.size()].get());
-    dev.launch(*pp.kernels[s], a);
-  }
+  for (size_t s = 0; s < pp.plan.steps.size(); ++s) launch_step(dev, pp, io, s);
 }
 
 Variant choose_variant(rt::Device& dev, const Problem& p, std::string* source) {
@@ -276,6 +282,27 @@ double time_op(rt::Device& dev, PreparedPlan& pp, int rotate, int min_reps, doub
   }
   std::sort(ms.begin(), ms.end());
   return ms[ms.size() / 2];
+}
+
+std::vector<double> time_steps(rt::Device& dev, PreparedPlan& pp, int reps) {
+  DeviceTensors t = upload(dev, make_host_tensors(pp.problem, 100));
+  const auto io = t.io();
+  execute(dev, pp, io);  // warm-up, and checks the buffers
+  dev.synchronize();
+  std::vector<std::vector<double>> ms(pp.plan.steps.size());
+  for (int r = 0; r < std::max(reps, 1); ++r)
+    for (size_t s = 0; s < pp.plan.steps.size(); ++s) {
+      auto t0 = Clock::now();
+      launch_step(dev, pp, io, s);
+      dev.synchronize();
+      ms[s].push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    }
+  std::vector<double> med;
+  for (auto& m : ms) {
+    std::sort(m.begin(), m.end());
+    med.push_back(m[m.size() / 2]);
+  }
+  return med;
 }
 
 }  // namespace kgen::ops

@@ -83,5 +83,9 @@ void download(const DeviceTensors& d, HostTensors& t, size_t n_in);
 // seconds, after one warm-up. With rotate > 1 the inputs rotate through that
 // many copies (memory-bound ops: inputs beyond the last-level cache).
 double time_op(rt::Device& dev, PreparedPlan& pp, int rotate = 1, int min_reps = 5, double min_s = 0.2);
+// Median milliseconds of each step of the plan, launched and synchronized one
+// at a time (so a step's time includes no overlap with its neighbours): where
+// a multi-kernel op spends its time (`kgen op --profile`).
+std::vector<double> time_steps(rt::Device& dev, PreparedPlan& pp, int reps = 5);
 
 }  // namespace kgen::ops

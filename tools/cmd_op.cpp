@@ -64,11 +64,12 @@ void add_ops_command(CLI::App& app) {
 void add_op_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("op", "Run one op of the library on a device: check it against its C++ reference and time it");
   static OpArgs a;
-  static bool json = false, no_check = false;
+  static bool json = false, no_check = false, profile = false;
   add_op_options(cmd, a);
   cmd->add_option("--variant", a.variant, "Variant parameters, e.g. \"impl=0 mr=8\" (default: tuned, else heuristic)");
   cmd->add_flag("--no-check", no_check, "Skip the reference check");
   cmd->add_flag("--json", json, "Print one JSON object");
+  cmd->add_flag("--profile", profile, "Also time each kernel of the op's plan on its own");
   cmd->callback([] {
     ops::Problem p = make_problem(a);
     const ops::OpDef& d = ops::op_for(p);
@@ -102,6 +103,19 @@ void add_op_command(CLI::App& app) {
       if (bytes > 0) std::printf("bandwidth    %.2f GB/s\n", bytes / ms / 1e6);
       if (!no_check) std::printf("max rel err  %.3g (tolerance %.3g)\n", c.cmp.max_rel_err, c.tolerance);
       std::printf("result       %s\n", c.ok ? "OK" : ("FAIL: " + c.message).c_str());
+    }
+    if (profile) {
+      const std::vector<double> step_ms = ops::time_steps(*dev, pp);
+      double sum = 0;
+      for (double m : step_ms) sum += m;
+      std::printf("%-5s %10s %6s  %-14s %s\n", "step", "ms", "share", "grid", "kernel");
+      for (size_t s = 0; s < step_ms.size(); ++s) {
+        const auto& g = pp.plan.steps[s].dims.grid;
+        const std::string grid = std::to_string(g[0]) + "x" + std::to_string(g[1]) + "x" + std::to_string(g[2]);
+        std::printf("%-5zu %10.4f %5.1f%%  %-14s %s\n", s, step_ms[s], 100 * step_ms[s] / sum, grid.c_str(),
+                    pp.plan.steps[s].kernel.name.c_str());
+      }
+      std::printf("%-5s %10.4f\n", "sum", sum);
     }
     if (!c.ok) set_exit_code(1);
   });
