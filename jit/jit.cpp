@@ -167,7 +167,6 @@ ObjectCode compile_to_object(std::string_view source, const JitOptions& opt) {
   if (opt.opt_level == 0) args.resize(args.size() - 2);
   args.insert(args.end(), st.cc1_target_args.begin(), st.cc1_target_args.end());
   args.insert(args.end(), opt.extra_args.begin(), opt.extra_args.end());
-  if (const char* tc = std::getenv("KGEN_TUNE_CPU_EXPERIMENT")) { args.push_back("-tune-cpu"); args.push_back(tc); }
   if (!opt.extra_args.empty()) {  // remarks requested: let warnings/remarks through
     auto w = std::find(args.begin(), args.end(), "-w");
     if (w != args.end()) args.erase(w);
