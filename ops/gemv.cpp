@@ -18,9 +18,10 @@ namespace {
 Value to_f32(const Value& v) { return v.type().kind == ir::ScalarKind::F32 ? v : cast(line(f32, 16), v); }
 }  // namespace
 
-ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m) {
+ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf) {
   const uint32_t R = uint32_t(rows), MM = uint32_t(m);
-  std::string name = "matmul_gemv_" + dt.str() + (trans_b ? "_t" : "_n") + "_r" + std::to_string(R) + "_m" + std::to_string(MM);
+  std::string name = "matmul_gemv_" + dt.str() + (trans_b ? "_t" : "_n") + "_r" + std::to_string(R) + "_m" + std::to_string(MM) +
+                     (pf ? "_pf" + std::to_string(pf) : "");
   return kernel(name, [&](KernelBuilder& kb) {
     auto a = kb.input("a", line(dt, 16));
     auto b = kb.input("b", line(dt, 16));
@@ -46,6 +47,10 @@ ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m) {
           std::vector<Value> av;
           for (uint32_t i = 0; i < MM; ++i) av.push_back(to_f32(a[abase + i * kl + j]));
           for (uint32_t r = 0; r < R; ++r) {
+            // pf > 0: the same line of the rows `pf` workgroups ahead. Each
+            // row is a short stream (K·4 bytes) that the hardware prefetcher
+            // only picks up after a few misses; this starts it a group early.
+            if (pf) b[rowbase[r] + uint32_t(pf) * R * kl + j].prefetch();
             Value bv = to_f32(b[rowbase[r] + j]);
             for (uint32_t i = 0; i < MM; ++i) acc[i * R + r] = fma(av[i], bv, acc[i * R + r]);
           }

@@ -79,7 +79,8 @@ ir::Kernel matmul_ksplit_sum_kernel(int ks);
 // needs K % 16 == 0; each work-item takes `rows` consecutive outputs n and
 // all M rows of A. !trans_b: B is K×N, needs N % 16 == 0; each work-item takes
 // `rows` lines (16·rows columns). Grid x = groups, z = batch.
-ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m);
+// pf (trans_b only): prefetch the rows that many workgroups ahead (0: none).
+ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf = 0);
 
 // GPU tiled GEMM: workgroup (wg, wg), each work-item a (tm × tn) register
 // block, tiles of (wg·tm) × (wg·tn) staged in shared memory with K steps of
