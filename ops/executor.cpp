@@ -59,6 +59,11 @@ PreparedPlan prepare(rt::Device& dev, const Problem& p, const Variant& v, const 
 
 namespace {
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 void launch_step(rt::Device& dev, PreparedPlan& pp, const std::vector<rt::Buffer*>& io, size_t s) {
   const Step& st = pp.plan.steps[s];
   rt::LaunchArgs a;
@@ -280,8 +285,7 @@ double time_op(rt::Device& dev, PreparedPlan& pp, int rotate, int min_reps, doub
     ms.push_back(once(i + 1));
     total += ms.back();
   }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+  return median(std::move(ms));
 }
 
 std::vector<double> time_steps(rt::Device& dev, PreparedPlan& pp, int reps) {
@@ -298,10 +302,7 @@ std::vector<double> time_steps(rt::Device& dev, PreparedPlan& pp, int reps) {
       ms[s].push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
     }
   std::vector<double> med;
-  for (auto& m : ms) {
-    std::sort(m.begin(), m.end());
-    med.push_back(m[m.size() / 2]);
-  }
+  for (auto& m : ms) med.push_back(median(std::move(m)));
   return med;
 }
 

@@ -242,19 +242,19 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // With byte dot products (AVX-512 VNNI), measured on Zen 5 (kgen tune
     // 1x4096x4096, rotating inputs, 1 / 2 threads): Q6_K decodes to f32
     // lines faster than its int8 path (impl=0 rows=1 1.09 / 0.63 ms against
-    // 1.87 / 0.98 for int8 2 rows), and Q4_K runs 4 rows without prefetch
-    // (0.40 / 0.23 ms against 0.97 / 0.47 for 8 rows with it).
+    // 1.87 / 0.98 for int8 2 rows).
     if (caps.byte_dot && s.m == 1 && s.f == QFormat::Q6_K && has_line_decoder(s.f))
       return Variant{}.set("impl", kGemvCpu).set("rows", 1).set("mb", 1);
-    if (caps.byte_dot && x8_gemv(s) && s.m <= 8 && s.f == QFormat::Q4_K)
-      return Variant{}.set("impl", kGemvX8).set("rows", 4).set("mb", 1);
     if (x8_gemv(s) && s.m <= 8) {
       // Q6_K: 2 rows (its 16-lane scale and offset lines per row fill the
       // registers; kgen tune 1x4096x4096 on the EPYC, 1 thread: 2.10 ms
       // against 2.41 with 4 rows and 2.45 with 8). Q4_K: 8 rows since its
       // unit scales are one line per row (1 thread 1.19-1.27 ms against
-      // 1.38-1.73 with 4; 2 threads 0.68-0.73 against 0.86-1.04).
-      const int rows = info(s.f).block_elems == 32 || s.f == QFormat::Q4_K ? 8 : s.f == QFormat::Q6_K ? 2 : 4;
+      // 1.38-1.73 with 4; 2 threads 0.68-0.73 against 0.86-1.04); with byte
+      // dot products 4 rows, hence no prefetch (Zen 5: 0.40 / 0.23 ms against
+      // 0.97 / 0.47 for 8 rows with it).
+      const int q4k_rows = caps.byte_dot ? 4 : 8;
+      const int rows = info(s.f).block_elems == 32 ? 8 : s.f == QFormat::Q4_K ? q4k_rows : s.f == QFormat::Q6_K ? 2 : 4;
       Variant v = Variant{}.set("impl", kGemvX8).set("rows", rows).set("mb", 1);
       if (s.f == QFormat::Q8_0 && !caps.byte_dot) v.set("sgn", 1);  // no byte dot instruction: signed codes
       // Each row is a short stream of K/32 blocks, R side by side, which the
