@@ -91,6 +91,10 @@ Row row_setup(KernelBuilder& kb) {
 // row overlaps the exp arithmetic of this one (otherwise a max pass waits on
 // DRAM, then the exp passes run from L1 with DRAM idle). Only a group's first
 // row has its own max pass. The last row's "next" is itself (an L1 re-read).
+// prefetch: the same loop also prefetches the row after next, so the
+// next-row loads hit L2 instead of waiting on DRAM (the hardware prefetcher
+// alone keeps too few lines in flight while the core is busy with exp).
+// Past the buffer's end a prefetch is harmless (it never faults).
 namespace {
 
 struct SoftmaxRows {
@@ -112,11 +116,11 @@ Value row_max(const Lanes& L, const Array& x, const Value& base, const Value& nc
 
 }  // namespace
 
-ir::Kernel softmax_rows(ir::Type dt, int lanes, bool online, int rpg, bool fast, bool stream) {
+ir::Kernel softmax_rows(ir::Type dt, int lanes, bool online, int rpg, bool fast, bool stream, bool prefetch) {
   check_variant(dt, lanes, stream);
   Lanes L{lanes};
   const bool scratch = softmax_needs_scratch(online, stream);
-  return kernel(std::string(online ? "softmax_online_rows" : "softmax_rows") + (fast ? "" : "_exp") + suffix(dt, lanes, stream), [&](KernelBuilder& kb) {
+  return kernel(std::string(online ? "softmax_online_rows" : "softmax_rows") + (fast ? "" : "_exp") + (prefetch ? "_pf" : "") + suffix(dt, lanes, stream), [&](KernelBuilder& kb) {
     auto x = kb.input("x", L.elem(dt));
     // The two-pass form re-reads y (L1-resident) to scale it: read-write;
     // streamed, it parks exp(x - max) in this group's scratch row instead.
@@ -168,6 +172,7 @@ ir::Kernel softmax_rows(ir::Type dt, int lanes, bool online, int rpg, bool fast,
         else y[at] = L.st(dt, ex);
         s += ex;
         mn = Lanes::grow_max(mn.get(), L.ld(x[next + j]));
+        if (prefetch) x[next + nc + j].prefetch();
       });
       Value inv = L.bcast(1.0f / L.hsum(s.get()));
       for_range(0u, nc, [&](Value j) {
@@ -180,10 +185,10 @@ ir::Kernel softmax_rows(ir::Type dt, int lanes, bool online, int rpg, bool fast,
   });
 }
 
-ir::Kernel log_softmax_rows(ir::Type dt, int lanes, int rpg, bool fast, bool stream) {
+ir::Kernel log_softmax_rows(ir::Type dt, int lanes, int rpg, bool fast, bool stream, bool prefetch) {
   check_variant(dt, lanes, stream);
   Lanes L{lanes};
-  return kernel(std::string("log_softmax_rows") + (fast ? "" : "_exp") + suffix(dt, lanes, stream), [&](KernelBuilder& kb) {
+  return kernel(std::string("log_softmax_rows") + (fast ? "" : "_exp") + (prefetch ? "_pf" : "") + suffix(dt, lanes, stream), [&](KernelBuilder& kb) {
     auto x = kb.input("x", L.elem(dt));
     // Plain: y is re-read from L1 in the output pass. Streamed: written once,
     // the output pass recomputes x - max from the L1-resident x row.
@@ -205,6 +210,7 @@ ir::Kernel log_softmax_rows(ir::Type dt, int lanes, int rpg, bool fast, bool str
         if (!stream) y[at] = L.st(dt, d);
         s += row_exp(d, fast, true);
         mn = Lanes::grow_max(mn.get(), L.ld(x[next + j]));
+        if (prefetch) x[next + nc + j].prefetch();
       });
       Value c = L.bcast(log(L.hsum(s.get())));
       for_range(0u, nc, [&](Value j) {
@@ -359,13 +365,15 @@ void add(RowOp op, const std::string& desc, std::function<ir::Kernel()> build, i
 }  // namespace
 
 void register_rowwise() {
+  // Lines of 16: the two-pass softmax family with its row prefetch (the op's
+  // CPU default), so the bandwidth suite measures what models run.
   for (int lanes : {16, 1}) {
     std::string how = lanes == 1 ? " (scalar, any cols)" : " (f32x16 lines, cols % 16 == 0)";
     add(RowOp::Softmax, "softmax of each row, max/exp/scale passes over an L1-resident row" + how,
-        [=] { return softmax_rows(f32, lanes); }, lanes, false, 4096);
+        [=] { return softmax_rows(f32, lanes, false, kSoftmaxRowsPerGroup, true, false, lanes == 16); }, lanes, false, 4096);
     add(RowOp::Softmax, "softmax of each row, online max + rescaled sum in one statistics pass" + how,
         [=] { return softmax_rows(f32, lanes, true); }, lanes, false, 4096);
-    add(RowOp::LogSoftmax, "log-softmax of each row" + how, [=] { return log_softmax_rows(f32, lanes); }, lanes, false,
+    add(RowOp::LogSoftmax, "log-softmax of each row" + how, [=] { return log_softmax_rows(f32, lanes, kSoftmaxRowsPerGroup, true, false, lanes == 16); }, lanes, false,
         4096);
     add(RowOp::RmsNorm, "rmsnorm of each row with a weight, eps 1e-5" + how, [=] { return rmsnorm_rows(f32, lanes); },
         lanes, true, 1024);
@@ -375,11 +383,11 @@ void register_rowwise() {
   // The same with streaming stores of the output (rowwise.h: stream).
   const std::string nt = ", output by streaming stores (f32x16 lines)";
   add(RowOp::Softmax, "softmax of each row, exp(x - max) parked in an L1 scratch row" + nt,
-      [] { return softmax_rows(f32, 16, false, kSoftmaxRowsPerGroup, true, true); }, 16, false, 4096, true);
+      [] { return softmax_rows(f32, 16, false, kSoftmaxRowsPerGroup, true, true, true); }, 16, false, 4096, true);
   add(RowOp::Softmax, "softmax of each row, online statistics" + nt,
       [] { return softmax_rows(f32, 16, true, kSoftmaxRowsPerGroup, true, true); }, 16, false, 4096);
   add(RowOp::LogSoftmax, "log-softmax of each row" + nt,
-      [] { return log_softmax_rows(f32, 16, kSoftmaxRowsPerGroup, true, true); }, 16, false, 4096);
+      [] { return log_softmax_rows(f32, 16, kSoftmaxRowsPerGroup, true, true, true); }, 16, false, 4096);
   add(RowOp::RmsNorm, "rmsnorm of each row with a weight" + nt, [] { return rmsnorm_rows(f32, 16, true, true); }, 16,
       true, 1024);
   add(RowOp::LayerNorm, "layernorm of each row with weight and bias" + nt, [] { return layernorm_rows(f32, 16, true); },

@@ -24,6 +24,7 @@ namespace kgen::ops {
 // row's exp pass.
 constexpr int kSoftmaxRowsPerGroup = 64;
 // fast: exp by ops/fast_exp (CPU); false: the target's exp (GPUs).
+// prefetch (CPU): the exp pass of row r prefetches row r + 2 (x[i].prefetch()).
 // stream (lanes 16 only): the output is written once, with streaming stores
 // (y[i].stream(v): no read for ownership of each output line, so DRAM moves
 // the output's bytes once instead of twice). The pass that used to park a
@@ -33,9 +34,9 @@ constexpr int kSoftmaxRowsPerGroup = 64;
 // softmax_scratch_lines of them) that stays in L1. For outputs far larger
 // than the caches; a small output is better left in cache for its reader.
 ir::Kernel softmax_rows(ir::Type dt, int lanes, bool online = false, int rows_per_group = kSoftmaxRowsPerGroup,
-                        bool fast = true, bool stream = false);
+                        bool fast = true, bool stream = false, bool prefetch = false);
 ir::Kernel log_softmax_rows(ir::Type dt, int lanes, int rows_per_group = kSoftmaxRowsPerGroup, bool fast = true,
-                            bool stream = false);
+                            bool stream = false, bool prefetch = false);
 ir::Kernel rmsnorm_rows(ir::Type dt, int lanes, bool with_weight = true, bool stream = false);
 ir::Kernel layernorm_rows(ir::Type dt, int lanes, bool stream = false);  // weight and bias
 // Does softmax_rows(.., online, .., stream) take the scratch buffer, and how

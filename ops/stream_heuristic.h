@@ -33,12 +33,4 @@ inline bool stream_output(const TargetCaps& caps, double output_bytes) {
   return is_cpu(caps) && output_bytes >= stream_min_output_bytes(caps);
 }
 
-// The softmax family is exp-bound on one core and its streamed form parks
-// exp(x - max) in a scratch row: on the EPYC, 4096x4096 (64 MiB out, twice
-// the L3) streamed lost (12.8 vs 12.3 ms on 1 thread, 7.4 vs 6.9 on 2). It
-// streams only past both bounds.
-inline bool stream_exp_rows(const TargetCaps& caps, double output_bytes) {
-  return stream_output(caps, output_bytes) && output_bytes >= kStreamMinOutputBytes;
-}
-
 }  // namespace kgen::ops

@@ -128,13 +128,17 @@ TEST_CASE("the heuristics stream outputs of a quarter of the last-level cache an
     CHECK(op_for(rows).heuristic(rows, caps).get("stream") == int(llc_mib == 32));
     rows.dims = {16384, 4096};  // 256 MiB
     CHECK(op_for(rows).heuristic(rows, caps).get("stream") == 1);
-    // softmax also needs the fixed bound: 64 MiB out never streams.
-    Problem sm;
-    sm.op = "softmax";
-    sm.dims = {4096, 4096};
-    CHECK(op_for(sm).heuristic(sm, caps).get("stream") == 0);
-    sm.dims = {16384, 4096};
-    CHECK(op_for(sm).heuristic(sm, caps).get("stream") == 1);
+    // The softmax family (with its row prefetch) follows the same bound.
+    for (const char* name : {"softmax", "log_softmax"}) {
+      Problem sm;
+      sm.op = name;
+      sm.dims = {4096, 4096};  // 64 MiB
+      const Variant v = op_for(sm).heuristic(sm, caps);
+      CHECK(v.get("stream") == int(64.0 * (1 << 20) >= bound));
+      CHECK(v.get("pf") == 1);
+      sm.dims = {16384, 4096};
+      CHECK(op_for(sm).heuristic(sm, caps).get("stream") == 1);
+    }
     CHECK(stream_output(caps, bound));
     CHECK_FALSE(stream_output(caps, bound / 2));
   }
