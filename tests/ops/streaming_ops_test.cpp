@@ -3,6 +3,7 @@
 // (which runs every candidate, stream=1 included, on the test problems):
 // extreme and special inputs against the C++ reference, streamed and not,
 // and the heuristic's choice by output size.
+#include <algorithm>
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -100,7 +101,7 @@ TEST_CASE("gelu and sigmoid chains: extreme, infinite and NaN inputs, streamed a
   }
 }
 
-TEST_CASE("the heuristics stream outputs of a quarter of the last-level cache and more, on the CPU") {
+TEST_CASE("the heuristics stream outputs of half the last-level cache (at most 65 MiB) and more, on the CPU") {
   register_all_ops();
   auto dev = test::cpu(1);
   TargetCaps caps = dev->caps();
@@ -109,7 +110,7 @@ TEST_CASE("the heuristics stream outputs of a quarter of the last-level cache an
   for (uint64_t llc_mib : {260, 32, 0}) {
     CAPTURE(llc_mib);
     caps.llc_bytes = llc_mib << 20;
-    const double bound = llc_mib ? double(llc_mib << 20) / 4 : kStreamMinOutputBytes;
+    const double bound = llc_mib ? std::min(double(llc_mib << 20) / 2, kStreamMinOutputBytes) : kStreamMinOutputBytes;
     Problem big;
     big.op = "ew_chain";
     big.dims = {8192, 4096};  // 128 MiB out
@@ -124,7 +125,9 @@ TEST_CASE("the heuristics stream outputs of a quarter of the last-level cache an
     for (const auto& v : op_for(odd).candidates(odd, caps)) CHECK(v.get("stream") == 0);
     Problem rows;
     rows.op = "rmsnorm";
-    rows.dims = {2048, 1024};  // 8 MiB out: streams only where that is a quarter of the LLC
+    rows.dims = {2048, 1024};  // 8 MiB out: never half of these LLCs
+    CHECK(op_for(rows).heuristic(rows, caps).get("stream") == 0);
+    rows.dims = {4096, 1024};  // 16 MiB: half the 32 MiB LLC
     CHECK(op_for(rows).heuristic(rows, caps).get("stream") == int(llc_mib == 32));
     rows.dims = {16384, 4096};  // 256 MiB
     CHECK(op_for(rows).heuristic(rows, caps).get("stream") == 1);
