@@ -1,6 +1,9 @@
 #include "codegen/target.h"
 
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #include <cstdlib>
 #include <fstream>
@@ -31,6 +34,21 @@ uint64_t host_llc_bytes() {
   return l3 > 0 ? uint64_t(l3) : 0;
 }
 
+// The CPU family of an AMD host (cpuid leaf 1, base + extended family:
+// 0x19 Zen 3/4, 0x1A Zen 5), 0 on other vendors and architectures.
+int amd_family() {
+#if defined(__x86_64__)
+  unsigned a, b, c, d;
+  if (!__get_cpuid(0, &a, &b, &c, &d) || b != 0x68747541u) return 0;  // "AuthenticAMD"
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
+  int family = int((a >> 8) & 0xf);
+  if (family == 0xf) family += int((a >> 20) & 0xff);
+  return family;
+#else
+  return 0;
+#endif
+}
+
 }  // namespace
 
 TargetCaps cpu_caps() {
@@ -53,6 +71,8 @@ TargetCaps cpu_caps() {
   else c.vector_bits = 128, c.vector_registers = 16;
   c.llc_bytes = host_llc_bytes();
   c.byte_dot = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl");
+  // Zen 5, gelu 8192x4096 1 thread: vdivps zmm 6.2 ms against 9.6 by Newton steps.
+  c.fast_line_division = c.vector_bits == 256 || (c.vector_bits == 512 && amd_family() >= 0x1A);
   return c;
 }
 

@@ -34,6 +34,11 @@ struct TargetCaps {
   // CPU: a u8·i8 byte dot-product instruction (AVX512-VNNI vpdpbusd), which
   // the int8 GEMVs lower dot4 to; without it signed·signed bytes are cheaper.
   bool byte_dot = false;
+  // CPU: a division of a whole f32x16 line is cheaper than three Newton
+  // steps on the FMA pipes (the silu/gelu sigmoid): AVX2 hosts (two vdivps
+  // ymm, beside the FMA pipes) and AMD Zen 5 (a full-width zmm divider); not
+  // Intel's AVX-512 cores, where vdivps zmm (one per ~10 cycles) is the bound.
+  bool fast_line_division = false;
 };
 
 // Native registers one f32x16 line takes on the CPU (1 on AVX-512, 2 on AVX2).

@@ -212,7 +212,7 @@ Layout layout_of(const Chain& c) {
   return l;
 }
 
-bool cheap_line_division(const TargetCaps& caps) { return is_cpu(caps) && caps.vector_bits == 256; }
+bool cheap_line_division(const TargetCaps& caps) { return is_cpu(caps) && caps.fast_line_division; }
 
 ChainVariant chain_variant_for(const Chain& c, const TargetCaps& caps) {
   ChainVariant v;
@@ -230,7 +230,7 @@ namespace {
 
 // x / (1 + e^y) without the target's exp: the sigmoid inside silu and the
 // tanh-form gelu, where the exact exp made the fused chain compute-bound on
-// the CPU. `divide`: 1/d by a line division (AVX2: cheap_line_division);
+// the CPU. `divide`: 1/d by a line division (AVX2, Zen 5: cheap_line_division);
 // else by Newton steps, where vdivps zmm (one per ~10 cycles) is the bound:
 // y is clamped to [-87, 87], so d = 1 + e^y <= 6.1e37 < 2^126 and 1/d is a
 // normal float, which the integer first guess (0x7ef311c3 - bits(d), within

@@ -115,10 +115,11 @@ struct ChainVariant {
   // than three Newton steps (see cheap_line_division).
   bool divide = false;
 };
-// AVX2 hosts: vdivps ymm runs on the divider (one per 3.5-5 cycles), beside
-// the FMA pipes that bound the chain; Newton's 7 FMA-pipe ops per line half
-// cost more (gelu 8192x4096 on the EPYC, 1 thread: 29.7 -> 23-24 ms). On
-// AVX-512, vdivps zmm (one per ~10 cycles on Sapphire Rapids) is the bound.
+// TargetCaps::fast_line_division. AVX2 hosts: vdivps ymm runs on the divider
+// (one per 3.5-5 cycles), beside the FMA pipes that bound the chain; Newton's
+// 7 FMA-pipe ops per line half cost more (gelu 8192x4096 on the Zen 3 EPYC,
+// 1 thread: 29.7 -> 23-24 ms). Zen 5's zmm divider: 9.6 -> 6.2 ms. On Intel's
+// AVX-512 cores vdivps zmm (one per ~10 cycles on Sapphire Rapids) is the bound.
 bool cheap_line_division(const TargetCaps& caps);
 // Does the chain hold a sigmoid (x / (1 + exp(y))), which `divide` changes?
 bool chain_has_sigmoid(const Chain& c);
