@@ -11,17 +11,26 @@ Value splat(const Operand& x, int lanes) {
   return make(x.loc(), Op::Splat, {s}, 0, x.type().with_lanes(lanes));
 }
 
-Value make_line(std::initializer_list<Operand> lanes) {
-  if (lanes.size() == 0) throw ir::Error({}, "make_line needs at least two lanes");
-  const Operand* typed = lanes.begin();
-  for (const Operand& o : lanes)
-    if (!o.is_literal()) {
-      typed = &o;
+namespace {
+Value make_line_of(const Operand* lanes, size_t n) {
+  if (n == 0) throw ir::Error({}, "make_line needs at least two lanes");
+  const Operand* typed = lanes;
+  for (size_t i = 0; i < n; ++i)
+    if (!lanes[i].is_literal()) {
+      typed = &lanes[i];
       break;
     }
   std::vector<ir::ValueId> ids;
-  for (const Operand& o : lanes) ids.push_back(resolve(o, typed->type()));
-  return make(lanes.begin()->loc(), Op::Construct, std::move(ids));
+  for (size_t i = 0; i < n; ++i) ids.push_back(resolve(lanes[i], typed->type()));
+  return make(lanes[0].loc(), Op::Construct, std::move(ids));
+}
+}  // namespace
+
+Value make_line(std::initializer_list<Operand> lanes) { return make_line_of(lanes.begin(), lanes.size()); }
+
+Value make_line(const std::vector<Value>& lanes) {
+  std::vector<Operand> ops(lanes.begin(), lanes.end());
+  return make_line_of(ops.data(), ops.size());
 }
 
 Value extract(const Operand& v, int lane) { return make(v.loc(), Op::Extract, {resolve(v)}, lane); }

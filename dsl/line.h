@@ -4,6 +4,7 @@
 // `v * 2.0f` on an f32x4 multiplies every lane by 2.
 #pragma once
 #include <source_location>
+#include <vector>
 
 #include "dsl/value.h"
 
@@ -14,6 +15,7 @@ Value splat(const Operand& x, int lanes);
 
 // A line from its lanes (2, 3, 4, 8 or 16 scalars of one type).
 Value make_line(std::initializer_list<Operand> lanes);
+Value make_line(const std::vector<Value>& lanes);  // lanes built in a loop
 template <class... Ts>
 Value make_line(const Operand& first, const Ts&... rest) {
   return make_line({first, Operand(rest, first.loc())...});

@@ -211,14 +211,36 @@ class BlockCodes {
 
 }  // namespace
 
-ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int prefetch) {
+namespace {
+
+// Q4_0 block pairs (see qgemv_x8_kernel's `pairs`): the codes of blocks b
+// and b + 1 (b's at `base`) as one u32x16 line, lanes 0-7 block b. Each
+// block's 16 bytes go in twice: the low nibbles are elements 0-15, the high
+// ones 16-31 (one shift per half, one mask for all).
+Value pair_codes(const PackedBytes& w, const Value& base, uint32_t block_bytes) {
+  std::vector<Value> words, shifts;
+  for (uint32_t blk = 0; blk < 2; ++blk)
+    for (uint32_t h = 0; h < 2; ++h) {
+      Value q = u32x4(w.line16(base + (blk * block_bytes + 2u)));
+      for (int k = 0; k < 4; ++k) {
+        words.push_back(extract(q, k));
+        shifts.push_back(constant(u32, 4u * h));
+      }
+    }
+  return (make_line(words) >> make_line(shifts)) & 0x0f0f0f0fu;
+}
+
+}  // namespace
+
+ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int prefetch, bool pairs) {
   if (!has_int8_gemv(fmt)) throw std::invalid_argument(std::string("no int8 GEMV for ") + info(fmt).name);
   if (signed_q8 && fmt != QFormat::Q8_0) throw std::invalid_argument("qgemv_x8_kernel: signed codes are Q8_0's");
+  if (pairs && fmt != QFormat::Q4_0) throw std::invalid_argument("qgemv_x8_kernel: block pairs are for Q4_0");
   const FormatInfo& fi = info(fmt);
   const uint32_t R = uint32_t(rows), MB = uint32_t(mb), BB = uint32_t(fi.block_bytes);
   const uint32_t G = uint32_t(fi.block_elems / 16), XB = uint32_t(fi.block_elems / 32);
   std::string name = std::string("quant_gemv_x8_") + fi.name + "_r" + std::to_string(R) + "_m" + std::to_string(MB) +
-                     (signed_q8 ? "_s" : "") + (prefetch ? "_pf" + std::to_string(prefetch) : "");
+                     (signed_q8 ? "_s" : "") + (prefetch ? "_pf" + std::to_string(prefetch) : "") + (pairs ? "_p2" : "");
   return kernel(name, [&](KernelBuilder& kb) {
     auto xq = kb.input("xq", line(i32, 4));
     auto xd = kb.input("xd", f32);
@@ -251,7 +273,66 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
     // offset 32 as one 16-lane fma per super-block: -32·Σ_g scale_g·dx·Σq_g.
     const bool q6 = fmt == QFormat::Q6_K;
     const uint32_t o8 = probe.offset() / 8;
+    // Block pairs (Q4_0, K a multiple of 64): two 32-element blocks per 16-lane
+    // line, so each instruction of the decode, the dot4, the conversion and
+    // the scale fma covers twice the weights of the 8-lane form (AVX-512:
+    // zmm instead of ymm). Per pair and X row, shared by the rows: the 64
+    // activation bytes (one line), the offset term -o·Σq and dx, per half.
+    auto emit_pairs = [&](bool guarded) {
+      std::vector<Var> acc;
+      for (uint32_t i = 0; i < MB * R; ++i) acc.push_back(var(splat(0.0f, 16)));
+      std::vector<Value> wrow;
+      for (uint32_t r = 0; r < R; ++r) wrow.push_back(cast(u64, guarded ? min(n0 + r, N - 1u) : n0 + r) * cast(u64, rowbytes));
+      // The prefetched workgroup's R rows are one contiguous span; pair bp
+      // prefetches its bp-th slice of R·2·BB bytes, as lines from one base
+      // (a few prefetches with constant offsets instead of one per row).
+      const uint32_t slice = R * 2u * BB;
+      const Value pf_base = cast(u64, n0 + R * uint32_t(std::max(prefetch, 0))) * cast(u64, rowbytes);
+      auto halves = [](const Value& lo, const Value& hi) {
+        std::vector<Value> v(8, lo);
+        v.insert(v.end(), 8, hi);
+        return make_line(v);
+      };
+      for_range(0u, nb / 2u, [&](Value bp) {
+        Value b = bp * 2u;
+        std::vector<Value> base;
+        for (uint32_t r = 0; r < R; ++r) base.push_back(wrow[r] + cast(u64, b) * uint64_t(BB));
+        if (prefetch) {
+          Value at = pf_base + cast(u64, bp) * uint64_t(slice);
+          for (uint32_t off = 0; off < slice + 63u; off += 64u) w[at + uint64_t(off)].prefetch();
+        }
+        std::vector<Value> xv, init, dx;
+        for (uint32_t i = 0; i < MB; ++i) {
+          Value gb = cast(u64, xg[i] + b * 2u), xbb = cast(u64, xb[i] + b);
+          std::vector<Value> xw;
+          for (uint32_t g = 0; g < 4; ++g) {
+            Value q = xq[gb + uint64_t(g)];
+            for (int k = 0; k < 4; ++k) xw.push_back(extract(q, k));
+          }
+          xv.push_back(make_line(xw));
+          Value s0 = xs[gb] + xs[gb + uint64_t(1)], s1 = xs[gb + uint64_t(2)] + xs[gb + uint64_t(3)];
+          init.push_back(halves(s0 * -int32_t(o8), s1 * -int32_t(o8)));
+          dx.push_back(halves(xd[xbb], xd[xbb + uint64_t(1)]));
+        }
+        for (uint32_t r = 0; r < R; ++r) {
+          Value codes = pair_codes(pb, base[r], BB);
+          Value scale = halves(pb.half(base[r]), pb.half(base[r] + uint64_t(BB)));
+          for (uint32_t i = 0; i < MB; ++i) {
+            Var& a = acc[i * R + r];
+            a = fma(cast(line(f32, 16), dot4(codes, xv[i], init[i])), scale * dx[i], a.get());
+          }
+        }
+      });
+      for (uint32_t i = 0; i < MB; ++i)
+        for (uint32_t r = 0; r < R; ++r) {
+          Value n = n0 + r;
+          Value ok = m0 + i < M;
+          if (guarded) ok = ok && n < N;
+          if_(ok, [&] { y[(m0 + i) * N + n] = reduce_add(acc[i * R + r].get()); });
+        }
+    };
     auto emit = [&](bool guarded) {
+      if (pairs) return emit_pairs(guarded);
       std::vector<Var> acc, macc;
       const bool mline = probe.min_line();
       for (uint32_t i = 0; i < MB * R; ++i) {

@@ -72,7 +72,9 @@ ir::Kernel qgemv_cpu_kernel(QFormat f, int rows, int mb);
 bool has_int8_gemv(QFormat f);
 ir::Kernel quantize_x8_kernel(int blocks_per_item);
 // prefetch: workgroups ahead whose blocks are prefetched (0: none).
-ir::Kernel qgemv_x8_kernel(QFormat f, int rows, int mb, bool signed_q8 = false, int prefetch = 0);
+// pairs (Q4_0; K a multiple of 64): two blocks per 16-lane
+// dot4 instead of one per 8-lane one.
+ir::Kernel qgemv_x8_kernel(QFormat f, int rows, int mb, bool signed_q8 = false, int prefetch = 0, bool pairs = false);
 
 // GPU GEMV: one workgroup of `wg` work-items per output y[m][n], striding
 // over K with dequant_element, reduced in shared memory. Buffers (x: f32,

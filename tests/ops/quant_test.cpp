@@ -188,40 +188,44 @@ TEST_CASE("quant: int8 GEMV equals W·x̂ to f32 rounding, every format, CPU 1 a
       const int64_t qk = info(f).block_elems;
       for (auto [m, n, k, r, mb] : {std::tuple<int64_t, int64_t, int64_t, int, int>{1, 37, 4 * qk, 4, 1},
                                     {3, 11, 2 * qk, 8, 2}, {2, 5, qk, 2, 2}}) {
-        ops::Problem p = problem("qmatmul", {m, n, k}, f);
-        ops::Variant v = ops::Variant{}.set("impl", 3).set("rows", r).set("mb", mb);
-        uint64_t seed = fresh_seed();
-        CAPTURE(p.str());
-        CAPTURE(v.str());
-        CAPTURE(seed);
-        ops::HostTensors h = ops::make_host_tensors(p, seed);
-        float* x = reinterpret_cast<float*>(h.in[0].data());
-        for (int i = 0; i < 32; ++i) x[i] = 0;  // an all-zero block (d = 0)
-        for (int64_t i = 32; i < std::min<int64_t>(64, m * k); ++i) x[i] *= 1e-3f;  // a small one
-        auto pp = ops::prepare(*dev, p, v);
-        auto dt = ops::upload(*dev, h);
-        ops::execute(*dev, pp, dt.io());
-        ops::download(dt, h, 2);
-        std::vector<float> xhat(static_cast<size_t>(m * k)), wr(static_cast<size_t>(k));
-        quantize_x8_ref(x, xhat.data(), m * k);
-        const uint8_t* w = h.in[1].data();
-        const float* y = reinterpret_cast<const float*>(h.out[0].data());
-        std::vector<double> want(size_t(m * n));
-        double ss = 0;
-        for (int64_t j = 0; j < n; ++j) {
-          dequantize_ref(f, w + size_t(j) * packed_bytes(f, 1, k), wr.data(), k / qk);
-          for (int64_t i = 0; i < m; ++i) {
-            double acc = 0;
-            for (int64_t e = 0; e < k; ++e) acc += double(xhat[size_t(i * k + e)]) * wr[size_t(e)];
-            want[size_t(i * n + j)] = acc;
-            ss += acc * acc;
+        for (int p2 : {0, 1}) {  // Q4_0 also as block pairs (k % 64 == 0)
+          if (p2 && (f != QFormat::Q4_0 || k % 64)) continue;
+          ops::Problem p = problem("qmatmul", {m, n, k}, f);
+          ops::Variant v = ops::Variant{}.set("impl", 3).set("rows", r).set("mb", mb);
+          if (p2) v.set("p2", 1).set("pf", 1);
+          uint64_t seed = fresh_seed();
+          CAPTURE(p.str());
+          CAPTURE(v.str());
+          CAPTURE(seed);
+          ops::HostTensors h = ops::make_host_tensors(p, seed);
+          float* x = reinterpret_cast<float*>(h.in[0].data());
+          for (int i = 0; i < 32; ++i) x[i] = 0;  // an all-zero block (d = 0)
+          for (int64_t i = 32; i < std::min<int64_t>(64, m * k); ++i) x[i] *= 1e-3f;  // a small one
+          auto pp = ops::prepare(*dev, p, v);
+          auto dt = ops::upload(*dev, h);
+          ops::execute(*dev, pp, dt.io());
+          ops::download(dt, h, 2);
+          std::vector<float> xhat(static_cast<size_t>(m * k)), wr(static_cast<size_t>(k));
+          quantize_x8_ref(x, xhat.data(), m * k);
+          const uint8_t* w = h.in[1].data();
+          const float* y = reinterpret_cast<const float*>(h.out[0].data());
+          std::vector<double> want(size_t(m * n));
+          double ss = 0;
+          for (int64_t j = 0; j < n; ++j) {
+            dequantize_ref(f, w + size_t(j) * packed_bytes(f, 1, k), wr.data(), k / qk);
+            for (int64_t i = 0; i < m; ++i) {
+              double acc = 0;
+              for (int64_t e = 0; e < k; ++e) acc += double(xhat[size_t(i * k + e)]) * wr[size_t(e)];
+              want[size_t(i * n + j)] = acc;
+              ss += acc * acc;
+            }
           }
+          const double rms = std::sqrt(ss / double(m * n)), tol = 4 * ops::dot_tolerance(k);
+          double worst = 0;
+          for (size_t i = 0; i < want.size(); ++i)
+            worst = std::max(worst, std::abs(y[i] - want[i]) / std::max(std::abs(want[i]), rms));
+          CHECK(worst <= tol);
         }
-        const double rms = std::sqrt(ss / double(m * n)), tol = 4 * ops::dot_tolerance(k);
-        double worst = 0;
-        for (size_t i = 0; i < want.size(); ++i)
-          worst = std::max(worst, std::abs(y[i] - want[i]) / std::max(std::abs(want[i]), rms));
-        CHECK(worst <= tol);
       }
     }
   }
