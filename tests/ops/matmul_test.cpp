@@ -71,9 +71,27 @@ TEST_CASE("matmul: the heuristic picks gemv for decode shapes and the packed gem
   CHECK(d.heuristic(big, avx2).get("nl") == 1);
   for (const auto& v : d.candidates(big, avx2))
     if (v.get("impl") == 0) CHECK(ops::gemm_block_fits(int(v.get("mr")), int(v.get("nl")), avx2));
+  // Few rows and a long K: one row group covers all of M (B panels streamed once).
+  CHECK(d.heuristic(big, avx512).get("mc") == 8);
+  auto down = problem("matmul", {256, 1024, 11008}, {{"trans_b", 1}});
+  CHECK(d.heuristic(down, avx512).get("mc") == 32);
+  CHECK(d.heuristic(down, avx512).get("nc") == 4);
   auto gpu = caps;
   gpu.name = "vulkan";
   CHECK(d.heuristic(problem("matmul", {1024, 1024, 1024}), gpu).get("impl") == 2);
+}
+
+TEST_CASE("matmul: the heuristic's wide row groups on edge shapes, 1 and 2 threads") {
+  ops::register_all_ops();
+  const auto& d = *ops::find_op("matmul");
+  for (unsigned t : {1u, 2u}) {
+    auto dev = cpu(t);
+    CAPTURE(t);
+    // 13 row panels of 8 (the last partial), K not a multiple of 16, N
+    // not a multiple of the 48-column panel: mc = 13, nc = 4 on AVX-512.
+    for (auto p : {problem("matmul", {100, 70, 300}, {{"trans_b", 1}}), problem("matmul", {100, 70, 300})})
+      check(*dev, p, d.heuristic(p, dev->caps()));
+  }
 }
 
 TEST_CASE("matmul: every candidate of small shapes, 1 and 2 threads") {
