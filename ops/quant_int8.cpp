@@ -273,6 +273,13 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
     // offset 32 as one 16-lane fma per super-block: -32·Σ_g scale_g·dx·Σq_g.
     const bool q6 = fmt == QFormat::Q6_K;
     const uint32_t o8 = probe.offset() / 8;
+    // Byte offsets of the work-item's weight rows (u64; guarded: rows past N
+    // re-read row N-1, in bounds, never stored).
+    auto row_offsets = [&](bool guarded) {
+      std::vector<Value> wrow;
+      for (uint32_t r = 0; r < R; ++r) wrow.push_back(cast(u64, guarded ? min(n0 + r, N - 1u) : n0 + r) * cast(u64, rowbytes));
+      return wrow;
+    };
     // Block pairs (Q4_0, K a multiple of 64): two 32-element blocks per 16-lane
     // line, so each instruction of the decode, the dot4, the conversion and
     // the scale fma covers twice the weights of the 8-lane form (AVX-512:
@@ -281,8 +288,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
     auto emit_pairs = [&](bool guarded) {
       std::vector<Var> acc;
       for (uint32_t i = 0; i < MB * R; ++i) acc.push_back(var(splat(0.0f, 16)));
-      std::vector<Value> wrow;
-      for (uint32_t r = 0; r < R; ++r) wrow.push_back(cast(u64, guarded ? min(n0 + r, N - 1u) : n0 + r) * cast(u64, rowbytes));
+      const std::vector<Value> wrow = row_offsets(guarded);
       // The prefetched workgroup's R rows are one contiguous span; pair bp
       // prefetches its bp-th slice of R·2·BB bytes, as lines from one base
       // (a few prefetches with constant offsets instead of one per row).
@@ -323,13 +329,8 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
           }
         }
       });
-      for (uint32_t i = 0; i < MB; ++i)
-        for (uint32_t r = 0; r < R; ++r) {
-          Value n = n0 + r;
-          Value ok = m0 + i < M;
-          if (guarded) ok = ok && n < N;
-          if_(ok, [&] { y[(m0 + i) * N + n] = reduce_add(acc[i * R + r].get()); });
-        }
+      store_gemv_outputs(y, M, N, m0, n0, MB, R, guarded,
+                         [&](uint32_t i, uint32_t r) { return reduce_add(acc[i * R + r].get()); });
     };
     auto emit = [&](bool guarded) {
       if (pairs) return emit_pairs(guarded);
@@ -340,8 +341,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
         if (probe.has_min()) macc.push_back(mline ? var(splat(0.0f, 8)) : var(0.0f));
         if (q6) macc.push_back(var(splat(0.0f, 16)));
       }
-      std::vector<Value> wrow;
-      for (uint32_t r = 0; r < R; ++r) wrow.push_back(cast(u64, guarded ? min(n0 + r, N - 1u) : n0 + r) * cast(u64, rowbytes));
+      const std::vector<Value> wrow = row_offsets(guarded);
       std::vector<BlockCodes> dec(R, probe);
       const Value pf_dist = cast(u64, rowbytes) * uint64_t(R * uint32_t(std::max(prefetch, 0)));
       for_range(0u, nb, [&](Value b) {
@@ -453,18 +453,12 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
           }
         }
       }, 1u, G == 2 ? 2 : 0);  // 32-element blocks: two per iteration (loop overhead)
-      for (uint32_t i = 0; i < MB; ++i)
-        for (uint32_t r = 0; r < R; ++r) {
-          Value n = n0 + r;
-          Value ok = m0 + i < M;
-          if (guarded) ok = ok && n < N;
-          if_(ok, [&] {
-            Value s = reduce_add(acc[i * R + r].get());
-            if (probe.has_min()) s = s + (mline ? reduce_add(macc[i * R + r].get()) : macc[i * R + r].get());
-            if (q6) s = s + reduce_add(macc[i * R + r].get());
-            y[(m0 + i) * N + n] = s;
-          });
-        }
+      store_gemv_outputs(y, M, N, m0, n0, MB, R, guarded, [&](uint32_t i, uint32_t r) {
+        Value s = reduce_add(acc[i * R + r].get());
+        if (probe.has_min()) s = s + (mline ? reduce_add(macc[i * R + r].get()) : macc[i * R + r].get());
+        if (q6) s = s + reduce_add(macc[i * R + r].get());
+        return s;
+      });
     };
     if_(n0 + R <= N, [&] { emit(false); }).else_([&] { emit(true); });
   });

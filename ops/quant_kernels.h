@@ -6,6 +6,8 @@
 // out of its word with a shift). The bytes in memory are the same; device
 // buffers of packed tensors are padded to whole words (padded_bytes).
 #pragma once
+#include <functional>
+
 #include "dsl/dsl.h"
 #include "ir/ir.h"
 #include "ops/quant_formats.h"
@@ -59,6 +61,12 @@ ir::Kernel quantize_kernel(QFormat f);
 // Buffers (x: f32x16, w: u8, y: f32); scalars (m, n, k). Grid x =
 // ceil(n/rows), y = ceil(m/mb); workgroup 1.
 ir::Kernel qgemv_cpu_kernel(QFormat f, int rows, int mb);
+// The GEMV work-item's outputs: y[(m0 + i)·N + n0 + r] = out(i, r) for
+// i < mb, r < rows inside M×N (guarded: the last column group, which also
+// checks n < N). out is evaluated only for stored outputs.
+void store_gemv_outputs(const dsl::Array& y, const dsl::Value& M, const dsl::Value& N, const dsl::Value& m0,
+                        const dsl::Value& n0, uint32_t mb, uint32_t rows, bool guarded,
+                        const std::function<dsl::Value(uint32_t i, uint32_t r)>& out);
 
 // Int8-activation CPU GEMV (quant_int8.cpp). quantize_x8_kernel quantizes
 // X to signed bytes per block of 32 (d = amax/127, q = round(x/d)): buffers

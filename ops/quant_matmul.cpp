@@ -17,6 +17,17 @@ namespace kgen::ops::quant {
 
 using namespace kgen::dsl;
 
+void store_gemv_outputs(const Array& y, const Value& M, const Value& N, const Value& m0, const Value& n0, uint32_t mb,
+                        uint32_t rows, bool guarded, const std::function<Value(uint32_t i, uint32_t r)>& out) {
+  for (uint32_t i = 0; i < mb; ++i)
+    for (uint32_t r = 0; r < rows; ++r) {
+      Value n = n0 + r;
+      Value ok = m0 + i < M;
+      if (guarded) ok = ok && n < N;
+      if_(ok, [&] { y[(m0 + i) * N + n] = out(i, r); });
+    }
+}
+
 ir::Kernel qgemv_cpu_kernel(QFormat fmt, int rows, int mb) {
   const FormatInfo& fi = info(fmt);
   const uint32_t R = uint32_t(rows), MB = uint32_t(mb), BB = uint32_t(fi.block_bytes);
@@ -54,13 +65,8 @@ ir::Kernel qgemv_cpu_kernel(QFormat fmt, int rows, int mb) {
           }
         }
       });
-      for (uint32_t i = 0; i < MB; ++i)
-        for (uint32_t r = 0; r < R; ++r) {
-          Value n = n0 + r;
-          Value ok = m0 + i < M;
-          if (guarded) ok = ok && n < N;
-          if_(ok, [&] { y[(m0 + i) * N + n] = reduce_add(acc[i * R + r].get()); });
-        }
+      store_gemv_outputs(y, M, N, m0, n0, MB, R, guarded,
+                         [&](uint32_t i, uint32_t r) { return reduce_add(acc[i * R + r].get()); });
     };
     if_(n0 + R <= N, [&] { emit(false); }).else_([&] { emit(true); });
   });

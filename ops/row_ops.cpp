@@ -148,7 +148,11 @@ void register_rowwise_ops() {
         if (op == RowOp::Softmax) v.push_back(Variant{}.set("lanes", 16).set("online", 1).set("stream", 1));
         // Software prefetch (x86 prefetcht0; other dialects drop it).
         if (op == RowOp::Softmax || op == RowOp::LogSoftmax)
-          for (int st : {0, 1}) v.push_back(st ? Variant{}.set("lanes", 16).set("stream", 1).set("pf", 1) : Variant{}.set("lanes", 16).set("pf", 1));
+          for (int st : {0, 1}) {
+            Variant pv = Variant{}.set("lanes", 16).set("pf", 1);
+            if (st) pv.set("stream", 1);
+            v.push_back(pv);
+          }
       }
       return v;
     };
