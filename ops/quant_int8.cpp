@@ -40,12 +40,27 @@ ir::Kernel quantize_x8_kernel(int blocks_per_item) {
     Value b0 = group_id(0) * BPI;
     for_range(b0, min(b0 + BPI, nb), [&](Value b) {
       Value v[2] = {x[b * 2u], x[b * 2u + 1u]};
-      Value amax = max(reduce_max(abs(v[0])), reduce_max(abs(v[1])));
-      Value d = amax / 127.0f;
+      // amax as a tree of line maxes (16 -> 8 -> 4 -> 2 -> 1 lanes): a float
+      // reduce_max is an ordered chain of 31 NaN-aware scalar maxes. Same
+      // value: max is exact, and the operands are |x| (no signed zeros).
+      Value m = max(abs(v[0]), abs(v[1]));
+      for (int lanes = 8; lanes >= 1; lanes /= 2) {
+        std::vector<Value> lo, hi;
+        for (int l = 0; l < lanes; ++l) {
+          lo.push_back(extract(m, l));
+          hi.push_back(extract(m, l + lanes));
+        }
+        m = lanes > 1 ? max(make_line(lo), make_line(hi)) : max(lo[0], hi[0]);
+      }
+      Value d = m / 127.0f;
       Value id = splat(select(d != 0.0f, 1.0f / d, 0.0f), 16);
       xd[b] = d;
       for (uint32_t h = 0; h < 2; ++h) {
-        Value q = cast(line(i32, 16), round(v[h] * id));  // |q| <= 127
+        // round-to-even(x·id) by adding 1.5·2^23 (|x·id| <= 127: the integer
+        // lands in the low mantissa bits): the same rounding as round() and
+        // no saturating float->int conversion, which lowers to a per-lane loop.
+        Value t = v[h] * id + 12582912.0f;
+        Value q = bitcast(line(i32, 16), t) - 0x4b400000;
         xq[b * 2u + h] = bitcast(line(i32, 4), cast(line(i8, 16), q));
         xs[b * 2u + h] = reduce_add(q);
       }
