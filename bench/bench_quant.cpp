@@ -4,7 +4,7 @@
 //       default attrs (xq=1: X quantized to int8 blocks, byte dot products);
 //       GB/s counts the packed weight bytes read once; the weights rotate
 //       through copies beyond the 260 MiB L3 so every run streams from DRAM.
-//   quant/gemv/q4_0_r16/...   Q4_0 repacked with rows interleaved by 16
+//   quant/gemv/<q4_0|q8_0>_r16/...   repacked with rows interleaved by 16
 //       (qmatmul layout=16, made at load time: the same bytes, reordered).
 //   quant/gemv_xf32/<format>/...   the same with xq=0 (exact f32 activations).
 //   quant/dequantize/<format>/4096x4096/threads:<t>   bytes = packed + f32 out.
@@ -90,7 +90,7 @@ constexpr double kBeyondL3 = 384.0 * (1 << 20);
 void BM_QGemv(benchmark::State& state, QFormat f, int64_t n, int64_t k, int64_t xq, int64_t layout) {
   const int threads = int(state.range(0));
   ops::Problem p{"qmatmul", {1, n, k}, ir::ScalarKind::F32, {{"format", int64_t(f)}, {"xq", xq}, {"layout", layout}}};
-  double wbytes = double(layout ? ops::quant::q4_0_r16_bytes(n, k) : ops::quant::packed_bytes(f, n, k));
+  double wbytes = double(layout ? ops::quant::r16_bytes(f, n, k) : ops::quant::packed_bytes(f, n, k));
   QuantOp ours(p, threads, wbytes, kBeyondL3);
   against_triad(state, ours, wbytes, threads);
 }
@@ -111,8 +111,11 @@ void register_quant_benchmarks() {
     benchmark::RegisterBenchmark(name.c_str(), BM_QGemv, f, 4096, 4096, 1, 0)
         ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
   }
-  benchmark::RegisterBenchmark("quant/gemv/q4_0_r16/1x4096x4096", BM_QGemv, QFormat::Q4_0, 4096, 4096, 1, 16)
-      ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
+  for (QFormat f : {QFormat::Q8_0, QFormat::Q4_0}) {
+    std::string name = std::string("quant/gemv/") + ops::quant::info(f).name + "_r16/1x4096x4096";
+    benchmark::RegisterBenchmark(name.c_str(), BM_QGemv, f, 4096, 4096, 1, 16)
+        ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
+  }
   for (QFormat f : {QFormat::Q8_0, QFormat::Q4_0}) {
     std::string name = std::string("quant/gemv_xf32/") + ops::quant::info(f).name + "/1x4096x4096";
     benchmark::RegisterBenchmark(name.c_str(), BM_QGemv, f, 4096, 4096, 0, 0)

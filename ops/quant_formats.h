@@ -73,23 +73,30 @@ void quantize_q4_0_ref(const float* x, uint8_t* dst, int64_t n);
 // (0 when d = 0); writes x̂ = d·q, the values the int8 GEMV multiplies.
 void quantize_x8_ref(const float* x, float* xhat, int64_t n);
 
-// Q4_0 with rows interleaved by 16 (qmatmul attr layout=16): kgen's CPU
-// layout for the int8 GEMV, after llama.cpp's Q4_0_8x8 repack, made at load
-// time from GGML bytes. Rows are padded to a multiple of 16 with zero blocks;
-// each group of 16 rows is a run of tiles, one per pair of blocks (K/32 odd:
-// the last tile's second block is zeros), 576 bytes (9 cache lines):
+// Q4_0 / Q8_0 with rows interleaved by 16 (qmatmul attr layout=16): kgen's
+// CPU layout for the int8 GEMV, after llama.cpp's Q4_0_8x8 repack, made at
+// load time from GGML bytes. Rows are padded to a multiple of 16 with zero
+// blocks; each group of 16 rows is a run of tiles, one per pair of blocks
+// (K/32 odd: the last tile's second block is zeros), in whole cache lines:
+//   Q4_0, 576 bytes (9 lines):
 //   [256j, 256j + 256)  block j of the pair as 4 chunks c of 64 bytes; byte
 //                       4r + t of chunk c holds row r's elements 4c + t (low
 //                       nibble) and 16 + 4c + t (high nibble)
 //   [512 + 32j + 2r]    the f16 scale d of row r's block j
+//   Q8_0, 1088 bytes (17 lines):
+//   [512j, 512j + 512)  block j as 8 chunks c of 64 bytes; byte 4r + t of
+//                       chunk c is row r's element 4c + t, q + 128 (unsigned)
+//   [1024 + 32j + 2r]   the f16 scale d of row r's block j
 // A 64-byte chunk is then 16 rows (lanes) of 4 codes: one dot4 against 4
 // broadcast activation bytes advances 16 rows at once, with no horizontal
 // sums, and every load is a whole aligned cache line.
-constexpr int64_t kR16Rows = 16, kR16TileBytes = 576;
-size_t q4_0_r16_bytes(int64_t rows, int64_t k);
-// GGML Q4_0 bytes (rows x k) to the interleaved layout (dst: q4_0_r16_bytes) and back.
-void repack_q4_0_r16(const uint8_t* src, uint8_t* dst, int64_t rows, int64_t k);
-void unpack_q4_0_r16(const uint8_t* src, uint8_t* dst, int64_t rows, int64_t k);
+constexpr int64_t kR16Rows = 16;
+bool has_r16(QFormat f);          // Q4_0, Q8_0
+int64_t r16_tile_bytes(QFormat f);  // 576, 1088
+size_t r16_bytes(QFormat f, int64_t rows, int64_t k);
+// GGML bytes (rows x k) to the interleaved layout (dst: r16_bytes) and back.
+void repack_r16(QFormat f, const uint8_t* src, uint8_t* dst, int64_t rows, int64_t k);
+void unpack_r16(QFormat f, const uint8_t* src, uint8_t* dst, int64_t rows, int64_t k);
 
 // Valid random blocks: random bytes for the quants and sub-block scales,
 // finite f16 super-block scales of a sensible magnitude (weights of order 1).

@@ -84,21 +84,21 @@ ir::Kernel quantize_x8_kernel(int blocks_per_item);
 // dot4 instead of one per 8-lane one.
 ir::Kernel qgemv_x8_kernel(QFormat f, int rows, int mb, bool signed_q8 = false, int prefetch = 0, bool pairs = false);
 
-// Q4_0 rows interleaved by 16 (layout=16, quant_formats.h; quant_r16.cpp).
-// qgemv_r16_kernel: the int8 GEMV over it, `groups` groups of 16 rows and
-// `mb` rows of X per work-item; buffers (xq, xd, xs as quantize_x8 writes
-// them, w: u32x16 lines (the tiles), y: f32), scalars (m, n, k); grid x = ceil(ceil(n/16)/groups),
+// Q4_0 / Q8_0 rows interleaved by 16 (layout=16, quant_formats.h;
+// quant_r16.cpp). qgemv_r16_kernel: the int8 GEMV over it, `groups` groups
+// of 16 rows and `mb` rows of X per work-item, `prefetch` tiles ahead (0:
+// none); buffers (xq, xd, xs as quantize_x8 writes them, w: u32x16 lines
+// (the tiles), y: f32), scalars (m, n, k); grid x = ceil(ceil(n/16)/groups),
 // y = ceil(m/mb); workgroup 1. Needs lines and dot4 (the CPU).
-// prefetch: tiles ahead to prefetch (0: none).
-ir::Kernel qgemv_r16_kernel(int groups, int mb, int prefetch = 0);
+ir::Kernel qgemv_r16_kernel(QFormat f, int groups, int mb, int prefetch = 0);
 // Dequantize of the layout (any target): buffers (w: u8 or u32 words, y:
 // f32 rows x k), scalars (rows, k); one element per work-item, grid as
 // dequantize_kernel's.
-ir::Kernel dequantize_r16_kernel(bool words);
+ir::Kernel dequantize_r16_kernel(QFormat f, bool words);
 // The CPU's: a work-item decodes one tile (16 rows x 2 blocks) into f32x16
 // lines. Buffers (w: u32 words, y: f32x16), scalars (rows, k); grid
 // (ceil(k/64), ceil(rows/16)), workgroup 1.
-ir::Kernel dequantize_r16_lines_kernel();
+ir::Kernel dequantize_r16_lines_kernel(QFormat f);
 
 // GPU GEMV: one workgroup of `wg` work-items per output y[m][n], striding
 // over K with dequant_element, reduced in shared memory. Buffers (x: f32,

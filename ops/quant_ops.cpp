@@ -77,9 +77,9 @@ Step dequant_lines_step(QFormat f, int bpi, int w, int y, int64_t nblocks) {
   return s;
 }
 
-// Dequantize of Q4_0 rows interleaved by 16 (layout=16) into rows x k f32.
-Step dequant_r16_step(bool words, int w, int y, int64_t rows, int64_t k) {
-  Step s{dequantize_r16_kernel(words), {}, {w, y}, {u(rows), u(k)}};  // any target
+// Dequantize of rows interleaved by 16 (layout=16) into rows x k f32.
+Step dequant_r16_step(QFormat f, int w, int y, int64_t rows, int64_t k) {
+  Step s{dequantize_r16_kernel(f, true), {}, {w, y}, {u(rows), u(k)}};  // any target: words
   uint64_t groups = uint64_t(cdiv(rows * k, 64));
   uint32_t gx = dequant_grid_x(groups);
   s.dims.grid = {gx, uint32_t(cdiv(int64_t(groups), gx)), 1};
@@ -203,9 +203,9 @@ struct QShape {
   int64_t m, n, k;
   QFormat f;
   bool x8;   // attr xq: X may be quantized to int8 blocks (GGML's numerics)
-  bool r16;  // attr layout=16: W is Q4_0 with rows interleaved by 16 (quant_formats.h)
+  bool r16;  // attr layout=16: W is Q4_0/Q8_0 with rows interleaved by 16 (quant_formats.h)
   // W's bytes in its layout.
-  size_t w_bytes() const { return r16 ? q4_0_r16_bytes(n, k) : padded_bytes(f, n, k); }
+  size_t w_bytes() const { return r16 ? r16_bytes(f, n, k) : padded_bytes(f, n, k); }
 };
 QShape qshape(const Problem& p) {
   return {p.dim(0), p.dim(1), p.dim(2), format_of(p), p.attr("xq", 1) != 0, p.attr("layout", 0) == kR16Rows};
@@ -218,7 +218,7 @@ bool x8_gemv(const QShape& s) { return s.x8 && has_int8_gemv(s.f) && s.m <= 16; 
 // against 0.45 for its 8-lane form (Zen 5, 1x4096x4096, 1 thread).
 bool pair_gemv(const QShape& s) { return s.f == QFormat::Q4_0 && s.k % 64 == 0; }
 
-// Interleaved Q4_0 (layout=16): its GEMV on the CPU (int8 activations, few
+// Rows interleaved by 16 (layout=16): its GEMV on the CPU (int8 activations, few
 // rows of X), else dequantize + the tiled GEMM on any target.
 std::vector<Variant> r16_candidates(const QShape& s, const TargetCaps& caps) {
   std::vector<Variant> c;
@@ -281,12 +281,17 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
   return c;
 }
 
-// One row group per work-item: its tiles are one contiguous stream, and the
+// Measured with kgen tune 1x4096x4096 (rotating inputs) on Zen 5. Q4_0: one
+// row group per work-item, so its tiles are one contiguous stream and the
 // work-items' streams follow each other (2 or 4 groups side by side took
-// 0.30-0.40 ms against 0.27, Zen 5, 1x4096x4096, 1 thread), with a software
-// prefetch 16 tiles (9 KiB) ahead (0.24-0.25 ms against 0.27-0.29 without).
+// 0.30-0.40 ms against 0.27 at 1 thread), with a software prefetch 16 tiles
+// (9 KiB) ahead (0.24-0.25 ms against 0.27-0.29 without). Q8_0 (twice the
+// bytes per tile): two groups, no prefetch (1 / 2 threads 0.46 / 0.37 ms;
+// prefetching 0.49-0.55 / 0.40).
 Variant r16_heuristic(const QShape& s) {
-  return Variant{}.set("impl", kGemvR16).set("groups", 1).set("mb", std::min<int64_t>(s.m, 4)).set("pf", 16);
+  Variant v = Variant{}.set("impl", kGemvR16).set("mb", std::min<int64_t>(s.m, 4));
+  if (s.f == QFormat::Q4_0) return v.set("groups", 1).set("pf", 16);
+  return v.set("groups", 2);
 }
 
 Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
@@ -372,7 +377,7 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       auto [xq, xd, xs] = quantize_x();
       const int pf = int(v.get("pf"));
       if (pf < 0 || pf > 64) throw std::invalid_argument("qmatmul: pf (tiles ahead to prefetch) in 0..64");
-      Step st{qgemv_r16_kernel(g, mb, pf), {}, {xq, xd, xs, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
+      Step st{qgemv_r16_kernel(s.f, g, mb, pf), {}, {xq, xd, xs, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
       st.dims.grid = {uint32_t(cdiv(cdiv(s.n, kR16Rows), g)), uint32_t(cdiv(s.m, mb)), 1};
       pl.steps.push_back(std::move(st));
       return pl;
@@ -417,11 +422,11 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       // B = Wᵀ (trans_b) reusing it for every row block of X.
       int wt = pl.add_temp(nio, size_t(s.n * s.k) * 4);
       if (s.r16 && is_cpu(caps)) {
-        Step st{dequantize_r16_lines_kernel(), {}, {1, wt}, {u(s.n), u(s.k)}};
+        Step st{dequantize_r16_lines_kernel(s.f), {}, {1, wt}, {u(s.n), u(s.k)}};
         st.dims.grid = {uint32_t(cdiv(s.k, 64)), uint32_t(cdiv(s.n, kR16Rows)), 1};
         pl.steps.push_back(std::move(st));
       } else if (s.r16) {
-        pl.steps.push_back(dequant_r16_step(true, 1, wt, s.n, s.k));
+        pl.steps.push_back(dequant_r16_step(s.f, 1, wt, s.n, s.k));
       } else if (is_cpu(caps)) {
         if (has_line_decoder(s.f)) pl.steps.push_back(dequant_lines_step(s.f, 4, 1, wt, s.n * s.k / info(s.f).block_elems));
         else pl.steps.push_back(dequant_step(s.f, false, 1, wt, s.n * s.k));
@@ -450,7 +455,7 @@ void qmm_reference(const Problem& p, const std::vector<const void*>& in, const s
   std::vector<uint8_t> ggml;
   if (s.r16) {  // back to GGML rows
     ggml.resize(packed_bytes(s.f, s.n, s.k));
-    unpack_q4_0_r16(w, ggml.data(), s.n, s.k);
+    unpack_r16(s.f, w, ggml.data(), s.n, s.k);
     w = ggml.data();
   }
   float* y = static_cast<float*>(out[0]);
@@ -477,12 +482,12 @@ void register_qmatmul() {
   d.description = "Y = X·Wᵀ with W rows of GGML quantized blocks: GEMV decoding blocks in registers, or dequantize + GEMM";
   d.dims_help = "M N K";
   d.attrs_help = format_help() + ", xq=1|0 (1: X may be quantized to int8 blocks of 32 like GGML's Q8 activations)" +
-                 ", layout=0|16 (16: Q4_0 W repacked with rows interleaved by 16, ops/quant_formats.h)";
+                 ", layout=0|16 (16: Q4_0/Q8_0 W repacked with rows interleaved by 16, ops/quant_formats.h)";
   d.validate = [](const Problem& p) {
     validate_rows_k(p, 3, false);
     const int64_t layout = p.attr("layout", 0);
-    if (layout != 0 && layout != kR16Rows) throw std::invalid_argument("layout must be 0 (GGML rows) or 16 (Q4_0 rows interleaved by 16)");
-    if (layout && format_of(p) != QFormat::Q4_0) throw std::invalid_argument("layout=16 is a Q4_0 layout");
+    if (layout != 0 && layout != kR16Rows) throw std::invalid_argument("layout must be 0 (GGML rows) or 16 (rows interleaved by 16)");
+    if (layout && !has_r16(format_of(p))) throw std::invalid_argument("layout=16 is for q4_0 and q8_0");
     if (p.dim(1) > 65535) throw std::invalid_argument("N > 65535 (GPU grid limit of the GEMV) not supported yet");
   };
   d.inputs = [](const Problem& p) {
@@ -499,7 +504,7 @@ void register_qmatmul() {
       if (s.r16) {
         std::vector<uint8_t> ggml = std::move(bytes);
         bytes.resize(s.w_bytes());
-        repack_q4_0_r16(ggml.data(), bytes.data(), s.n, s.k);
+        repack_r16(s.f, ggml.data(), bytes.data(), s.n, s.k);
       }
       return;
     }
@@ -543,18 +548,21 @@ void register_qmatmul() {
     d.test_problems.push_back(qmm(1, 33, 3 * qk, fi.format, 0));
     d.test_problems.push_back(qmm(3, 9, qk == 32 ? 1024 : 512, fi.format, 0));
   }
-  // Q4_0 rows interleaved by 16: N not a multiple of 16 (padding rows), K/32
+  // Rows interleaved by 16: N not a multiple of 16 (padding rows), K/32
   // odd (a half tile), several X rows, the tiled path, exact activations.
-  for (auto [m, n, k, xq] : {std::array<int64_t, 4>{1, 7, 32, 1}, {3, 33, 96, 1}, {2, 48, 1024, 1}, {5, 20, 64, 1},
-                             {17, 13, 64, 1}, {1, 33, 96, 0}}) {
-    Problem p = qmm(m, n, k, QFormat::Q4_0, xq);
-    p.attrs["layout"] = kR16Rows;
-    d.test_problems.push_back(p);
-  }
+  for (QFormat f : {QFormat::Q4_0, QFormat::Q8_0})
+    for (auto [m, n, k, xq] : {std::array<int64_t, 4>{1, 7, 32, 1}, {3, 33, 96, 1}, {2, 48, 1024, 1}, {5, 20, 64, 1},
+                               {17, 13, 64, 1}, {1, 33, 96, 0}}) {
+      Problem p = qmm(m, n, k, f, xq);
+      p.attrs["layout"] = kR16Rows;
+      d.test_problems.push_back(p);
+    }
   for (QFormat f : {QFormat::Q8_0, QFormat::Q4_0, QFormat::Q4_K, QFormat::Q6_K}) d.bench_problems.push_back(qmm(1, 4096, 4096, f));
-  Problem r16 = qmm(1, 4096, 4096, QFormat::Q4_0);
-  r16.attrs["layout"] = kR16Rows;
-  d.bench_problems.push_back(r16);
+  for (QFormat f : {QFormat::Q8_0, QFormat::Q4_0}) {
+    Problem r16 = qmm(1, 4096, 4096, f);
+    r16.attrs["layout"] = kR16Rows;
+    d.bench_problems.push_back(r16);
+  }
   register_op(std::move(d));
 }
 

@@ -1,14 +1,15 @@
-// Kernels over Q4_0 with rows interleaved by 16 (layout=16: see
+// Kernels over Q4_0 / Q8_0 with rows interleaved by 16 (layout=16: see
 // quant_formats.h for the bytes).
 //
 // The GGML layout makes the int8 GEMV compute-bound on AVX-512: each row's
-// 32-element block is 16 bytes, so a zmm dot4 covers at most two blocks of
-// one row and every row ends in a horizontal sum, about 11 instructions per
-// block and row (session 9: 0.76 of the triad at 1 thread on Zen 5). Here a
-// 64-byte chunk holds 4 codes of each of 16 rows, so the same zmm dot4 takes
-// 4 activation bytes broadcast to all lanes and advances 16 rows: per tile
-// (16 rows x 64 elements) 8 line loads, 16 dot4s, 24 mask/shift ops, and one
-// convert and fma per block, under 2 instructions per block and row. The
+// 32-element block is 16 (Q4_0) or 32 (Q8_0) bytes, so a zmm dot4 covers at
+// most two blocks of one row and every row ends in a horizontal sum, about 11
+// instructions per block and row for Q4_0 (session 9: 0.76 of the triad at 1
+// thread on Zen 5). Here a 64-byte chunk holds 4 codes of each of 16 rows, so
+// one zmm dot4 takes 4 activation bytes broadcast to all lanes and advances
+// 16 rows. Per Q4_0 tile (16 rows x 64 elements): 8 line loads, 16 dot4s, 16
+// masks, and one convert and fma per block: under 2 instructions per block
+// and row; Q8_0's codes need no mask at all (stored unsigned, q + 128). The
 // 16 results are already one line per row group.
 #include <string>
 
@@ -18,10 +19,24 @@ namespace kgen::ops::quant {
 
 using namespace kgen::dsl;
 
-ir::Kernel qgemv_r16_kernel(int groups, int mb, int prefetch) {
-  const uint32_t RG = uint32_t(groups), MB = uint32_t(mb), TL = uint32_t(kR16TileBytes / 64);
-  std::string name = "quant_gemv_r16_q4_0_g" + std::to_string(RG) + "_m" + std::to_string(MB) +
-                     (prefetch ? "_pf" + std::to_string(prefetch) : "");
+namespace {
+
+// Lines of a block's codes within a tile, and the tile's lines.
+uint32_t code_lines(QFormat f) { return f == QFormat::Q4_0 ? 4 : 8; }
+uint32_t tile_lines(QFormat f) { return uint32_t(r16_tile_bytes(f) / 64); }
+
+void check_r16(QFormat f) {
+  if (!has_r16(f)) throw std::invalid_argument(std::string("no interleaved layout for ") + info(f).name);
+}
+
+}  // namespace
+
+ir::Kernel qgemv_r16_kernel(QFormat fmt, int groups, int mb, int prefetch) {
+  check_r16(fmt);
+  const bool q4 = fmt == QFormat::Q4_0;
+  const uint32_t RG = uint32_t(groups), MB = uint32_t(mb), CL = code_lines(fmt), TL = tile_lines(fmt);
+  std::string name = std::string("quant_gemv_r16_") + info(fmt).name + "_g" + std::to_string(RG) + "_m" +
+                     std::to_string(MB) + (prefetch ? "_pf" + std::to_string(prefetch) : "");
   return kernel(name, [&](KernelBuilder& kb) {
     auto xq = kb.input("xq", i32);  // 4 activation bytes per element
     auto xd = kb.input("xd", f32);
@@ -57,34 +72,39 @@ ir::Kernel qgemv_r16_kernel(int groups, int mb, int prefetch) {
       std::vector<Value> init(MB), dx(MB);
       for (uint32_t i = 0; i < MB; ++i) {
         for (uint32_t c = 0; c < 8; ++c) xa[i].push_back(splat(xq[xrow[i] + b64 * 8u + uint64_t(c)], 16));
-        // Codes are nibbles u = w/d + 8: Σ (u - 8)·q = Σ u·q - 8·Σq.
+        // Codes are u = w/d + o (o = 8, or 128): Σ (u - o)·q = Σ u·q - o·Σq.
         Value sq = xs[srow[i] + b64 * 2u] + xs[srow[i] + b64 * 2u + uint64_t(1)];
-        init[i] = splat(sq * -8, 16);
+        init[i] = splat(sq * (q4 ? -8 : -128), 16);
         dx[i] = splat(xd[drow[i] + b64], 16);
       }
       for (uint32_t g = 0; g < RG; ++g) {
         Value tl = gline[g] + cast(u64, t) * uint64_t(TL);
-        Value sw = w[tl + uint64_t(8)];
+        Value sw = w[tl + uint64_t(2 * CL)];
         std::vector<Value> half;
         for (uint32_t e = 0; e < 8; ++e) half.push_back(extract(sw, int(8 * j + e)));
         Value scale = cast(line(f32, 16), bitcast(line(f16, 16), make_line(half)));
-        std::vector<Value> lo, hi;
-        for (uint32_t c = 0; c < 4; ++c) {
-          Value v = w[tl + uint64_t(4 * j + c)];
-          lo.push_back(v & 0x0f0f0f0fu);
-          // The high nibbles in place, 16 times their codes: no shift per
-          // line, one exact shift of their sum (a multiple of 16, |sum| < 2^19).
-          hi.push_back(v & 0xf0f0f0f0u);
+        // Codes of activation words 0-7 of the block, in two dot4 chains
+        // (a and b) of 4 rather than one of 8.
+        std::vector<Value> ca, cb;
+        for (uint32_t c = 0; c < CL; ++c) {
+          Value v = w[tl + uint64_t(CL * j + c)];
+          if (q4) {
+            ca.push_back(v & 0x0f0f0f0fu);
+            // The high nibbles in place, 16 times their codes: no shift per
+            // line, one exact shift of their sum (a multiple of 16, |sum| < 2^19).
+            cb.push_back(v & 0xf0f0f0f0u);
+          } else {
+            (c < 4 ? ca : cb).push_back(v);
+          }
         }
         for (uint32_t i = 0; i < MB; ++i) {
-          // Two dot4 chains of 4 (low and high nibbles) instead of one of 8.
-          Value sl = init[i], sh = splat(constant(i32, 0), 16);
+          Value sa = init[i], sb = splat(constant(i32, 0), 16);
           for (uint32_t c = 0; c < 4; ++c) {
-            sl = dot4(lo[c], xa[i][c], sl);
-            sh = dot4(hi[c], xa[i][4 + c], sh);
+            sa = dot4(ca[c], xa[i][c], sa);
+            sb = dot4(cb[c], xa[i][4 + c], sb);
           }
           Var& a = acc[i * RG + g];
-          a = fma(cast(line(f32, 16), sl + (sh >> 4)), scale * dx[i], a.get());
+          a = fma(cast(line(f32, 16), sa + (q4 ? sb >> 4 : sb)), scale * dx[i], a.get());
         }
       }
     };
@@ -109,8 +129,21 @@ ir::Kernel qgemv_r16_kernel(int groups, int mb, int prefetch) {
   });
 }
 
-ir::Kernel dequantize_r16_kernel(bool words) {
-  return kernel(std::string("quant_dequant_r16_q4_0") + (words ? "_w32" : "_u8"), [&](KernelBuilder& kb) {
+// The signed value of a code byte (u32) with GGML's order of operations:
+// an integer, then converted and times d.
+namespace {
+Value r16_value(QFormat f, const Value& code) {
+  const int lanes = code.type().lanes;
+  Value s = bitcast(lanes > 1 ? line(i32, lanes) : ir::Type(i32), code);
+  return f == QFormat::Q4_0 ? s - 8 : s - 128;
+}
+}  // namespace
+
+ir::Kernel dequantize_r16_kernel(QFormat fmt, bool words) {
+  check_r16(fmt);
+  const bool q4 = fmt == QFormat::Q4_0;
+  const uint32_t CB = 64 * code_lines(fmt), TB = uint32_t(r16_tile_bytes(fmt));
+  return kernel(std::string("quant_dequant_r16_") + info(fmt).name + (words ? "_w32" : "_u8"), [&](KernelBuilder& kb) {
     auto w = kb.input("w", words ? u32 : u8);
     auto y = kb.output("y", f32);
     auto N = kb.scalar("rows", u32);
@@ -121,40 +154,49 @@ ir::Kernel dequantize_r16_kernel(bool words) {
     if_(g < N * K, [&] {
       Value n = g / K, k = g - n * K;
       Value b = k >> 5u, e = k & 31u, j = b & 1u, r = n & 15u;
-      Value base = ((n >> 4u) * ((K / 32u + 1u) / 2u) + (b >> 1u)) * uint32_t(kR16TileBytes);
-      Value byte = pb.byte(base + j * 256u + ((e & 15u) >> 2u) * 64u + r * 4u + (e & 3u));
-      Value code = select(e < 16u, byte & 15u, byte >> 4u);
-      // GGML's order: (code - 8) as an integer, then times d.
-      y[g] = cast(f32, bitcast(i32, code) - 8) * pb.half(base + 512u + j * 32u + r * 2u);
+      Value base = ((n >> 4u) * ((K / 32u + 1u) / 2u) + (b >> 1u)) * TB;
+      // Q4_0: byte i < 16 holds elements i and i + 16; Q8_0: byte i element i.
+      Value i = q4 ? (e & 15u) : e;
+      Value byte = pb.byte(base + j * CB + (i >> 2u) * 64u + r * 4u + (i & 3u));
+      Value code = q4 ? select(e < 16u, byte & 15u, byte >> 4u) : byte;
+      y[g] = cast(f32, r16_value(fmt, code)) * pb.half(base + 2u * CB + j * 32u + r * 2u);
     });
   });
 }
 
-ir::Kernel dequantize_r16_lines_kernel() {
-  return kernel("quant_dequant_r16_lines_q4_0", [&](KernelBuilder& kb) {
+ir::Kernel dequantize_r16_lines_kernel(QFormat fmt) {
+  check_r16(fmt);
+  const bool q4 = fmt == QFormat::Q4_0;
+  const uint32_t CW = 16 * code_lines(fmt);  // words of a block's codes
+  return kernel(std::string("quant_dequant_r16_lines_") + info(fmt).name, [&](KernelBuilder& kb) {
     auto w = kb.input("w", u32);
     auto y = kb.output("y", line(f32, 16));
     auto N = kb.scalar("rows", u32);
     auto K = kb.scalar("k", u32);
     kb.workgroup(1);
     Value t = group_id(0), g = group_id(1), nb = K / 32u, np = (nb + 1u) / 2u;
-    Value tile = (cast(u64, g) * cast(u64, np) + cast(u64, t)) * uint64_t(kR16TileBytes / 4);  // in words
-    PackedBytes pb{w, true, false};
+    Value tile = (cast(u64, g) * cast(u64, np) + cast(u64, t)) * uint64_t(r16_tile_bytes(fmt) / 4);  // in words
+    auto value_line = [&](const Value& codes) {
+      return cast(line(f32, 16), r16_value(fmt, cast(line(u32, 16), codes)));
+    };
     for (uint32_t j = 0; j < 2; ++j) {
       Value b = t * 2u + j;
       if_(b < nb, [&] {
         for (uint32_t r = 0; r < 16; ++r) {
           Value n = g * 16u + r;
           if_(n < N, [&] {
-            // Row r's 16 bytes: word r of each 64-byte chunk (elements 4c..4c+3, 16+4c..).
-            std::vector<Value> words;
-            for (uint32_t c = 0; c < 4; ++c) words.push_back(w[tile + uint64_t(64 * j + 16 * c + r)]);
-            Value q = bitcast(line(u8, 16), make_line(words));
-            Value d = splat(cast(f32, bitcast(f16, cast(u16, (Value(w[tile + uint64_t(128 + 8 * j + r / 2)]) >> (16u * (r % 2))) & 0xFFFFu))), 16);
+            // Row r's code bytes: word r of each 64-byte chunk (4 elements each).
+            auto bytes16 = [&](uint32_t c0) {
+              std::vector<Value> words;
+              for (uint32_t c = c0; c < c0 + 4; ++c) words.push_back(w[tile + uint64_t(CW * j + 16 * c + r)]);
+              return bitcast(line(u8, 16), make_line(words));
+            };
+            Value hw = Value(w[tile + uint64_t(2 * CW + 8 * j + r / 2)]) >> (16u * (r % 2));
+            Value d = splat(cast(f32, bitcast(f16, cast(u16, hw & 0xFFFFu))), 16);
             Value at = (cast(u64, n) * cast(u64, K) + cast(u64, b) * 32u) / 16u;
-            // GGML's order: (code - 8) as an integer, then times d.
-            y[at] = cast(line(f32, 16), bitcast(line(i32, 16), cast(line(u32, 16), q & 15u)) - 8) * d;
-            y[at + uint64_t(1)] = cast(line(f32, 16), bitcast(line(i32, 16), cast(line(u32, 16), q >> 4u)) - 8) * d;
+            Value q = bytes16(0);
+            y[at] = value_line(q4 ? q & 15u : q) * d;
+            y[at + uint64_t(1)] = value_line(q4 ? q >> 4u : bytes16(4)) * d;
           });
         }
       });

@@ -33,8 +33,8 @@ ops::Problem problem(const std::string& name, std::vector<int64_t> dims, QFormat
   return ops::Problem{name, std::move(dims), ir::ScalarKind::F32, {{"format", int64_t(f)}}};
 }
 
-ops::Problem r16_problem(std::vector<int64_t> dims) {
-  ops::Problem p = problem("qmatmul", std::move(dims), QFormat::Q4_0);
+ops::Problem r16_problem(std::vector<int64_t> dims, QFormat f) {
+  ops::Problem p = problem("qmatmul", std::move(dims), f);
   p.attrs["layout"] = 16;
   return p;
 }
@@ -178,13 +178,13 @@ TEST_CASE("quant: qmatmul every CPU candidate, and the any-target GEMV on the CP
       check(*dev, p, ops::Variant{}.set("impl", 0).set("rows", r).set("mb", mb));
     check(*dev, p, ops::Variant{}.set("impl", 1).set("wg", 64));
   }
-  // Q4_0 rows interleaved by 16: every candidate (GEMV blockings, prefetch,
-  // the tiled path), N past a group of 16 and K/32 odd.
-  for (auto dims : {std::vector<int64_t>{3, 37, 96}, {5, 16, 64}}) {
-    ops::Problem p = problem("qmatmul", dims, QFormat::Q4_0);
-    p.attrs["layout"] = 16;
-    for (const auto& v : d.candidates(p, dev->caps())) check(*dev, p, v);
-  }
+  // Rows interleaved by 16: every candidate (GEMV blockings, prefetch, the
+  // tiled path), N past a group of 16 and K/32 odd.
+  for (QFormat f : {QFormat::Q4_0, QFormat::Q8_0})
+    for (auto dims : {std::vector<int64_t>{3, 37, 96}, {5, 16, 64}}) {
+      ops::Problem p = r16_problem(dims, f);
+      for (const auto& v : d.candidates(p, dev->caps())) check(*dev, p, v);
+    }
   // Formats without a line decoder use the tiled path for any M.
   for (QFormat f : {QFormat::Q2_K, QFormat::Q3_K, QFormat::Q5_0})
     check(*dev, problem("qmatmul", {1, 5, 256}, f), d.heuristic(problem("qmatmul", {1, 5, 256}, f), dev->caps()));
@@ -201,10 +201,10 @@ TEST_CASE("quant: int8 GEMV equals W·x̂ to f32 rounding, every format, CPU 1 a
       const int64_t qk = info(f).block_elems;
       for (auto [m, n, k, r, mb] : {std::tuple<int64_t, int64_t, int64_t, int, int>{1, 37, 4 * qk, 4, 1},
                                     {3, 11, 2 * qk, 8, 2}, {2, 5, qk, 2, 2}}) {
-        // Q4_0 also as block pairs (p2, k % 64 == 0) and with rows interleaved by 16 (r16).
+        // Q4_0 also as block pairs (p2, k % 64 == 0); Q4_0, Q8_0 with rows interleaved by 16 (r16).
         for (int form : {0, 1, 2}) {
           const bool p2 = form == 1, r16 = form == 2;
-          if ((p2 || r16) && f != QFormat::Q4_0) continue;
+          if ((p2 && f != QFormat::Q4_0) || (r16 && !has_r16(f))) continue;
           if (p2 && k % 64) continue;
           ops::Problem p = problem("qmatmul", {m, n, k}, f);
           ops::Variant v = ops::Variant{}.set("impl", 3).set("rows", r).set("mb", mb);
@@ -231,7 +231,7 @@ TEST_CASE("quant: int8 GEMV equals W·x̂ to f32 rounding, every format, CPU 1 a
           std::vector<uint8_t> ggml;
           if (r16) {
             ggml.resize(packed_bytes(f, n, k));
-            unpack_q4_0_r16(w, ggml.data(), n, k);
+            unpack_r16(f, w, ggml.data(), n, k);
             w = ggml.data();
           }
           const float* y = reinterpret_cast<const float*>(h.out[0].data());
@@ -264,8 +264,10 @@ TEST_CASE("quant: tiny problems through the IR interpreter") {
       {problem("qmatmul", {1, 2, 256}, QFormat::Q6_K), ops::Variant{}.set("impl", 0).set("rows", 4).set("mb", 1)},
       {problem("qmatmul", {2, 3, 64}, QFormat::Q4_0), ops::Variant{}.set("impl", 3).set("rows", 2).set("mb", 2)},
       {problem("qmatmul", {1, 2, 256}, QFormat::Q4_K), ops::Variant{}.set("impl", 3).set("rows", 2).set("mb", 1)},
-      {r16_problem({2, 19, 96}), ops::Variant{}.set("impl", 4).set("groups", 2).set("mb", 2).set("pf", 1)},
-      {r16_problem({2, 19, 96}), ops::Variant{}.set("impl", 2).set("ak", 16).set("kc", 64).set("mc", 2).set("mr", 4).set("nc", 2).set("nl", 1)},
+      {r16_problem({2, 19, 96}, QFormat::Q4_0), ops::Variant{}.set("impl", 4).set("groups", 2).set("mb", 2).set("pf", 1)},
+      {r16_problem({2, 19, 96}, QFormat::Q8_0), ops::Variant{}.set("impl", 4).set("groups", 1).set("mb", 2)},
+      {r16_problem({2, 19, 96}, QFormat::Q4_0), ops::Variant{}.set("impl", 2).set("ak", 16).set("kc", 64).set("mc", 2).set("mr", 4).set("nc", 2).set("nl", 1)},
+      {r16_problem({1, 17, 64}, QFormat::Q8_0), ops::Variant{}.set("impl", 2).set("ak", 16).set("kc", 64).set("mc", 1).set("mr", 4).set("nc", 2).set("nl", 1)},
       {problem("qmatmul", {1, 2, 256}, QFormat::Q3_K), ops::Variant{}.set("impl", 1).set("wg", 64)},
       {problem("dequantize", {1, 256}, QFormat::Q4_K), ops::Variant{}.set("impl", 1).set("bpi", 1)},
       {problem("dequantize", {1, 256}, QFormat::Q5_K), ops::Variant{}.set("impl", 0).set("words", 1)},
@@ -307,28 +309,32 @@ TEST_CASE("quant: GPU devices (vulkan, webgpu) when present") {
   }
 }
 
-TEST_CASE("quant: Q4_0 rows interleaved by 16 round-trip, with the documented byte positions") {
-  for (auto [rows, k] : {std::pair<int64_t, int64_t>{1, 32}, {16, 64}, {37, 96}, {33, 1024}}) {
-    CAPTURE(rows);
-    CAPTURE(k);
-    std::vector<uint8_t> ggml(packed_bytes(QFormat::Q4_0, rows, k)), r16(q4_0_r16_bytes(rows, k), 0xAB),
-        back(ggml.size(), 0);
-    random_blocks(QFormat::Q4_0, ggml.data(), rows * k / 32, fresh_seed());
-    repack_q4_0_r16(ggml.data(), r16.data(), rows, k);
-    const int64_t groups = (rows + 15) / 16, tiles = (k / 32 + 1) / 2;
-    CHECK(r16.size() == size_t(groups * tiles * 576));
-    unpack_q4_0_r16(r16.data(), back.data(), rows, k);
-    CHECK(back == ggml);
-    // Row 1 (or 0), block 1 (or 0), element 4c + t: byte 4r + t of chunk c.
-    const int64_t n = std::min<int64_t>(rows - 1, 1), b = std::min<int64_t>(k / 32 - 1, 1);
-    const uint8_t* blk = ggml.data() + size_t(n * (k / 32) + b) * 18;
-    const size_t tile = size_t(b / 2) * 576 + size_t(b % 2) * 256;
-    for (int c = 0; c < 4; ++c)
-      for (int t = 0; t < 4; ++t) CHECK(r16[tile + 64 * size_t(c) + 4 * size_t(n) + size_t(t)] == blk[2 + 4 * c + t]);
-    CHECK(std::memcmp(&r16[size_t(b / 2) * 576 + 512 + 32 * size_t(b % 2) + 2 * size_t(n)], blk, 2) == 0);
-    // Padding rows (row 15 of the last group) are zero blocks.
-    const size_t last = size_t((groups - 1) * tiles) * 576;
-    if (rows % 16)
-      for (int c = 0; c < 4; ++c) CHECK(r16[last + 64 * size_t(c) + 4 * 15] == 0);
-  }
+TEST_CASE("quant: rows interleaved by 16 round-trip, with the documented byte positions") {
+  for (QFormat f : {QFormat::Q4_0, QFormat::Q8_0})
+    for (auto [rows, k] : {std::pair<int64_t, int64_t>{1, 32}, {16, 64}, {37, 96}, {33, 1024}}) {
+      CAPTURE(info(f).name);
+      CAPTURE(rows);
+      CAPTURE(k);
+      const bool q4 = f == QFormat::Q4_0;
+      const size_t bb = size_t(info(f).block_bytes), codes = q4 ? 256 : 512, tb = q4 ? 576 : 1088;
+      std::vector<uint8_t> ggml(packed_bytes(f, rows, k)), r16(r16_bytes(f, rows, k), 0xAB), back(ggml.size(), 0);
+      random_blocks(f, ggml.data(), rows * k / 32, fresh_seed());
+      repack_r16(f, ggml.data(), r16.data(), rows, k);
+      const int64_t groups = (rows + 15) / 16, tiles = (k / 32 + 1) / 2;
+      CHECK(r16.size() == size_t(groups * tiles) * tb);
+      unpack_r16(f, r16.data(), back.data(), rows, k);
+      CHECK(back == ggml);
+      // Row 1 (or 0), block 1 (or 0), code byte 4c + t: byte 4r + t of chunk c
+      // (Q8_0: flipped to unsigned).
+      const int64_t n = std::min<int64_t>(rows - 1, 1), b = std::min<int64_t>(k / 32 - 1, 1);
+      const uint8_t* blk = ggml.data() + size_t(n * (k / 32) + b) * bb;
+      const size_t tile = size_t(b / 2) * tb + size_t(b % 2) * codes;
+      for (size_t c = 0; c < bb / 4 - 0; ++c)
+        for (size_t t = 0; t < 4 && 4 * c + t < bb - 2; ++t)
+          CHECK(r16[tile + 64 * c + 4 * size_t(n) + t] == uint8_t(blk[2 + 4 * c + t] ^ (q4 ? 0 : 0x80)));
+      CHECK(std::memcmp(&r16[size_t(b / 2) * tb + 2 * codes + 32 * size_t(b % 2) + 2 * size_t(n)], blk, 2) == 0);
+      // Padding rows (row 15 of the last group) have zero scales.
+      const size_t last = size_t((groups - 1) * tiles) * tb;
+      if (rows % 16) CHECK((r16[last + 2 * codes + 30] | r16[last + 2 * codes + 31]) == 0);
+    }
 }
