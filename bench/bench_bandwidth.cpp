@@ -65,8 +65,8 @@ void BM_Bandwidth(benchmark::State& state, std::string kernel_name) {
   run_triad(a.data(), b.data(), c.data(), 3.0f, kElems, threads);
   std::vector<double> ours, triad;
   for (int r = 0; r < 11; ++r) {
-    ours.push_back(launch());
-    triad.push_back(run_triad(a.data(), b.data(), c.data(), 3.0f, kElems, threads));
+    ours.push_back(steady(launch));
+    triad.push_back(steady([&] { return run_triad(a.data(), b.data(), c.data(), 3.0f, kElems, threads); }));
   }
   double ours_gbs = w.bytes / median(ours) / 1e9;
   double triad_gbs = triad_bytes(kElems) / median(triad) / 1e9;

@@ -39,11 +39,11 @@ void BM_ChainFusion(benchmark::State& state, ops::Problem p) {
   run_triad(a.data(), b.data(), c.data(), 3.0f, n, threads);
   std::vector<double> ours, unf, triad;
   for (auto _ : state) {
-    double s = run_once_s(*dev, fused, tens);
+    double s = steady([&] { return run_once_s(*dev, fused, tens); });
     state.SetIterationTime(s);
     ours.push_back(s);
-    unf.push_back(run_once_s(*dev, unfused, tens));
-    triad.push_back(run_triad(a.data(), b.data(), c.data(), 3.0f, n, threads));
+    unf.push_back(steady([&] { return run_once_s(*dev, unfused, tens); }));
+    triad.push_back(steady([&] { return run_triad(a.data(), b.data(), c.data(), 3.0f, n, threads); }));
   }
   const double bytes = ops::op_for(p).bytes(p);
   const double gbs = bytes / median(ours) / 1e9, tgbs = triad_bytes(n) / median(triad) / 1e9;

@@ -13,6 +13,19 @@
 
 namespace kgen::bench {
 
+// Times fn once, after one untimed run of it. Each side of an interleaved
+// comparison (ours, the triad, the unfused path) is then measured in its own
+// steady state, as STREAM's repeated kernel is: it pays the write-backs of the
+// dirty lines its own previous run left in the caches, not the other side's.
+// Timed right after a triad, an op paid for up to an LLC of the triad's dirty
+// lines: softmax 4096x4096 (1 thread, Zen 5) read 3.86 ms in the bench against
+// 3.35 ms back to back, and the read-only Q4_0 GEMV (9 MiB) paid it on every run.
+template <class F>
+double steady(F&& fn) {
+  fn();
+  return fn();
+}
+
 using Clock = std::chrono::steady_clock;
 
 inline double seconds(const std::function<void()>& f) {

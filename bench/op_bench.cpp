@@ -50,9 +50,10 @@ void op_vs_triad(benchmark::State& state, ops::Problem p) {
   // tensors evicted by the triad's) against a warm triad: rmsnorm 2048x1024
   // on the Zen 5 took 0.30-0.40 ms there against 0.20 ms warm, and AMD's
   // victim L3 takes ~6 runs to settle. Larger tensors stream from DRAM
-  // whatever ran before: no warm-up.
+  // whatever ran before: one untimed run (bench_util.h steady()), so each side
+  // pays its own dirty lines' write-backs rather than the other's.
   const uint64_t llc = dev->caps().llc_bytes;
-  const int warm = llc && triad_bytes(n) <= double(llc) ? 6 : 0;
+  const int warm = llc && triad_bytes(n) <= double(llc) ? 6 : 1;
   for (auto _ : state) {
     for (int i = 0; i < warm; ++i) run_once_s(*dev, pp, tens);
     double s = run_once_s(*dev, pp, tens);

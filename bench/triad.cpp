@@ -1,8 +1,6 @@
 #include "bench/triad.h"
 
-#include <algorithm>
 #include <chrono>
-#include <cstdint>
 #include <thread>
 #include <vector>
 
@@ -30,17 +28,6 @@ double run_triad(float* a, const float* b, const float* c, float s, size_t n, in
     for (auto& th : pool) th.join();
   }
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-void evict_dirty_lines(uint64_t llc_bytes) {
-  static std::vector<float> scratch;
-  const size_t n = std::max<size_t>(size_t(2 * llc_bytes), size_t(64) << 20) / sizeof(float);
-  if (scratch.size() < n) scratch.assign(n, 1.0f);
-  volatile float sink = 0;
-  float s = 0;
-  for (size_t i = 0; i < n; i += 16) s += scratch[i];  // one read per 64-byte line
-  sink = s;
-  (void)sink;
 }
 
 }  // namespace kgen::bench
