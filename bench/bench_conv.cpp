@@ -1,5 +1,6 @@
 // The conv family against im2col + vendor SGEMM, measured in the same run,
-// interleaved (ours, baseline with OpenBLAS, baseline with oneDNN, ours, ...):
+// interleaved (ours, baseline with OpenBLAS, baseline with oneDNN, ours, ...),
+// each timed after an untimed run of itself (steady state, warm caches):
 //   conv2d/<N>x<C>x<H>x<W>x<OC>x<KH>x<KW>/threads:<t>
 // The baseline per image: a host im2col (plain C++ at -O3, single-threaded,
 // zero/copy/zero row segments) into a K × OH·OW column matrix, then
@@ -104,9 +105,14 @@ void BM_Conv(benchmark::State& state, ops::Problem p) {
   for (auto _ : state) state.SetIterationTime(ours());
   std::vector<double> t_ours, t_ob, t_dn, g_ob, g_dn, t_col;
   for (int r = 0; r < 15; ++r) {
-    t_ours.push_back(ours());
+    // Each side after an untimed run of itself (bench_util.h steady()): the
+    // shapes' tensors fit the LLC, and the oneDNN baseline, which follows the
+    // OpenBLAS one on the same buffers, was the only side timed warm.
+    t_ours.push_back(steady(ours));
+    baseline(false);
     auto [a, ga] = baseline(false);
     t_col.push_back(t_im2col);
+    baseline(true);
     auto [b, gb] = baseline(true);
     t_ob.push_back(a), g_ob.push_back(ga), t_dn.push_back(b), g_dn.push_back(gb);
   }

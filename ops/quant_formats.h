@@ -73,27 +73,35 @@ void quantize_q4_0_ref(const float* x, uint8_t* dst, int64_t n);
 // (0 when d = 0); writes x̂ = d·q, the values the int8 GEMV multiplies.
 void quantize_x8_ref(const float* x, float* xhat, int64_t n);
 
-// Q4_0 / Q8_0 with rows interleaved by 16 (qmatmul attr layout=16): kgen's
+// Rows interleaved by 16 (qmatmul attr layout=16; Q4_0, Q8_0, Q4_K): kgen's
 // CPU layout for the int8 GEMV, after llama.cpp's Q4_0_8x8 repack, made at
-// load time from GGML bytes. Rows are padded to a multiple of 16 with zero
-// blocks; each group of 16 rows is a run of tiles, one per pair of blocks
-// (K/32 odd: the last tile's second block is zeros), in whole cache lines:
+// load time from GGML bytes (the same bytes, reordered). Rows are padded to a
+// multiple of 16 with zero blocks; each group of 16 rows is a run of tiles
+// in whole cache lines: a pair of blocks for Q4_0 / Q8_0 (K/32 odd: the last
+// tile's second block is zeros), one super-block for Q4_K. Byte 4r + t of a
+// 64-byte code chunk is row r's code byte 4c + t of the chunk's run, so one
+// chunk is 16 rows (lanes) of 4 codes: one dot4 against 4 broadcast
+// activation bytes advances 16 rows at once, with no horizontal sums.
 //   Q4_0, 576 bytes (9 lines):
-//   [256j, 256j + 256)  block j of the pair as 4 chunks c of 64 bytes; byte
-//                       4r + t of chunk c holds row r's elements 4c + t (low
-//                       nibble) and 16 + 4c + t (high nibble)
+//   [256j, 256j + 256)  block j of the pair, 4 chunks c: row r's qs[4c + t]
+//                       (elements 4c + t and 16 + 4c + t in its nibbles)
 //   [512 + 32j + 2r]    the f16 scale d of row r's block j
 //   Q8_0, 1088 bytes (17 lines):
-//   [512j, 512j + 512)  block j as 8 chunks c of 64 bytes; byte 4r + t of
-//                       chunk c is row r's element 4c + t, q + 128 (unsigned)
-//   [1024 + 32j + 2r]   the f16 scale d of row r's block j
-// A 64-byte chunk is then 16 rows (lanes) of 4 codes: one dot4 against 4
-// broadcast activation bytes advances 16 rows at once, with no horizontal
-// sums, and every load is a whole aligned cache line.
+//   [512j, 512j + 512)  block j, 8 chunks: row r's qs[4c + t] + 128 (unsigned)
+//   [1024 + 32j + 2r]   d of row r's block j
+//   Q4_K, 2304 bytes (36 lines):
+//   [512p, 512p + 512)  qs[32p .. 32p + 32) of each row (p: sub-block pair;
+//                       low nibbles sub-block 2p, high ones 2p + 1), 8 chunks
+//   [2048 + 64i + 4r]   row r's scale bytes 4i .. 4i + 3 (i < 3: the packed
+//                       6-bit scales and mins as 3 lines of words)
+//   [2240 + 2r], [2272 + 2r]  d and dmin of row r
 constexpr int64_t kR16Rows = 16;
-bool has_r16(QFormat f);          // Q4_0, Q8_0
-int64_t r16_tile_bytes(QFormat f);  // 576, 1088
+bool has_r16(QFormat f);                 // Q4_0, Q8_0, Q4_K
+int64_t r16_tile_bytes(QFormat f);       // 576, 1088, 2304
+int64_t r16_blocks_per_tile(QFormat f);  // 2, 2, 1
 size_t r16_bytes(QFormat f, int64_t rows, int64_t k);
+// Where byte q of block j (of its tile) of row r (of its group) goes in the tile.
+size_t r16_byte_offset(QFormat f, size_t q, size_t j, size_t r);
 // GGML bytes (rows x k) to the interleaved layout (dst: r16_bytes) and back.
 void repack_r16(QFormat f, const uint8_t* src, uint8_t* dst, int64_t rows, int64_t k);
 void unpack_r16(QFormat f, const uint8_t* src, uint8_t* dst, int64_t rows, int64_t k);

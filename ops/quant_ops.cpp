@@ -46,8 +46,12 @@ void validate_rows_k(const Problem& p, size_t ndims, bool quantize) {
   for (int64_t d : p.dims)
     if (d < 1) throw std::invalid_argument("sizes must be >= 1");
   if (k % info(f).block_elems) throw std::invalid_argument("k must be a multiple of " + std::to_string(info(f).block_elems));
+  // The largest tensor (rows x k; qmatmul's M x N x K: X, W or Y) must have
+  // 32-bit indices.
   double elems = 1;
   for (int64_t d : p.dims) elems *= double(d);
+  if (ndims == 3) elems = std::max({double(p.dim(0)) * double(p.dim(2)), double(p.dim(1)) * double(p.dim(2)),
+                                    double(p.dim(0)) * double(p.dim(1))});
   if (elems >= 2e9) throw std::invalid_argument("too large: indices are 32-bit");
 }
 
@@ -78,8 +82,8 @@ Step dequant_lines_step(QFormat f, int bpi, int w, int y, int64_t nblocks) {
 }
 
 // Dequantize of rows interleaved by 16 (layout=16) into rows x k f32.
-Step dequant_r16_step(QFormat f, int w, int y, int64_t rows, int64_t k) {
-  Step s{dequantize_r16_kernel(f, true), {}, {w, y}, {u(rows), u(k)}};  // any target: words
+Step dequant_r16_step(QFormat f, bool words, int w, int y, int64_t rows, int64_t k) {
+  Step s{dequantize_r16_kernel(f, words), {}, {w, y}, {u(rows), u(k)}};  // any target
   uint64_t groups = uint64_t(cdiv(rows * k, 64));
   uint32_t gx = dequant_grid_x(groups);
   s.dims.grid = {gx, uint32_t(cdiv(int64_t(groups), gx)), 1};
@@ -223,9 +227,9 @@ bool pair_gemv(const QShape& s) { return s.f == QFormat::Q4_0 && s.k % 64 == 0; 
 std::vector<Variant> r16_candidates(const QShape& s, const TargetCaps& caps) {
   std::vector<Variant> c;
   if (is_cpu(caps)) {
-    if (s.x8 && s.m <= 16)
+    if (s.x8)
       for (int g : {1, 2, 4})
-        for (int mb : {1, 2, 4})
+        for (int mb : {1, 2, 4, 8})
           if (mb <= s.m || mb == 1)
             for (int pf : {0, 16, 32, 64}) {
               Variant v = Variant{}.set("impl", kGemvR16).set("groups", g).set("mb", mb);
@@ -285,19 +289,25 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
 // row group per work-item, so its tiles are one contiguous stream and the
 // work-items' streams follow each other (2 or 4 groups side by side took
 // 0.30-0.40 ms against 0.27 at 1 thread), with a software prefetch 16 tiles
-// (9 KiB) ahead (0.24-0.25 ms against 0.27-0.29 without). Q8_0 (twice the
-// bytes per tile): two groups, no prefetch (1 / 2 threads 0.46 / 0.37 ms;
-// prefetching 0.49-0.55 / 0.40).
+// (9 KiB) ahead (0.24-0.25 ms against 0.27-0.29 without). Q4_K the same
+// (1 / 2 threads 0.34 / 0.20 ms against 0.51 / 0.27 without the prefetch and
+// 0.55-0.70 / 0.31-0.44 with more groups; GGML rows: 0.41 / 0.22). Q8_0
+// (twice the bytes per tile): two groups, no prefetch (1 / 2 threads 0.46 /
+// 0.37 ms; prefetching 0.49-0.55 / 0.40).
 Variant r16_heuristic(const QShape& s) {
   Variant v = Variant{}.set("impl", kGemvR16).set("mb", std::min<int64_t>(s.m, 4));
-  if (s.f == QFormat::Q4_0) return v.set("groups", 1).set("pf", 16);
-  return v.set("groups", 2);
+  if (s.f == QFormat::Q8_0) return v.set("groups", 2);
+  return v.set("groups", 1).set("pf", 16);
 }
 
 Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
   QShape s = qshape(p);
   if (s.r16) {
-    if (is_cpu(caps) && s.x8 && s.m <= 8) return r16_heuristic(s);
+    // The int8 GEMV for any M: X·Wᵀ with X in row blocks of mb against the
+    // tiles, W streaming once per block (from the LLC when it fits). Zen 5,
+    // 1 thread, Q4_0 4096x4096: M = 64 3.3 ms, M = 512 27 ms, against 24 and
+    // 113 ms dequantizing W for the packed f32 GEMM.
+    if (is_cpu(caps) && s.x8) return r16_heuristic(s);
     return r16_candidates(s, caps).back();
   }
   if (is_cpu(caps)) {
@@ -421,12 +431,12 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       // W (N×K) dequantized once into an f32 temporary, then a GEMM with
       // B = Wᵀ (trans_b) reusing it for every row block of X.
       int wt = pl.add_temp(nio, size_t(s.n * s.k) * 4);
-      if (s.r16 && is_cpu(caps)) {
+      if (s.r16 && is_cpu(caps) && s.f != QFormat::Q4_K) {
         Step st{dequantize_r16_lines_kernel(s.f), {}, {1, wt}, {u(s.n), u(s.k)}};
         st.dims.grid = {uint32_t(cdiv(s.k, 64)), uint32_t(cdiv(s.n, kR16Rows)), 1};
         pl.steps.push_back(std::move(st));
       } else if (s.r16) {
-        pl.steps.push_back(dequant_r16_step(s.f, 1, wt, s.n, s.k));
+        pl.steps.push_back(dequant_r16_step(s.f, !is_cpu(caps), 1, wt, s.n, s.k));
       } else if (is_cpu(caps)) {
         if (has_line_decoder(s.f)) pl.steps.push_back(dequant_lines_step(s.f, 4, 1, wt, s.n * s.k / info(s.f).block_elems));
         else pl.steps.push_back(dequant_step(s.f, false, 1, wt, s.n * s.k));
@@ -487,7 +497,7 @@ void register_qmatmul() {
     validate_rows_k(p, 3, false);
     const int64_t layout = p.attr("layout", 0);
     if (layout != 0 && layout != kR16Rows) throw std::invalid_argument("layout must be 0 (GGML rows) or 16 (rows interleaved by 16)");
-    if (layout && !has_r16(format_of(p))) throw std::invalid_argument("layout=16 is for q4_0 and q8_0");
+    if (layout && !has_r16(format_of(p))) throw std::invalid_argument("layout=16 is for q4_0, q8_0 and q4_K");
     if (p.dim(1) > 65535) throw std::invalid_argument("N > 65535 (GPU grid limit of the GEMV) not supported yet");
   };
   d.inputs = [](const Problem& p) {
@@ -550,15 +560,15 @@ void register_qmatmul() {
   }
   // Rows interleaved by 16: N not a multiple of 16 (padding rows), K/32
   // odd (a half tile), several X rows, the tiled path, exact activations.
-  for (QFormat f : {QFormat::Q4_0, QFormat::Q8_0})
-    for (auto [m, n, k, xq] : {std::array<int64_t, 4>{1, 7, 32, 1}, {3, 33, 96, 1}, {2, 48, 1024, 1}, {5, 20, 64, 1},
-                               {17, 13, 64, 1}, {1, 33, 96, 0}}) {
-      Problem p = qmm(m, n, k, f, xq);
+  for (QFormat f : {QFormat::Q4_0, QFormat::Q8_0, QFormat::Q4_K})
+    for (auto [m, n, k, xq] : {std::array<int64_t, 4>{1, 7, 1, 1}, {3, 33, 3, 1}, {2, 48, 32, 1}, {5, 20, 2, 1},
+                               {17, 13, 2, 1}, {1, 33, 3, 0}}) {
+      Problem p = qmm(m, n, k * info(f).block_elems, f, xq);  // k in blocks
       p.attrs["layout"] = kR16Rows;
       d.test_problems.push_back(p);
     }
   for (QFormat f : {QFormat::Q8_0, QFormat::Q4_0, QFormat::Q4_K, QFormat::Q6_K}) d.bench_problems.push_back(qmm(1, 4096, 4096, f));
-  for (QFormat f : {QFormat::Q8_0, QFormat::Q4_0}) {
+  for (QFormat f : {QFormat::Q8_0, QFormat::Q4_0, QFormat::Q4_K}) {
     Problem r16 = qmm(1, 4096, 4096, f);
     r16.attrs["layout"] = kR16Rows;
     d.bench_problems.push_back(r16);

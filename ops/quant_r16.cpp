@@ -22,7 +22,7 @@ using namespace kgen::dsl;
 namespace {
 
 // Lines of a block's codes within a tile, and the tile's lines.
-uint32_t code_lines(QFormat f) { return f == QFormat::Q4_0 ? 4 : 8; }
+uint32_t code_lines(QFormat f) { return f == QFormat::Q4_0 ? 4 : 8; }  // Q4_0 / Q8_0
 uint32_t tile_lines(QFormat f) { return uint32_t(r16_tile_bytes(f) / 64); }
 
 void check_r16(QFormat f) {
@@ -33,8 +33,9 @@ void check_r16(QFormat f) {
 
 ir::Kernel qgemv_r16_kernel(QFormat fmt, int groups, int mb, int prefetch) {
   check_r16(fmt);
-  const bool q4 = fmt == QFormat::Q4_0;
+  const bool q4 = fmt == QFormat::Q4_0, q4k = fmt == QFormat::Q4_K;
   const uint32_t RG = uint32_t(groups), MB = uint32_t(mb), CL = code_lines(fmt), TL = tile_lines(fmt);
+  const uint32_t BPT = uint32_t(r16_blocks_per_tile(fmt));
   std::string name = std::string("quant_gemv_r16_") + info(fmt).name + "_g" + std::to_string(RG) + "_m" +
                      std::to_string(MB) + (prefetch ? "_pf" + std::to_string(prefetch) : "");
   return kernel(name, [&](KernelBuilder& kb) {
@@ -47,7 +48,7 @@ ir::Kernel qgemv_r16_kernel(QFormat fmt, int groups, int mb, int prefetch) {
     auto N = kb.scalar("n", u32);
     auto K = kb.scalar("k", u32);
     kb.workgroup(1);
-    Value G = (N + 15u) / 16u, nb = K / 32u, np = (nb + 1u) / 2u;
+    Value G = (N + 15u) / 16u, nb = K / uint32_t(info(fmt).block_elems), np = (nb + BPT - 1u) / BPT;
     Value g0 = group_id(0) * RG, m0 = group_id(1) * MB;
     // Line index of each row group's first tile (u64: constant offsets fold
     // into the addressing). Groups past the last re-read it: in bounds, their
@@ -61,10 +62,61 @@ ir::Kernel qgemv_r16_kernel(QFormat fmt, int groups, int mb, int prefetch) {
       Value row = cast(u64, min(m0 + i, M - 1u));
       xrow.push_back(row * cast(u64, K / 4u));
       srow.push_back(row * cast(u64, K / 16u));
-      drow.push_back(row * cast(u64, nb));
+      drow.push_back(row * cast(u64, K / 32u));
     }
     std::vector<Var> acc;
     for (uint32_t i = 0; i < MB * RG; ++i) acc.push_back(var(splat(0.0f, 16)));
+    // Q4_K: super-block b (tile b) of every row group. Per sub-block sb (32
+    // elements, one X block): w = d·sc·u - dmin·m, so Σ w·x̂ = d·sc·dx·Σ u·q -
+    // dmin·m·dx·Σq, two fmas per 16 rows; the 6-bit scales and mins of 16 rows
+    // unpack as 3 lines of words (GGML's utmp trick, lane = row).
+    auto superblock = [&](const Value& b) {
+      Value b64 = cast(u64, b);
+      for (uint32_t g = 0; g < RG; ++g) {
+        Value tl = gline[g] + b64 * uint64_t(TL);
+        Value w0 = w[tl + uint64_t(32)], w1 = w[tl + uint64_t(33)], w2 = w[tl + uint64_t(34)], dd = w[tl + uint64_t(35)];
+        Value sc_lo = w0 & 0x3f3f3f3fu, m_lo = w1 & 0x3f3f3f3fu;
+        Value sc_hi = (w2 & 0x0f0f0f0fu) | (((w0 >> 6u) & 0x03030303u) << 4u);
+        Value m_hi = ((w2 >> 4u) & 0x0f0f0f0fu) | (((w1 >> 6u) & 0x03030303u) << 4u);
+        auto halves = [&](uint32_t h) {
+          std::vector<Value> v;
+          for (uint32_t e = 0; e < 8; ++e) v.push_back(extract(dd, int(8 * h + e)));
+          return cast(line(f32, 16), bitcast(line(f16, 16), make_line(v)));
+        };
+        Value d = halves(0), dmin = halves(1);
+        auto field = [&](const Value& words, uint32_t sb) {
+          return cast(line(f32, 16), (sb % 4 ? words >> (8u * (sb % 4)) : words) & 0xffu);
+        };
+        for (uint32_t p = 0; p < 4; ++p) {
+          std::vector<Value> lo, hi;
+          for (uint32_t c = 0; c < 8; ++c) {
+            Value v = w[tl + uint64_t(8 * p + c)];
+            lo.push_back(v & 0x0f0f0f0fu);
+            hi.push_back(v & 0xf0f0f0f0u);  // 16 times the codes (see Q4_0)
+          }
+          for (uint32_t h = 0; h < 2; ++h) {
+            const uint32_t sb = 2 * p + h;
+            Value dsc = d * field(sb < 4 ? sc_lo : sc_hi, sb), dm = dmin * field(sb < 4 ? m_lo : m_hi, sb);
+            const std::vector<Value>& codes = h ? hi : lo;
+            for (uint32_t i = 0; i < MB; ++i) {
+              Value xb = b64 * 8u + uint64_t(sb);  // the X block
+              Value sa = splat(constant(i32, 0), 16), sc2 = sa;
+              for (uint32_t c = 0; c < 4; ++c) {
+                sa = dot4(codes[c], splat(xq[xrow[i] + xb * 8u + uint64_t(c)], 16), sa);
+                sc2 = dot4(codes[4 + c], splat(xq[xrow[i] + xb * 8u + uint64_t(4 + c)], 16), sc2);
+              }
+              Value isum = sa + sc2;
+              if (h) isum = isum >> 4;
+              Value dx = xd[drow[i] + xb];
+              Value sq = cast(f32, xs[srow[i] + xb * 2u] + xs[srow[i] + xb * 2u + uint64_t(1)]);
+              Var& a = acc[i * RG + g];
+              a = fma(cast(line(f32, 16), isum), dsc * splat(dx, 16), a.get());
+              a = fma(dm, splat(-(dx * sq), 16), a.get());
+            }
+          }
+        }
+      }
+    };
     // Block b, the j-th of tile t of every row group.
     auto block = [&](const Value& t, uint32_t j, const Value& b) {
       Value b64 = cast(u64, b);
@@ -108,7 +160,7 @@ ir::Kernel qgemv_r16_kernel(QFormat fmt, int groups, int mb, int prefetch) {
         }
       }
     };
-    for_range(0u, nb / 2u, [&](Value t) {
+    for_range(0u, nb / BPT, [&](Value t) {
       // Software prefetch `prefetch` tiles ahead: more lines in flight than
       // the hardware prefetcher keeps for one stream (past a group's end it
       // runs into the next group, the next work-item's; past the buffer a
@@ -116,10 +168,11 @@ ir::Kernel qgemv_r16_kernel(QFormat fmt, int groups, int mb, int prefetch) {
       if (prefetch)
         for (uint32_t g = 0; g < RG; ++g)
           for (uint32_t l = 0; l < TL; ++l) w[gline[g] + cast(u64, t + uint32_t(prefetch)) * uint64_t(TL) + uint64_t(l)].prefetch();
+      if (q4k) return superblock(t);
       block(t, 0, t * 2u);
       block(t, 1, t * 2u + 1u);
     });
-    if_((nb & 1u) != 0u, [&] { block(nb / 2u, 0, nb - 1u); });
+    if (!q4k) if_((nb & 1u) != 0u, [&] { block(nb / 2u, 0, nb - 1u); });
     Value n0 = g0 * 16u;
     auto store = [&](bool guarded) {
       store_gemv_outputs(y, M, N, m0, n0, MB, 16 * RG, guarded,
@@ -129,9 +182,40 @@ ir::Kernel qgemv_r16_kernel(QFormat fmt, int groups, int mb, int prefetch) {
   });
 }
 
+namespace {
+
+// Q4_K's (see dequantize_r16_kernel): GGML's scale_min_k4 and order of
+// operations, (d·sc)·q - dmin·m, reading the tile's bytes.
+ir::Kernel dequantize_r16_q4k_kernel(bool words) {
+  return kernel(std::string("quant_dequant_r16_q4_K") + (words ? "_w32" : "_u8"), [&](KernelBuilder& kb) {
+    auto w = kb.input("w", words ? u32 : u8);
+    auto y = kb.output("y", f32);
+    auto N = kb.scalar("rows", u32);
+    auto K = kb.scalar("k", u32);
+    kb.workgroup(64);
+    Value g = (group_id(1) * num_groups(0) + group_id(0)) * 64u + local_id(0);
+    PackedBytes pb{w, words, false};
+    if_(g < N * K, [&] {
+      Value n = g / K, k = g - n * K;
+      Value b = k >> 8u, e = k & 255u, r = n & 15u;
+      Value base = ((n >> 4u) * (K / 256u) + b) * 2304u;
+      Value p = e >> 6u, hi = (e >> 5u) & 1u, l = e & 31u, sb = p * 2u + hi;
+      // Scale byte i of row r: word i/4 of its line, byte i%4.
+      auto sbyte = [&](const Value& i) { return pb.byte(base + 2048u + (i >> 2u) * 64u + r * 4u + (i & 3u)); };
+      Value j = sb & 3u, low = sb < 4u;
+      Value A = sbyte(j), B = sbyte(j + 4u), C = sbyte(j + 8u);
+      Value sc = select(low, A & 63u, (C & 15u) | ((A >> 6u) << 4u));
+      Value m = select(low, B & 63u, (C >> 4u) | ((B >> 6u) << 4u));
+      Value byte = pb.byte(base + p * 512u + (l >> 2u) * 64u + r * 4u + (l & 3u));
+      Value q = (byte >> (hi * 4u)) & 15u;
+      Value d = pb.half(base + 2240u + r * 2u), dmin = pb.half(base + 2272u + r * 2u);
+      y[g] = (d * cast(f32, sc)) * cast(f32, q) - dmin * cast(f32, m);
+    });
+  });
+}
+
 // The signed value of a code byte (u32) with GGML's order of operations:
 // an integer, then converted and times d.
-namespace {
 Value r16_value(QFormat f, const Value& code) {
   const int lanes = code.type().lanes;
   Value s = bitcast(lanes > 1 ? line(i32, lanes) : ir::Type(i32), code);
@@ -141,6 +225,7 @@ Value r16_value(QFormat f, const Value& code) {
 
 ir::Kernel dequantize_r16_kernel(QFormat fmt, bool words) {
   check_r16(fmt);
+  if (fmt == QFormat::Q4_K) return dequantize_r16_q4k_kernel(words);
   const bool q4 = fmt == QFormat::Q4_0;
   const uint32_t CB = 64 * code_lines(fmt), TB = uint32_t(r16_tile_bytes(fmt));
   return kernel(std::string("quant_dequant_r16_") + info(fmt).name + (words ? "_w32" : "_u8"), [&](KernelBuilder& kb) {

@@ -1,5 +1,7 @@
-// Q4_0 / Q8_0 rows interleaved by 16 (quant_formats.h): the load-time repack
-// and its inverse (the reference and tests read the GGML bytes back).
+// Rows interleaved by 16 (quant_formats.h): the load-time repack and its
+// inverse (the reference and tests read the GGML bytes back). One byte map,
+// r16_byte_offset, says where each GGML byte goes; the DSL unpack kernel
+// (quant_r16.cpp) computes the same map.
 #include <cstring>
 #include <stdexcept>
 
@@ -7,61 +9,70 @@
 
 namespace kgen::ops::quant {
 
+bool has_r16(QFormat f) { return f == QFormat::Q4_0 || f == QFormat::Q8_0 || f == QFormat::Q4_K; }
+
+int64_t r16_tile_bytes(QFormat f) {
+  switch (f) {
+    case QFormat::Q4_0: return 576;
+    case QFormat::Q8_0: return 1088;
+    case QFormat::Q4_K: return 2304;
+    default: throw std::invalid_argument(std::string("no interleaved layout for ") + info(f).name);
+  }
+}
+
+int64_t r16_blocks_per_tile(QFormat f) { return f == QFormat::Q4_K ? 1 : 2; }
+
+size_t r16_bytes(QFormat f, int64_t rows, int64_t k) {
+  const int64_t groups = (rows + kR16Rows - 1) / kR16Rows, bpt = r16_blocks_per_tile(f);
+  const int64_t tiles = (k / info(f).block_elems + bpt - 1) / bpt;
+  return size_t(groups * tiles * r16_tile_bytes(f));
+}
+
+size_t r16_byte_offset(QFormat f, size_t q, size_t j, size_t r) {
+  // Code byte i: 4 per lane, 16 lanes per 64-byte chunk, 8 chunks per 32
+  // bytes of a row (Q4_K's sub-block pairs).
+  auto code = [&](size_t i) { return 512 * (i / 32) + 64 * ((i % 32) / 4) + i % 4 + 4 * r; };
+  switch (f) {
+    case QFormat::Q4_0: return q < 2 ? 512 + 32 * j + 2 * r + q : 256 * j + code(q - 2);
+    case QFormat::Q8_0: return q < 2 ? 1024 + 32 * j + 2 * r + q : 512 * j + code(q - 2);
+    case QFormat::Q4_K:
+      if (q < 4) return 2240 + 32 * (q / 2) + 2 * r + q % 2;         // d, dmin
+      if (q < 16) return 2048 + 64 * ((q - 4) / 4) + 4 * r + q % 4;  // the 12 scale bytes as 3 words
+      return code(q - 16);
+    default: break;
+  }
+  throw std::invalid_argument(std::string("no interleaved layout for ") + info(f).name);
+}
+
 namespace {
 
-// Calls f(row, block, tile byte offset of the block's codes, of its scale)
-// for every real (not padding) block of a rows x k tensor.
+// Calls f(GGML byte offset, r16 byte offset, is a code byte) for every byte
+// of the real (not padding) blocks of a rows x k tensor.
 template <class F>
-void for_each_r16_block(QFormat fmt, int64_t rows, int64_t k, F&& f) {
-  const int64_t nb = k / 32, np = (nb + 1) / 2, tb = r16_tile_bytes(fmt);
-  const size_t codes = fmt == QFormat::Q4_0 ? 256 : 512;  // per block
+void for_each_r16_byte(QFormat fmt, int64_t rows, int64_t k, F&& f) {
+  const int64_t nb = k / info(fmt).block_elems, bpt = r16_blocks_per_tile(fmt), tiles = (nb + bpt - 1) / bpt;
+  const size_t bb = size_t(info(fmt).block_bytes), tb = size_t(r16_tile_bytes(fmt));
+  const size_t header = fmt == QFormat::Q4_K ? 16 : 2;  // scales before the codes
   for (int64_t n = 0; n < rows; ++n)
     for (int64_t b = 0; b < nb; ++b) {
-      const size_t tile = size_t(((n / kR16Rows) * np + b / 2) * tb);
-      const size_t j = size_t(b % 2), r = size_t(n % kR16Rows);
-      f(n, b, tile + codes * j + 4 * r, tile + 2 * codes + 32 * j + 2 * r);
+      const size_t src = size_t(n * nb + b) * bb, tile = size_t((n / kR16Rows) * tiles + b / bpt) * tb;
+      for (size_t q = 0; q < bb; ++q)
+        f(src + q, tile + r16_byte_offset(fmt, q, size_t(b % bpt), size_t(n % kR16Rows)), q >= header);
     }
 }
 
-// Byte i of a block's codes (GGML: after the 2-byte scale) sits at
-// 64·(i/4) + i%4 from the row's first code byte: 4 codes per lane, 16 lanes
-// per 64-byte chunk. Q4_0's byte i holds elements i and i + 16 (i < 16).
-size_t code_offset(size_t i) { return 64 * (i / 4) + i % 4; }
-
 }  // namespace
-
-bool has_r16(QFormat f) { return f == QFormat::Q4_0 || f == QFormat::Q8_0; }
-
-int64_t r16_tile_bytes(QFormat f) {
-  if (!has_r16(f)) throw std::invalid_argument(std::string("no interleaved layout for ") + info(f).name);
-  return f == QFormat::Q4_0 ? 576 : 1088;
-}
-
-size_t r16_bytes(QFormat f, int64_t rows, int64_t k) {
-  const int64_t groups = (rows + kR16Rows - 1) / kR16Rows, np = (k / 32 + 1) / 2;
-  return size_t(groups * np * r16_tile_bytes(f));
-}
 
 void repack_r16(QFormat f, const uint8_t* src, uint8_t* dst, int64_t rows, int64_t k) {
   // Padding rows and blocks: zero scales (and codes), so they add zero.
   std::memset(dst, 0, r16_bytes(f, rows, k));
-  const size_t bb = size_t(info(f).block_bytes), row_bytes = size_t(k / 32) * bb, nq = bb - 2;
-  const uint8_t flip = f == QFormat::Q8_0 ? 0x80 : 0;
-  for_each_r16_block(f, rows, k, [&](int64_t n, int64_t b, size_t codes, size_t scale) {
-    const uint8_t* blk = src + size_t(n) * row_bytes + size_t(b) * bb;
-    std::memcpy(dst + scale, blk, 2);
-    for (size_t i = 0; i < nq; ++i) dst[codes + code_offset(i)] = blk[2 + i] ^ flip;
-  });
+  const uint8_t flip = f == QFormat::Q8_0 ? 0x80 : 0;  // Q8_0 codes stored unsigned
+  for_each_r16_byte(f, rows, k, [&](size_t s, size_t d, bool code) { dst[d] = code ? src[s] ^ flip : src[s]; });
 }
 
 void unpack_r16(QFormat f, const uint8_t* src, uint8_t* dst, int64_t rows, int64_t k) {
-  const size_t bb = size_t(info(f).block_bytes), row_bytes = size_t(k / 32) * bb, nq = bb - 2;
   const uint8_t flip = f == QFormat::Q8_0 ? 0x80 : 0;
-  for_each_r16_block(f, rows, k, [&](int64_t n, int64_t b, size_t codes, size_t scale) {
-    uint8_t* blk = dst + size_t(n) * row_bytes + size_t(b) * bb;
-    std::memcpy(blk, src + scale, 2);
-    for (size_t i = 0; i < nq; ++i) blk[2 + i] = src[codes + code_offset(i)] ^ flip;
-  });
+  for_each_r16_byte(f, rows, k, [&](size_t s, size_t d, bool code) { dst[s] = code ? src[d] ^ flip : src[d]; });
 }
 
 }  // namespace kgen::ops::quant
