@@ -292,11 +292,14 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
 // (9 KiB) ahead (0.24-0.25 ms against 0.27-0.29 without). Q4_K the same
 // (1 / 2 threads 0.34 / 0.20 ms against 0.51 / 0.27 without the prefetch and
 // 0.55-0.70 / 0.31-0.44 with more groups; GGML rows: 0.41 / 0.22). Q8_0
-// (twice the bytes per tile): two groups, no prefetch (1 / 2 threads 0.46 /
-// 0.37 ms; prefetching 0.49-0.55 / 0.40).
+// (twice the bytes per tile) at M <= 2: two groups, no prefetch (1 / 2
+// threads 0.46-0.50 / 0.37 ms; one group with the prefetch 0.50-0.55 / 0.38).
+// More rows of X: 8 per work-item, one group, the prefetch (M = 64, 1 thread:
+// Q8_0 4.0 ms against 8.3 with 4 rows and 23 with two groups of 8, which
+// spill; Q4_K 5.4 against 6.7; Q4_0 3.4 against 3.3).
 Variant r16_heuristic(const QShape& s) {
-  Variant v = Variant{}.set("impl", kGemvR16).set("mb", std::min<int64_t>(s.m, 4));
-  if (s.f == QFormat::Q8_0) return v.set("groups", 2);
+  Variant v = Variant{}.set("impl", kGemvR16).set("mb", std::min<int64_t>(s.m, 8));
+  if (s.f == QFormat::Q8_0 && s.m <= 2) return v.set("groups", 2);
   return v.set("groups", 1).set("pf", 16);
 }
 
