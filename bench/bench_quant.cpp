@@ -4,7 +4,7 @@
 //       default attrs (xq=1: X quantized to int8 blocks, byte dot products);
 //       GB/s counts the packed weight bytes read once; the weights rotate
 //       through copies beyond the 260 MiB L3 so every run streams from DRAM.
-//   quant/gemv/<q4_0|q8_0|q4_K>_r16/...   repacked with rows interleaved by 16
+//   quant/gemv/<q4_0|q8_0|q4_K|q6_K>_r16/...   repacked with rows interleaved by 16
 //       (qmatmul layout=16, made at load time: the same bytes, reordered).
 //   quant/gemv_xf32/<format>/...   the same with xq=0 (exact f32 activations).
 //   quant/dequantize/<format>/4096x4096/threads:<t>   bytes = packed + f32 out.
@@ -110,7 +110,7 @@ void register_quant_benchmarks() {
     benchmark::RegisterBenchmark(name.c_str(), BM_QGemv, f, 4096, 4096, 1, 0)
         ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
   }
-  for (QFormat f : {QFormat::Q8_0, QFormat::Q4_0, QFormat::Q4_K}) {
+  for (QFormat f : {QFormat::Q8_0, QFormat::Q4_0, QFormat::Q4_K, QFormat::Q6_K}) {
     std::string name = std::string("quant/gemv/") + ops::quant::info(f).name + "_r16/1x4096x4096";
     benchmark::RegisterBenchmark(name.c_str(), BM_QGemv, f, 4096, 4096, 1, 16)
         ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);

@@ -73,12 +73,12 @@ void quantize_q4_0_ref(const float* x, uint8_t* dst, int64_t n);
 // (0 when d = 0); writes x̂ = d·q, the values the int8 GEMV multiplies.
 void quantize_x8_ref(const float* x, float* xhat, int64_t n);
 
-// Rows interleaved by 16 (qmatmul attr layout=16; Q4_0, Q8_0, Q4_K): kgen's
+// Rows interleaved by 16 (qmatmul attr layout=16; Q4_0, Q8_0, Q4_K, Q6_K): kgen's
 // CPU layout for the int8 GEMV, after llama.cpp's Q4_0_8x8 repack, made at
 // load time from GGML bytes (the same bytes, reordered). Rows are padded to a
 // multiple of 16 with zero blocks; each group of 16 rows is a run of tiles
-// in whole cache lines: a pair of blocks for Q4_0 / Q8_0 (K/32 odd: the last
-// tile's second block is zeros), one super-block for Q4_K. Byte 4r + t of a
+// in whole cache lines: a pair of blocks for Q4_0 / Q8_0 / Q6_K (an odd
+// count: the last tile's second block is zeros), one super-block for Q4_K. Byte 4r + t of a
 // 64-byte code chunk is row r's code byte 4c + t of the chunk's run, so one
 // chunk is 16 rows (lanes) of 4 codes: one dot4 against 4 broadcast
 // activation bytes advances 16 rows at once, with no horizontal sums.
@@ -95,10 +95,15 @@ void quantize_x8_ref(const float* x, float* xhat, int64_t n);
 //   [2048 + 64i + 4r]   row r's scale bytes 4i .. 4i + 3 (i < 3: the packed
 //                       6-bit scales and mins as 3 lines of words)
 //   [2240 + 2r], [2272 + 2r]  d and dmin of row r
+//   Q6_K, a pair of super-blocks, 6720 bytes (105 lines):
+//   [2048j, +2048)      super-block j's ql[128] of each row, 16 chunks
+//   [4096 + 1024j, ..)  its qh[64], 8 chunks
+//   [6144 + 256j + 64i + 4r]  row r's scales 4i .. 4i + 3 (4 lines of words)
+//   [6656 + 32j + 2r]   d of row r's super-block j
 constexpr int64_t kR16Rows = 16;
-bool has_r16(QFormat f);                 // Q4_0, Q8_0, Q4_K
-int64_t r16_tile_bytes(QFormat f);       // 576, 1088, 2304
-int64_t r16_blocks_per_tile(QFormat f);  // 2, 2, 1
+bool has_r16(QFormat f);                 // Q4_0, Q8_0, Q4_K, Q6_K
+int64_t r16_tile_bytes(QFormat f);       // 576, 1088, 2304, 6720
+int64_t r16_blocks_per_tile(QFormat f);  // 2, 2, 1, 2
 size_t r16_bytes(QFormat f, int64_t rows, int64_t k);
 // Where byte q of block j (of its tile) of row r (of its group) goes in the tile.
 size_t r16_byte_offset(QFormat f, size_t q, size_t j, size_t r);

@@ -84,7 +84,7 @@ ir::Kernel quantize_x8_kernel(int blocks_per_item);
 // dot4 instead of one per 8-lane one.
 ir::Kernel qgemv_x8_kernel(QFormat f, int rows, int mb, bool signed_q8 = false, int prefetch = 0, bool pairs = false);
 
-// Q4_0 / Q8_0 rows interleaved by 16 (layout=16, quant_formats.h;
+// Rows interleaved by 16 (layout=16: Q4_0, Q8_0, Q4_K, Q6_K; quant_formats.h;
 // quant_r16.cpp). qgemv_r16_kernel: the int8 GEMV over it, `groups` groups
 // of 16 rows and `mb` rows of X per work-item, `prefetch` tiles ahead (0:
 // none); buffers (xq, xd, xs as quantize_x8 writes them, w: u32x16 lines
@@ -95,9 +95,9 @@ ir::Kernel qgemv_r16_kernel(QFormat f, int groups, int mb, int prefetch = 0);
 // f32 rows x k), scalars (rows, k); one element per work-item, grid as
 // dequantize_kernel's.
 ir::Kernel dequantize_r16_kernel(QFormat f, bool words);
-// The CPU's: a work-item decodes one tile (16 rows x 2 blocks) into f32x16
-// lines. Buffers (w: u32 words, y: f32x16), scalars (rows, k); grid
-// (ceil(k/64), ceil(rows/16)), workgroup 1.
+// The CPU's for the 32-element formats (Q4_0, Q8_0): a work-item decodes one
+// tile (16 rows x 2 blocks) into f32x16 lines. Buffers (w: u32 words, y:
+// f32x16), scalars (rows, k); grid (ceil(k/64), ceil(rows/16)), workgroup 1.
 ir::Kernel dequantize_r16_lines_kernel(QFormat f);
 
 // GPU GEMV: one workgroup of `wg` work-items per output y[m][n], striding

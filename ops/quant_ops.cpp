@@ -291,7 +291,9 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
 // 0.30-0.40 ms against 0.27 at 1 thread), with a software prefetch 16 tiles
 // (9 KiB) ahead (0.24-0.25 ms against 0.27-0.29 without). Q4_K the same
 // (1 / 2 threads 0.34 / 0.20 ms against 0.51 / 0.27 without the prefetch and
-// 0.55-0.70 / 0.31-0.44 with more groups; GGML rows: 0.41 / 0.22). Q8_0
+// 0.55-0.70 / 0.31-0.44 with more groups; GGML rows: 0.41 / 0.22), and
+// Q6_K (0.89 / 0.52 ms; GGML rows 1.10 / 0.60; compute-bound on the 6-bit
+// decode: 3-4 ops per code line besides the dot4). Q8_0
 // (twice the bytes per tile) at M <= 2: two groups, no prefetch (1 / 2
 // threads 0.46-0.50 / 0.37 ms; one group with the prefetch 0.50-0.55 / 0.38).
 // More rows of X: 8 per work-item, one group, the prefetch (M = 64, 1 thread:
@@ -434,7 +436,7 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       // W (N×K) dequantized once into an f32 temporary, then a GEMM with
       // B = Wᵀ (trans_b) reusing it for every row block of X.
       int wt = pl.add_temp(nio, size_t(s.n * s.k) * 4);
-      if (s.r16 && is_cpu(caps) && s.f != QFormat::Q4_K) {
+      if (s.r16 && is_cpu(caps) && info(s.f).block_elems == 32) {
         Step st{dequantize_r16_lines_kernel(s.f), {}, {1, wt}, {u(s.n), u(s.k)}};
         st.dims.grid = {uint32_t(cdiv(s.k, 64)), uint32_t(cdiv(s.n, kR16Rows)), 1};
         pl.steps.push_back(std::move(st));
@@ -500,7 +502,7 @@ void register_qmatmul() {
     validate_rows_k(p, 3, false);
     const int64_t layout = p.attr("layout", 0);
     if (layout != 0 && layout != kR16Rows) throw std::invalid_argument("layout must be 0 (GGML rows) or 16 (rows interleaved by 16)");
-    if (layout && !has_r16(format_of(p))) throw std::invalid_argument("layout=16 is for q4_0, q8_0 and q4_K");
+    if (layout && !has_r16(format_of(p))) throw std::invalid_argument("layout=16 is for q4_0, q8_0, q4_K and q6_K");
     if (p.dim(1) > 65535) throw std::invalid_argument("N > 65535 (GPU grid limit of the GEMV) not supported yet");
   };
   d.inputs = [](const Problem& p) {
@@ -563,7 +565,7 @@ void register_qmatmul() {
   }
   // Rows interleaved by 16: N not a multiple of 16 (padding rows), K/32
   // odd (a half tile), several X rows, the tiled path, exact activations.
-  for (QFormat f : {QFormat::Q4_0, QFormat::Q8_0, QFormat::Q4_K})
+  for (QFormat f : {QFormat::Q4_0, QFormat::Q8_0, QFormat::Q4_K, QFormat::Q6_K})
     for (auto [m, n, k, xq] : {std::array<int64_t, 4>{1, 7, 1, 1}, {3, 33, 3, 1}, {2, 48, 32, 1}, {5, 20, 2, 1},
                                {17, 13, 2, 1}, {1, 33, 3, 0}}) {
       Problem p = qmm(m, n, k * info(f).block_elems, f, xq);  // k in blocks
@@ -571,7 +573,7 @@ void register_qmatmul() {
       d.test_problems.push_back(p);
     }
   for (QFormat f : {QFormat::Q8_0, QFormat::Q4_0, QFormat::Q4_K, QFormat::Q6_K}) d.bench_problems.push_back(qmm(1, 4096, 4096, f));
-  for (QFormat f : {QFormat::Q8_0, QFormat::Q4_0, QFormat::Q4_K}) {
+  for (QFormat f : {QFormat::Q8_0, QFormat::Q4_0, QFormat::Q4_K, QFormat::Q6_K}) {
     Problem r16 = qmm(1, 4096, 4096, f);
     r16.attrs["layout"] = kR16Rows;
     d.bench_problems.push_back(r16);

@@ -1,5 +1,5 @@
-// Kernels over Q4_0 / Q8_0 with rows interleaved by 16 (layout=16: see
-// quant_formats.h for the bytes).
+// Kernels over Q4_0 / Q8_0 / Q4_K / Q6_K with rows interleaved by 16
+// (layout=16: see quant_formats.h for the bytes).
 //
 // The GGML layout makes the int8 GEMV compute-bound on AVX-512: each row's
 // 32-element block is 16 (Q4_0) or 32 (Q8_0) bytes, so a zmm dot4 covers at
@@ -10,7 +10,8 @@
 // 16 rows. Per Q4_0 tile (16 rows x 64 elements): 8 line loads, 16 dot4s, 16
 // masks, and one convert and fma per block: under 2 instructions per block
 // and row; Q8_0's codes need no mask at all (stored unsigned, q + 128). The
-// 16 results are already one line per row group.
+// 16 results are already one line per row group. Q4_K and Q6_K decode their
+// scales for 16 rows at once, a lane per row.
 #include <string>
 
 #include "ops/quant_kernels.h"
@@ -33,7 +34,7 @@ void check_r16(QFormat f) {
 
 ir::Kernel qgemv_r16_kernel(QFormat fmt, int groups, int mb, int prefetch) {
   check_r16(fmt);
-  const bool q4 = fmt == QFormat::Q4_0, q4k = fmt == QFormat::Q4_K;
+  const bool q4 = fmt == QFormat::Q4_0, q4k = fmt == QFormat::Q4_K, q6k = fmt == QFormat::Q6_K;
   const uint32_t RG = uint32_t(groups), MB = uint32_t(mb), CL = code_lines(fmt), TL = tile_lines(fmt);
   const uint32_t BPT = uint32_t(r16_blocks_per_tile(fmt));
   std::string name = std::string("quant_gemv_r16_") + info(fmt).name + "_g" + std::to_string(RG) + "_m" +
@@ -117,8 +118,62 @@ ir::Kernel qgemv_r16_kernel(QFormat fmt, int groups, int mb, int prefetch) {
         }
       }
     };
+    // Q6_K: super-block b, the j-th of tile t. Per half n and quarter q of it
+    // (32 elements, one X block): 6-bit codes u = nibble | 2 high bits << 4 in
+    // 8 chunk lines, w = d·sc·(u - 32), one int8 scale per 16 elements.
+    auto q6_superblock = [&](const Value& t, uint32_t j, const Value& b) {
+      Value b64 = cast(u64, b);
+      for (uint32_t g = 0; g < RG; ++g) {
+        Value tl = gline[g] + cast(u64, t) * uint64_t(TL);
+        Value dw = w[tl + uint64_t(104)];
+        std::vector<Value> dh;
+        for (uint32_t e = 0; e < 8; ++e) dh.push_back(extract(dw, int(8 * j + e)));
+        Value d = cast(line(f32, 16), bitcast(line(f16, 16), make_line(dh)));
+        std::vector<Value> sw;
+        for (uint32_t i = 0; i < 4; ++i) sw.push_back(bitcast(line(i32, 16), w[tl + uint64_t(96 + 4 * j + i)]));
+        for (uint32_t n = 0; n < 2; ++n) {
+          std::vector<Value> A, B, H;
+          for (uint32_t c = 0; c < 8; ++c) {
+            A.push_back(w[tl + uint64_t(32 * j + 16 * n + c)]);
+            B.push_back(w[tl + uint64_t(32 * j + 16 * n + 8 + c)]);
+            H.push_back(w[tl + uint64_t(64 + 16 * j + 8 * n + c)]);
+          }
+          for (uint32_t q = 0; q < 4; ++q) {
+            std::vector<Value> codes;
+            for (uint32_t c = 0; c < 8; ++c) {
+              Value lo = q & 1 ? B[c] : A[c];
+              Value nib = q < 2 ? lo & 0x0f0f0f0fu : (lo >> 4u) & 0x0f0f0f0fu;
+              Value hb = q == 0 ? H[c] << 4u : q == 1 ? H[c] << 2u : q == 2 ? H[c] : H[c] >> 2u;
+              codes.push_back(nib | (hb & 0x30303030u));
+            }
+            // The two 16-element halves' scales: int8 byte s of row r's words.
+            std::vector<Value> dsc;
+            for (uint32_t h = 0; h < 2; ++h) {
+              const uint32_t si = 8 * n + 2 * q + h;
+              Value v = (sw[si / 4] << (24u - 8u * (si % 4))) >> 24;
+              dsc.push_back(d * cast(line(f32, 16), v));
+            }
+            for (uint32_t i = 0; i < MB; ++i) {
+              Value xb = b64 * 8u + uint64_t(4 * n + q);  // the X block
+              std::vector<Value> isum;
+              for (uint32_t h = 0; h < 2; ++h) {
+                // -32·Σq of the 16 activations starts the sum.
+                Value s16 = splat(xs[srow[i] + xb * 2u + uint64_t(h)] * -32, 16);
+                for (uint32_t c = 4 * h; c < 4 * h + 4; ++c) s16 = dot4(codes[c], splat(xq[xrow[i] + xb * 8u + uint64_t(c)], 16), s16);
+                isum.push_back(s16);
+              }
+              Value dx = splat(xd[drow[i] + xb], 16);
+              Var& a = acc[i * RG + g];
+              a = fma(cast(line(f32, 16), isum[0]), dsc[0] * dx, a.get());
+              a = fma(cast(line(f32, 16), isum[1]), dsc[1] * dx, a.get());
+            }
+          }
+        }
+      }
+    };
     // Block b, the j-th of tile t of every row group.
     auto block = [&](const Value& t, uint32_t j, const Value& b) {
+      if (q6k) return q6_superblock(t, j, b);
       Value b64 = cast(u64, b);
       std::vector<std::vector<Value>> xa(MB);
       std::vector<Value> init(MB), dx(MB);
@@ -184,10 +239,12 @@ ir::Kernel qgemv_r16_kernel(QFormat fmt, int groups, int mb, int prefetch) {
 
 namespace {
 
-// Q4_K's (see dequantize_r16_kernel): GGML's scale_min_k4 and order of
-// operations, (d·sc)·q - dmin·m, reading the tile's bytes.
-ir::Kernel dequantize_r16_q4k_kernel(bool words) {
-  return kernel(std::string("quant_dequant_r16_q4_K") + (words ? "_w32" : "_u8"), [&](KernelBuilder& kb) {
+// Q4_K's and Q6_K's (see dequantize_r16_kernel), with GGML's order of
+// operations: Q4_K (d·sc)·q - dmin·m (scale_min_k4), Q6_K (d·sc)·(q - 32).
+ir::Kernel dequantize_r16_k_kernel(QFormat fmt, bool words) {
+  const bool q6 = fmt == QFormat::Q6_K;
+  const uint32_t TB = uint32_t(r16_tile_bytes(fmt));
+  return kernel(std::string("quant_dequant_r16_") + info(fmt).name + (words ? "_w32" : "_u8"), [&](KernelBuilder& kb) {
     auto w = kb.input("w", words ? u32 : u8);
     auto y = kb.output("y", f32);
     auto N = kb.scalar("rows", u32);
@@ -198,7 +255,20 @@ ir::Kernel dequantize_r16_q4k_kernel(bool words) {
     if_(g < N * K, [&] {
       Value n = g / K, k = g - n * K;
       Value b = k >> 8u, e = k & 255u, r = n & 15u;
-      Value base = ((n >> 4u) * (K / 256u) + b) * 2304u;
+      // Code byte i (of a run of 32-byte groups) of row r: 8 chunks per group.
+      auto code = [&](const Value& i) { return (i >> 5u) * 512u + ((i & 31u) >> 2u) * 64u + r * 4u + (i & 3u); };
+      if (q6) {
+        Value j = b & 1u, base = ((n >> 4u) * ((K / 256u + 1u) / 2u) + (b >> 1u)) * TB;
+        Value h = e >> 7u, t = (e >> 5u) & 3u, l = e & 31u;
+        Value lo = (pb.byte(base + j * 2048u + code(h * 64u + (t & 1u) * 32u + l)) >> ((t >> 1u) * 4u)) & 15u;
+        Value hb = (pb.byte(base + 4096u + j * 1024u + code(h * 32u + l)) >> (t * 2u)) & 3u;
+        Value si = h * 8u + t * 2u + (l >> 4u);
+        Value sc = bitcast(i32, pb.byte(base + 6144u + j * 256u + (si >> 2u) * 64u + r * 4u + (si & 3u)) << 24u) >> 24;
+        Value q = bitcast(i32, lo | (hb << 4u)) - 32;
+        y[g] = (pb.half(base + 6656u + j * 32u + r * 2u) * cast(f32, sc)) * cast(f32, q);
+        return;
+      }
+      Value base = ((n >> 4u) * (K / 256u) + b) * TB;
       Value p = e >> 6u, hi = (e >> 5u) & 1u, l = e & 31u, sb = p * 2u + hi;
       // Scale byte i of row r: word i/4 of its line, byte i%4.
       auto sbyte = [&](const Value& i) { return pb.byte(base + 2048u + (i >> 2u) * 64u + r * 4u + (i & 3u)); };
@@ -206,7 +276,7 @@ ir::Kernel dequantize_r16_q4k_kernel(bool words) {
       Value A = sbyte(j), B = sbyte(j + 4u), C = sbyte(j + 8u);
       Value sc = select(low, A & 63u, (C & 15u) | ((A >> 6u) << 4u));
       Value m = select(low, B & 63u, (C >> 4u) | ((B >> 6u) << 4u));
-      Value byte = pb.byte(base + p * 512u + (l >> 2u) * 64u + r * 4u + (l & 3u));
+      Value byte = pb.byte(base + code(p * 32u + l));
       Value q = (byte >> (hi * 4u)) & 15u;
       Value d = pb.half(base + 2240u + r * 2u), dmin = pb.half(base + 2272u + r * 2u);
       y[g] = (d * cast(f32, sc)) * cast(f32, q) - dmin * cast(f32, m);
@@ -225,7 +295,7 @@ Value r16_value(QFormat f, const Value& code) {
 
 ir::Kernel dequantize_r16_kernel(QFormat fmt, bool words) {
   check_r16(fmt);
-  if (fmt == QFormat::Q4_K) return dequantize_r16_q4k_kernel(words);
+  if (fmt == QFormat::Q4_K || fmt == QFormat::Q6_K) return dequantize_r16_k_kernel(fmt, words);
   const bool q4 = fmt == QFormat::Q4_0;
   const uint32_t CB = 64 * code_lines(fmt), TB = uint32_t(r16_tile_bytes(fmt));
   return kernel(std::string("quant_dequant_r16_") + info(fmt).name + (words ? "_w32" : "_u8"), [&](KernelBuilder& kb) {

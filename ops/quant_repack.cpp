@@ -9,13 +9,16 @@
 
 namespace kgen::ops::quant {
 
-bool has_r16(QFormat f) { return f == QFormat::Q4_0 || f == QFormat::Q8_0 || f == QFormat::Q4_K; }
+bool has_r16(QFormat f) {
+  return f == QFormat::Q4_0 || f == QFormat::Q8_0 || f == QFormat::Q4_K || f == QFormat::Q6_K;
+}
 
 int64_t r16_tile_bytes(QFormat f) {
   switch (f) {
     case QFormat::Q4_0: return 576;
     case QFormat::Q8_0: return 1088;
     case QFormat::Q4_K: return 2304;
+    case QFormat::Q6_K: return 6720;
     default: throw std::invalid_argument(std::string("no interleaved layout for ") + info(f).name);
   }
 }
@@ -39,6 +42,11 @@ size_t r16_byte_offset(QFormat f, size_t q, size_t j, size_t r) {
       if (q < 4) return 2240 + 32 * (q / 2) + 2 * r + q % 2;         // d, dmin
       if (q < 16) return 2048 + 64 * ((q - 4) / 4) + 4 * r + q % 4;  // the 12 scale bytes as 3 words
       return code(q - 16);
+    case QFormat::Q6_K:
+      if (q < 128) return 2048 * j + code(q);                                      // ql
+      if (q < 192) return 4096 + 1024 * j + code(q - 128);                         // qh
+      if (q < 208) return 6144 + 256 * j + 64 * ((q - 192) / 4) + 4 * r + q % 4;  // scales
+      return 6656 + 32 * j + 2 * r + q - 208;                                      // d
     default: break;
   }
   throw std::invalid_argument(std::string("no interleaved layout for ") + info(f).name);

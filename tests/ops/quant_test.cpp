@@ -180,7 +180,7 @@ TEST_CASE("quant: qmatmul every CPU candidate, and the any-target GEMV on the CP
   }
   // Rows interleaved by 16: every candidate (GEMV blockings, prefetch, the
   // tiled path), N past a group of 16 and K/32 odd.
-  for (QFormat f : {QFormat::Q4_0, QFormat::Q8_0, QFormat::Q4_K})
+  for (QFormat f : {QFormat::Q4_0, QFormat::Q8_0, QFormat::Q4_K, QFormat::Q6_K})
     for (auto dims : {std::vector<int64_t>{3, 37, 3}, {5, 16, 2}}) {
       dims[2] *= info(f).block_elems;  // blocks to elements
       ops::Problem p = r16_problem(dims, f);
@@ -202,7 +202,7 @@ TEST_CASE("quant: int8 GEMV equals W·x̂ to f32 rounding, every format, CPU 1 a
       const int64_t qk = info(f).block_elems;
       for (auto [m, n, k, r, mb] : {std::tuple<int64_t, int64_t, int64_t, int, int>{1, 37, 4 * qk, 4, 1},
                                     {3, 11, 2 * qk, 8, 2}, {2, 5, qk, 2, 2}}) {
-        // Q4_0 also as block pairs (p2, k % 64 == 0); Q4_0, Q8_0, Q4_K with rows interleaved by 16 (r16).
+        // Q4_0 also as block pairs (p2, k % 64 == 0); Q4_0, Q8_0, Q4_K, Q6_K with rows interleaved by 16 (r16).
         for (int form : {0, 1, 2}) {
           const bool p2 = form == 1, r16 = form == 2;
           if ((p2 && f != QFormat::Q4_0) || (r16 && !has_r16(f))) continue;
@@ -269,6 +269,8 @@ TEST_CASE("quant: tiny problems through the IR interpreter") {
       {r16_problem({2, 19, 96}, QFormat::Q8_0), ops::Variant{}.set("impl", 4).set("groups", 1).set("mb", 2)},
       {r16_problem({2, 19, 96}, QFormat::Q4_0), ops::Variant{}.set("impl", 2).set("ak", 16).set("kc", 64).set("mc", 2).set("mr", 4).set("nc", 2).set("nl", 1)},
       {r16_problem({2, 17, 512}, QFormat::Q4_K), ops::Variant{}.set("impl", 4).set("groups", 1).set("mb", 2).set("pf", 1)},
+      {r16_problem({2, 17, 768}, QFormat::Q6_K), ops::Variant{}.set("impl", 4).set("groups", 2).set("mb", 1).set("pf", 1)},
+      {r16_problem({1, 17, 256}, QFormat::Q6_K), ops::Variant{}.set("impl", 2).set("ak", 16).set("kc", 64).set("mc", 1).set("mr", 4).set("nc", 2).set("nl", 1)},
       {r16_problem({1, 17, 256}, QFormat::Q4_K), ops::Variant{}.set("impl", 2).set("ak", 16).set("kc", 64).set("mc", 1).set("mr", 4).set("nc", 2).set("nl", 1)},
       {r16_problem({1, 17, 64}, QFormat::Q8_0), ops::Variant{}.set("impl", 2).set("ak", 16).set("kc", 64).set("mc", 1).set("mr", 4).set("nc", 2).set("nl", 1)},
       {problem("qmatmul", {1, 2, 256}, QFormat::Q3_K), ops::Variant{}.set("impl", 1).set("wg", 64)},
@@ -313,13 +315,13 @@ TEST_CASE("quant: GPU devices (vulkan, webgpu) when present") {
 }
 
 TEST_CASE("quant: rows interleaved by 16 round-trip, with the documented byte positions") {
-  for (QFormat f : {QFormat::Q4_0, QFormat::Q8_0, QFormat::Q4_K})
+  for (QFormat f : {QFormat::Q4_0, QFormat::Q8_0, QFormat::Q4_K, QFormat::Q6_K})
     for (auto [rows, kb] : {std::pair<int64_t, int64_t>{1, 1}, {16, 2}, {37, 3}, {33, 32}}) {
       const int64_t k = kb * info(f).block_elems;
       CAPTURE(info(f).name);
       CAPTURE(rows);
       CAPTURE(k);
-      const bool q4 = f == QFormat::Q4_0, q4k = f == QFormat::Q4_K;
+      const bool q4 = f == QFormat::Q4_0, q4k = f == QFormat::Q4_K, q6k = f == QFormat::Q6_K;
       const size_t bb = size_t(info(f).block_bytes), tb = size_t(r16_tile_bytes(f)), bpt = q4k ? 1 : 2;
       std::vector<uint8_t> ggml(packed_bytes(f, rows, k)), r16(r16_bytes(f, rows, k), 0xAB), back(ggml.size(), 0);
       random_blocks(f, ggml.data(), rows * kb, fresh_seed());
@@ -333,7 +335,14 @@ TEST_CASE("quant: rows interleaved by 16 round-trip, with the documented byte po
       const uint8_t* blk = ggml.data() + (n * size_t(kb) + b) * bb;
       const size_t tile = (b / bpt) * tb, j = b % bpt;
       const size_t header = q4k ? 16 : 2, codes = q4 ? 256 : 512;
-      for (size_t i = 0; i + header < bb; ++i) {
+      if (q6k) {
+        auto at = [&](size_t i) { return 512 * (i / 32) + 64 * ((i % 32) / 4) + 4 * n + i % 4; };
+        for (size_t i = 0; i < 128; ++i) CHECK(r16[tile + 2048 * j + at(i)] == blk[i]);              // ql
+        for (size_t i = 0; i < 64; ++i) CHECK(r16[tile + 4096 + 1024 * j + at(i)] == blk[128 + i]);  // qh
+        for (size_t i = 0; i < 16; ++i) CHECK(r16[tile + 6144 + 256 * j + 64 * (i / 4) + 4 * n + i % 4] == blk[192 + i]);
+        CHECK(std::memcmp(&r16[tile + 6656 + 32 * j + 2 * n], blk + 208, 2) == 0);
+      }
+      for (size_t i = 0; !q6k && i + header < bb; ++i) {
         const size_t at = tile + j * codes + 512 * (i / 32) + 64 * ((i % 32) / 4) + 4 * n + i % 4;
         CHECK(r16[at] == uint8_t(blk[header + i] ^ (f == QFormat::Q8_0 ? 0x80 : 0)));
       }
@@ -341,11 +350,11 @@ TEST_CASE("quant: rows interleaved by 16 round-trip, with the documented byte po
         CHECK(std::memcmp(&r16[tile + 2240 + 2 * n], blk, 2) == 0);      // d
         CHECK(std::memcmp(&r16[tile + 2272 + 2 * n], blk + 2, 2) == 0);  // dmin
         for (size_t i = 0; i < 12; ++i) CHECK(r16[tile + 2048 + 64 * (i / 4) + 4 * n + i % 4] == blk[4 + i]);
-      } else {
+      } else if (!q6k) {
         CHECK(std::memcmp(&r16[tile + 2 * codes + 32 * j + 2 * n], blk, 2) == 0);
       }
       // Padding rows (row 15 of the last group) have zero scales.
-      const size_t last = size_t((groups - 1) * tiles) * tb, d15 = q4k ? 2240 + 30 : 2 * codes + 30;
+      const size_t last = size_t((groups - 1) * tiles) * tb, d15 = q4k ? 2240 + 30 : q6k ? 6656 + 30 : 2 * codes + 30;
       if (rows % 16) CHECK((r16[last + d15] | r16[last + d15 + 1]) == 0);
     }
 }
