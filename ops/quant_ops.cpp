@@ -228,10 +228,10 @@ std::vector<Variant> r16_candidates(const QShape& s, const TargetCaps& caps) {
   std::vector<Variant> c;
   if (is_cpu(caps)) {
     if (s.x8)
-      for (int g : {1, 2, 4})
+      for (int g : {1, 2})
         for (int mb : {1, 2, 4, 8})
           if (mb <= s.m || mb == 1)
-            for (int pf : {0, 16, 32, 64}) {
+            for (int pf : {0, 1, 2, 4, 8, 16}) {
               Variant v = Variant{}.set("impl", kGemvR16).set("groups", g).set("mb", mb);
               if (pf) v.set("pf", pf);
               c.push_back(v);
@@ -285,24 +285,20 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
   return c;
 }
 
-// Measured with kgen tune 1x4096x4096 (rotating inputs) on Zen 5. Q4_0: one
-// row group per work-item, so its tiles are one contiguous stream and the
-// work-items' streams follow each other (2 or 4 groups side by side took
-// 0.30-0.40 ms against 0.27 at 1 thread), with a software prefetch 16 tiles
-// (9 KiB) ahead (0.24-0.25 ms against 0.27-0.29 without). Q4_K the same
-// (1 / 2 threads 0.34 / 0.20 ms against 0.51 / 0.27 without the prefetch and
-// 0.55-0.70 / 0.31-0.44 with more groups; GGML rows: 0.41 / 0.22), and
-// Q6_K (0.89 / 0.52 ms; GGML rows 1.10 / 0.60; compute-bound on the 6-bit
-// decode: 3-4 ops per code line besides the dot4). Q8_0
-// (twice the bytes per tile) at M <= 2: two groups, no prefetch (1 / 2
-// threads 0.46-0.50 / 0.37 ms; one group with the prefetch 0.50-0.55 / 0.38).
-// More rows of X: 8 per work-item, one group, the prefetch (M = 64, 1 thread:
-// Q8_0 4.0 ms against 8.3 with 4 rows and 23 with two groups of 8, which
-// spill; Q4_K 5.4 against 6.7; Q4_0 3.4 against 3.3).
+// Measured with kgen tune 1x4096x4096 (rotating inputs) on Zen 5, 1 / 2
+// threads. One row group per work-item: its tiles are one contiguous stream,
+// and the work-items' streams follow each other (2 or 4 groups side by side:
+// Q4_0 0.30-0.40 ms against 0.27 at 1 thread). A software prefetch 4.5-7 KiB
+// ahead, whatever the tile size: Q4_0 8 tiles 0.24 / 0.18 ms (none 0.27 /
+// 0.20-0.29, 16 tiles 0.25 / 0.18), Q8_0 4 tiles 0.44-0.45 / 0.24 (two groups
+// 0.47 / 0.24-0.31), Q4_K 2 tiles 0.27-0.28 / 0.18 (16 tiles 0.31-0.36 / 0.25;
+// GGML rows 0.41 / 0.22), Q6_K 1 tile 0.84-0.87 / 0.46 (GGML rows 1.10 / 0.60;
+// compute-bound on the 6-bit decode). More rows of X: 8 per work-item (M = 64,
+// 1 thread: Q8_0 4.0 ms against 8.3 with 4 rows and 23 with two groups of 8,
+// which spill; Q4_K 5.4 against 6.7; Q4_0 3.4 against 3.3).
 Variant r16_heuristic(const QShape& s) {
-  Variant v = Variant{}.set("impl", kGemvR16).set("mb", std::min<int64_t>(s.m, 8));
-  if (s.f == QFormat::Q8_0 && s.m <= 2) return v.set("groups", 2);
-  return v.set("groups", 1).set("pf", 16);
+  const int64_t pf = std::max<int64_t>(1, 4608 / r16_tile_bytes(s.f));
+  return Variant{}.set("impl", kGemvR16).set("mb", std::min<int64_t>(s.m, 8)).set("groups", 1).set("pf", pf);
 }
 
 Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
