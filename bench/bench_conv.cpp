@@ -2,8 +2,8 @@
 // interleaved (ours, baseline with OpenBLAS, baseline with oneDNN, ours, ...),
 // each timed after an untimed run of itself (steady state, warm caches):
 //   conv2d/<N>x<C>x<H>x<W>x<OC>x<KH>x<KW>/threads:<t>
-// The baseline per image: a host im2col (plain C++ at -O3, single-threaded,
-// zero/copy/zero row segments) into a K × OH·OW column matrix, then
+// The baseline per image: a host im2col (plain C++ at -O3, channels over the
+// threads, zero/copy/zero row segments) into a K × OH·OW column matrix, then
 // y[n] (OC × OH·OW) = w (OC × K) · col with cblas_sgemm or dnnl_sgemm.
 // Counters: GFLOP_per_s (ours), baseline_GFLOP_per_s (im2col + the faster
 // vendor), ratio = ours / baseline (speed, > 1: kgen faster), and
@@ -34,10 +34,13 @@ namespace kgen::bench {
 namespace {
 
 // col[(c·KH + kh)·KW + kw][oh·OW + ow] = x[c][oh·sh - pt + kh·dh][ow·sw - pl + kw·dw] (0 outside).
-void im2col(const ops::ConvShape& s, const float* x, float* col) {
+// Channels split over `threads` (OpenMP, the pool oneDNN uses), as a
+// framework's im2col would be.
+void im2col(const ops::ConvShape& s, const float* x, float* col, int threads) {
   const int64_t OH = s.oh(), OW = s.ow(), P = OH * OW;
-  float* out = col;
-  for (int64_t c = 0; c < s.c; ++c)
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t c = 0; c < s.c; ++c) {
+    float* out = col + c * s.kh * s.kw * P;
     for (int64_t kh = 0; kh < s.kh; ++kh)
       for (int64_t kw = 0; kw < s.kw; ++kw, out += P)
         for (int64_t oh = 0; oh < OH; ++oh) {
@@ -60,6 +63,7 @@ void im2col(const ops::ConvShape& s, const float* x, float* col) {
             for (int64_t ow = lo; ow < hi; ++ow) row[ow] = xr[ow * s.sw + off];
           for (int64_t ow = hi; ow < OW; ++ow) row[ow] = 0;
         }
+  }
 }
 
 void BM_Conv(benchmark::State& state, ops::Problem p) {
@@ -86,7 +90,7 @@ void BM_Conv(benchmark::State& state, ops::Problem p) {
   auto baseline = [&](bool onednn) {
     double ti = 0, tg = 0;
     for (int64_t n = 0; n < s.n; ++n) {
-      ti += seconds([&] { im2col(s, x.data() + n * s.c * s.h * s.w, col.data()); });
+      ti += seconds([&] { im2col(s, x.data() + n * s.c * s.h * s.w, col.data(), threads); });
       float* yn = y.data() + n * s.oc * P;
       tg += seconds([&] {
         if (onednn)
