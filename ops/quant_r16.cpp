@@ -32,18 +32,192 @@ void check_r16(QFormat f) {
 
 }  // namespace
 
+namespace {
+
+// A GEMV work-item's state, shared by the per-format bodies: the buffers,
+// where each X row's activation words (xq), Σq per 16 (xs) and block scales
+// (xd) start, each row group's first tile line, and the accumulators (one
+// f32x16 line, a lane per row, for each X row and row group).
+struct R16Item {
+  QFormat f;
+  uint32_t RG, MB, TL;
+  Array xq, xd, xs, w;
+  std::vector<Value> gline, xrow, srow, drow;
+  std::vector<Var> acc;
+
+  Value tile(uint32_t g, const Value& t) const { return gline[g] + cast(u64, t) * uint64_t(TL); }
+  // Activation word c (bytes 4c..4c+3) of X block xb of X row i, on all lanes.
+  Value act(uint32_t i, const Value& xb, uint32_t c) const { return splat(xq[xrow[i] + xb * 8u + uint64_t(c)], 16); }
+  Var& out(uint32_t i, uint32_t g) { return acc[i * RG + g]; }
+
+  void block(const Value& t, uint32_t j, const Value& b);      // Q4_0, Q8_0
+  void q4k_superblock(const Value& b);
+  void q6k_superblock(const Value& t, uint32_t j, const Value& b);
+};
+
+// 16 f16 values held in words 8h..8h+7 of a line, as f32.
+Value halves(const Value& words, uint32_t h) {
+  std::vector<Value> v;
+  for (uint32_t e = 0; e < 8; ++e) v.push_back(extract(words, int(8 * h + e)));
+  return cast(line(f32, 16), bitcast(line(f16, 16), make_line(v)));
+}
+
+// Q4_0 / Q8_0: block b, the j-th of tile t, of every row group.
+void R16Item::block(const Value& t, uint32_t j, const Value& b) {
+  const bool q4 = f == QFormat::Q4_0;
+  const uint32_t CL = code_lines(f);
+  Value b64 = cast(u64, b);
+  std::vector<std::vector<Value>> xa(MB);
+  std::vector<Value> init(MB), dx(MB);
+  for (uint32_t i = 0; i < MB; ++i) {
+    for (uint32_t c = 0; c < 8; ++c) xa[i].push_back(act(i, b64, c));
+    // Codes are u = w/d + o (o = 8, or 128): Σ (u - o)·q = Σ u·q - o·Σq.
+    Value sq = xs[srow[i] + b64 * 2u] + xs[srow[i] + b64 * 2u + uint64_t(1)];
+    init[i] = splat(sq * (q4 ? -8 : -128), 16);
+    dx[i] = splat(xd[drow[i] + b64], 16);
+  }
+  for (uint32_t g = 0; g < RG; ++g) {
+    Value tl = tile(g, t);
+    Value scale = halves(w[tl + uint64_t(2 * CL)], j);
+    // Codes of activation words 0-7 of the block, in two dot4 chains
+    // (a and b) of 4 rather than one of 8.
+    std::vector<Value> ca, cb;
+    for (uint32_t c = 0; c < CL; ++c) {
+      Value v = w[tl + uint64_t(CL * j + c)];
+      if (q4) {
+        ca.push_back(v & 0x0f0f0f0fu);
+        // The high nibbles in place, 16 times their codes: no shift per
+        // line, one exact shift of their sum (a multiple of 16, |sum| < 2^19).
+        cb.push_back(v & 0xf0f0f0f0u);
+      } else {
+        (c < 4 ? ca : cb).push_back(v);
+      }
+    }
+    for (uint32_t i = 0; i < MB; ++i) {
+      Value sa = init[i], sb = splat(constant(i32, 0), 16);
+      for (uint32_t c = 0; c < 4; ++c) {
+        sa = dot4(ca[c], xa[i][c], sa);
+        sb = dot4(cb[c], xa[i][4 + c], sb);
+      }
+      Var& a = out(i, g);
+      a = fma(cast(line(f32, 16), sa + (q4 ? sb >> 4 : sb)), scale * dx[i], a.get());
+    }
+  }
+}
+
+// Q4_K: super-block b (tile b) of every row group. Per sub-block sb (32
+// elements, one X block): w = d·sc·u - dmin·m, so Σ w·x̂ = d·sc·dx·Σ u·q -
+// dmin·m·dx·Σq, two fmas per 16 rows; the 6-bit scales and mins of 16 rows
+// unpack as 3 lines of words (GGML's utmp trick, lane = row).
+void R16Item::q4k_superblock(const Value& b) {
+  Value b64 = cast(u64, b);
+  for (uint32_t g = 0; g < RG; ++g) {
+    Value tl = tile(g, b);
+    Value w0 = w[tl + uint64_t(32)], w1 = w[tl + uint64_t(33)], w2 = w[tl + uint64_t(34)], dd = w[tl + uint64_t(35)];
+    Value sc_lo = w0 & 0x3f3f3f3fu, m_lo = w1 & 0x3f3f3f3fu;
+    Value sc_hi = (w2 & 0x0f0f0f0fu) | (((w0 >> 6u) & 0x03030303u) << 4u);
+    Value m_hi = ((w2 >> 4u) & 0x0f0f0f0fu) | (((w1 >> 6u) & 0x03030303u) << 4u);
+    Value d = halves(dd, 0), dmin = halves(dd, 1);
+    auto field = [&](const Value& words, uint32_t sb) {
+      return cast(line(f32, 16), (sb % 4 ? words >> (8u * (sb % 4)) : words) & 0xffu);
+    };
+    for (uint32_t p = 0; p < 4; ++p) {
+      std::vector<Value> lo, hi;
+      for (uint32_t c = 0; c < 8; ++c) {
+        Value v = w[tl + uint64_t(8 * p + c)];
+        lo.push_back(v & 0x0f0f0f0fu);
+        hi.push_back(v & 0xf0f0f0f0u);  // 16 times the codes (see block())
+      }
+      for (uint32_t h = 0; h < 2; ++h) {
+        const uint32_t sb = 2 * p + h;
+        Value dsc = d * field(sb < 4 ? sc_lo : sc_hi, sb), dm = dmin * field(sb < 4 ? m_lo : m_hi, sb);
+        const std::vector<Value>& codes = h ? hi : lo;
+        for (uint32_t i = 0; i < MB; ++i) {
+          Value xb = b64 * 8u + uint64_t(sb);  // the X block
+          Value sa = splat(constant(i32, 0), 16), sc2 = sa;
+          for (uint32_t c = 0; c < 4; ++c) {
+            sa = dot4(codes[c], act(i, xb, c), sa);
+            sc2 = dot4(codes[4 + c], act(i, xb, 4 + c), sc2);
+          }
+          Value isum = sa + sc2;
+          if (h) isum = isum >> 4;
+          Value dx = xd[drow[i] + xb];
+          Value sq = cast(f32, xs[srow[i] + xb * 2u] + xs[srow[i] + xb * 2u + uint64_t(1)]);
+          Var& a = out(i, g);
+          a = fma(cast(line(f32, 16), isum), dsc * splat(dx, 16), a.get());
+          a = fma(dm, splat(-(dx * sq), 16), a.get());
+        }
+      }
+    }
+  }
+}
+
+// Q6_K: super-block b, the j-th of tile t. Per half n and quarter q of it
+// (32 elements, one X block): 6-bit codes u = nibble | 2 high bits << 4 in
+// 8 chunk lines, w = d·sc·(u - 32), one int8 scale per 16 elements.
+void R16Item::q6k_superblock(const Value& t, uint32_t j, const Value& b) {
+  Value b64 = cast(u64, b);
+  for (uint32_t g = 0; g < RG; ++g) {
+    Value tl = tile(g, t);
+    Value d = halves(w[tl + uint64_t(104)], j);
+    std::vector<Value> sw;
+    for (uint32_t i = 0; i < 4; ++i) sw.push_back(bitcast(line(i32, 16), w[tl + uint64_t(96 + 4 * j + i)]));
+    for (uint32_t n = 0; n < 2; ++n) {
+      std::vector<Value> A, B, H;
+      for (uint32_t c = 0; c < 8; ++c) {
+        A.push_back(w[tl + uint64_t(32 * j + 16 * n + c)]);
+        B.push_back(w[tl + uint64_t(32 * j + 16 * n + 8 + c)]);
+        H.push_back(w[tl + uint64_t(64 + 16 * j + 8 * n + c)]);
+      }
+      for (uint32_t q = 0; q < 4; ++q) {
+        std::vector<Value> codes;
+        for (uint32_t c = 0; c < 8; ++c) {
+          Value lo = q & 1 ? B[c] : A[c];
+          Value nib = q < 2 ? lo & 0x0f0f0f0fu : (lo >> 4u) & 0x0f0f0f0fu;
+          Value hb = q == 0 ? H[c] << 4u : q == 1 ? H[c] << 2u : q == 2 ? H[c] : H[c] >> 2u;
+          codes.push_back(nib | (hb & 0x30303030u));
+        }
+        // The two 16-element halves' scales: int8 byte s of row r's words.
+        std::vector<Value> dsc;
+        for (uint32_t h = 0; h < 2; ++h) {
+          const uint32_t si = 8 * n + 2 * q + h;
+          Value v = (sw[si / 4] << (24u - 8u * (si % 4))) >> 24;
+          dsc.push_back(d * cast(line(f32, 16), v));
+        }
+        for (uint32_t i = 0; i < MB; ++i) {
+          Value xb = b64 * 8u + uint64_t(4 * n + q);  // the X block
+          std::vector<Value> isum;
+          for (uint32_t h = 0; h < 2; ++h) {
+            // -32·Σq of the 16 activations starts the sum.
+            Value s16 = splat(xs[srow[i] + xb * 2u + uint64_t(h)] * -32, 16);
+            for (uint32_t c = 4 * h; c < 4 * h + 4; ++c) s16 = dot4(codes[c], act(i, xb, c), s16);
+            isum.push_back(s16);
+          }
+          Value dx = splat(xd[drow[i] + xb], 16);
+          Var& a = out(i, g);
+          a = fma(cast(line(f32, 16), isum[0]), dsc[0] * dx, a.get());
+          a = fma(cast(line(f32, 16), isum[1]), dsc[1] * dx, a.get());
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
 ir::Kernel qgemv_r16_kernel(QFormat fmt, int groups, int mb, int prefetch) {
   check_r16(fmt);
-  const bool q4 = fmt == QFormat::Q4_0, q4k = fmt == QFormat::Q4_K, q6k = fmt == QFormat::Q6_K;
-  const uint32_t RG = uint32_t(groups), MB = uint32_t(mb), CL = code_lines(fmt), TL = tile_lines(fmt);
+  const bool q4k = fmt == QFormat::Q4_K, q6k = fmt == QFormat::Q6_K;
+  const uint32_t RG = uint32_t(groups), MB = uint32_t(mb), TL = tile_lines(fmt);
   const uint32_t BPT = uint32_t(r16_blocks_per_tile(fmt));
   std::string name = std::string("quant_gemv_r16_") + info(fmt).name + "_g" + std::to_string(RG) + "_m" +
                      std::to_string(MB) + (prefetch ? "_pf" + std::to_string(prefetch) : "");
   return kernel(name, [&](KernelBuilder& kb) {
-    auto xq = kb.input("xq", i32);  // 4 activation bytes per element
-    auto xd = kb.input("xd", f32);
-    auto xs = kb.input("xs", i32);
-    auto w = kb.input("w", line(u32, 16));  // tiles as whole cache lines
+    R16Item it{fmt, RG, MB, TL};
+    it.xq = kb.input("xq", i32);  // 4 activation bytes per element
+    it.xd = kb.input("xd", f32);
+    it.xs = kb.input("xs", i32);
+    it.w = kb.input("w", line(u32, 16));  // tiles as whole cache lines
     auto y = kb.output("y", f32);
     auto M = kb.scalar("m", u32);
     auto N = kb.scalar("n", u32);
@@ -54,166 +228,18 @@ ir::Kernel qgemv_r16_kernel(QFormat fmt, int groups, int mb, int prefetch) {
     // Line index of each row group's first tile (u64: constant offsets fold
     // into the addressing). Groups past the last re-read it: in bounds, their
     // rows are >= N and never stored.
-    std::vector<Value> gline;
-    for (uint32_t g = 0; g < RG; ++g) gline.push_back(cast(u64, min(g0 + g, G - 1u)) * cast(u64, np * TL));
-    // Per X row (rows past M re-read row M-1, never stored): where its
-    // activation words, Σq per 16 and block scales start.
-    std::vector<Value> xrow, srow, drow;
+    for (uint32_t g = 0; g < RG; ++g) it.gline.push_back(cast(u64, min(g0 + g, G - 1u)) * cast(u64, np * TL));
+    // X rows past M re-read row M-1, never stored.
     for (uint32_t i = 0; i < MB; ++i) {
       Value row = cast(u64, min(m0 + i, M - 1u));
-      xrow.push_back(row * cast(u64, K / 4u));
-      srow.push_back(row * cast(u64, K / 16u));
-      drow.push_back(row * cast(u64, K / 32u));
+      it.xrow.push_back(row * cast(u64, K / 4u));
+      it.srow.push_back(row * cast(u64, K / 16u));
+      it.drow.push_back(row * cast(u64, K / 32u));
     }
-    std::vector<Var> acc;
-    for (uint32_t i = 0; i < MB * RG; ++i) acc.push_back(var(splat(0.0f, 16)));
-    // Q4_K: super-block b (tile b) of every row group. Per sub-block sb (32
-    // elements, one X block): w = d·sc·u - dmin·m, so Σ w·x̂ = d·sc·dx·Σ u·q -
-    // dmin·m·dx·Σq, two fmas per 16 rows; the 6-bit scales and mins of 16 rows
-    // unpack as 3 lines of words (GGML's utmp trick, lane = row).
-    auto superblock = [&](const Value& b) {
-      Value b64 = cast(u64, b);
-      for (uint32_t g = 0; g < RG; ++g) {
-        Value tl = gline[g] + b64 * uint64_t(TL);
-        Value w0 = w[tl + uint64_t(32)], w1 = w[tl + uint64_t(33)], w2 = w[tl + uint64_t(34)], dd = w[tl + uint64_t(35)];
-        Value sc_lo = w0 & 0x3f3f3f3fu, m_lo = w1 & 0x3f3f3f3fu;
-        Value sc_hi = (w2 & 0x0f0f0f0fu) | (((w0 >> 6u) & 0x03030303u) << 4u);
-        Value m_hi = ((w2 >> 4u) & 0x0f0f0f0fu) | (((w1 >> 6u) & 0x03030303u) << 4u);
-        auto halves = [&](uint32_t h) {
-          std::vector<Value> v;
-          for (uint32_t e = 0; e < 8; ++e) v.push_back(extract(dd, int(8 * h + e)));
-          return cast(line(f32, 16), bitcast(line(f16, 16), make_line(v)));
-        };
-        Value d = halves(0), dmin = halves(1);
-        auto field = [&](const Value& words, uint32_t sb) {
-          return cast(line(f32, 16), (sb % 4 ? words >> (8u * (sb % 4)) : words) & 0xffu);
-        };
-        for (uint32_t p = 0; p < 4; ++p) {
-          std::vector<Value> lo, hi;
-          for (uint32_t c = 0; c < 8; ++c) {
-            Value v = w[tl + uint64_t(8 * p + c)];
-            lo.push_back(v & 0x0f0f0f0fu);
-            hi.push_back(v & 0xf0f0f0f0u);  // 16 times the codes (see Q4_0)
-          }
-          for (uint32_t h = 0; h < 2; ++h) {
-            const uint32_t sb = 2 * p + h;
-            Value dsc = d * field(sb < 4 ? sc_lo : sc_hi, sb), dm = dmin * field(sb < 4 ? m_lo : m_hi, sb);
-            const std::vector<Value>& codes = h ? hi : lo;
-            for (uint32_t i = 0; i < MB; ++i) {
-              Value xb = b64 * 8u + uint64_t(sb);  // the X block
-              Value sa = splat(constant(i32, 0), 16), sc2 = sa;
-              for (uint32_t c = 0; c < 4; ++c) {
-                sa = dot4(codes[c], splat(xq[xrow[i] + xb * 8u + uint64_t(c)], 16), sa);
-                sc2 = dot4(codes[4 + c], splat(xq[xrow[i] + xb * 8u + uint64_t(4 + c)], 16), sc2);
-              }
-              Value isum = sa + sc2;
-              if (h) isum = isum >> 4;
-              Value dx = xd[drow[i] + xb];
-              Value sq = cast(f32, xs[srow[i] + xb * 2u] + xs[srow[i] + xb * 2u + uint64_t(1)]);
-              Var& a = acc[i * RG + g];
-              a = fma(cast(line(f32, 16), isum), dsc * splat(dx, 16), a.get());
-              a = fma(dm, splat(-(dx * sq), 16), a.get());
-            }
-          }
-        }
-      }
-    };
-    // Q6_K: super-block b, the j-th of tile t. Per half n and quarter q of it
-    // (32 elements, one X block): 6-bit codes u = nibble | 2 high bits << 4 in
-    // 8 chunk lines, w = d·sc·(u - 32), one int8 scale per 16 elements.
-    auto q6_superblock = [&](const Value& t, uint32_t j, const Value& b) {
-      Value b64 = cast(u64, b);
-      for (uint32_t g = 0; g < RG; ++g) {
-        Value tl = gline[g] + cast(u64, t) * uint64_t(TL);
-        Value dw = w[tl + uint64_t(104)];
-        std::vector<Value> dh;
-        for (uint32_t e = 0; e < 8; ++e) dh.push_back(extract(dw, int(8 * j + e)));
-        Value d = cast(line(f32, 16), bitcast(line(f16, 16), make_line(dh)));
-        std::vector<Value> sw;
-        for (uint32_t i = 0; i < 4; ++i) sw.push_back(bitcast(line(i32, 16), w[tl + uint64_t(96 + 4 * j + i)]));
-        for (uint32_t n = 0; n < 2; ++n) {
-          std::vector<Value> A, B, H;
-          for (uint32_t c = 0; c < 8; ++c) {
-            A.push_back(w[tl + uint64_t(32 * j + 16 * n + c)]);
-            B.push_back(w[tl + uint64_t(32 * j + 16 * n + 8 + c)]);
-            H.push_back(w[tl + uint64_t(64 + 16 * j + 8 * n + c)]);
-          }
-          for (uint32_t q = 0; q < 4; ++q) {
-            std::vector<Value> codes;
-            for (uint32_t c = 0; c < 8; ++c) {
-              Value lo = q & 1 ? B[c] : A[c];
-              Value nib = q < 2 ? lo & 0x0f0f0f0fu : (lo >> 4u) & 0x0f0f0f0fu;
-              Value hb = q == 0 ? H[c] << 4u : q == 1 ? H[c] << 2u : q == 2 ? H[c] : H[c] >> 2u;
-              codes.push_back(nib | (hb & 0x30303030u));
-            }
-            // The two 16-element halves' scales: int8 byte s of row r's words.
-            std::vector<Value> dsc;
-            for (uint32_t h = 0; h < 2; ++h) {
-              const uint32_t si = 8 * n + 2 * q + h;
-              Value v = (sw[si / 4] << (24u - 8u * (si % 4))) >> 24;
-              dsc.push_back(d * cast(line(f32, 16), v));
-            }
-            for (uint32_t i = 0; i < MB; ++i) {
-              Value xb = b64 * 8u + uint64_t(4 * n + q);  // the X block
-              std::vector<Value> isum;
-              for (uint32_t h = 0; h < 2; ++h) {
-                // -32·Σq of the 16 activations starts the sum.
-                Value s16 = splat(xs[srow[i] + xb * 2u + uint64_t(h)] * -32, 16);
-                for (uint32_t c = 4 * h; c < 4 * h + 4; ++c) s16 = dot4(codes[c], splat(xq[xrow[i] + xb * 8u + uint64_t(c)], 16), s16);
-                isum.push_back(s16);
-              }
-              Value dx = splat(xd[drow[i] + xb], 16);
-              Var& a = acc[i * RG + g];
-              a = fma(cast(line(f32, 16), isum[0]), dsc[0] * dx, a.get());
-              a = fma(cast(line(f32, 16), isum[1]), dsc[1] * dx, a.get());
-            }
-          }
-        }
-      }
-    };
-    // Block b, the j-th of tile t of every row group.
+    for (uint32_t i = 0; i < MB * RG; ++i) it.acc.push_back(var(splat(0.0f, 16)));
     auto block = [&](const Value& t, uint32_t j, const Value& b) {
-      if (q6k) return q6_superblock(t, j, b);
-      Value b64 = cast(u64, b);
-      std::vector<std::vector<Value>> xa(MB);
-      std::vector<Value> init(MB), dx(MB);
-      for (uint32_t i = 0; i < MB; ++i) {
-        for (uint32_t c = 0; c < 8; ++c) xa[i].push_back(splat(xq[xrow[i] + b64 * 8u + uint64_t(c)], 16));
-        // Codes are u = w/d + o (o = 8, or 128): Σ (u - o)·q = Σ u·q - o·Σq.
-        Value sq = xs[srow[i] + b64 * 2u] + xs[srow[i] + b64 * 2u + uint64_t(1)];
-        init[i] = splat(sq * (q4 ? -8 : -128), 16);
-        dx[i] = splat(xd[drow[i] + b64], 16);
-      }
-      for (uint32_t g = 0; g < RG; ++g) {
-        Value tl = gline[g] + cast(u64, t) * uint64_t(TL);
-        Value sw = w[tl + uint64_t(2 * CL)];
-        std::vector<Value> half;
-        for (uint32_t e = 0; e < 8; ++e) half.push_back(extract(sw, int(8 * j + e)));
-        Value scale = cast(line(f32, 16), bitcast(line(f16, 16), make_line(half)));
-        // Codes of activation words 0-7 of the block, in two dot4 chains
-        // (a and b) of 4 rather than one of 8.
-        std::vector<Value> ca, cb;
-        for (uint32_t c = 0; c < CL; ++c) {
-          Value v = w[tl + uint64_t(CL * j + c)];
-          if (q4) {
-            ca.push_back(v & 0x0f0f0f0fu);
-            // The high nibbles in place, 16 times their codes: no shift per
-            // line, one exact shift of their sum (a multiple of 16, |sum| < 2^19).
-            cb.push_back(v & 0xf0f0f0f0u);
-          } else {
-            (c < 4 ? ca : cb).push_back(v);
-          }
-        }
-        for (uint32_t i = 0; i < MB; ++i) {
-          Value sa = init[i], sb = splat(constant(i32, 0), 16);
-          for (uint32_t c = 0; c < 4; ++c) {
-            sa = dot4(ca[c], xa[i][c], sa);
-            sb = dot4(cb[c], xa[i][4 + c], sb);
-          }
-          Var& a = acc[i * RG + g];
-          a = fma(cast(line(f32, 16), sa + (q4 ? sb >> 4 : sb)), scale * dx[i], a.get());
-        }
-      }
+      if (q6k) it.q6k_superblock(t, j, b);
+      else it.block(t, j, b);
     };
     for_range(0u, nb / BPT, [&](Value t) {
       // Software prefetch `prefetch` tiles ahead: more lines in flight than
@@ -222,8 +248,8 @@ ir::Kernel qgemv_r16_kernel(QFormat fmt, int groups, int mb, int prefetch) {
       // prefetch is harmless).
       if (prefetch)
         for (uint32_t g = 0; g < RG; ++g)
-          for (uint32_t l = 0; l < TL; ++l) w[gline[g] + cast(u64, t + uint32_t(prefetch)) * uint64_t(TL) + uint64_t(l)].prefetch();
-      if (q4k) return superblock(t);
+          for (uint32_t l = 0; l < TL; ++l) it.w[it.tile(g, t + uint32_t(prefetch)) + uint64_t(l)].prefetch();
+      if (q4k) return it.q4k_superblock(t);
       block(t, 0, t * 2u);
       block(t, 1, t * 2u + 1u);
     });
@@ -231,7 +257,7 @@ ir::Kernel qgemv_r16_kernel(QFormat fmt, int groups, int mb, int prefetch) {
     Value n0 = g0 * 16u;
     auto store = [&](bool guarded) {
       store_gemv_outputs(y, M, N, m0, n0, MB, 16 * RG, guarded,
-                         [&](uint32_t i, uint32_t r) { return extract(acc[i * RG + r / 16].get(), int(r % 16)); });
+                         [&](uint32_t i, uint32_t r) { return extract(it.out(i, r / 16).get(), int(r % 16)); });
     };
     if_(n0 + 16u * RG <= N, [&] { store(false); }).else_([&] { store(true); });
   });
