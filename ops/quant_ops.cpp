@@ -65,14 +65,20 @@ void make_packed(QFormat f, int64_t rows, int64_t k, std::vector<uint8_t>& bytes
   random_blocks(f, bytes.data(), rows * (k / info(f).block_elems), seed);
 }
 
-// Steps of a generic (any-target) dequantize of n elements from `w` into `y`.
-Step dequant_step(QFormat f, bool words, int w, int y, int64_t n) {
-  Step s{dequantize_kernel(f, words), {}, {w, y}, {u(n)}};
+// The launch of a one-element-per-work-item dequantize kernel over n
+// elements: workgroups of 64 numbered over (x, y) (dequant_grid_x).
+Step element_dequant_launch(ir::Kernel k, std::vector<int> buffers, std::vector<uint64_t> scalars, int64_t n) {
+  Step s{std::move(k), {}, std::move(buffers), std::move(scalars)};
   uint64_t groups = uint64_t(cdiv(n, 64));
   uint32_t gx = dequant_grid_x(groups);
   s.dims.grid = {gx, uint32_t(cdiv(int64_t(groups), gx)), 1};
   s.dims.workgroup = {64, 1, 1};
   return s;
+}
+
+// Steps of a generic (any-target) dequantize of n elements from `w` into `y`.
+Step dequant_step(QFormat f, bool words, int w, int y, int64_t n) {
+  return element_dequant_launch(dequantize_kernel(f, words), {w, y}, {u(n)}, n);
 }
 
 Step dequant_lines_step(QFormat f, int bpi, int w, int y, int64_t nblocks) {
@@ -81,14 +87,9 @@ Step dequant_lines_step(QFormat f, int bpi, int w, int y, int64_t nblocks) {
   return s;
 }
 
-// Dequantize of rows interleaved by 16 (layout=16) into rows x k f32.
+// Dequantize of rows interleaved by 16 (layout=16) into rows x k f32 (any target).
 Step dequant_r16_step(QFormat f, bool words, int w, int y, int64_t rows, int64_t k) {
-  Step s{dequantize_r16_kernel(f, words), {}, {w, y}, {u(rows), u(k)}};  // any target
-  uint64_t groups = uint64_t(cdiv(rows * k, 64));
-  uint32_t gx = dequant_grid_x(groups);
-  s.dims.grid = {gx, uint32_t(cdiv(int64_t(groups), gx)), 1};
-  s.dims.workgroup = {64, 1, 1};
-  return s;
+  return element_dequant_launch(dequantize_r16_kernel(f, words), {w, y}, {u(rows), u(k)}, rows * k);
 }
 
 // ---- dequantize ----
@@ -207,7 +208,7 @@ struct QShape {
   int64_t m, n, k;
   QFormat f;
   bool x8;   // attr xq: X may be quantized to int8 blocks (GGML's numerics)
-  bool r16;  // attr layout=16: W is Q4_0/Q8_0 with rows interleaved by 16 (quant_formats.h)
+  bool r16;  // attr layout=16: W (Q4_0, Q8_0, Q4_K, Q6_K) with rows interleaved by 16 (quant_formats.h)
   // W's bytes in its layout.
   size_t w_bytes() const { return r16 ? r16_bytes(f, n, k) : padded_bytes(f, n, k); }
 };
@@ -222,8 +223,8 @@ bool x8_gemv(const QShape& s) { return s.x8 && has_int8_gemv(s.f) && s.m <= 16; 
 // against 0.45 for its 8-lane form (Zen 5, 1x4096x4096, 1 thread).
 bool pair_gemv(const QShape& s) { return s.f == QFormat::Q4_0 && s.k % 64 == 0; }
 
-// Rows interleaved by 16 (layout=16): its GEMV on the CPU (int8 activations, few
-// rows of X), else dequantize + the tiled GEMM on any target.
+// Rows interleaved by 16 (layout=16): its GEMV on the CPU (int8 activations,
+// any M), else dequantize + the tiled GEMM on any target.
 std::vector<Variant> r16_candidates(const QShape& s, const TargetCaps& caps) {
   std::vector<Variant> c;
   if (is_cpu(caps)) {
@@ -493,7 +494,7 @@ void register_qmatmul() {
   d.description = "Y = X·Wᵀ with W rows of GGML quantized blocks: GEMV decoding blocks in registers, or dequantize + GEMM";
   d.dims_help = "M N K";
   d.attrs_help = format_help() + ", xq=1|0 (1: X may be quantized to int8 blocks of 32 like GGML's Q8 activations)" +
-                 ", layout=0|16 (16: Q4_0/Q8_0 W repacked with rows interleaved by 16, ops/quant_formats.h)";
+                 ", layout=0|16 (16: Q4_0/Q8_0/Q4_K/Q6_K W repacked with rows interleaved by 16, ops/quant_formats.h)";
   d.validate = [](const Problem& p) {
     validate_rows_k(p, 3, false);
     const int64_t layout = p.attr("layout", 0);

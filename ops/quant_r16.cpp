@@ -265,51 +265,6 @@ ir::Kernel qgemv_r16_kernel(QFormat fmt, int groups, int mb, int prefetch) {
 
 namespace {
 
-// Q4_K's and Q6_K's (see dequantize_r16_kernel), with GGML's order of
-// operations: Q4_K (d·sc)·q - dmin·m (scale_min_k4), Q6_K (d·sc)·(q - 32).
-ir::Kernel dequantize_r16_k_kernel(QFormat fmt, bool words) {
-  const bool q6 = fmt == QFormat::Q6_K;
-  const uint32_t TB = uint32_t(r16_tile_bytes(fmt));
-  return kernel(std::string("quant_dequant_r16_") + info(fmt).name + (words ? "_w32" : "_u8"), [&](KernelBuilder& kb) {
-    auto w = kb.input("w", words ? u32 : u8);
-    auto y = kb.output("y", f32);
-    auto N = kb.scalar("rows", u32);
-    auto K = kb.scalar("k", u32);
-    kb.workgroup(64);
-    Value g = (group_id(1) * num_groups(0) + group_id(0)) * 64u + local_id(0);
-    PackedBytes pb{w, words, false};
-    if_(g < N * K, [&] {
-      Value n = g / K, k = g - n * K;
-      Value b = k >> 8u, e = k & 255u, r = n & 15u;
-      // Code byte i (of a run of 32-byte groups) of row r: 8 chunks per group.
-      auto code = [&](const Value& i) { return (i >> 5u) * 512u + ((i & 31u) >> 2u) * 64u + r * 4u + (i & 3u); };
-      if (q6) {
-        Value j = b & 1u, base = ((n >> 4u) * ((K / 256u + 1u) / 2u) + (b >> 1u)) * TB;
-        Value h = e >> 7u, t = (e >> 5u) & 3u, l = e & 31u;
-        Value lo = (pb.byte(base + j * 2048u + code(h * 64u + (t & 1u) * 32u + l)) >> ((t >> 1u) * 4u)) & 15u;
-        Value hb = (pb.byte(base + 4096u + j * 1024u + code(h * 32u + l)) >> (t * 2u)) & 3u;
-        Value si = h * 8u + t * 2u + (l >> 4u);
-        Value sc = bitcast(i32, pb.byte(base + 6144u + j * 256u + (si >> 2u) * 64u + r * 4u + (si & 3u)) << 24u) >> 24;
-        Value q = bitcast(i32, lo | (hb << 4u)) - 32;
-        y[g] = (pb.half(base + 6656u + j * 32u + r * 2u) * cast(f32, sc)) * cast(f32, q);
-        return;
-      }
-      Value base = ((n >> 4u) * (K / 256u) + b) * TB;
-      Value p = e >> 6u, hi = (e >> 5u) & 1u, l = e & 31u, sb = p * 2u + hi;
-      // Scale byte i of row r: word i/4 of its line, byte i%4.
-      auto sbyte = [&](const Value& i) { return pb.byte(base + 2048u + (i >> 2u) * 64u + r * 4u + (i & 3u)); };
-      Value j = sb & 3u, low = sb < 4u;
-      Value A = sbyte(j), B = sbyte(j + 4u), C = sbyte(j + 8u);
-      Value sc = select(low, A & 63u, (C & 15u) | ((A >> 6u) << 4u));
-      Value m = select(low, B & 63u, (C >> 4u) | ((B >> 6u) << 4u));
-      Value byte = pb.byte(base + code(p * 32u + l));
-      Value q = (byte >> (hi * 4u)) & 15u;
-      Value d = pb.half(base + 2240u + r * 2u), dmin = pb.half(base + 2272u + r * 2u);
-      y[g] = (d * cast(f32, sc)) * cast(f32, q) - dmin * cast(f32, m);
-    });
-  });
-}
-
 // The signed value of a code byte (u32) with GGML's order of operations:
 // an integer, then converted and times d.
 Value r16_value(QFormat f, const Value& code) {
@@ -317,13 +272,56 @@ Value r16_value(QFormat f, const Value& code) {
   Value s = bitcast(lanes > 1 ? line(i32, lanes) : ir::Type(i32), code);
   return f == QFormat::Q4_0 ? s - 8 : s - 128;
 }
+
+// Element k of row n (u32) read from the interleaved tiles, with GGML's order
+// of operations: Q4_0/Q8_0 (q - o)·d, Q4_K (d·sc)·q - dmin·m (scale_min_k4),
+// Q6_K (d·sc)·(q - 32).
+Value r16_element(QFormat fmt, const PackedBytes& pb, const Value& n, const Value& k, const Value& K) {
+  const uint32_t BE = uint32_t(info(fmt).block_elems), BPT = uint32_t(r16_blocks_per_tile(fmt));
+  const uint32_t TB = uint32_t(r16_tile_bytes(fmt));
+  Value b = k / BE, e = k & (BE - 1u), r = n & 15u, j = b % BPT;
+  Value base = ((n >> 4u) * ((K / BE + BPT - 1u) / BPT) + b / BPT) * TB;
+  // Code byte i (of a run of 32-byte groups) of row r: 8 chunks per group.
+  auto code = [&](const Value& i) { return (i >> 5u) * 512u + ((i & 31u) >> 2u) * 64u + r * 4u + (i & 3u); };
+  switch (fmt) {
+    case QFormat::Q4_0: case QFormat::Q8_0: {
+      const bool q4 = fmt == QFormat::Q4_0;
+      const uint32_t CB = 64 * code_lines(fmt);
+      // Q4_0: byte i < 16 holds elements i and i + 16; Q8_0: byte i element i.
+      Value byte = pb.byte(base + j * CB + code(q4 ? (e & 15u) : e));
+      Value q = q4 ? select(e < 16u, byte & 15u, byte >> 4u) : byte;
+      return cast(f32, r16_value(fmt, q)) * pb.half(base + 2u * CB + j * 32u + r * 2u);
+    }
+    case QFormat::Q4_K: {
+      Value p = e >> 6u, hi = (e >> 5u) & 1u, l = e & 31u, sb = p * 2u + hi;
+      // Scale byte i of row r: word i/4 of its line, byte i%4.
+      auto sbyte = [&](const Value& i) { return pb.byte(base + 2048u + (i >> 2u) * 64u + r * 4u + (i & 3u)); };
+      Value js = sb & 3u, low = sb < 4u;
+      Value A = sbyte(js), B = sbyte(js + 4u), C = sbyte(js + 8u);
+      Value sc = select(low, A & 63u, (C & 15u) | ((A >> 6u) << 4u));
+      Value m = select(low, B & 63u, (C >> 4u) | ((B >> 6u) << 4u));
+      Value q = (pb.byte(base + code(p * 32u + l)) >> (hi * 4u)) & 15u;
+      Value d = pb.half(base + 2240u + r * 2u), dmin = pb.half(base + 2272u + r * 2u);
+      return (d * cast(f32, sc)) * cast(f32, q) - dmin * cast(f32, m);
+    }
+    case QFormat::Q6_K: {
+      Value h = e >> 7u, t = (e >> 5u) & 3u, l = e & 31u;
+      Value lo = (pb.byte(base + j * 2048u + code(h * 64u + (t & 1u) * 32u + l)) >> ((t >> 1u) * 4u)) & 15u;
+      Value hb = (pb.byte(base + 4096u + j * 1024u + code(h * 32u + l)) >> (t * 2u)) & 3u;
+      Value si = h * 8u + t * 2u + (l >> 4u);
+      Value sc = bitcast(i32, pb.byte(base + 6144u + j * 256u + (si >> 2u) * 64u + r * 4u + (si & 3u)) << 24u) >> 24;
+      Value q = bitcast(i32, lo | (hb << 4u)) - 32;
+      return (pb.half(base + 6656u + j * 32u + r * 2u) * cast(f32, sc)) * cast(f32, q);
+    }
+    default: break;
+  }
+  throw std::invalid_argument(std::string("no interleaved layout for ") + info(fmt).name);
+}
+
 }  // namespace
 
 ir::Kernel dequantize_r16_kernel(QFormat fmt, bool words) {
   check_r16(fmt);
-  if (fmt == QFormat::Q4_K || fmt == QFormat::Q6_K) return dequantize_r16_k_kernel(fmt, words);
-  const bool q4 = fmt == QFormat::Q4_0;
-  const uint32_t CB = 64 * code_lines(fmt), TB = uint32_t(r16_tile_bytes(fmt));
   return kernel(std::string("quant_dequant_r16_") + info(fmt).name + (words ? "_w32" : "_u8"), [&](KernelBuilder& kb) {
     auto w = kb.input("w", words ? u32 : u8);
     auto y = kb.output("y", f32);
@@ -333,14 +331,8 @@ ir::Kernel dequantize_r16_kernel(QFormat fmt, bool words) {
     Value g = (group_id(1) * num_groups(0) + group_id(0)) * 64u + local_id(0);
     PackedBytes pb{w, words, false};
     if_(g < N * K, [&] {
-      Value n = g / K, k = g - n * K;
-      Value b = k >> 5u, e = k & 31u, j = b & 1u, r = n & 15u;
-      Value base = ((n >> 4u) * ((K / 32u + 1u) / 2u) + (b >> 1u)) * TB;
-      // Q4_0: byte i < 16 holds elements i and i + 16; Q8_0: byte i element i.
-      Value i = q4 ? (e & 15u) : e;
-      Value byte = pb.byte(base + j * CB + (i >> 2u) * 64u + r * 4u + (i & 3u));
-      Value code = q4 ? select(e < 16u, byte & 15u, byte >> 4u) : byte;
-      y[g] = cast(f32, r16_value(fmt, code)) * pb.half(base + 2u * CB + j * 32u + r * 2u);
+      Value n = g / K;
+      y[g] = r16_element(fmt, pb, n, g - n * K, K);
     });
   });
 }

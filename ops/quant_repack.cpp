@@ -54,18 +54,19 @@ size_t r16_byte_offset(QFormat f, size_t q, size_t j, size_t r) {
 
 namespace {
 
-// Calls f(GGML byte offset, r16 byte offset, is a code byte) for every byte
-// of the real (not padding) blocks of a rows x k tensor.
+// Calls f(GGML byte offset, r16 byte offset, xor mask) for every byte of the
+// real (not padding) blocks of a rows x k tensor; the mask (0x80 on Q8_0's
+// codes, stored unsigned; else 0) maps either form to the other.
 template <class F>
 void for_each_r16_byte(QFormat fmt, int64_t rows, int64_t k, F&& f) {
   const int64_t nb = k / info(fmt).block_elems, bpt = r16_blocks_per_tile(fmt), tiles = (nb + bpt - 1) / bpt;
   const size_t bb = size_t(info(fmt).block_bytes), tb = size_t(r16_tile_bytes(fmt));
-  const size_t header = fmt == QFormat::Q4_K ? 16 : 2;  // scales before the codes
   for (int64_t n = 0; n < rows; ++n)
     for (int64_t b = 0; b < nb; ++b) {
       const size_t src = size_t(n * nb + b) * bb, tile = size_t((n / kR16Rows) * tiles + b / bpt) * tb;
       for (size_t q = 0; q < bb; ++q)
-        f(src + q, tile + r16_byte_offset(fmt, q, size_t(b % bpt), size_t(n % kR16Rows)), q >= header);
+        f(src + q, tile + r16_byte_offset(fmt, q, size_t(b % bpt), size_t(n % kR16Rows)),
+          uint8_t(fmt == QFormat::Q8_0 && q >= 2 ? 0x80 : 0));
     }
 }
 
@@ -74,13 +75,11 @@ void for_each_r16_byte(QFormat fmt, int64_t rows, int64_t k, F&& f) {
 void repack_r16(QFormat f, const uint8_t* src, uint8_t* dst, int64_t rows, int64_t k) {
   // Padding rows and blocks: zero scales (and codes), so they add zero.
   std::memset(dst, 0, r16_bytes(f, rows, k));
-  const uint8_t flip = f == QFormat::Q8_0 ? 0x80 : 0;  // Q8_0 codes stored unsigned
-  for_each_r16_byte(f, rows, k, [&](size_t s, size_t d, bool code) { dst[d] = code ? src[s] ^ flip : src[s]; });
+  for_each_r16_byte(f, rows, k, [&](size_t s, size_t d, uint8_t x) { dst[d] = src[s] ^ x; });
 }
 
 void unpack_r16(QFormat f, const uint8_t* src, uint8_t* dst, int64_t rows, int64_t k) {
-  const uint8_t flip = f == QFormat::Q8_0 ? 0x80 : 0;
-  for_each_r16_byte(f, rows, k, [&](size_t s, size_t d, bool code) { dst[s] = code ? src[d] ^ flip : src[d]; });
+  for_each_r16_byte(f, rows, k, [&](size_t s, size_t d, uint8_t x) { dst[s] = src[d] ^ x; });
 }
 
 }  // namespace kgen::ops::quant
