@@ -37,6 +37,12 @@ struct GemmTile {
   // each split accumulates a partial C, a second launch sums them.
   int ks = 1;
   int gm = 0;  // grid order: 0 = N blocks fastest, 1 = M blocks fastest
+  // Prefetch the next B panel while computing on this one (needs ak = 16):
+  // each of the block's mc passes over a panel brings in 1/mc of the next
+  // panel's slice, a few lines per 16-step chunk, so the pass that first
+  // reads a panel finds it in cache instead of streaming it from DRAM at
+  // the microkernel's rate (256 bytes per k for nl = 4).
+  int bpf = 0;
   int unroll = 0;  // unroll hint for the k loop (0: the compiler's choice); not a variant parameter
   int nr() const { return 16 * nl; }
   std::string str() const;

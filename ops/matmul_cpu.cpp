@@ -24,7 +24,7 @@ using namespace kgen::dsl;
 std::string GemmTile::str() const {
   return "mr" + std::to_string(mr) + "_nr" + std::to_string(nr()) + "_kc" + std::to_string(kc) + "_mc" +
          std::to_string(mc) + "_nc" + std::to_string(nc) + (ak ? "_ak" + std::to_string(ak) : "") +
-         (ks > 1 ? "_ks" + std::to_string(ks) : "") + (gm ? "_gm" : "");
+         (ks > 1 ? "_ks" + std::to_string(ks) : "") + (gm ? "_gm" : "") + (bpf ? "_bpf" : "");
 }
 
 namespace {
@@ -43,6 +43,7 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep) {
     throw std::invalid_argument("gemm_cpu_kernel: the gated epilogue needs line-aligned C, an even nl and kc = 0");
   if ((t.ak != 0 && t.ak != 16) || (t.ak && t.kc % 16))
     throw std::invalid_argument("gemm_cpu_kernel: A layout ak must be 0 or 16, with kc a multiple of 16");
+  if (t.bpf && t.ak != 16) throw std::invalid_argument("gemm_cpu_kernel: bpf needs ak = 16");
   if (t.ks < 1 || (gated && t.ks != 1)) throw std::invalid_argument("gemm_cpu_kernel: ks must be >= 1 (1 for the gated epilogue)");
   const uint32_t MR = uint32_t(t.mr), NL = uint32_t(t.nl);
   const uint32_t OL = gated ? NL / 2 : NL;  // output lines per panel
@@ -156,8 +157,14 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep) {
             // then the steps of a partial last chunk (K % 16).
             Value a_at = cast(u64, (bz * mp + q) * kl * (MR * 16u));
             Value kf = k0 + (k1 - k0) / 16u * 16u;
-            for_range(cast(u64, k0 / 16u), cast(u64, kf / 16u), [&](Value ch) {
+            // bpf: this pass (j-th of the block's passes over panel p) covers
+            // PL lines per chunk of panel p + 1's slice, in order.
+            const uint32_t PL = t.bpf ? (16 * NL + uint32_t(t.mc) - 1) / uint32_t(t.mc) : 0;
+            Value next_at = b_at + cast(u64, K * NL + k0 * NL + (q - q0) * ((k1 - k0) / 16u) * PL);
+            Value ch0 = cast(u64, k0 / 16u);
+            for_range(ch0, cast(u64, kf / 16u), [&](Value ch) {
               Value ab = a_at + ch * uint64_t(MR * 16), bb = b_at + ch * uint64_t(16 * NL);
+              for (uint32_t i = 0; i < PL; ++i) bp[next_at + (ch - ch0) * uint64_t(PL) + uint64_t(i)].prefetch();
               for (uint32_t kk = 0; kk < 16; ++kk)
                 step(bb + uint64_t(kk * NL), [&](uint32_t r) { return ab + uint64_t(r * 16 + kk); });
             });

@@ -51,12 +51,12 @@ ir::Kernel pack_b_kernel(ir::Type dt, bool trans_b, int nl) {
       if (trans_b && !guarded) {
         // Bᵀ rows run along K: 16×16 blocks transposed in registers.
         kt = k0 + (k1 - k0) / 16u * 16u;
-        for_range(cast(u64, k0), cast(u64, kt), [&](Value kb) {
-          for (int l = 0; l < nl; ++l) {
+        for (int l = 0; l < nl; ++l) {
+          for_range(cast(u64, k0), cast(u64, kt), [&](Value kb) {
             auto lines = transposed_block16(b, cbase + K64 * uint64_t(16 * l) + kb, K64);
             for (int j = 0; j < 16; ++j) bp[cast(u64, dst) + (kb + uint64_t(j)) * uint64_t(nl) + uint64_t(l)] = lines[j];
-          }
-        }, 16);
+          }, 16);
+        }
       }
       for_range(kt, k1, [&](Value k) {
         Value rbase = trans_b ? cbase + cast(u64, k) : cast(u64, src + k * N + col0);

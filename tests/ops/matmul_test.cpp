@@ -62,11 +62,16 @@ TEST_CASE("matmul: the heuristic picks gemv for decode shapes and the packed gem
   CHECK(d.heuristic(problem("matmul", {1024, 1024, 1024}), caps).get("impl") == 0);
   CHECK(d.heuristic(problem("matmul", {1024, 1024, 1024}), caps).get("ks", 1) == 1);
   CHECK(d.heuristic(problem("matmul", {32, 32, 65536}), caps).get("ks", 1) == 8);  // one M×N block, long K
-  // The register block follows the register file: 8×3 lines in 32 zmm, 6×1 in 16 ymm.
+  // The register block follows the register file: 8×3 or 6×4 lines in 32 zmm
+  // (the one that pads C least), 6×1 in 16 ymm.
   const auto avx512 = test::cpu_caps_with(512, 32), avx2 = test::cpu_caps_with(256, 16);
   auto big = problem("matmul", {1024, 1024, 1024});
-  CHECK(d.heuristic(big, avx512).get("mr") == 8);
-  CHECK(d.heuristic(big, avx512).get("nl") == 3);
+  CHECK(d.heuristic(big, avx512).get("mr") == 6);  // 8×48 would pad N to 1056
+  CHECK(d.heuristic(big, avx512).get("nl") == 4);
+  CHECK(d.heuristic(big, avx512).get("gm", 0) == 1);
+  auto n960 = problem("matmul", {960, 960, 960});  // neither pads: the first block
+  CHECK(d.heuristic(n960, avx512).get("mr") == 8);
+  CHECK(d.heuristic(n960, avx512).get("nl") == 3);
   CHECK(d.heuristic(big, avx2).get("mr") == 6);
   CHECK(d.heuristic(big, avx2).get("nl") == 1);
   for (const auto& v : d.candidates(big, avx2))
@@ -74,7 +79,7 @@ TEST_CASE("matmul: the heuristic picks gemv for decode shapes and the packed gem
   // Few rows and a long K: one row group covers all of M (B panels streamed once).
   CHECK(d.heuristic(big, avx512).get("mc") == 8);
   auto down = problem("matmul", {256, 1024, 11008}, {{"trans_b", 1}});
-  CHECK(d.heuristic(down, avx512).get("mc") == 32);
+  CHECK(d.heuristic(down, avx512).get("mc") == 43);  // 43 panels of 6 rows
   CHECK(d.heuristic(down, avx512).get("nc") == 4);
   auto gpu = caps;
   gpu.name = "vulkan";
@@ -140,6 +145,9 @@ TEST_CASE("matmul and gated_mlp: tiny problems through the interpreter") {
       {problem("matmul", {2, 32, 16}), ops::Variant::parse("impl=1 rows=2")},
       {problem("matmul", {5, 9, 11}, {{"trans_b", 1}}), ops::Variant::parse("impl=2 wg=4 tm=2 tn=2 tk=4")},
       {problem("gated_mlp", {3, 8, 20}), ops::Variant::parse("impl=0 mr=4 nl=2 kc=0 mc=1 nc=1")},
+      // The next B panel prefetched (a hint past the end of bp on the last panel).
+      {problem("matmul", {9, 40, 37}), ops::Variant::parse("impl=0 mr=4 nl=1 kc=16 mc=2 nc=2 ak=16 bpf=1")},
+      {problem("gated_mlp", {9, 40, 20}), ops::Variant::parse("impl=0 mr=4 nl=2 kc=0 mc=3 nc=2 ak=16 bpf=1")},
   };
   for (const auto& c : cases) {
     CAPTURE(c.p.str());
