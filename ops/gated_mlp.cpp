@@ -17,7 +17,7 @@
 #include "dsl/dsl.h"
 #include "ops/matmul.h"
 #include "ops/matmul_plan.h"
-#include "ops/transpose_block.h"
+#include "ops/gemm_panels.h"
 #include "ops/op.h"
 
 namespace kgen::ops {
@@ -28,10 +28,8 @@ namespace {
 
 enum Impl : int64_t { kFused = 0, kUnfused = 1, kGpu = 2 };
 
-// Bp[panel][k][l]: line l of a panel holds features panel·8·nl + 16·(l/2) + i
-// of G (l even) or U (l odd) at column k; zero past F.
+// Bp[panel][k][l] (see pack_gate_up_panel), one work-item per (chunk of K, panel).
 ir::Kernel pack_gate_up_kernel(int nl) {
-  const uint32_t FPP = uint32_t(8 * nl);  // features per panel
   return kernel("gated_mlp_pack_gate_up_nr" + std::to_string(16 * nl), [&](KernelBuilder& kb) {
     auto g = kb.input("g", f32);
     auto u = kb.input("u", f32);
@@ -42,37 +40,9 @@ ir::Kernel pack_gate_up_kernel(int nl) {
     const uint32_t CH = uint32_t(pack_chunk(true));  // G, U rows run along K
     Value panel = group_id(1);
     Value k0 = group_id(0) * CH, k1 = min(k0 + CH, K);
-    Value f0 = panel * FPP, dst = panel * K * uint32_t(nl);
-    auto emit = [&](bool guarded) {
-      Value kt = k0;  // where the per-k loop starts
-      if (!guarded) {
-        // Whole 16-step blocks of K: G and U rows run along K, so each 16×16
-        // block is read as row lines and transposed in registers.
-        kt = k0 + (k1 - k0) / 16u * 16u;
-        Value K64 = cast(u64, K);
-        for (int l = 0; l < nl; ++l) {
-          const Array& w = l % 2 ? u : g;
-          Value f = cast(u64, f0 + uint32_t(16 * (l / 2)));
-          for_range(cast(u64, k0), cast(u64, kt), [&](Value kb) {
-            auto lines = transposed_block16(w, f * K64 + kb, K64);
-            for (int j = 0; j < 16; ++j) bp[cast(u64, dst) + (kb + uint64_t(j)) * uint64_t(nl) + uint64_t(l)] = lines[j];
-          }, 16);
-        }
-      }
-      for_range(kt, k1, [&](Value k) {
-        for (int l = 0; l < nl; ++l) {
-          const Array& w = l % 2 ? u : g;
-          Var v = var(splat(0.0f, 16));
-          for (int i = 0; i < 16; ++i) {
-            Value f = f0 + uint32_t(16 * (l / 2) + i);
-            if (guarded) if_(f < F, [&] { v = insert(v, i, w[f * K + k]); });
-            else v = insert(v, i, w[f * K + k]);
-          }
-          bp[dst + k * uint32_t(nl) + uint32_t(l)] = v.get();
-        }
-      });
-    };
-    if_(f0 + FPP <= F, [&] { emit(false); }).else_([&] { emit(true); });
+    Value dst = cast(u64, panel * K * uint32_t(nl));
+    pack_gate_up_panel(g, u, nl, F, K, panel, k0, k1,
+                       [&](const Value& k, int l, const Value& v) { bp[dst + k * uint64_t(nl) + uint64_t(l)] = v; });
   });
 }
 
@@ -139,16 +109,33 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     if (t.nl % 2) throw std::invalid_argument("gated_mlp: the fused variant needs an even nl");
     t.kc = 0;  // the epilogue needs complete sums
     const int64_t fp = round16(s.f);
-    int gup = pl.add_temp(nio, size_t(2 * (fp + 8 * t.nl) * s.d) * 4);  // 2 floats (g, u) per feature
-    Step pk;
-    pk.kernel = pack_gate_up_kernel(t.nl);
-    pk.dims.grid = {uint32_t((s.d + pack_chunk(true) - 1) / pack_chunk(true)), uint32_t((s.f + 8 * t.nl - 1) / (8 * t.nl)), 1};
-    pk.buffers = {1, 2, gup};
-    pk.scalars = {ir::scalar_slot(uint32_t(s.f)), ir::scalar_slot(uint32_t(s.d))};
-    pl.steps.push_back(std::move(pk));
     int h = pl.add_temp(nio, size_t(s.t * fp) * 4);
-    plan_gemm_cpu(pl, t, xp, gup, h, 1, s.t, fp, s.d, GemmEpilogue::GatedSilu);
+    if (t.pb) {
+      // [G;U] panels packed inside the fused GEMM (all of D deep), Dn's inside the down GEMM.
+      if (round16(s.d) * t.nl * 64 > (512 << 10))
+        throw std::invalid_argument("gated_mlp: pb=1 needs D·nr·4 <= 512 KiB (the [G;U] panel scratch): " + v.str());
+      GemmBSource gu;
+      gu.kind = GemmBSource::GateUp;
+      plan_gemm_cpu(pl, t, xp, 1, h, 1, s.t, fp, s.d, GemmEpilogue::GatedSilu, nio, gu, 2, s.f);
+    } else {
+      int gup = pl.add_temp(nio, size_t(2 * (fp + 8 * t.nl) * s.d) * 4);  // 2 floats (g, u) per feature
+      Step pk;
+      pk.kernel = pack_gate_up_kernel(t.nl);
+      pk.dims.grid = {uint32_t((s.d + pack_chunk(true) - 1) / pack_chunk(true)), uint32_t((s.f + 8 * t.nl - 1) / (8 * t.nl)), 1};
+      pk.buffers = {1, 2, gup};
+      pk.scalars = {ir::scalar_slot(uint32_t(s.f)), ir::scalar_slot(uint32_t(s.d))};
+      pl.steps.push_back(std::move(pk));
+      plan_gemm_cpu(pl, t, xp, gup, h, 1, s.t, fp, s.d, GemmEpilogue::GatedSilu);
+    }
     int hp = plan_pack_a(pl, nio, f32t, h, 1, s.t, s.f, fp, down.mr, down.ak);
+    if (t.pb && down.kc && down.kc * down.nl * 64 <= (512 << 10)) {
+      GemmBSource dn;
+      dn.kind = GemmBSource::Raw;
+      dn.trans_b = true;
+      down.pb = 1;
+      plan_gemm_cpu(pl, down, hp, 3, 4, 1, s.t, s.d, s.f, GemmEpilogue::Store, nio, dn);
+      return pl;
+    }
     int dp = plan_pack_b(pl, nio, f32t, true, 3, 1, s.d, s.f, down.nl);
     plan_gemm_cpu(pl, down, hp, dp, 4, 1, s.t, s.d, s.f);
     return pl;
@@ -192,9 +179,16 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
         t.bpf = bpf;
         out.push_back(variant_of(t).set("impl", kFused));
       }
-  // The heuristic's choice (its row group may span all of M).
+  // The heuristic's choice (its row group may span all of M), and with its
+  // panels packed in the GEMMs (pb) where that fits.
   Variant h = heuristic(p, caps);
-  if (std::find(out.begin(), out.end(), h) == out.end()) out.push_back(h);
+  for (int pb : {0, 1}) {
+    if (pb && round16(p.dim(1)) * h.get("nl") * 64 > (512 << 10)) continue;
+    Variant v = h;
+    if (pb) v.set("pb", 1);
+    else v.params.erase("pb");
+    if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+  }
   out.push_back(unfused_variant(p, caps));
   return out;
 }
@@ -233,6 +227,12 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   if (mp > mc && double(mp) * mr * double(p.dim(1)) * 4 <= 2048.0 * 1024) mc = int(mp);
   GemmTile t{mr, nl, 0, mc, 16, 16};
   t.bpf = 1;
+  // With that one row group each [G;U] panel (and each Dn panel of the down
+  // projection) is packed inside the GEMM that uses it, not by a packing
+  // launch ahead of it: 256×1024×11008, 3 runs, 1 thread 87-91 -> 78-85 ms,
+  // 2 threads 47-48 -> 40-43 ms. (2048 tokens, mc = 32: each panel would be
+  // packed by 11 row groups.)
+  if (mc >= mp && round16(p.dim(1)) * nl * 64 <= (512 << 10)) t.pb = 1;
   return variant_of(t).set("impl", kFused);
 }
 

@@ -43,6 +43,13 @@ struct GemmTile {
   // reads a panel finds it in cache instead of streaming it from DRAM at
   // the microkernel's rate (256 bytes per k for nl = 4).
   int bpf = 0;
+  // Pack each B panel inside the macro-kernel, into a workgroup scratch of
+  // kc (or, with kc = 0, pbk) × NR floats, right before the block's passes
+  // over it, instead of a packing launch ahead of the product: B goes from
+  // DRAM to L2 once rather than out to DRAM packed and back. Worth it when
+  // one row group covers all of M (each panel is then packed once).
+  int pb = 0;
+  int pbk = 0;  // pb's scratch depth in k when kc = 0 (K rounded up to 16; set by the plan)
   int unroll = 0;  // unroll hint for the k loop (0: the compiler's choice); not a variant parameter
   int nr() const { return 16 * nl; }
   std::string str() const;
@@ -71,12 +78,25 @@ ir::Kernel pack_a_kernel(ir::Type dt, int mr, int ak = 0);
 // line of H = silu(g)·u: a panel yields 8·nl output columns instead of 16·nl.
 enum class GemmEpilogue { Store, GatedSilu };
 
-// The CPU macro-kernel: buffers (ap f32, bp f32x16, c f32 [inout when kc >
-// 0: later K slices continue from C]); scalars (m, n, k) with n = C's
-// columns. Grid: x = ceil(panels / nc), y = ceil(ceil(m / mr) / mc), z = batch.
+// Where the macro-kernel's B panels come from. Packed: a packed Bp buffer
+// (pack_b_kernel or the gated [G;U] packer). Raw: B itself (dt, K×N or N×K),
+// each panel packed in the kernel (GemmTile::pb). GateUp: the gated MLP's G
+// and U (f32 F×K), packed in the kernel as interleaved [G;U] panels.
+struct GemmBSource {
+  enum Kind { Packed, Raw, GateUp };
+  Kind kind = Packed;
+  ir::Type dt = ir::Type(ir::ScalarKind::F32);  // Raw: B's element type
+  bool trans_b = false;                         // Raw: B is N×K
+};
+
+// The CPU macro-kernel: buffers (ap f32, then B: bp f32x16 | b | g, u, then
+// c f32 [inout when kc > 0: later K slices continue from C]); scalars (m, n,
+// k[, f for GateUp: the feature count]) with n = C's columns. Grid: x =
+// ceil(panels / nc), y = ceil(ceil(m / mr) / mc), z = batch.
 // `c_lines`: C's rows are whole f32x16 lines (its column count % 16 == 0), so
 // C is accessed as lines (required for GatedSilu).
-ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep = GemmEpilogue::Store);
+ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep = GemmEpilogue::Store,
+                           const GemmBSource& src = {});
 // c[b][i] = Σ_s part[b][s][i] over `ks` partial products of mn elements each;
 // workgroup 256, grid x = ceil(mn / 256), z = batch.
 ir::Kernel matmul_ksplit_sum_kernel(int ks);

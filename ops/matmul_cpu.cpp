@@ -15,6 +15,7 @@
 
 #include "dsl/dsl.h"
 #include "ops/fast_exp.h"
+#include "ops/gemm_panels.h"
 #include "ops/matmul.h"
 
 namespace kgen::ops {
@@ -24,7 +25,7 @@ using namespace kgen::dsl;
 std::string GemmTile::str() const {
   return "mr" + std::to_string(mr) + "_nr" + std::to_string(nr()) + "_kc" + std::to_string(kc) + "_mc" +
          std::to_string(mc) + "_nc" + std::to_string(nc) + (ak ? "_ak" + std::to_string(ak) : "") +
-         (ks > 1 ? "_ks" + std::to_string(ks) : "") + (gm ? "_gm" : "") + (bpf ? "_bpf" : "");
+         (ks > 1 ? "_ks" + std::to_string(ks) : "") + (gm ? "_gm" : "") + (bpf ? "_bpf" : "") + (pb ? "_pb" : "");
 }
 
 namespace {
@@ -37,8 +38,14 @@ Value silu_mul(const Value& g, const Value& u) {
 
 }  // namespace
 
-ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep) {
+ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, const GemmBSource& src) {
   const bool gated = ep == GemmEpilogue::GatedSilu;
+  const bool own_pack = src.kind != GemmBSource::Packed;  // panels packed here, into bs
+  const uint32_t KCAP = uint32_t(t.kc ? t.kc : t.pbk);    // bs depth in k
+  if (own_pack && (KCAP == 0 || KCAP % 16 || int64_t(KCAP) * t.nl * 64 > (1 << 20)))
+    throw std::invalid_argument("gemm_cpu_kernel: packing B in the kernel needs a scratch depth (kc or pbk) that is a multiple of 16 and at most 1 MiB of panel");
+  if (src.kind == GemmBSource::GateUp && !gated)
+    throw std::invalid_argument("gemm_cpu_kernel: the [G;U] source goes with the gated epilogue");
   if (gated && (!c_lines || t.nl % 2 || t.kc != 0))
     throw std::invalid_argument("gemm_cpu_kernel: the gated epilogue needs line-aligned C, an even nl and kc = 0");
   if ((t.ak != 0 && t.ak != 16) || (t.ak && t.kc % 16))
@@ -49,14 +56,23 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep) {
   const uint32_t OL = gated ? NL / 2 : NL;  // output lines per panel
   const uint32_t NRO = 16 * OL;             // output columns per panel
   std::string name = std::string(gated ? "gated_mlp_gemm_" : "matmul_gemm_") + t.str() + (c_lines ? "_cl" : "_cs");
+  if (src.kind == GemmBSource::Raw) name += "_b" + src.dt.str() + (src.trans_b ? "t" : "n");
+  if (own_pack) name += "_k" + std::to_string(KCAP);
   return kernel(name, [&](KernelBuilder& kb) {
     auto ap = kb.input("ap", f32);
-    auto bp = kb.input("bp", line(f32, 16));
+    Array bp, braw, gw, uw;
+    if (src.kind == GemmBSource::Packed) bp = kb.input("bp", line(f32, 16));
+    else if (src.kind == GemmBSource::Raw) braw = kb.input("b", src.dt);
+    else gw = kb.input("g", f32), uw = kb.input("u", f32);
     auto c = t.kc ? kb.inout("c", c_lines ? line(f32, 16) : f32) : kb.output("c", c_lines ? line(f32, 16) : f32);
     auto M = kb.scalar("m", u32);
     auto N = kb.scalar("n", u32);  // output columns
     auto K = kb.scalar("k", u32);
+    Value F = src.kind == GemmBSource::GateUp ? kb.scalar("f", u32) : Value();
     kb.workgroup(1);
+    // This workgroup's copy of the current panel's K slice (own_pack).
+    Array bs = own_pack ? shared_array(line(f32, 16), int64_t(KCAP) * NL) : Array();
+    const Array& bsrc = own_pack ? bs : bp;
     // A C with rows that are not whole lines (N % 16 != 0) is read and
     // written through this MR×NRO scratch: straight-line vector stores into
     // it, then a runtime loop over the tile's valid rows and columns. Per-lane
@@ -86,6 +102,13 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep) {
 
     auto slice = [&](const Value& k0, const Value& k1) {
       for_range(p0, p1, [&](Value p) {
+        if (own_pack) {
+          auto store = [&](const Value& k, int l, const Value& v) {
+            bs[(k - cast(u64, k0)) * uint64_t(NL) + uint64_t(l)] = v;
+          };
+          if (src.kind == GemmBSource::Raw) pack_b_panel(braw, src.trans_b, int(NL), N, K, bz * N * K, p, k0, k1, store);
+          else pack_gate_up_panel(gw, uw, int(NL), F, K, p, k0, k1, store);
+        }
         for_range(q0, q1, [&](Value q) {
           Value row0 = q * MR, col0 = p * NRO;
           std::vector<Var> acc;
@@ -142,11 +165,14 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep) {
           // 64-bit indices in the inner loop: u32 arithmetic must wrap before
           // it is widened, which stops clang from folding the per-row offsets
           // into the addressing modes (an extra lea per broadcast).
+          // Line index of (k0, line 0) of this panel in bsrc; (k, l) is at
+          // b_k0 + (k - k0)·NL + l.
           Value b_at = cast(u64, bbase + p * K * NL);
+          Value b_k0 = own_pack ? Value(constant(u64, uint64_t(0))) : b_at + cast(u64, k0 * NL);
           // One k step: B lines from b_line (NL consecutive), A(r) at a_of(r).
           auto step = [&](const Value& b_line, auto&& a_of) {
             std::vector<Value> bl;
-            for (uint32_t l = 0; l < NL; ++l) bl.push_back(bp[b_line + uint64_t(l)]);
+            for (uint32_t l = 0; l < NL; ++l) bl.push_back(bsrc[b_line + uint64_t(l)]);
             for (uint32_t r = 0; r < MR; ++r) {
               Value av = splat(ap[a_of(r)], 16);
               for (uint32_t l = 0; l < NL; ++l) A(r, l) = fma(av, bl[l], A(r, l));
@@ -159,23 +185,35 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep) {
             Value kf = k0 + (k1 - k0) / 16u * 16u;
             // bpf: this pass (j-th of the block's passes over panel p) covers
             // PL lines per chunk of panel p + 1's slice, in order.
-            const uint32_t PL = t.bpf ? (16 * NL + uint32_t(t.mc) - 1) / uint32_t(t.mc) : 0;
+            // Packing in the kernel (own_pack), pass j prefetches rows
+            // [j·PR, (j+1)·PR) of the next panel's source (rows along K: one
+            // line of each per chunk); NN sources are left to the hardware.
+            const uint32_t PL = t.bpf && !own_pack ? (16 * NL + uint32_t(t.mc) - 1) / uint32_t(t.mc) : 0;
+            const uint32_t rows = src.kind == GemmBSource::GateUp ? 8 * NL : src.trans_b ? 16 * NL : 0;
+            const uint32_t PR = t.bpf && own_pack && rows ? (rows + uint32_t(t.mc) - 1) / uint32_t(t.mc) : 0;
             Value next_at = b_at + cast(u64, K * NL + k0 * NL + (q - q0) * ((k1 - k0) / 16u) * PL);
+            Value K64 = cast(u64, K);
+            Value next_row = PR ? cast(u64, (p + 1u) * rows + (q - q0) * PR) * K64 : Value();
             Value ch0 = cast(u64, k0 / 16u);
             for_range(ch0, cast(u64, kf / 16u), [&](Value ch) {
-              Value ab = a_at + ch * uint64_t(MR * 16), bb = b_at + ch * uint64_t(16 * NL);
+              Value ab = a_at + ch * uint64_t(MR * 16), bb = b_k0 + (ch - ch0) * uint64_t(16 * NL);
               for (uint32_t i = 0; i < PL; ++i) bp[next_at + (ch - ch0) * uint64_t(PL) + uint64_t(i)].prefetch();
+              for (uint32_t i = 0; i < PR; ++i) {
+                Value at = next_row + K64 * uint64_t(i) + ch * uint64_t(16);
+                if (src.kind == GemmBSource::GateUp) gw[at].prefetch(), uw[at].prefetch();
+                else braw[cast(u64, bz * N * K) + at].prefetch();
+              }
               for (uint32_t kk = 0; kk < 16; ++kk)
                 step(bb + uint64_t(kk * NL), [&](uint32_t r) { return ab + uint64_t(r * 16 + kk); });
             });
             for_range(cast(u64, kf), cast(u64, k1), [&](Value k) {
               Value ab = a_at + k / uint64_t(16) * uint64_t(MR * 16) + k % uint64_t(16);
-              step(b_at + k * uint64_t(NL), [&](uint32_t r) { return ab + uint64_t(r * 16); });
+              step(b_k0 + (k - cast(u64, k0)) * uint64_t(NL), [&](uint32_t r) { return ab + uint64_t(r * 16); });
             });
           } else {
             Value a_at = cast(u64, abase + q * K * MR);
             for_range(cast(u64, k0), cast(u64, k1), [&](Value k) {
-              step(b_at + k * uint64_t(NL), [&](uint32_t r) { return a_at + k * uint64_t(MR) + uint64_t(r); });
+              step(b_k0 + (k - cast(u64, k0)) * uint64_t(NL), [&](uint32_t r) { return a_at + k * uint64_t(MR) + uint64_t(r); });
             }, 1, t.unroll);
           }
           auto out_value = [&](uint32_t r, uint32_t l) {

@@ -71,6 +71,13 @@ int default_ksplit(const Shape& s, const GemmTile& t) {
   return ks;
 }
 
+// In-kernel B packing (GemmTile::pb) pays when one row group covers all of
+// M, and its panel scratch (a K slice × NR floats) must stay within 512 KiB.
+bool pb_fits(const Shape& s, const GemmTile& t) {
+  const int64_t mp = (s.m + t.mr - 1) / t.mr, depth = t.kc ? t.kc : ((s.k + t.ks - 1) / t.ks + 15) / 16 * 16;
+  return t.mc >= mp && depth * t.nl * 64 <= (512 << 10);
+}
+
 std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
   const Shape s = shape_of(p);
   std::vector<Variant> out;
@@ -122,6 +129,14 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
     t.bpf = 1;
     out.push_back(variant_of(t).set("impl", kGemm));
   }
+  // ... and packing its B panels itself, with and without prefetching the
+  // next panel's rows (Bᵀ).
+  for (int bpf : {0, 1}) {
+    GemmTile t = def;
+    t.pb = 1;
+    t.bpf = bpf && s.trans_b && def.ak == 16;
+    if (pb_fits(s, t) && (bpf == 0 || t.bpf)) out.push_back(variant_of(t).set("impl", kGemm));
+  }
   // K splits for products with few M×N blocks and a long K.
   GemmTile d = def;
   d.ks = 1;
@@ -157,6 +172,12 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // each): 1024³ 1 thread 8.96 -> 8.81 ms, 2 threads 4.70 -> 4.59; 2048³ 1
   // thread 76.0 -> 74.4, 2 threads the same.
   if (t.nl >= 2 && t.mc == 8 && t.nc == 8) t.gm = 1;
+  // One row group over all of M: each B panel is used by this workgroup
+  // only, so it packs the panel itself (pb) instead of a packing launch
+  // writing all of B out and the product reading it back. Zen 5, Bᵀ, 1
+  // thread: 64×4096×4096 17.5 -> 12.1 ms; 256×1024×11008 2 threads 16.0 ->
+  // 13.6 ms.
+  if (t.nl >= 2 && pb_fits(s, t)) t.pb = 1;
   return variant_of(t).set("impl", kGemm);
 }
 
@@ -172,6 +193,16 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       if (t.mr < 1 || t.nl < 1 || t.mr * t.nl + t.nl > 32 || t.kc < 0 || t.mc < 1 || t.nc < 1)
         throw std::invalid_argument("matmul: bad gemm tile " + v.str());
       int ap = plan_pack_a(pl, nio, s.dt, 0, s.batch, s.m, s.k, s.k, t.mr, t.ak);
+      if (t.pb) {  // B's panels packed inside the macro-kernel
+        if (int64_t(t.kc ? t.kc : (s.k + 15) / 16 * 16) * t.nl * 64 > (512 << 10))
+          throw std::invalid_argument("matmul: pb=1 needs a K slice (kc, else K) of at most 512 KiB of B panel: " + v.str());
+        GemmBSource src;
+        src.kind = GemmBSource::Raw;
+        src.dt = s.dt;
+        src.trans_b = s.trans_b;
+        plan_gemm_cpu(pl, t, ap, 1, 2, s.batch, s.m, s.n, s.k, GemmEpilogue::Store, nio, src);
+        return pl;
+      }
       int bp = plan_pack_b(pl, nio, s.dt, s.trans_b, 1, s.batch, s.n, s.k, t.nl);
       plan_gemm_cpu(pl, t, ap, bp, 2, s.batch, s.m, s.n, s.k, GemmEpilogue::Store, nio);
       return pl;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "dsl/dsl.h"
+#include "ops/gemm_panels.h"
 #include "ops/matmul.h"
 #include "ops/transpose_block.h"
 
@@ -20,6 +21,84 @@ namespace {
 Value to_f32(const Value& v) { return v.type() == f32 ? v : cast(f32, v); }
 
 }  // namespace
+
+void pack_b_panel(const Array& b, bool trans_b, int nl, const Value& N, const Value& K, const Value& src,
+                  const Value& panel, const Value& k0, const Value& k1, const PanelLineStore& store) {
+  const uint32_t NR = uint32_t(16 * nl);
+  Value col0 = panel * NR;
+  // B(k, n) in the source layout.
+  auto at = [&](const Value& k, const Value& n) { return trans_b ? src + n * K + k : src + k * N + n; };
+  auto emit = [&](bool guarded) {
+    // Interior panels index in 64 bits from one base per k (and, for Bᵀ,
+    // one per column), so the offsets fold into the addressing modes.
+    Value K64 = cast(u64, K);
+    Value cbase = cast(u64, src + col0 * K);  // Bᵀ: column col0 at k = 0
+    Value kt = k0;  // where the per-k loop starts
+    if (trans_b && !guarded) {
+      // Bᵀ rows run along K: 16×16 blocks transposed in registers, one
+      // 16-row group at a time (16 row streams; all nl groups at once were
+      // 48-64 streams, 2.2x slower from DRAM).
+      kt = k0 + (k1 - k0) / 16u * 16u;
+      for (int l = 0; l < nl; ++l) {
+        for_range(cast(u64, k0), cast(u64, kt), [&](Value kb) {
+          auto lines = transposed_block16(b, cbase + K64 * uint64_t(16 * l) + kb, K64);
+          for (int j = 0; j < 16; ++j) store(kb + uint64_t(j), l, lines[j]);
+        }, 16);
+      }
+    }
+    for_range(kt, k1, [&](Value k) {
+      Value rbase = trans_b ? cbase + cast(u64, k) : cast(u64, src + k * N + col0);
+      for (int l = 0; l < nl; ++l) {
+        Var v = var(splat(0.0f, 16));
+        for (int i = 0; i < 16; ++i) {
+          const uint32_t j = uint32_t(16 * l + i);
+          Value n = col0 + j;
+          if (guarded) if_(n < N, [&] { v = insert(v, i, to_f32(b[at(k, n)])); });
+          else v = insert(v, i, to_f32(b[trans_b ? rbase + K64 * uint64_t(j) : rbase + uint64_t(j)]));
+        }
+        store(cast(u64, k), l, v.get());
+      }
+    });
+  };
+  if_(col0 + NR <= N, [&] { emit(false); }).else_([&] { emit(true); });
+}
+
+void pack_gate_up_panel(const Array& g, const Array& u, int nl, const Value& F, const Value& K, const Value& panel,
+                        const Value& k0, const Value& k1, const PanelLineStore& store) {
+  const uint32_t FPP = uint32_t(8 * nl);  // features per panel
+  Value f0 = panel * FPP;
+  auto emit = [&](bool guarded) {
+    Value kt = k0;  // where the per-k loop starts
+    if (!guarded) {
+      // Whole 16-step blocks of K: G and U rows run along K, so each 16×16
+      // block is read as row lines and transposed in registers (one 16-row
+      // group at a time, as pack_b_panel).
+      kt = k0 + (k1 - k0) / 16u * 16u;
+      Value K64 = cast(u64, K);
+      for (int l = 0; l < nl; ++l) {
+        const Array& w = l % 2 ? u : g;
+        Value f = cast(u64, f0 + uint32_t(16 * (l / 2)));
+        for_range(cast(u64, k0), cast(u64, kt), [&](Value kb) {
+          auto lines = transposed_block16(w, f * K64 + kb, K64);
+          for (int j = 0; j < 16; ++j) store(kb + uint64_t(j), l, lines[j]);
+        }, 16);
+      }
+    }
+    for_range(kt, k1, [&](Value k) {
+      for (int l = 0; l < nl; ++l) {
+        const Array& w = l % 2 ? u : g;
+        Var v = var(splat(0.0f, 16));
+        for (int i = 0; i < 16; ++i) {
+          Value f = f0 + uint32_t(16 * (l / 2) + i);
+          if (guarded) if_(f < F, [&] { v = insert(v, i, w[f * K + k]); });
+          else v = insert(v, i, w[f * K + k]);
+        }
+        store(cast(u64, k), l, v.get());
+      }
+    });
+  };
+  if_(f0 + FPP <= F, [&] { emit(false); }).else_([&] { emit(true); });
+}
 
 // Bp[b][panel][k][l] = B(k, panel·NR + 16·l + i) as lane i, 0 past N.
 // One work-item per (panel, chunk of K, batch); see pack_chunk.
@@ -37,42 +116,9 @@ ir::Kernel pack_b_kernel(ir::Type dt, bool trans_b, int nl) {
     Value np = (N + (NR - 1)) / NR;
     Value k0 = group_id(trans_b ? 0 : 1) * CH;
     Value k1 = min(k0 + CH, K);
-    Value col0 = panel * NR;
-    Value src = bz * N * K;                     // this batch's B
-    Value dst = (bz * np + panel) * K * uint32_t(nl);  // this panel, in lines
-    // B(k, n) in the source layout.
-    auto at = [&](const Value& k, const Value& n) { return trans_b ? src + n * K + k : src + k * N + n; };
-    auto emit = [&](bool guarded) {
-      // Interior panels index in 64 bits from one base per k (and, for Bᵀ,
-      // one per column), so the offsets fold into the addressing modes.
-      Value K64 = cast(u64, K);
-      Value cbase = cast(u64, src + col0 * K);  // Bᵀ: column col0 at k = 0
-      Value kt = k0;  // where the per-k loop starts
-      if (trans_b && !guarded) {
-        // Bᵀ rows run along K: 16×16 blocks transposed in registers.
-        kt = k0 + (k1 - k0) / 16u * 16u;
-        for (int l = 0; l < nl; ++l) {
-          for_range(cast(u64, k0), cast(u64, kt), [&](Value kb) {
-            auto lines = transposed_block16(b, cbase + K64 * uint64_t(16 * l) + kb, K64);
-            for (int j = 0; j < 16; ++j) bp[cast(u64, dst) + (kb + uint64_t(j)) * uint64_t(nl) + uint64_t(l)] = lines[j];
-          }, 16);
-        }
-      }
-      for_range(kt, k1, [&](Value k) {
-        Value rbase = trans_b ? cbase + cast(u64, k) : cast(u64, src + k * N + col0);
-        for (int l = 0; l < nl; ++l) {
-          Var v = var(splat(0.0f, 16));
-          for (int i = 0; i < 16; ++i) {
-            const uint32_t j = uint32_t(16 * l + i);
-            Value n = col0 + j;
-            if (guarded) if_(n < N, [&] { v = insert(v, i, to_f32(b[at(k, n)])); });
-            else v = insert(v, i, to_f32(b[trans_b ? rbase + K64 * uint64_t(j) : rbase + uint64_t(j)]));
-          }
-          bp[dst + k * uint32_t(nl) + uint32_t(l)] = v.get();
-        }
-      });
-    };
-    if_(col0 + NR <= N, [&] { emit(false); }).else_([&] { emit(true); });
+    Value dst = cast(u64, (bz * np + panel) * K * uint32_t(nl));  // this panel, in lines
+    pack_b_panel(b, trans_b, nl, N, K, bz * N * K, panel, k0, k1,
+                 [&](const Value& k, int l, const Value& v) { bp[dst + k * uint64_t(nl) + uint64_t(l)] = v; });
   });
 }
 

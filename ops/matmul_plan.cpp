@@ -39,16 +39,21 @@ int plan_pack_b(Plan& pl, size_t nio, ir::Type dt, bool trans_b, int b, int64_t 
 }
 
 void plan_gemm_cpu(Plan& pl, const GemmTile& t, int ap, int bp, int c, int64_t batch, int64_t m, int64_t n, int64_t k,
-                   GemmEpilogue ep, size_t nio) {
+                   GemmEpilogue ep, size_t nio, const GemmBSource& src, int up, int64_t f) {
   const int64_t nro = ep == GemmEpilogue::GatedSilu ? 8 * t.nl : 16 * t.nl;
   if (t.ks > 1 && nio == 0) throw std::logic_error("plan_gemm_cpu: a K split needs the op's tensor count");
   const int part = t.ks > 1 ? pl.add_temp(nio, size_t(batch * t.ks * m * n) * 4) : c;
+  GemmTile kt = t;
+  // The in-kernel panel scratch covers all of a K split's range when kc = 0.
+  if (src.kind != GemmBSource::Packed && !t.kc) kt.pbk = int(cdiv(cdiv(k, t.ks), 16) * 16);
   Step s;
-  s.kernel = gemm_cpu_kernel(t, n % 16 == 0, ep);
+  s.kernel = gemm_cpu_kernel(kt, n % 16 == 0, ep, src);
   const uint32_t nb = uint32_t(cdiv(cdiv(n, nro), t.nc)), mb = uint32_t(cdiv(cdiv(m, t.mr), t.mc));
   s.dims.grid = {t.gm ? mb : nb, t.gm ? nb : mb, uint32_t(batch * t.ks)};
-  s.buffers = {ap, bp, part};
+  if (src.kind == GemmBSource::GateUp) s.buffers = {ap, bp, up, part};
+  else s.buffers = {ap, bp, part};
   s.scalars = {u(m), u(n), u(k)};
+  if (src.kind == GemmBSource::GateUp) s.scalars.push_back(u(f));
   pl.steps.push_back(std::move(s));
   if (t.ks > 1) {
     Step sum;
@@ -147,6 +152,7 @@ GemmTile tile_of(const Variant& v) {
   t.ks = int(v.get("ks", t.ks));
   t.gm = int(v.get("gm", t.gm));
   t.bpf = int(v.get("bpf", t.bpf));
+  t.pb = int(v.get("pb", t.pb));
   return t;
 }
 
@@ -157,6 +163,7 @@ Variant variant_of(const GemmTile& t) {
   if (t.ks > 1) v.set("ks", t.ks);
   if (t.gm) v.set("gm", t.gm);
   if (t.bpf) v.set("bpf", t.bpf);
+  if (t.pb) v.set("pb", t.pb);
   return v;
 }
 

@@ -17,8 +17,11 @@ int plan_pack_a(Plan& pl, size_t nio, ir::Type dt, int a, int64_t batch, int64_t
 int plan_pack_b(Plan& pl, size_t nio, ir::Type dt, bool trans_b, int b, int64_t batch, int64_t n, int64_t k, int nl);
 // The macro-kernel over packed ap/bp into c (n = C's columns).
 // A K split (t.ks > 1) needs `nio` (the op's tensor count) for its partials.
+// B from `src`: Packed reads slot bp (packed lines); Raw reads B itself from
+// slot bp; GateUp reads G from bp and U from `up`, with f features.
 void plan_gemm_cpu(Plan& pl, const GemmTile& t, int ap, int bp, int c, int64_t batch, int64_t m, int64_t n, int64_t k,
-                   GemmEpilogue ep = GemmEpilogue::Store, size_t nio = 0);
+                   GemmEpilogue ep = GemmEpilogue::Store, size_t nio = 0, const GemmBSource& src = {}, int up = -1,
+                   int64_t f = 0);
 // C = A·B (or A·Bᵀ) on a GPU target with the shared-memory kernel.
 void plan_gemm_gpu(Plan& pl, ir::Type dt, bool trans_b, const GpuTile& t, int a, int b, int c, int64_t batch, int64_t m,
                    int64_t n, int64_t k);

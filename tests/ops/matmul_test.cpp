@@ -81,6 +81,14 @@ TEST_CASE("matmul: the heuristic picks gemv for decode shapes and the packed gem
   auto down = problem("matmul", {256, 1024, 11008}, {{"trans_b", 1}});
   CHECK(d.heuristic(down, avx512).get("mc") == 43);  // 43 panels of 6 rows
   CHECK(d.heuristic(down, avx512).get("nc") == 4);
+  // ... and then packs its B panels in the kernel; many row groups do not.
+  CHECK(d.heuristic(down, avx512).get("pb", 0) == 1);
+  CHECK(d.heuristic(big, avx512).get("pb", 0) == 0);
+  const auto& g = *ops::find_op("gated_mlp");
+  auto few = problem("gated_mlp", {256, 1024, 11008}), many = problem("gated_mlp", {2048, 1024, 11008});
+  CHECK(g.heuristic(few, avx512).get("mc") == 43);
+  CHECK(g.heuristic(few, avx512).get("pb", 0) == 1);
+  CHECK(g.heuristic(many, avx512).get("pb", 0) == 0);
   auto gpu = caps;
   gpu.name = "vulkan";
   CHECK(d.heuristic(problem("matmul", {1024, 1024, 1024}), gpu).get("impl") == 2);
@@ -148,6 +156,15 @@ TEST_CASE("matmul and gated_mlp: tiny problems through the interpreter") {
       // The next B panel prefetched (a hint past the end of bp on the last panel).
       {problem("matmul", {9, 40, 37}), ops::Variant::parse("impl=0 mr=4 nl=1 kc=16 mc=2 nc=2 ak=16 bpf=1")},
       {problem("gated_mlp", {9, 40, 20}), ops::Variant::parse("impl=0 mr=4 nl=2 kc=0 mc=3 nc=2 ak=16 bpf=1")},
+      // B panels packed inside the macro-kernel (pb): K×N with K slices and
+      // C rows not whole lines; f16 Bᵀ, batched, k-major A; Bᵀ with a K split
+      // and the next panel's rows prefetched; the gated [G;U] source with a
+      // partial last panel.
+      {problem("matmul", {5, 19, 37}), ops::Variant::parse("impl=0 mr=4 nl=1 kc=16 mc=2 nc=1 ak=16 pb=1")},
+      {problem("matmul", {3, 17, 9}, {{"trans_b", 1}, {"batch", 2}}, ir::ScalarKind::F16),
+       ops::Variant::parse("impl=0 mr=4 nl=1 kc=0 mc=1 nc=1 pb=1")},
+      {problem("matmul", {9, 40, 37}, {{"trans_b", 1}}), ops::Variant::parse("impl=0 mr=4 nl=1 kc=0 mc=3 nc=2 ak=16 ks=2 pb=1 bpf=1")},
+      {problem("gated_mlp", {9, 40, 20}), ops::Variant::parse("impl=0 mr=4 nl=2 kc=0 mc=3 nc=2 ak=16 pb=1 bpf=1")},
   };
   for (const auto& c : cases) {
     CAPTURE(c.p.str());
@@ -191,11 +208,24 @@ TEST_CASE("matmul: the microkernel keeps its accumulators in vector registers") 
   const std::string reg = zmm ? "zmm" : "ymm";
   const int per_line = int(codegen::registers_per_line(caps));
   MESSAGE("host vector unit: " << caps.vector_bits << " bits x " << caps.vector_registers << " registers");
-  for (auto [mr, nl] : ops::gemm_register_blocks(caps)) {
+  // Every register block with packed B, and the first one packing its Bᵀ
+  // panels itself (pb: the scratch lives on the stack too, so only a store of
+  // a whole register to a fixed stack slot counts as a spill).
+  ops::GemmBSource own;
+  own.kind = ops::GemmBSource::Raw;
+  own.trans_b = true;
+  auto blocks = ops::gemm_register_blocks(caps);
+  std::vector<std::pair<std::pair<int, int>, ops::GemmBSource>> kernels;
+  for (auto b : blocks) kernels.push_back({b, {}});
+  kernels.push_back({blocks.front(), own});
+  for (auto [block, src] : kernels) {
+    auto [mr, nl] = block;
     ops::GemmTile t{mr, nl, 256, 8, 8};
+    t.pb = src.kind != ops::GemmBSource::Packed;
+    CAPTURE(t.pb);
     rt::CompileOptions o;
     o.keep_ir = true;
-    auto ck = dev->compile(ops::gemm_cpu_kernel(t, true), o);
+    auto ck = dev->compile(ops::gemm_cpu_kernel(t, true, ops::GemmEpilogue::Store, src), o);
     std::string s = ck->debug_asm();
     REQUIRE(!s.empty());
     if (const char* dump = std::getenv("KGEN_MATMUL_ASM_DUMP")) {  // for a human look at the inner loop
