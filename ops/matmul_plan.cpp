@@ -118,6 +118,17 @@ GemmTile default_cpu_tile(int64_t m, int64_t n, int64_t k, const TargetCaps& cap
     t.kc = int64_t(64) * t.nl * k > (512 << 10) ? 512 : 0;
     t.mc = 8;
     t.nc = 8;
+    if (t.kc) {
+      // Long K in slices: a workgroup's B block (nc panels × all of K) is
+      // what the next workgroups should find in the LLC, so walk the M
+      // blocks fastest over B blocks small enough for both threads' to fit
+      // (4 panels × 11008 × 4 B = 11 MB each), with taller row groups to
+      // read each B block fewer times. Zen 5, 2048×1024×11008 Bᵀ (the gated
+      // MLP's down projection), 2 threads: 148 -> 112-118 ms.
+      t.gm = 1;
+      t.mc = 32;
+      t.nc = 4;
+    }
     // Few rows, long K (decode-sized and gated-MLP down projections): one
     // workgroup row covers all of M when that A block (mp·mr·kc floats)
     // stays within ~512 KiB of L2 (256 rows at kc = 512, padded to 258 by
