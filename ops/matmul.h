@@ -5,7 +5,9 @@
 // CPU (ops/matmul_cpu.cpp, ops/matmul_pack.cpp): GotoBLAS/BLIS structure in
 // DSL kernels. B is packed into NR-wide panels of f32x16 lines and A into
 // MR-tall panels (both zero-padded, converting f16/bf16 to f32 on the way), so
-// the microkernel never sees an edge; a single-work-item workgroup computes an
+// the microkernel never sees an edge (B either by a packing launch or, where
+// one workgroup is B's only user, by the macro-kernel itself into a stack
+// scratch: GemmTile::pb); a single-work-item workgroup computes an
 // MC×NC block of C as a loop over KC slices, NR panels and MR panels, keeping
 // the MR×NR accumulator block in zmm registers (MR·NR/16 lines) with one
 // broadcast A load per row and one line B load per 16 columns at each k.

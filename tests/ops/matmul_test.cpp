@@ -68,11 +68,11 @@ TEST_CASE("matmul: the heuristic picks gemv for decode shapes and the packed gem
   auto big = problem("matmul", {1024, 1024, 1024});
   CHECK(d.heuristic(big, avx512).get("mr") == 6);  // 8×48 would pad N to 1056
   CHECK(d.heuristic(big, avx512).get("nl") == 4);
-  // All of K in one pass, A in the LLC: one row group, one B panel per workgroup, packed in the kernel.
+  // All of K in one pass, A within a quarter of the LLC: one row group, one B panel per workgroup, packed in the kernel.
   CHECK(d.heuristic(big, avx512).get("mc") == 171);
   CHECK(d.heuristic(big, avx512).get("nc") == 1);
   CHECK(d.heuristic(big, avx512).get("pb", 0) == 1);
-  // A larger than the LLC: 8×8-panel blocks, M blocks walked fastest, B packed ahead.
+  // A beyond a quarter of the LLC: 8×8-panel blocks, M blocks walked fastest, B packed ahead.
   auto tall = problem("matmul", {8192, 1024, 1024});
   CHECK(d.heuristic(tall, avx512).get("mc") == 8);
   CHECK(d.heuristic(tall, avx512).get("gm", 0) == 1);
