@@ -128,7 +128,9 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       plan_gemm_cpu(pl, t, xp, gup, h, 1, s.t, fp, s.d, GemmEpilogue::GatedSilu);
     }
     int hp = plan_pack_a(pl, nio, f32t, h, 1, s.t, s.f, fp, down.mr, down.ak);
-    if (t.pb && down.kc && down.kc * down.nl * 64 <= (512 << 10)) {
+    // Dn's panels packed in the down GEMM too where one row group covers all
+    // tokens (else each panel would be packed once per row group).
+    if (t.pb && down.kc && down.kc * down.nl * 64 <= (512 << 10) && down.mc * down.mr >= s.t) {
       GemmBSource dn;
       dn.kind = GemmBSource::Raw;
       dn.trans_b = true;
@@ -217,14 +219,15 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
       mc = c;
       break;
     }
-  // Few tokens: one row group for all of them (up to a 2 MiB A block, from
-  // L3), so each [G;U] panel streams from DRAM once instead of once per row
-  // group; with the next panel prefetched (bpf) that stream overlaps the
-  // compute. Zen 5, 256×1024×11008 1 thread (3 runs): mc = 32 100-104 ms,
-  // mc = 43 97-101, mc = 43 + bpf 90-94; 2048×1024×11008 2 threads
-  // (mc = 32): 340-350 -> 315-326 ms with bpf.
+  // X within a quarter of the LLC: one row group for all tokens (X streams
+  // from the LLC), so each [G;U] panel streams from DRAM once instead of
+  // once per row group; with the next panel prefetched (bpf) that stream
+  // overlaps the compute. Zen 5, 256×1024×11008 1 thread (3 runs): mc = 32
+  // 100-104 ms, mc = 43 97-101, mc = 43 + bpf 90-94; 2048×1024×11008 2
+  // threads (mc = 32): 340-350 -> 315-326 ms with bpf.
   const int64_t mp = (p.dim(0) + mr - 1) / mr;
-  if (mp > mc && double(mp) * mr * double(p.dim(1)) * 4 <= 2048.0 * 1024) mc = int(mp);
+  const double a_max = caps.llc_bytes ? double(caps.llc_bytes) / 4 : 8.0 * (1 << 20);
+  if (mp > mc && double(p.dim(0)) * double(p.dim(1)) * 4 <= a_max) mc = int(mp);
   GemmTile t{mr, nl, 0, mc, 16, 16};
   t.bpf = 1;
   // With that one row group each [G;U] panel (and each Dn panel of the down

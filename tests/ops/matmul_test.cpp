@@ -91,7 +91,7 @@ TEST_CASE("matmul: the heuristic picks gemv for decode shapes and the packed gem
   // ... and then packs its B panels in the kernel; many row groups do not.
   CHECK(d.heuristic(down, avx512).get("pb", 0) == 1);
   const auto& g = *ops::find_op("gated_mlp");
-  auto few = problem("gated_mlp", {256, 1024, 11008}), many = problem("gated_mlp", {2048, 1024, 11008});
+  auto few = problem("gated_mlp", {256, 1024, 11008}), many = problem("gated_mlp", {4096, 1024, 11008});  // X: 1, 16 MiB
   CHECK(g.heuristic(few, avx512).get("mc") == 43);
   CHECK(g.heuristic(few, avx512).get("pb", 0) == 1);
   CHECK(g.heuristic(many, avx512).get("pb", 0) == 0);
