@@ -160,6 +160,7 @@ GemmTile gemm_tile(const ConvShape& s, const Variant& v, int64_t p, const Target
     if (d.params.count(k)) d.set(k, val);
   t = tile_of(d);
   t.ak = 0;  // conv_pack_gemm_weights_kernel writes the k-major A layout
+  t.apf = 0;  // (the A prefetch needs the line-chunk layout)
   if (t.mr < 1 || t.nl < 1 || t.mr * t.nl + t.nl > 32 || t.kc < 0 || t.mc < 1 || t.nc < 1)
     throw std::invalid_argument("conv2d: bad gemm tile " + v.str());
   return t;

@@ -104,6 +104,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   GemmTile down = default_cpu_tile(s.t, s.d, s.f, caps);
   if (t.nl == down.nl) down.mr = t.mr;  // the variant's block for both GEMMs where it is the same shape
   down.ak = t.ak;
+  if (down.ak != 16) down.apf = 0;  // the A prefetch needs the line-chunk layout
   int xp = plan_pack_a(pl, nio, f32t, 0, 1, s.t, s.d, s.d, t.mr, t.ak);
   if (impl == kFused) {
     if (t.nl % 2) throw std::invalid_argument("gated_mlp: the fused variant needs an even nl");
@@ -230,6 +231,9 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   if (mp > mc && double(p.dim(0)) * double(p.dim(1)) * 4 <= a_max) mc = int(mp);
   GemmTile t{mr, nl, 0, mc, 16, 16};
   t.bpf = 1;
+  // And the next X panel (apf; see GemmTile): 2048×1024×11008 2 threads
+  // 362-374 -> 305-311 ms, 256×… 1 thread 79-80 -> 77-78.
+  t.apf = 1;
   // With that one row group each [G;U] panel (and each Dn panel of the down
   // projection) is packed inside the GEMM that uses it, not by a packing
   // launch ahead of it: 256×1024×11008, 3 runs, 1 thread 87-91 -> 78-85 ms,

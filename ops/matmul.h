@@ -45,6 +45,11 @@ struct GemmTile {
   // reads a panel finds it in cache instead of streaming it from DRAM at
   // the microkernel's rate (256 bytes per k for nl = 4).
   int bpf = 0;
+  // Prefetch the next A panel while computing on this one (needs ak = 16):
+  // MR lines per 16-step chunk, one pass ahead. The pass that first reads an
+  // A panel otherwise streams it from the LLC or DRAM at the microkernel's
+  // rate (the block's first B panel, or every K slice of a long-K product).
+  int apf = 0;
   // Pack each B panel inside the macro-kernel, into a workgroup scratch of
   // kc (or, with kc = 0, pbk) × NR floats, right before the block's passes
   // over it, instead of a packing launch ahead of the product: B goes from

@@ -25,7 +25,7 @@ using namespace kgen::dsl;
 std::string GemmTile::str() const {
   return "mr" + std::to_string(mr) + "_nr" + std::to_string(nr()) + "_kc" + std::to_string(kc) + "_mc" +
          std::to_string(mc) + "_nc" + std::to_string(nc) + (ak ? "_ak" + std::to_string(ak) : "") +
-         (ks > 1 ? "_ks" + std::to_string(ks) : "") + (gm ? "_gm" : "") + (bpf ? "_bpf" : "") + (pb ? "_pb" : "");
+         (ks > 1 ? "_ks" + std::to_string(ks) : "") + (gm ? "_gm" : "") + (bpf ? "_bpf" : "") + (apf ? "_apf" : "") + (pb ? "_pb" : "");
 }
 
 namespace {
@@ -50,7 +50,7 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, con
     throw std::invalid_argument("gemm_cpu_kernel: the gated epilogue needs line-aligned C, an even nl and kc = 0");
   if ((t.ak != 0 && t.ak != 16) || (t.ak && t.kc % 16))
     throw std::invalid_argument("gemm_cpu_kernel: A layout ak must be 0 or 16, with kc a multiple of 16");
-  if (t.bpf && t.ak != 16) throw std::invalid_argument("gemm_cpu_kernel: bpf needs ak = 16");
+  if ((t.bpf || t.apf) && t.ak != 16) throw std::invalid_argument("gemm_cpu_kernel: bpf and apf need ak = 16");
   if (t.ks < 1 || (gated && t.ks != 1)) throw std::invalid_argument("gemm_cpu_kernel: ks must be >= 1 (1 for the gated epilogue)");
   const uint32_t MR = uint32_t(t.mr), NL = uint32_t(t.nl);
   const uint32_t OL = gated ? NL / 2 : NL;  // output lines per panel
@@ -198,6 +198,9 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, con
             for_range(ch0, cast(u64, kf / 16u), [&](Value ch) {
               Value ab = a_at + ch * uint64_t(MR * 16), bb = b_k0 + (ch - ch0) * uint64_t(16 * NL);
               for (uint32_t i = 0; i < PL; ++i) bp[next_at + (ch - ch0) * uint64_t(PL) + uint64_t(i)].prefetch();
+              // apf: this chunk's lines of the next A panel (one pass ahead).
+              if (t.apf)
+                for (uint32_t r = 0; r < MR; ++r) ap[ab + cast(u64, kl) * uint64_t(MR * 16) + uint64_t(r * 16)].prefetch();
               for (uint32_t i = 0; i < PR; ++i) {
                 Value at = next_row + K64 * uint64_t(i) + ch * uint64_t(16);
                 if (src.kind == GemmBSource::GateUp) gw[at].prefetch(), uw[at].prefetch();

@@ -111,6 +111,7 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
         for (int ak : {16, 0}) {
           if (ak == 0 && !(mr == def.mr && nl == def.nl)) continue;
           GemmTile t{mr, nl, kc, mc, nc, ak};
+          t.apf = ak == 16 ? def.apf : 0;
           out.push_back(variant_of(t).set("impl", kGemm));
         }
       }

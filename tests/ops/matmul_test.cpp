@@ -162,6 +162,8 @@ TEST_CASE("matmul and gated_mlp: tiny problems through the interpreter") {
       // The next B panel prefetched (a hint past the end of bp on the last panel).
       {problem("matmul", {9, 40, 37}), ops::Variant::parse("impl=0 mr=4 nl=1 kc=16 mc=2 nc=2 ak=16 bpf=1")},
       {problem("gated_mlp", {9, 40, 20}), ops::Variant::parse("impl=0 mr=4 nl=2 kc=0 mc=3 nc=2 ak=16 bpf=1")},
+      // The next A panel prefetched (past the end of ap on the last panel).
+      {problem("matmul", {13, 40, 37}), ops::Variant::parse("impl=0 mr=4 nl=1 kc=16 mc=2 nc=2 ak=16 apf=1")},
       // B panels packed inside the macro-kernel (pb): K×N with K slices and
       // C rows not whole lines; f16 Bᵀ, batched, k-major A; Bᵀ with a K split
       // and the next panel's rows prefetched; the gated [G;U] source with a
