@@ -178,17 +178,18 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // each): 1024³ 1 thread 8.96 -> 8.81 ms, 2 threads 4.70 -> 4.59; 2048³ 1
   // thread 76.0 -> 74.4, 2 threads the same.
   if (t.nl >= 2 && t.mc == 8 && t.nc == 8) t.gm = 1;
-  // An A (M×K) within a quarter of the LLC: one row group over all of M and
-  // one B panel per workgroup, packed by it (pb below) and used from L2 by
-  // every A panel, which stream from the LLC. No B packing launch, each
-  // panel packed once. Zen 5 (2-3 runs each, 1 thread unless said): 1024³
-  // 8.8 -> 8.5 ms, 2 threads 4.46 -> 4.31; 1024×1024×2048 19.2-19.7 ->
-  // 17.7-18.0; 2048×2048×1024 36.4 -> 34.1-34.4; 512³ 1.067 -> 1.05; with K
-  // slices (kc = 512) 512×4096×4096 82-83 -> 71-73. At 2048³ (A 16 MiB, half
-  // the LLC) it is faster at 2 threads (39.3 -> 36.7) but erratic at 1
-  // (73.6-88.7 ms against 74.9-76.4), so no.
+  // An A (M×K) within half the LLC: one row group over all of M and one B
+  // panel per workgroup, packed by it (pb below) and used from L2 by every A
+  // panel, which stream from the LLC (the next one prefetched: apf). No B
+  // packing launch, each panel packed once. Zen 5 (2-3 runs each, 1 thread
+  // unless said): 1024³ 8.8 -> 8.5 ms, 2 threads 4.46 -> 4.31; 1024×1024×2048
+  // 19.2-19.7 -> 17.7-18.0; 2048×2048×1024 36.4 -> 34.1-34.4; 512³ 1.067 ->
+  // 1.05; with K slices (kc = 512) 512×4096×4096 82-83 -> 71-73. With apf
+  // (without it the A stream made these erratic): 2048³ 70.4-72.2 -> 68.2-68.6,
+  // 2 threads 37.3-37.7 -> 34.8-35.2; 4096×1024×1024 38.4-38.8 -> 35.6;
+  // 2048×4096×2048 2 threads 76-77 -> 70-72.
   const int64_t mp = (s.m + t.mr - 1) / t.mr, panels = (s.n + t.nr() - 1) / t.nr();
-  const int64_t a_max = caps.llc_bytes ? int64_t(caps.llc_bytes / 4) : int64_t(8) << 20;
+  const int64_t a_max = caps.llc_bytes ? int64_t(caps.llc_bytes / 2) : int64_t(16) << 20;
   if (t.nl >= 2 && t.ks == 1 && s.m * s.k * 4 <= a_max && panels >= 8 && (mp > t.mc || t.kc)) {
     t.mc = int(mp);
     t.nc = 1;

@@ -68,11 +68,11 @@ TEST_CASE("matmul: the heuristic picks gemv for decode shapes and the packed gem
   auto big = problem("matmul", {1024, 1024, 1024});
   CHECK(d.heuristic(big, avx512).get("mr") == 6);  // 8×48 would pad N to 1056
   CHECK(d.heuristic(big, avx512).get("nl") == 4);
-  // All of K in one pass, A within a quarter of the LLC: one row group, one B panel per workgroup, packed in the kernel.
+  // All of K in one pass, A within half the LLC: one row group, one B panel per workgroup, packed in the kernel.
   CHECK(d.heuristic(big, avx512).get("mc") == 171);
   CHECK(d.heuristic(big, avx512).get("nc") == 1);
   CHECK(d.heuristic(big, avx512).get("pb", 0) == 1);
-  // A beyond a quarter of the LLC: 8×8-panel blocks, M blocks walked fastest, B packed ahead.
+  // A beyond half the LLC: 8×8-panel blocks, M blocks walked fastest, B packed ahead.
   auto tall = problem("matmul", {8192, 1024, 1024});
   CHECK(d.heuristic(tall, avx512).get("mc") == 8);
   CHECK(d.heuristic(tall, avx512).get("gm", 0) == 1);
@@ -87,7 +87,12 @@ TEST_CASE("matmul: the heuristic picks gemv for decode shapes and the packed gem
   // Few rows and a long K: one row group covers all of M (B panels streamed once).
   auto down = problem("matmul", {256, 1024, 11008}, {{"trans_b", 1}});
   CHECK(d.heuristic(down, avx512).get("mc") == 43);  // 43 panels of 6 rows
-  CHECK(d.heuristic(down, avx512).get("nc") == 4);
+  CHECK(d.heuristic(down, avx512).get("nc") == 1);   // A (11 MiB) within half the LLC: one panel per workgroup
+  // A of 22 MiB: the long-K blocking (32 × 4 panels, M blocks walked fastest).
+  auto down_big = problem("matmul", {512, 1024, 11008}, {{"trans_b", 1}});
+  CHECK(d.heuristic(down_big, avx512).get("mc") == 32);
+  CHECK(d.heuristic(down_big, avx512).get("nc") == 4);
+  CHECK(d.heuristic(down_big, avx512).get("gm", 0) == 1);
   // ... and then packs its B panels in the kernel; many row groups do not.
   CHECK(d.heuristic(down, avx512).get("pb", 0) == 1);
   const auto& g = *ops::find_op("gated_mlp");
