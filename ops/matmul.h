@@ -33,7 +33,9 @@ struct GemmTile {
   // one f32x16 line per row and 16-step chunk of K: the packer copies whole
   // lines (vector loads and stores instead of a scalar transpose) and the
   // microkernel, unrolled over the 16 steps of a chunk, broadcasts from one
-  // base pointer plus constant offsets. Needs kc % 16 == 0.
+  // base pointer plus constant offsets. Needs kc % 16 == 0. 1: A as it is
+  // (f32, row-major, K per row: no packing launch), read in the same 16-step
+  // chunks from MR row pointers.
   int ak = 0;
   // K split across workgroups (tall-skinny products: few M×N blocks, long K):
   // each split accumulates a partial C, a second launch sums them.

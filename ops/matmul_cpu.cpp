@@ -48,9 +48,9 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, con
     throw std::invalid_argument("gemm_cpu_kernel: the [G;U] source goes with the gated epilogue");
   if (gated && (!c_lines || t.nl % 2 || t.kc != 0))
     throw std::invalid_argument("gemm_cpu_kernel: the gated epilogue needs line-aligned C, an even nl and kc = 0");
-  if ((t.ak != 0 && t.ak != 16) || (t.ak && t.kc % 16))
-    throw std::invalid_argument("gemm_cpu_kernel: A layout ak must be 0 or 16, with kc a multiple of 16");
-  if ((t.bpf || t.apf) && t.ak != 16) throw std::invalid_argument("gemm_cpu_kernel: bpf and apf need ak = 16");
+  if ((t.ak != 0 && t.ak != 1 && t.ak != 16) || (t.ak && t.kc % 16))
+    throw std::invalid_argument("gemm_cpu_kernel: A layout ak must be 0, 1 or 16, with kc a multiple of 16");
+  if ((t.bpf || t.apf) && t.ak == 0) throw std::invalid_argument("gemm_cpu_kernel: bpf and apf need ak = 1 or 16");
   if (t.ks < 1 || (gated && t.ks != 1)) throw std::invalid_argument("gemm_cpu_kernel: ks must be >= 1 (1 for the gated epilogue)");
   const uint32_t MR = uint32_t(t.mr), NL = uint32_t(t.nl);
   const uint32_t OL = gated ? NL / 2 : NL;  // output lines per panel
@@ -178,10 +178,19 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, con
               for (uint32_t l = 0; l < NL; ++l) A(r, l) = fma(av, bl[l], A(r, l));
             }
           };
-          if (t.ak == 16) {
+          if (t.ak == 16 || t.ak == 1) {
             // Whole 16-step chunks unrolled (offsets fold into the addressing),
-            // then the steps of a partial last chunk (K % 16).
+            // then the steps of a partial last chunk (K % 16). A(r, k) is at
+            // a_row[r] + k (ak = 1: A itself, rows past M clamped to its last
+            // row, read and never stored), or in the chunk layout.
+            const bool direct = t.ak == 1;
             Value a_at = cast(u64, (bz * mp + q) * kl * (MR * 16u));
+            std::vector<Value> a_row;
+            if (direct)
+              for (uint32_t r = 0; r < MR; ++r) a_row.push_back(cast(u64, bz * M + min(row0 + r, M - 1u)) * cast(u64, K));
+            auto a_chunk = [&](const Value& ch, uint32_t r, uint32_t kk) {
+              return direct ? a_row[r] + ch * uint64_t(16) + uint64_t(kk) : a_at + ch * uint64_t(MR * 16) + uint64_t(r * 16 + kk);
+            };
             Value kf = k0 + (k1 - k0) / 16u * 16u;
             // bpf: this pass (j-th of the block's passes over panel p) covers
             // PL lines per chunk of panel p + 1's slice, in order.
@@ -196,22 +205,23 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, con
             Value next_row = PR ? cast(u64, (p + 1u) * rows + (q - q0) * PR) * K64 : Value();
             Value ch0 = cast(u64, k0 / 16u);
             for_range(ch0, cast(u64, kf / 16u), [&](Value ch) {
-              Value ab = a_at + ch * uint64_t(MR * 16), bb = b_k0 + (ch - ch0) * uint64_t(16 * NL);
+              Value bb = b_k0 + (ch - ch0) * uint64_t(16 * NL);
               for (uint32_t i = 0; i < PL; ++i) bp[next_at + (ch - ch0) * uint64_t(PL) + uint64_t(i)].prefetch();
               // apf: this chunk's lines of the next A panel (one pass ahead).
               if (t.apf)
-                for (uint32_t r = 0; r < MR; ++r) ap[ab + cast(u64, kl) * uint64_t(MR * 16) + uint64_t(r * 16)].prefetch();
+                for (uint32_t r = 0; r < MR; ++r)
+                  ap[a_chunk(ch, r, 0) + (direct ? cast(u64, K) * uint64_t(MR) : cast(u64, kl) * uint64_t(MR * 16))].prefetch();
               for (uint32_t i = 0; i < PR; ++i) {
                 Value at = next_row + K64 * uint64_t(i) + ch * uint64_t(16);
                 if (src.kind == GemmBSource::GateUp) gw[at].prefetch(), uw[at].prefetch();
                 else braw[cast(u64, bz * N * K) + at].prefetch();
               }
-              for (uint32_t kk = 0; kk < 16; ++kk)
-                step(bb + uint64_t(kk * NL), [&](uint32_t r) { return ab + uint64_t(r * 16 + kk); });
+              for (uint32_t kk = 0; kk < 16; ++kk) step(bb + uint64_t(kk * NL), [&](uint32_t r) { return a_chunk(ch, r, kk); });
             });
             for_range(cast(u64, kf), cast(u64, k1), [&](Value k) {
               Value ab = a_at + k / uint64_t(16) * uint64_t(MR * 16) + k % uint64_t(16);
-              step(b_k0 + (k - cast(u64, k0)) * uint64_t(NL), [&](uint32_t r) { return ab + uint64_t(r * 16); });
+              step(b_k0 + (k - cast(u64, k0)) * uint64_t(NL),
+                   [&](uint32_t r) { return direct ? a_row[r] + k : ab + uint64_t(r * 16); });
             });
           } else {
             Value a_at = cast(u64, abase + q * K * MR);

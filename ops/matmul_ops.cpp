@@ -134,12 +134,13 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
     out.push_back(variant_of(t).set("impl", kGemm));
   }
   // ... and packing its B panels itself, with and without prefetching the
-  // next panel's rows (Bᵀ).
-  for (int bpf : {0, 1}) {
+  // next panel's rows (Bᵀ), and reading A unpacked (f32).
+  for (int form : {0, 1, 2}) {
     GemmTile t = def;
     t.pb = 1;
-    t.bpf = bpf && s.trans_b && def.ak == 16;
-    if (pb_fits(s, t) && (bpf == 0 || t.bpf)) out.push_back(variant_of(t).set("impl", kGemm));
+    t.bpf = form == 1 && s.trans_b && def.ak == 16;
+    if (form == 2) t.ak = s.dt == ir::ScalarKind::F32 && def.ak == 16 ? 1 : 0;
+    if (pb_fits(s, t) && (form == 0 || t.bpf || t.ak == 1)) out.push_back(variant_of(t).set("impl", kGemm));
   }
   // The heuristic's choice (one row group over all of M, B packed in the kernel).
   if (Variant h = heuristic(p, caps); std::find(out.begin(), out.end(), h) == out.end()) out.push_back(h);
@@ -194,6 +195,11 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     t.mc = int(mp);
     t.nc = 1;
     t.gm = 0;
+    // All of K in one pass: A read as it is (no packing launch), its MR rows
+    // as the microkernel's broadcast streams. 1024³ 1 thread 8.96-9.06 ->
+    // 8.71-8.75 ms, 2048³ 68.0-70.1 -> 66.9-67.6; with K slices A's rows
+    // re-read per slice lost (512×4096×4096 71.8 -> 74.5), so not there.
+    if (t.kc == 0 && s.dt == ir::ScalarKind::F32) t.ak = 1;
   }
   // One row group over all of M: each B panel is used by this workgroup
   // only, so it packs the panel itself (pb) instead of a packing launch
@@ -215,7 +221,9 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       GemmTile t = tile_of(v);
       if (t.mr < 1 || t.nl < 1 || t.mr * t.nl + t.nl > 32 || t.kc < 0 || t.mc < 1 || t.nc < 1)
         throw std::invalid_argument("matmul: bad gemm tile " + v.str());
-      int ap = plan_pack_a(pl, nio, s.dt, 0, s.batch, s.m, s.k, s.k, t.mr, t.ak);
+      if (t.ak == 1 && s.dt != ir::ScalarKind::F32)
+        throw std::invalid_argument("matmul: ak=1 (A read unpacked) needs f32 inputs: " + v.str());
+      const int ap = t.ak == 1 ? 0 : plan_pack_a(pl, nio, s.dt, 0, s.batch, s.m, s.k, s.k, t.mr, t.ak);
       if (t.pb) {  // B's panels packed inside the macro-kernel
         if (int64_t(t.kc ? t.kc : (s.k + 15) / 16 * 16) * t.nl * 64 > (512 << 10))
           throw std::invalid_argument("matmul: pb=1 needs a K slice (kc, else K) of at most 512 KiB of B panel: " + v.str());

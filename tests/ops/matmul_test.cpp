@@ -72,6 +72,8 @@ TEST_CASE("matmul: the heuristic picks gemv for decode shapes and the packed gem
   CHECK(d.heuristic(big, avx512).get("mc") == 171);
   CHECK(d.heuristic(big, avx512).get("nc") == 1);
   CHECK(d.heuristic(big, avx512).get("pb", 0) == 1);
+  CHECK(d.heuristic(big, avx512).get("ak") == 1);  // all of K in one pass: A read unpacked
+  CHECK(d.heuristic(problem("matmul", {1024, 1024, 1024}, {}, ir::ScalarKind::F16), avx512).get("ak") == 16);
   // A beyond half the LLC: 8×8-panel blocks, M blocks walked fastest, B packed ahead.
   auto tall = problem("matmul", {8192, 1024, 1024});
   CHECK(d.heuristic(tall, avx512).get("mc") == 8);
@@ -169,6 +171,10 @@ TEST_CASE("matmul and gated_mlp: tiny problems through the interpreter") {
       {problem("gated_mlp", {9, 40, 20}), ops::Variant::parse("impl=0 mr=4 nl=2 kc=0 mc=3 nc=2 ak=16 bpf=1")},
       // The next A panel prefetched (past the end of ap on the last panel).
       {problem("matmul", {13, 40, 37}), ops::Variant::parse("impl=0 mr=4 nl=1 kc=16 mc=2 nc=2 ak=16 apf=1")},
+      // A read unpacked (ak = 1): rows past M clamped, K slices and a partial
+      // chunk, batched; with B packed ahead and in the kernel.
+      {problem("matmul", {13, 40, 37}, {{"batch", 2}}), ops::Variant::parse("impl=0 mr=4 nl=1 kc=16 mc=2 nc=2 ak=1 apf=1")},
+      {problem("matmul", {13, 40, 37}, {{"trans_b", 1}}), ops::Variant::parse("impl=0 mr=4 nl=1 kc=0 mc=4 nc=1 ak=1 pb=1")},
       // B panels packed inside the macro-kernel (pb): K×N with K slices and
       // C rows not whole lines; f16 Bᵀ, batched, k-major A; Bᵀ with a K split
       // and the next panel's rows prefetched; the gated [G;U] source with a
