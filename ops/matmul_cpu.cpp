@@ -204,6 +204,15 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, con
             Value K64 = cast(u64, K);
             Value next_row = PR ? cast(u64, (p + 1u) * rows + (q - q0) * PR) * K64 : Value();
             Value ch0 = cast(u64, k0 / 16u);
+            // ... and a K×N source: pass j prefetches the next panel's NL
+            // lines of k rows [j·RP, (j+1)·RP) of the slice.
+            if (t.bpf && src.kind == GemmBSource::Raw && !src.trans_b) {
+              const uint32_t RP = (KCAP + uint32_t(t.mc) - 1) / uint32_t(t.mc);
+              Value first = cast(u64, bz * K + k0 + (q - q0) * RP) * cast(u64, N) + cast(u64, (p + 1u) * (16u * NL));
+              for_range(0u, RP, [&](Value i) {
+                for (uint32_t l = 0; l < NL; ++l) braw[first + cast(u64, i) * cast(u64, N) + uint64_t(16 * l)].prefetch();
+              });
+            }
             for_range(ch0, cast(u64, kf / 16u), [&](Value ch) {
               Value bb = b_k0 + (ch - ch0) * uint64_t(16 * NL);
               for (uint32_t i = 0; i < PL; ++i) bp[next_at + (ch - ch0) * uint64_t(PL) + uint64_t(i)].prefetch();

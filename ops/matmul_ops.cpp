@@ -134,11 +134,11 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
     out.push_back(variant_of(t).set("impl", kGemm));
   }
   // ... and packing its B panels itself, with and without prefetching the
-  // next panel's rows (Bᵀ), and reading A unpacked (f32).
+  // next panel's source rows, and reading A unpacked (f32).
   for (int form : {0, 1, 2}) {
     GemmTile t = def;
     t.pb = 1;
-    t.bpf = form == 1 && s.trans_b && def.ak == 16;
+    t.bpf = form == 1 && def.ak == 16;
     if (form == 2) t.ak = s.dt == ir::ScalarKind::F32 && def.ak == 16 ? 1 : 0;
     if (pb_fits(s, t) && (form == 0 || t.bpf || t.ak == 1)) out.push_back(variant_of(t).set("impl", kGemm));
   }

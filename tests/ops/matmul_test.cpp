@@ -175,6 +175,8 @@ TEST_CASE("matmul and gated_mlp: tiny problems through the interpreter") {
       // chunk, batched; with B packed ahead and in the kernel.
       {problem("matmul", {13, 40, 37}, {{"batch", 2}}), ops::Variant::parse("impl=0 mr=4 nl=1 kc=16 mc=2 nc=2 ak=1 apf=1")},
       {problem("matmul", {13, 40, 37}, {{"trans_b", 1}}), ops::Variant::parse("impl=0 mr=4 nl=1 kc=0 mc=4 nc=1 ak=1 pb=1")},
+      // K×N B packed in the kernel with the next panel's rows prefetched.
+      {problem("matmul", {13, 40, 37}), ops::Variant::parse("impl=0 mr=4 nl=1 kc=16 mc=2 nc=2 ak=1 pb=1 bpf=1")},
       // B panels packed inside the macro-kernel (pb): K×N with K slices and
       // C rows not whole lines; f16 Bᵀ, batched, k-major A; Bᵀ with a K split
       // and the next panel's rows prefetched; the gated [G;U] source with a
