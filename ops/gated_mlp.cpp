@@ -6,7 +6,10 @@
 // and its epilogue writes H = silu(g)·u directly (H never exists unfused,
 // X is packed and streamed once for both). Then the down projection is a
 // plain packed GEMM over H. H's rows are padded to a multiple of 16 columns
-// (whole lines; the padded features are zero in both packed weights).
+// (whole lines; the padded features are zero in both packed weights); where
+// both GEMMs take the same row panels the epilogue writes H directly in the
+// down GEMM's packed-A layout. With pb the [G;U] (and, for few tokens, Dn)
+// panels are packed inside the GEMMs: 256 tokens take two or three launches.
 // impl 1 (CPU, unfused): X·Gᵀ, X·Uᵀ, an elementwise silu·product, the down
 // GEMM: the same kernels without the fusion, for comparison.
 // impl 2 (GPU): the same unfused sequence with the shared-memory GEMM.
@@ -103,21 +106,27 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   GemmTile t = tile_of(v);
   GemmTile down = default_cpu_tile(s.t, s.d, s.f, caps);
   if (t.nl == down.nl) down.mr = t.mr;  // the variant's block for both GEMMs where it is the same shape
-  down.ak = t.ak;
+  down.ak = t.ak == 1 ? 16 : t.ak;  // H is read packed (its rows are fp apart)
   if (down.ak != 16) down.apf = 0;  // the A prefetch needs the line-chunk layout
-  int xp = plan_pack_a(pl, nio, f32t, 0, 1, s.t, s.d, s.d, t.mr, t.ak);
+  // X as it is (ak = 1: T×D rows, D = the product's K), else packed.
+  const int xp = t.ak == 1 ? 0 : plan_pack_a(pl, nio, f32t, 0, 1, s.t, s.d, s.d, t.mr, t.ak);
   if (impl == kFused) {
     if (t.nl % 2) throw std::invalid_argument("gated_mlp: the fused variant needs an even nl");
     t.kc = 0;  // the epilogue needs complete sums
     const int64_t fp = round16(s.f);
-    int h = pl.add_temp(nio, size_t(s.t * fp) * 4);
+    // The epilogue writes H straight into the down GEMM's packed-A layout
+    // when both use the same row panels (no packing launch for H).
+    const bool h_packed = down.mr == t.mr && down.ak == 16;
+    const GemmEpilogue ep = h_packed ? GemmEpilogue::GatedSiluPackedA : GemmEpilogue::GatedSilu;
+    const int64_t h_rows = h_packed ? (s.t + t.mr - 1) / t.mr * t.mr : s.t;
+    int h = pl.add_temp(nio, size_t(h_rows * fp) * 4);
     if (t.pb) {
       // [G;U] panels packed inside the fused GEMM (all of D deep), Dn's inside the down GEMM.
       if (round16(s.d) * t.nl * 64 > (512 << 10))
         throw std::invalid_argument("gated_mlp: pb=1 needs D·nr·4 <= 512 KiB (the [G;U] panel scratch): " + v.str());
       GemmBSource gu;
       gu.kind = GemmBSource::GateUp;
-      plan_gemm_cpu(pl, t, xp, 1, h, 1, s.t, fp, s.d, GemmEpilogue::GatedSilu, nio, gu, 2, s.f);
+      plan_gemm_cpu(pl, t, xp, 1, h, 1, s.t, fp, s.d, ep, nio, gu, 2, s.f);
     } else {
       int gup = pl.add_temp(nio, size_t(2 * (fp + 8 * t.nl) * s.d) * 4);  // 2 floats (g, u) per feature
       Step pk;
@@ -126,9 +135,9 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       pk.buffers = {1, 2, gup};
       pk.scalars = {ir::scalar_slot(uint32_t(s.f)), ir::scalar_slot(uint32_t(s.d))};
       pl.steps.push_back(std::move(pk));
-      plan_gemm_cpu(pl, t, xp, gup, h, 1, s.t, fp, s.d, GemmEpilogue::GatedSilu);
+      plan_gemm_cpu(pl, t, xp, gup, h, 1, s.t, fp, s.d, ep);
     }
-    int hp = plan_pack_a(pl, nio, f32t, h, 1, s.t, s.f, fp, down.mr, down.ak);
+    const int hp = h_packed ? h : plan_pack_a(pl, nio, f32t, h, 1, s.t, s.f, fp, down.mr, down.ak);
     // Dn's panels packed in the down GEMM too where one row group covers all
     // tokens (else each panel would be packed once per row group).
     if (t.pb && down.kc && down.kc * down.nl * 64 <= (512 << 10) && down.mc * down.mr >= s.t) {
@@ -183,13 +192,15 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
         out.push_back(variant_of(t).set("impl", kFused));
       }
   // The heuristic's choice (its row group may span all of M), and with its
-  // panels packed in the GEMMs (pb) where that fits.
+  // panels packed in the GEMMs (pb) where that fits, the latter also with X
+  // read unpacked (ak = 1).
   Variant h = heuristic(p, caps);
-  for (int pb : {0, 1}) {
-    if (pb && round16(p.dim(1)) * h.get("nl") * 64 > (512 << 10)) continue;
+  for (int form : {0, 1, 2}) {
+    if (form && round16(p.dim(1)) * h.get("nl") * 64 > (512 << 10)) continue;
     Variant v = h;
-    if (pb) v.set("pb", 1);
+    if (form) v.set("pb", 1);
     else v.params.erase("pb");
+    if (form == 2) v.set("ak", 1);
     if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
   }
   out.push_back(unfused_variant(p, caps));

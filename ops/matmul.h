@@ -85,7 +85,10 @@ ir::Kernel pack_a_kernel(ir::Type dt, int mr, int ak = 0);
 // interleaves gate and up panels line by line (line 2i from G, 2i+1 from U,
 // for the same 16 features), so each pair of accumulator lines becomes one
 // line of H = silu(g)·u: a panel yields 8·nl output columns instead of 16·nl.
-enum class GemmEpilogue { Store, GatedSilu };
+// GatedSiluPackedA: the same H written straight into the packed-A layout
+// (ak = 16, MR = this tile's mr, zero rows past M) of the GEMM that consumes
+// it, so that GEMM needs no packing launch.
+enum class GemmEpilogue { Store, GatedSilu, GatedSiluPackedA };
 
 // Where the macro-kernel's B panels come from. Packed: a packed Bp buffer
 // (pack_b_kernel or the gated [G;U] packer). Raw: B itself (dt, K×N or N×K),

@@ -39,7 +39,8 @@ Value silu_mul(const Value& g, const Value& u) {
 }  // namespace
 
 ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, const GemmBSource& src) {
-  const bool gated = ep == GemmEpilogue::GatedSilu;
+  const bool packed_out = ep == GemmEpilogue::GatedSiluPackedA;
+  const bool gated = ep == GemmEpilogue::GatedSilu || packed_out;
   const bool own_pack = src.kind != GemmBSource::Packed;  // panels packed here, into bs
   const uint32_t KCAP = uint32_t(t.kc ? t.kc : t.pbk);    // bs depth in k
   if (own_pack && (KCAP == 0 || KCAP % 16 || int64_t(KCAP) * t.nl * 64 > (1 << 20)))
@@ -55,7 +56,8 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, con
   const uint32_t MR = uint32_t(t.mr), NL = uint32_t(t.nl);
   const uint32_t OL = gated ? NL / 2 : NL;  // output lines per panel
   const uint32_t NRO = 16 * OL;             // output columns per panel
-  std::string name = std::string(gated ? "gated_mlp_gemm_" : "matmul_gemm_") + t.str() + (c_lines ? "_cl" : "_cs");
+  std::string name = std::string(gated ? "gated_mlp_gemm_" : "matmul_gemm_") + t.str() + (c_lines ? "_cl" : "_cs") +
+                     (packed_out ? "_hp" : "");
   if (src.kind == GemmBSource::Raw) name += "_b" + src.dt.str() + (src.trans_b ? "t" : "n");
   if (own_pack) name += "_k" + std::to_string(KCAP);
   return kernel(name, [&](KernelBuilder& kb) {
@@ -242,7 +244,23 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, con
             return gated ? silu_mul(A(r, 2 * l).get(), A(r, 2 * l + 1).get()) : A(r, l).get();
           };
           auto store = [&](uint32_t r, uint32_t l, const Value& at) { c[at] = out_value(r, l); };
-          if (c_lines) if_(full, [&] { each_out(false, store); }).else_([&] { each_out(true, store); });
+          // packed_out: line (q·nlines + col/16)·MR + r of the next GEMM's
+          // packed A; rows past M are written as zeros (that GEMM reads them).
+          auto store_packed = [&](bool edge) {
+            for (uint32_t r = 0; r < MR; ++r)
+              for (uint32_t l = 0; l < OL; ++l) {
+                Value col = col0 + 16u * l;
+                Value at = (q * nlines + col / 16u) * MR + r;
+                auto put = [&] {
+                  if (edge) if_(row0 + r < M, [&] { c[at] = out_value(r, l); }).else_([&] { c[at] = splat(0.0f, 16); });
+                  else c[at] = out_value(r, l);
+                };
+                if (edge) if_(col < N, put);
+                else put();
+              }
+          };
+          if (packed_out) if_(full, [&] { store_packed(false); }).else_([&] { store_packed(true); });
+          else if (c_lines) if_(full, [&] { each_out(false, store); }).else_([&] { each_out(true, store); });
           else store_scratch(out_value);
         });
       });

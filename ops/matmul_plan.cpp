@@ -40,7 +40,7 @@ int plan_pack_b(Plan& pl, size_t nio, ir::Type dt, bool trans_b, int b, int64_t 
 
 void plan_gemm_cpu(Plan& pl, const GemmTile& t, int ap, int bp, int c, int64_t batch, int64_t m, int64_t n, int64_t k,
                    GemmEpilogue ep, size_t nio, const GemmBSource& src, int up, int64_t f) {
-  const int64_t nro = ep == GemmEpilogue::GatedSilu ? 8 * t.nl : 16 * t.nl;
+  const int64_t nro = ep != GemmEpilogue::Store ? 8 * t.nl : 16 * t.nl;
   if (t.ks > 1 && nio == 0) throw std::logic_error("plan_gemm_cpu: a K split needs the op's tensor count");
   const int part = t.ks > 1 ? pl.add_temp(nio, size_t(batch * t.ks * m * n) * 4) : c;
   GemmTile kt = t;

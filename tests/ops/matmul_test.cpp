@@ -171,6 +171,11 @@ TEST_CASE("matmul and gated_mlp: tiny problems through the interpreter") {
       {problem("gated_mlp", {9, 40, 20}), ops::Variant::parse("impl=0 mr=4 nl=2 kc=0 mc=3 nc=2 ak=16 bpf=1")},
       // The next A panel prefetched (past the end of ap on the last panel).
       {problem("matmul", {13, 40, 37}), ops::Variant::parse("impl=0 mr=4 nl=1 kc=16 mc=2 nc=2 ak=16 apf=1")},
+      // H written in the down GEMM's packed-A layout where both take 8-row
+      // panels on AVX-512 (rows 9-15 zero, a partial last panel), and X read
+      // unpacked.
+      {problem("gated_mlp", {9, 40, 20}), ops::Variant::parse("impl=0 mr=8 nl=2 kc=0 mc=2 nc=2 ak=16")},
+      {problem("gated_mlp", {9, 40, 20}), ops::Variant::parse("impl=0 mr=8 nl=2 kc=0 mc=2 nc=2 ak=1 pb=1")},
       // A read unpacked (ak = 1): rows past M clamped, K slices and a partial
       // chunk, batched; with B packed ahead and in the kernel.
       {problem("matmul", {13, 40, 37}, {{"batch", 2}}), ops::Variant::parse("impl=0 mr=4 nl=1 kc=16 mc=2 nc=2 ak=1 apf=1")},
