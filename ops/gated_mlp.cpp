@@ -122,7 +122,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     int h = pl.add_temp(nio, size_t(h_rows * fp) * 4);
     if (t.pb) {
       // [G;U] panels packed inside the fused GEMM (all of D deep), Dn's inside the down GEMM.
-      if (round16(s.d) * t.nl * 64 > (512 << 10))
+      if (!pb_scratch_fits(t, s.d))
         throw std::invalid_argument("gated_mlp: pb=1 needs D·nr·4 <= 512 KiB (the [G;U] panel scratch): " + v.str());
       GemmBSource gu;
       gu.kind = GemmBSource::GateUp;
@@ -140,7 +140,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     const int hp = h_packed ? h : plan_pack_a(pl, nio, f32t, h, 1, s.t, s.f, fp, down.mr, down.ak);
     // Dn's panels packed in the down GEMM too where one row group covers all
     // tokens (else each panel would be packed once per row group).
-    if (t.pb && down.kc && down.kc * down.nl * 64 <= (512 << 10) && down.mc * down.mr >= s.t) {
+    if (t.pb && down.kc && pb_scratch_fits(down, s.f) && down.mc * down.mr >= s.t) {
       GemmBSource dn;
       dn.kind = GemmBSource::Raw;
       dn.trans_b = true;
@@ -196,7 +196,7 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
   // read unpacked (ak = 1).
   Variant h = heuristic(p, caps);
   for (int form : {0, 1, 2}) {
-    if (form && round16(p.dim(1)) * h.get("nl") * 64 > (512 << 10)) continue;
+    if (form && !pb_scratch_fits(tile_of(h), p.dim(1))) continue;
     Variant v = h;
     if (form) v.set("pb", 1);
     else v.params.erase("pb");
@@ -250,7 +250,7 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // launch ahead of it: 256×1024×11008, 3 runs, 1 thread 87-91 -> 78-85 ms,
   // 2 threads 47-48 -> 40-43 ms. (2048 tokens, mc = 32: each panel would be
   // packed by 11 row groups.)
-  if (mc >= mp && round16(p.dim(1)) * nl * 64 <= (512 << 10)) t.pb = 1;
+  if (mc >= mp && pb_scratch_fits(t, p.dim(1))) t.pb = 1;
   return variant_of(t).set("impl", kFused);
 }
 

@@ -117,20 +117,24 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, con
           for (uint32_t i = 0; i < MR * NL; ++i) acc.push_back(var(splat(0.0f, 16)));
           auto A = [&](uint32_t r, uint32_t l) -> Var& { return acc[r * NL + l]; };
           // C as lines (c_lines): fn(r, l, C line index) for the tile's lines,
-          // rows and lines past C's edge skipped on edge tiles.
+          // lines past C's edge skipped on edge tiles. Rows past M are
+          // skipped too, except in the next GEMM's packed A (packed_out: line
+          // (q·nlines + col/16)·MR + r), which reads them: they get zeros.
           auto each_out = [&](bool edge, auto&& fn) {
             for (uint32_t r = 0; r < MR; ++r) {
               Value row = row0 + r;
-              auto body = [&] {
+              auto lines = [&](auto&& put) {
                 for (uint32_t l = 0; l < OL; ++l) {
                   Value col = col0 + 16u * l;
-                  Value at = cbase / 16u + row * nlines + col / 16u;
-                  if (edge) if_(col < N, [&] { fn(r, l, at); });
-                  else fn(r, l, at);
+                  Value at = packed_out ? (q * nlines + col / 16u) * MR + r : cbase / 16u + row * nlines + col / 16u;
+                  if (edge) if_(col < N, [&] { put(l, at); });
+                  else put(l, at);
                 }
               };
-              if (edge) if_(row < M, body);
-              else body();
+              auto body = [&] { lines([&](uint32_t l, const Value& at) { fn(r, l, at); }); };
+              if (!edge) body();
+              else if (!packed_out) if_(row < M, body);
+              else if_(row < M, body).else_([&] { lines([&](uint32_t, const Value& at) { c[at] = splat(0.0f, 16); }); });
             }
           };
           Value full = row0 + MR <= M && col0 + NRO <= N;
@@ -244,23 +248,7 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, con
             return gated ? silu_mul(A(r, 2 * l).get(), A(r, 2 * l + 1).get()) : A(r, l).get();
           };
           auto store = [&](uint32_t r, uint32_t l, const Value& at) { c[at] = out_value(r, l); };
-          // packed_out: line (q·nlines + col/16)·MR + r of the next GEMM's
-          // packed A; rows past M are written as zeros (that GEMM reads them).
-          auto store_packed = [&](bool edge) {
-            for (uint32_t r = 0; r < MR; ++r)
-              for (uint32_t l = 0; l < OL; ++l) {
-                Value col = col0 + 16u * l;
-                Value at = (q * nlines + col / 16u) * MR + r;
-                auto put = [&] {
-                  if (edge) if_(row0 + r < M, [&] { c[at] = out_value(r, l); }).else_([&] { c[at] = splat(0.0f, 16); });
-                  else c[at] = out_value(r, l);
-                };
-                if (edge) if_(col < N, put);
-                else put();
-              }
-          };
-          if (packed_out) if_(full, [&] { store_packed(false); }).else_([&] { store_packed(true); });
-          else if (c_lines) if_(full, [&] { each_out(false, store); }).else_([&] { each_out(true, store); });
+          if (c_lines) if_(full, [&] { each_out(false, store); }).else_([&] { each_out(true, store); });
           else store_scratch(out_value);
         });
       });

@@ -76,10 +76,7 @@ int default_ksplit(const Shape& s, const GemmTile& t) {
 // M, and its panel scratch (a K slice × NR floats) must stay within 512 KiB.
 Variant heuristic(const Problem& p, const TargetCaps& caps);
 
-bool pb_fits(const Shape& s, const GemmTile& t) {
-  const int64_t mp = (s.m + t.mr - 1) / t.mr, depth = t.kc ? t.kc : ((s.k + t.ks - 1) / t.ks + 15) / 16 * 16;
-  return t.mc >= mp && depth * t.nl * 64 <= (512 << 10);
-}
+bool pb_fits(const Shape& s, const GemmTile& t) { return t.mc >= (s.m + t.mr - 1) / t.mr && pb_scratch_fits(t, s.k); }
 
 std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
   const Shape s = shape_of(p);
@@ -225,7 +222,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
         throw std::invalid_argument("matmul: ak=1 (A read unpacked) needs f32 inputs: " + v.str());
       const int ap = t.ak == 1 ? 0 : plan_pack_a(pl, nio, s.dt, 0, s.batch, s.m, s.k, s.k, t.mr, t.ak);
       if (t.pb) {  // B's panels packed inside the macro-kernel
-        if (int64_t(t.kc ? t.kc : (s.k + 15) / 16 * 16) * t.nl * 64 > (512 << 10))
+        if (!pb_scratch_fits(t, s.k))
           throw std::invalid_argument("matmul: pb=1 needs a K slice (kc, else K) of at most 512 KiB of B panel: " + v.str());
         GemmBSource src;
         src.kind = GemmBSource::Raw;

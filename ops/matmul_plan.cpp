@@ -45,7 +45,7 @@ void plan_gemm_cpu(Plan& pl, const GemmTile& t, int ap, int bp, int c, int64_t b
   const int part = t.ks > 1 ? pl.add_temp(nio, size_t(batch * t.ks * m * n) * 4) : c;
   GemmTile kt = t;
   // The in-kernel panel scratch covers all of a K split's range when kc = 0.
-  if (src.kind != GemmBSource::Packed && !t.kc) kt.pbk = int(cdiv(cdiv(k, t.ks), 16) * 16);
+  if (src.kind != GemmBSource::Packed && !t.kc) kt.pbk = int(pb_depth(t, k));
   Step s;
   s.kernel = gemm_cpu_kernel(kt, n % 16 == 0, ep, src);
   const uint32_t nb = uint32_t(cdiv(cdiv(n, nro), t.nc)), mb = uint32_t(cdiv(cdiv(m, t.mr), t.mc));
@@ -65,6 +65,10 @@ void plan_gemm_cpu(Plan& pl, const GemmTile& t, int ap, int bp, int c, int64_t b
     pl.steps.push_back(std::move(sum));
   }
 }
+
+int64_t pb_depth(const GemmTile& t, int64_t k) { return t.kc ? t.kc : cdiv(cdiv(k, t.ks), 16) * 16; }
+
+bool pb_scratch_fits(const GemmTile& t, int64_t k) { return pb_depth(t, k) * t.nl * 64 <= (512 << 10); }
 
 void plan_gemm_gpu(Plan& pl, ir::Type dt, bool trans_b, const GpuTile& t, int a, int b, int c, int64_t batch, int64_t m,
                    int64_t n, int64_t k) {

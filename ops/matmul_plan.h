@@ -22,6 +22,11 @@ int plan_pack_b(Plan& pl, size_t nio, ir::Type dt, bool trans_b, int b, int64_t 
 void plan_gemm_cpu(Plan& pl, const GemmTile& t, int ap, int bp, int c, int64_t batch, int64_t m, int64_t n, int64_t k,
                    GemmEpilogue ep = GemmEpilogue::Store, size_t nio = 0, const GemmBSource& src = {}, int up = -1,
                    int64_t f = 0);
+// The in-kernel B panel scratch (GemmTile::pb) for a product of depth k:
+// its depth in k (kc, else a K split's range rounded up to 16), and whether
+// it stays within 512 KiB (the plans' bound; the kernel allows 1 MiB).
+int64_t pb_depth(const GemmTile& t, int64_t k);
+bool pb_scratch_fits(const GemmTile& t, int64_t k);
 // C = A·B (or A·Bᵀ) on a GPU target with the shared-memory kernel.
 void plan_gemm_gpu(Plan& pl, ir::Type dt, bool trans_b, const GpuTile& t, int a, int b, int c, int64_t batch, int64_t m,
                    int64_t n, int64_t k);
