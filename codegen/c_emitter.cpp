@@ -100,6 +100,34 @@ Dot4Form CEmitter::dot4_form(const Instr& in) const {
   return Dot4Form::Exact;
 }
 
+std::vector<int> CEmitter::permute_pattern(const Instr& in) const {
+  // The index's lanes when it is a constant (a line constant, a splat or a
+  // construct of constants), as table bytes per result byte; else empty.
+  const Type idx = index_.type(in.args[2]);
+  const int table_bytes = 2 * index_.type(in.args[0]).bytes();
+  auto constant = [&](ir::ValueId v) -> const Instr* {
+    const Instr* d = index_.def(v);
+    return d && d->op == Op::Const ? d : nullptr;
+  };
+  std::vector<int64_t> lanes;
+  const Instr* d = index_.def(in.args[2]);
+  if (!d) return {};
+  if (d->op == Op::Const) lanes.assign(size_t(idx.lanes), d->imm.i);
+  else if (d->op == Op::Splat && constant(d->args[0])) lanes.assign(size_t(idx.lanes), constant(d->args[0])->imm.i);
+  else if (d->op == Op::Construct) {
+    for (ir::ValueId v : d->args) {
+      if (!constant(v)) return {};
+      lanes.push_back(constant(v)->imm.i);
+    }
+  } else {
+    return {};
+  }
+  std::vector<int> pattern;
+  for (int64_t l : lanes)
+    for (int b = 0; b < idx.scalar_bytes(); ++b) pattern.push_back(int((uint64_t(l) >> (8 * b)) & uint64_t(table_bytes - 1)));
+  return pattern;
+}
+
 std::string CEmitter::value_expr(const Instr& in) const {
   std::vector<std::string> a;
   a.reserve(in.args.size());
@@ -111,6 +139,7 @@ std::string CEmitter::value_expr(const Instr& in) const {
     case OpClass::Compare:
     case OpClass::Fma: return math_expr(in.op, ty(0), in.type, a);
     case OpClass::Dot: return d_.dot4(ty(0), ty(1), a, dot4_form(in));
+    case OpClass::Permute: return d_.permute_bytes(ty(0), in.type, a, permute_pattern(in));
     case OpClass::Select: return d_.select(ty(0), ty(1), a[0], a[1], a[2]);
     case OpClass::Convert:
       return in.op == Op::Cast ? d_.cast(in.type, ty(0), a[0]) : d_.bitcast(in.type, ty(0), a[0]);

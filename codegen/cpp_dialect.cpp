@@ -314,6 +314,19 @@ std::string CppDialect::dot4(Type a, Type b, std::span<const std::string> args, 
   return std::string("kg_dot4<") + sign(a) + ", " + sign(b) + f + ">(" + args[0] + ", " + args[1] + ", " + args[2] + ")";
 }
 
+std::string CppDialect::permute_bytes(Type table, Type result, std::span<const std::string> args,
+                                      std::span<const int> pattern) const {
+  if (pattern.empty())
+    return "kg_permute_bytes(" + args[0] + ", " + args[1] + ", " + args[2] + ")";
+  // A constant pattern is a shufflevector: LLVM picks the cheapest shuffles
+  // for it (vpermb / vpermi2b with VBMI, else byte shuffles and blends).
+  const std::string bytes = "kg_u8v" + std::to_string(table.bytes());
+  std::string s = "__builtin_bit_cast(" + type_name(result) + ", __builtin_shufflevector(__builtin_bit_cast(" + bytes +
+                  ", " + args[0] + "), __builtin_bit_cast(" + bytes + ", " + args[1] + ")";
+  for (int p : pattern) s += ", " + std::to_string(p);
+  return s + "))";
+}
+
 std::string CppDialect::unroll_hint(int factor) const {
   if (factor <= 1) return {};
   return "#pragma clang loop unroll_count(" + std::to_string(factor) + ")";
@@ -694,6 +707,25 @@ template <bool SA, bool SB, int FORM = 0, class A, class B, class C> KG_MATH C k
   return r;
 }
 )"},
+    // permute_bytes with an index computed at run time (a constant one is a
+    // __builtin_shufflevector, see CppDialect::permute_bytes).
+    {"permute_bytes", "kg_permute_bytes(", "", R"(template <class T, class R> KG_MATH R kg_permute_bytes(T a, T b, R idx) {
+#if defined(__AVX512VBMI__)
+  if constexpr (sizeof(T) == 64 && sizeof(R) == 64)
+    return (R)__builtin_ia32_vpermi2varqi512((__attribute__((__vector_size__(64))) char)a,
+                                             (__attribute__((__vector_size__(64))) char)idx,
+                                             (__attribute__((__vector_size__(64))) char)b);
+#endif
+  u8 t[2 * sizeof(T)], ix[sizeof(R)], r[sizeof(R)];
+  __builtin_memcpy(t, &a, sizeof(T));
+  __builtin_memcpy(t + sizeof(T), &b, sizeof(T));
+  __builtin_memcpy(ix, &idx, sizeof(R));
+  for (unsigned i = 0; i < sizeof(R); ++i) r[i] = t[ix[i] & (2 * sizeof(T) - 1)];
+  R out;
+  __builtin_memcpy(&out, r, sizeof(R));
+  return out;
+}
+)"},
 };
 
 }  // namespace
@@ -709,6 +741,10 @@ typedef _Float16 f16; typedef __bf16 bf16; typedef float f32; typedef double f64
 #define KG_LINES(T) KG_LINE(T, 2) KG_LINE(T, 3) KG_LINE(T, 4) KG_LINE(T, 8) KG_LINE(T, 16)
 KG_LINES(bool) KG_LINES(i8) KG_LINES(i16) KG_LINES(i32) KG_LINES(i64) KG_LINES(u8) KG_LINES(u16) KG_LINES(u32)
 KG_LINES(u64) KG_LINES(f16) KG_LINES(bf16) KG_LINES(f32) KG_LINES(f64)
+// Byte vectors of every permute_bytes table size (IR lines stop at 16 lanes).
+typedef u8 kg_u8v4 __attribute__((ext_vector_type(4))); typedef u8 kg_u8v8 __attribute__((ext_vector_type(8)));
+typedef u8 kg_u8v16 __attribute__((ext_vector_type(16))); typedef u8 kg_u8v32 __attribute__((ext_vector_type(32)));
+typedef u8 kg_u8v64 __attribute__((ext_vector_type(64)));
 // f64 math is libm through glibc's vector ABI: `declare simd` gives the loop
 // vectoriser the libmvec variants (_ZGVeN8v_exp...); the asm labels keep clang
 // from turning the calls back into intrinsics. Those variants are unmasked, so

@@ -35,6 +35,8 @@ class CppDialect : public Dialect {
   std::string barrier() const override;
   std::string shared_decl(ir::Type elem, int64_t count, const std::string& name) const override;
   std::string dot4(ir::Type a, ir::Type b, std::span<const std::string> args, Dot4Form form) const override;
+  std::string permute_bytes(ir::Type table, ir::Type result, std::span<const std::string> args,
+                            std::span<const int> pattern) const override;
   std::string unroll_hint(int factor) const override;
   std::string prelude() const override;
   // `src` (prelude + kernel) with the f32 math helpers the kernel calls inserted

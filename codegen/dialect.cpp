@@ -13,6 +13,10 @@ std::string Dialect::subgroup(ir::Op op, ir::Type, std::span<const std::string>)
                           std::string(ir::op_name(op)) + "')");
 }
 
+std::string Dialect::permute_bytes(ir::Type, ir::Type, std::span<const std::string>, std::span<const int>) const {
+  throw ir::Error({}, "codegen: dialect '" + std::string(name()) + "' has no byte permutes ('permute_bytes')");
+}
+
 std::string dot4_helper_name(ir::Type a, ir::Type b) {
   auto sign = [](ir::Type t) { return t.kind == ir::ScalarKind::I32 ? "s" : "u"; };
   return std::string("kg_dot4_") + sign(a) + sign(b);

@@ -115,6 +115,12 @@ class Dialect {
   // `form` (ir/byte_bound.h) says when a saturating u8·i8 pair multiply
   // (x86 vpmaddubsw) is exact; dialects without one ignore it.
   virtual std::string dot4(ir::Type a, ir::Type b, std::span<const std::string> args, Dot4Form form) const;
+  // permute_bytes (ir/ops.h) with tables of type `table` and a result of
+  // type `result`: args {a, b, idx}. `pattern` holds the result's table
+  // byte per result byte when idx is a constant (else empty). Only the C++
+  // dialect implements it; check_capabilities refuses it elsewhere.
+  virtual std::string permute_bytes(ir::Type table, ir::Type result, std::span<const std::string> args,
+                                    std::span<const int> pattern) const;
   // Statement (without ';') for a workgroup barrier.
   virtual std::string barrier() const = 0;
   // Subgroup shuffle/broadcast (args: value, lane) and reductions (args:

@@ -71,6 +71,8 @@ TargetCaps cpu_caps() {
   else c.vector_bits = 128, c.vector_registers = 16;
   c.llc_bytes = host_llc_bytes();
   c.byte_dot = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl");
+  c.byte_permute = true;
+  c.native_byte_permute = __builtin_cpu_supports("avx512vbmi");
   // Zen 5, gelu 8192x4096 1 thread: vdivps zmm 6.2 ms against 9.6 by Newton steps.
   c.fast_line_division = c.vector_bits == 256 || (c.vector_bits == 512 && amd_family() >= 0x1A);
   return c;
@@ -125,6 +127,7 @@ void check_capabilities(const ir::Kernel& k, const TargetCaps& caps) {
         in.op == ir::Op::SubgroupLane) {
       if (!caps.subgroups) fail(&in, "subgroup operations", "has no subgroups");
     }
+    if (c == ir::OpClass::Permute && !caps.byte_permute) fail(&in, "byte permutes", "has no byte permutes");
     if (c == ir::OpClass::Atomic) {
       ir::Type e = in.type;
       if (e.is_float() && !caps.atomics_f32) fail(&in, "float atomics", "has no float atomics");

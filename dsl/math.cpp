@@ -39,6 +39,10 @@ Value dot4(const Operand& a, const Operand& b, const Operand& c) {
   return make(a.loc(), Op::Dot4, {va, vb, c.is_literal() ? resolve(c, acc) : resolve(c)});
 }
 
+Value permute_bytes(const Operand& a, const Operand& b, const Operand& idx) {
+  return make(a.loc(), Op::PermuteBytes, {resolve(a), resolve(b), resolve(idx)});
+}
+
 Value select(const Operand& c, const Operand& a, const Operand& b) {
   // Resolve the condition as bool (or its own line type) first: select(c, 1, 2)
   // gives i32, select(c, x, 0) gives x's type.

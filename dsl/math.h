@@ -31,6 +31,11 @@ Value fma(const Operand& a, const Operand& b, const Operand& c);  // a*b+c, one 
 // u32 (unsigned) lines or scalars, c i32 of the same width (ir/ops.h dot4).
 // Literal operands take i32 (c) or the other packed operand's type.
 Value dot4(const Operand& a, const Operand& b, const Operand& c);
+// Byte i of the result (idx's type) is byte idx.byte(i) mod 2·bytes(a) of the
+// table a ++ b (a, b one type of 4-64 bytes; ir/ops.h permute_bytes). A
+// constant idx (make_line of literals) is one shuffle on the CPU (vpermi2b).
+// CPU targets only.
+Value permute_bytes(const Operand& a, const Operand& b, const Operand& idx);
 
 // c ? a : b, evaluating both (a per-lane choice with a bool line `c`).
 Value select(const Operand& c, const Operand& a, const Operand& b);

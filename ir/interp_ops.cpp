@@ -105,6 +105,17 @@ int32_t exec_insert(const Code& c, Item& it, Machine&) {
   return int32_t(c.next);
 }
 
+// permute_bytes: c.attr is one table's size in bytes (a power of two), c.bytes the result's.
+int32_t exec_permute_bytes(const Code& c, Item& it, Machine&) {
+  std::byte table[128], out[64];
+  const uint32_t tb = uint32_t(c.attr);
+  std::memcpy(table, it.frame + c.a[0], tb);
+  std::memcpy(table + tb, it.frame + c.a[1], tb);
+  for (uint32_t i = 0; i < c.bytes; ++i) out[i] = table[uint32_t(it.frame[c.a[2] + i]) & (2 * tb - 1)];
+  std::memcpy(it.frame + c.dst, out, c.bytes);
+  return int32_t(c.next);
+}
+
 // Builtins (u32; the id arithmetic wraps like any u32 math).
 int32_t exec_local_id(const Code& c, Item& it, Machine&) {
   st<uint32_t>(it.frame + c.dst, 0, it.local[c.attr]);
@@ -215,6 +226,10 @@ void select_compute(Code& c, const Instr& in, const ValueIndex& vi) {
     case OpClass::Reduce:
     case OpClass::Fma: c.fn = select_math(in.op, shape.kind); break;
     case OpClass::Dot: c.fn = select_dot4(operand.kind, vi.type(in.args[1]).kind); break;
+    case OpClass::Permute:
+      c.attr = vi.type(in.args[0]).bytes();
+      c.fn = exec_permute_bytes;
+      break;
     case OpClass::Select:
       c.fn = select_math(in.op, shape.kind);
       c.cond_splat = vi.type(in.args[0]).lanes == 1 && shape.lanes > 1;

@@ -98,6 +98,7 @@ namespace kgen::ir {
   X(Select, "select", Select, Any)                      \
   X(Fma, "fma", Fma, Float)                             \
   X(Dot4, "dot4", Dot, Int) /* c + Σ bytes(a)·bytes(b) */ \
+  X(PermuteBytes, "permute_bytes", Permute, Any) /* bytes of a ++ b picked by idx's bytes */ \
   X(Cast, "cast", Convert, Any)                         \
   X(Bitcast, "bitcast", Convert, Any)                   \
   X(Splat, "splat", Vector, Any)                        \
@@ -136,7 +137,12 @@ enum class OpClass : uint8_t {
   // dot4(a, b, c): per 32-bit lane, c + Σ_{j<4} byte_j(a)·byte_j(b), the
   // bytes signed where the operand is i32, unsigned where u32; c and the
   // result are i32, wrapping (x86 vpdpbusd, CUDA dp4a, SPIR-V OpSDot).
-  Dot
+  Dot,
+  // permute_bytes(a, b, idx): a table of the bytes of a then b (a and b of
+  // one type, 4 to 64 bytes, a power of two); the result has idx's type (an
+  // integer line or scalar) and its byte i is table byte idx.byte(i) mod the
+  // table's size (x86 vpermi2b; a CPU target capability).
+  Permute
 };
 
 // Element kinds a math op accepts. Numeric: ints and floats. Float: floats.

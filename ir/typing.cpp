@@ -178,6 +178,17 @@ Type infer_type(const Instr& in, const Kernel& k, const ValueLookup& lookup) {
         fail(in, "needs two packed operands and an i32 accumulator of one width, got " + a[0].type.str() + ", " +
                      a[1].type.str() + ", " + a[2].type.str());
       return a[2].type;
+    case OpClass::Permute: {
+      need_args(3);
+      for (size_t i = 0; i < 3; ++i) need_value(i);
+      need_same(0, 1);
+      const int tb = a[0].type.bytes();
+      if (a[0].type.is_bool() || tb < 4 || tb > 64 || (tb & (tb - 1)) != 0)
+        fail(in, "tables must be 4, 8, 16, 32 or 64 bytes of a non-bool type, got " + a[0].type.str());
+      if (!a[2].type.is_int() || a[2].type.is_bool())
+        fail(in, "the index must be an integer line or scalar (one byte index per result byte), got " + a[2].type.str());
+      return a[2].type;
+    }
     case OpClass::Convert:
       need_args(1);
       need_value(0);

@@ -24,6 +24,7 @@ ir::Kernel saxpy_lines(int lanes);                        // y = a*x + y on f32 
 ir::Kernel dot_lines(int lanes);                          // out[i] = sum(x[i]*y[i]) per f32 line
 ir::Kernel dot4_packed(int lanes);                        // y = dot4(a, b, c), 4 signedness pairs (1: scalars)
 ir::Kernel dot4_small_packed(int lanes);                  // dot4 of unsigned bytes < 128 and signed bytes
+ir::Kernel permute_bytes_kernel(int table_bytes);         // permute_bytes with run-time and constant indices
 
 // Shapes the workloads use, so tests can build matching references.
 inline constexpr int kReduceWorkgroup = 256;
@@ -38,5 +39,6 @@ void register_matmul();
 void register_softmax();
 void register_lines();
 void register_dot4();
+void register_permute();
 
 }  // namespace kgen::samples

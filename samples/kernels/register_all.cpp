@@ -16,6 +16,7 @@ void register_all() {
     register_softmax();
     register_lines();
     register_dot4();
+    register_permute();
   });
 }
 

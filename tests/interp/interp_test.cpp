@@ -543,3 +543,30 @@ TEST_CASE("select per lane, line compares, bitcast and subgroup broadcast") {
   }
   CHECK(bc == std::vector<int32_t>{2, 2});
 }
+
+TEST_CASE("permute_bytes picks bytes of a ++ b by the index's bytes, wrapping past the table") {
+  // Tables of 16 bytes (u32x4): a = bytes 0..15, b = bytes 100..115.
+  const Type T(ScalarKind::U32, 4), I(ScalarKind::U32, 4);
+  Kernel k;
+  k.name = "permute";
+  k.buffers = {{"a", T, Access::Read}, {"b", T, Access::Read}, {"idx", I, Access::Read}, {"out", I, Access::Write}};
+  Builder b(k);
+  ValueId z = u32(b, 0);
+  b.store(b.buffer(3), z, b.op(Op::PermuteBytes, {b.load(b.buffer(0), z), b.load(b.buffer(1), z), b.load(b.buffer(2), z)}));
+  std::vector<uint8_t> a(16), bb(16), idx = {0, 15, 16, 31, 32, 47, 255, 3, 20, 20, 1, 2, 17, 18, 33, 0}, out(16, 0xEE);
+  for (int i = 0; i < 16; ++i) a[size_t(i)] = uint8_t(i), bb[size_t(i)] = uint8_t(100 + i);
+  std::vector<InterpBuffer> bufs = {buf(a), buf(bb), buf(idx), buf(out)};
+  interpret(k, dims1(1, 1), bufs, {});
+  // index mod 32: 0 -> a0, 15 -> a15, 16 -> b0, 31 -> b15, 32 -> a0, 47 -> a15, 255 -> b15, ...
+  std::vector<uint8_t> want = {0, 15, 100, 115, 0, 15, 115, 3, 104, 104, 1, 2, 101, 102, 1, 0};
+  CHECK(out == want);
+
+  Kernel bad;
+  Builder bb2(bad);
+  ValueId f = bb2.const_float(Type(ScalarKind::F32, 4), 1.0), three = bb2.const_int(Type(ScalarKind::U32, 3), 1);
+  ValueId ix = bb2.const_int(I, 1), fx = bb2.const_float(types::F32, 1.0);
+  CHECK(bb2.type_of(bb2.op(Op::PermuteBytes, {f, f, ix})) == I);  // any non-bool table type
+  CHECK_THROWS_WITH_AS(bb2.op(Op::PermuteBytes, {three, three, ix}), doctest::Contains("4, 8, 16, 32 or 64 bytes"), Error);
+  CHECK_THROWS_WITH_AS(bb2.op(Op::PermuteBytes, {f, f, fx}), doctest::Contains("index must be an integer"), Error);
+  CHECK_THROWS_WITH_AS(bb2.op(Op::PermuteBytes, {f, ix, ix}), doctest::Contains("operand types differ"), Error);
+}
