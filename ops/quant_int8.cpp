@@ -245,17 +245,62 @@ Value pair_codes(const PackedBytes& w, const Value& base, uint32_t block_bytes) 
   return (make_line(words) >> make_line(shifts)) & 0x0f0f0f0fu;
 }
 
+// Q4_0 block quads (see qgemv_x8_kernel's `quads`): the 72 bytes of blocks
+// b..b+3 (b's at `base`) as two 64-byte tables, the first 64 bytes and the
+// last 16 (broadcast), for permute_bytes.
+struct QuadTables {
+  Value lo, hi;
+};
+QuadTables quad_tables(const PackedBytes& w, const Value& base) {
+  std::vector<Value> first, last;
+  for (uint32_t c = 0; c < 4; ++c) {
+    Value q = u32x4(w.line16(base + 16u * c));
+    for (int k = 0; k < 4; ++k) first.push_back(extract(q, k));
+  }
+  Value t = u32x4(w.line16(base + 56u));
+  for (int c = 0; c < 4; ++c)
+    for (int k = 0; k < 4; ++k) last.push_back(extract(t, k));
+  return {make_line(first), make_line(last)};
+}
+// The table byte of byte `at` of the quad (< 72).
+uint32_t quad_byte(uint32_t at) { return at < 64 ? at : 64u + (at - 56u); }
+// A constant index line of `words` u32 lanes from table bytes per result byte.
+Value byte_index(const std::vector<uint32_t>& bytes) {
+  std::vector<Value> w;
+  for (size_t i = 0; i < bytes.size(); i += 4)
+    w.push_back(constant(u32, bytes[i] | bytes[i + 1] << 8 | bytes[i + 2] << 16 | bytes[i + 3] << 24));
+  return make_line(w);
+}
+// The 64 quant bytes of the quad in block order (16 per block).
+Value quad_codes_index() {
+  std::vector<uint32_t> idx;
+  for (uint32_t q = 0; q < 4; ++q)
+    for (uint32_t j = 0; j < 16; ++j) idx.push_back(quad_byte(18u * q + 2u + j));
+  return byte_index(idx);
+}
+// The four f16 scales, each four times (lanes 4q..4q+3: block q), as 32 bytes.
+Value quad_scales_index() {
+  std::vector<uint32_t> idx;
+  for (uint32_t l = 0; l < 16; ++l)
+    for (uint32_t e = 0; e < 2; ++e) idx.push_back(quad_byte(18u * (l / 4) + e));
+  return byte_index(idx);
+}
+
 }  // namespace
 
-ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int prefetch, bool pairs) {
+ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int prefetch, int step_blocks) {
   if (!has_int8_gemv(fmt)) throw std::invalid_argument(std::string("no int8 GEMV for ") + info(fmt).name);
   if (signed_q8 && fmt != QFormat::Q8_0) throw std::invalid_argument("qgemv_x8_kernel: signed codes are Q8_0's");
-  if (pairs && fmt != QFormat::Q4_0) throw std::invalid_argument("qgemv_x8_kernel: block pairs are for Q4_0");
+  if (step_blocks != 1 && step_blocks != 2 && step_blocks != 4)
+    throw std::invalid_argument("qgemv_x8_kernel: step_blocks is 1, 2 (pairs) or 4 (quads)");
+  if (step_blocks > 1 && fmt != QFormat::Q4_0) throw std::invalid_argument("qgemv_x8_kernel: block pairs and quads are for Q4_0");
+  const bool pairs = step_blocks == 2, quads = step_blocks == 4;
   const FormatInfo& fi = info(fmt);
   const uint32_t R = uint32_t(rows), MB = uint32_t(mb), BB = uint32_t(fi.block_bytes);
   const uint32_t G = uint32_t(fi.block_elems / 16), XB = uint32_t(fi.block_elems / 32);
   std::string name = std::string("quant_gemv_x8_") + fi.name + "_r" + std::to_string(R) + "_m" + std::to_string(MB) +
-                     (signed_q8 ? "_s" : "") + (prefetch ? "_pf" + std::to_string(prefetch) : "") + (pairs ? "_p2" : "");
+                     (signed_q8 ? "_s" : "") + (prefetch ? "_pf" + std::to_string(prefetch) : "") +
+                     (step_blocks > 1 ? "_p" + std::to_string(step_blocks) : "");
   return kernel(name, [&](KernelBuilder& kb) {
     auto xq = kb.input("xq", line(i32, 4));
     auto xd = kb.input("xd", f32);
@@ -347,7 +392,65 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
       store_gemv_outputs(y, M, N, m0, n0, MB, R, guarded,
                          [&](uint32_t i, uint32_t r) { return reduce_add(acc[i * R + r].get()); });
     };
+    // Block quads (Q4_0, K a multiple of 128; needs permute_bytes): the 72
+    // bytes of four blocks are two loads, and one byte permute puts their 64
+    // quant bytes in block order, so the low nibbles of a whole line are
+    // elements 0-15 of each block and the high ones 16-31: two 16-lane dot4
+    // (against X's groups regrouped the same way, shared by the rows) with
+    // no byte duplicated. A second permute gathers the four f16 scales, four
+    // lanes each. Per row and 128 weights: 2 loads, 2 permutes, 3 mask/shift,
+    // 2 dot4, 2 conversions, 1 multiply and 1 fma (pairs: 2 × 15).
+    auto emit_quads = [&](bool guarded) {
+      std::vector<Var> acc;
+      for (uint32_t i = 0; i < MB * R; ++i) acc.push_back(var(splat(0.0f, 16)));
+      const std::vector<Value> wrow = row_offsets(guarded);
+      const uint32_t slice = R * 4u * BB;
+      const Value pf_base = cast(u64, n0 + R * uint32_t(std::max(prefetch, 0))) * cast(u64, rowbytes);
+      const Value codes_idx = quad_codes_index(), scales_idx = quad_scales_index();
+      auto quarters = [](const std::vector<Value>& v) {  // v[q] in lanes 4q..4q+3
+        std::vector<Value> l;
+        for (const Value& x : v) l.insert(l.end(), 4, x);
+        return make_line(l);
+      };
+      for_range(0u, nb / 4u, [&](Value bq) {
+        Value b = bq * 4u;
+        if (prefetch) {
+          Value at = pf_base + cast(u64, bq) * uint64_t(slice);
+          for (uint32_t off = 0; off < slice + 63u; off += 64u) w[at + uint64_t(off)].prefetch();
+        }
+        std::vector<Value> xlo, xhi, init, dx;
+        for (uint32_t i = 0; i < MB; ++i) {
+          Value gb = cast(u64, xg[i] + b * 2u), xbb = cast(u64, xb[i] + b);
+          std::vector<Value> lo, hi, s, d;
+          for (uint32_t q = 0; q < 4; ++q) {
+            Value ql = xq[gb + uint64_t(2 * q)], qh = xq[gb + uint64_t(2 * q + 1)];
+            for (int k = 0; k < 4; ++k) lo.push_back(extract(ql, k)), hi.push_back(extract(qh, k));
+            // -8·Σq of the block over its 4 lanes
+            s.push_back((xs[gb + uint64_t(2 * q)] + xs[gb + uint64_t(2 * q + 1)]) * -2);
+            d.push_back(xd[xbb + uint64_t(q)]);
+          }
+          xlo.push_back(make_line(lo));
+          xhi.push_back(make_line(hi));
+          init.push_back(quarters(s));
+          dx.push_back(quarters(d));
+        }
+        for (uint32_t r = 0; r < R; ++r) {
+          const QuadTables t = quad_tables(pb, wrow[r] + cast(u64, b) * uint64_t(BB));
+          Value codes = bitcast(line(u32, 16), permute_bytes(t.lo, t.hi, codes_idx));
+          Value lo = codes & 0x0f0f0f0fu, hi = (codes >> 4u) & 0x0f0f0f0fu;
+          Value scale = cast(line(f32, 16), bitcast(line(f16, 16), permute_bytes(t.lo, t.hi, scales_idx)));
+          for (uint32_t i = 0; i < MB; ++i) {
+            Var& a = acc[i * R + r];
+            Value isum = dot4(hi, xhi[i], dot4(lo, xlo[i], init[i]));
+            a = fma(cast(line(f32, 16), isum), scale * dx[i], a.get());
+          }
+        }
+      });
+      store_gemv_outputs(y, M, N, m0, n0, MB, R, guarded,
+                         [&](uint32_t i, uint32_t r) { return reduce_add(acc[i * R + r].get()); });
+    };
     auto emit = [&](bool guarded) {
+      if (quads) return emit_quads(guarded);
       if (pairs) return emit_pairs(guarded);
       std::vector<Var> acc, macc;
       const bool mline = probe.min_line();

@@ -80,9 +80,11 @@ void store_gemv_outputs(const dsl::Array& y, const dsl::Value& M, const dsl::Val
 bool has_int8_gemv(QFormat f);
 ir::Kernel quantize_x8_kernel(int blocks_per_item);
 // prefetch: workgroups ahead whose blocks are prefetched (0: none).
-// pairs (Q4_0; K a multiple of 64): two blocks per 16-lane
-// dot4 instead of one per 8-lane one.
-ir::Kernel qgemv_x8_kernel(QFormat f, int rows, int mb, bool signed_q8 = false, int prefetch = 0, bool pairs = false);
+// step_blocks (Q4_0): 2 (pairs; K a multiple of 64): two blocks per 16-lane
+// dot4 instead of one per 8-lane one; 4 (quads; K a multiple of 128, a
+// target with permute_bytes): four blocks regrouped by byte permutes, two
+// 16-lane dot4 per row and step.
+ir::Kernel qgemv_x8_kernel(QFormat f, int rows, int mb, bool signed_q8 = false, int prefetch = 0, int step_blocks = 1);
 
 // Rows interleaved by 16 (layout=16: Q4_0, Q8_0, Q4_K, Q6_K; quant_formats.h;
 // quant_r16.cpp). qgemv_r16_kernel: the int8 GEMV over it, `groups` groups

@@ -222,6 +222,8 @@ bool x8_gemv(const QShape& s) { return s.x8 && has_int8_gemv(s.f) && s.m <= 16; 
 // Q4_0 only: Q8_0's pairs (four 16-byte loads per row) measured 0.68-0.72 ms
 // against 0.45 for its 8-lane form (Zen 5, 1x4096x4096, 1 thread).
 bool pair_gemv(const QShape& s) { return s.f == QFormat::Q4_0 && s.k % 64 == 0; }
+// ... and its block-quad form (four blocks regrouped by byte permutes).
+bool quad_gemv(const QShape& s, const TargetCaps& caps) { return s.f == QFormat::Q4_0 && s.k % 128 == 0 && caps.byte_permute; }
 
 // Rows interleaved by 16 (layout=16): its GEMV on the CPU (int8 activations,
 // any M), else dequantize + the tiled GEMM on any target.
@@ -267,6 +269,12 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
             if (pair_gemv(s) && r >= 4)
               for (int pf : {0, 1, 2, 4}) {
                 Variant v = Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb).set("p2", 1);
+                if (pf) v.set("pf", pf);
+                c.push_back(v);
+              }
+            if (quad_gemv(s, caps) && r >= 4)
+              for (int pf : {0, 1, 2, 4}) {
+                Variant v = Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb).set("p4", 1);
                 if (pf) v.set("pf", pf);
                 c.push_back(v);
               }
@@ -343,7 +351,11 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
       if (s.f == QFormat::Q8_0) v.set("sgn", 1);
       // Q4_0 on AVX-512: block pairs, two blocks per zmm dot4 (1 thread
       // 0.33-0.36 -> 0.28 ms); on AVX2 a 16-lane line is two ymm anyway.
-      if (caps.vector_bits >= 512 && pair_gemv(s)) v.set("p2", 1);
+      // Block quads where K allows (their two byte permutes have word-aligned
+      // patterns: vpermt2w, AVX512-BW): 15 instructions per row and 128
+      // weights against 30 (Zen 5, rotating 1x4096x4096: see README).
+      if (caps.vector_bits >= 512 && quad_gemv(s, caps)) v.set("p4", 1);
+      else if (caps.vector_bits >= 512 && pair_gemv(s)) v.set("p2", 1);
       // Each row is a short stream of K/32 blocks, R side by side, which the
       // hardware prefetcher picks up late: prefetching the same block of the
       // next workgroup's rows (kgen tune 1x4096x4096 rotating, EPYC, 1
@@ -413,9 +425,11 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       const int pf = int(v.get("pf"));
       if (pf < 0 || pf > 16) throw std::invalid_argument("qmatmul: pf (workgroups ahead to prefetch) in 0..16");
       if (sgn && s.f != QFormat::Q8_0) throw std::invalid_argument("qmatmul: sgn=1 (signed codes) is for Q8_0");
-      const bool pairs = v.get("p2") != 0;
+      const bool pairs = v.get("p2") != 0, quads = v.get("p4") != 0;
       if (pairs && !pair_gemv(s)) throw std::invalid_argument("qmatmul: p2=1 (block pairs) needs Q4_0 and k % 64 == 0");
-      Step st{qgemv_x8_kernel(s.f, r, mb, sgn, pf, pairs), {}, {xq, xd, xs, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
+      if (quads && (pairs || s.f != QFormat::Q4_0 || s.k % 128 != 0))
+        throw std::invalid_argument("qmatmul: p4=1 (block quads) needs Q4_0 and k % 128 == 0, without p2");
+      Step st{qgemv_x8_kernel(s.f, r, mb, sgn, pf, quads ? 4 : pairs ? 2 : 1), {}, {xq, xd, xs, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
       st.dims.grid = {uint32_t(cdiv(s.n, r)), uint32_t(cdiv(s.m, mb)), 1};
       pl.steps.push_back(std::move(st));
       return pl;

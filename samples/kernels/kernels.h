@@ -25,6 +25,7 @@ ir::Kernel dot_lines(int lanes);                          // out[i] = sum(x[i]*y
 ir::Kernel dot4_packed(int lanes);                        // y = dot4(a, b, c), 4 signedness pairs (1: scalars)
 ir::Kernel dot4_small_packed(int lanes);                  // dot4 of unsigned bytes < 128 and signed bytes
 ir::Kernel permute_bytes_kernel(int table_bytes);         // permute_bytes with run-time and constant indices
+uint8_t permute_sample_index(int k, int table_bytes);     // its constant index: table byte of result byte k
 
 // Shapes the workloads use, so tests can build matching references.
 inline constexpr int kReduceWorkgroup = 256;

@@ -14,20 +14,18 @@ namespace kgen::samples {
 
 using namespace dsl;
 
+uint8_t permute_sample_index(int k, int table_bytes) {
+  // Every kind of entry: both tables, repeats, and bytes >= 2·table (they wrap).
+  return uint8_t(k % 5 == 0 ? k % (2 * table_bytes) : (k * 37 + 11) % 256);
+}
+
 namespace {
 
-// A fixed pattern with every kind of entry: both tables, repeats, and
-// bytes >= 2·table (they wrap).
 std::vector<Value> pattern_words(int words, int table_bytes) {
   std::vector<Value> w;
   for (int i = 0; i < words; ++i) {
     uint32_t v = 0;
-    for (int b = 0; b < 4; ++b) {
-      const int k = 4 * i + b;
-      uint32_t byte = uint32_t((k * 37 + 11) % 256);
-      if (k % 5 == 0) byte = uint32_t(k % (2 * table_bytes));  // plain, in range
-      v |= byte << (8 * b);
-    }
+    for (int b = 0; b < 4; ++b) v |= uint32_t(permute_sample_index(4 * i + b, table_bytes)) << (8 * b);
     w.push_back(constant(u32, v));
   }
   return w;

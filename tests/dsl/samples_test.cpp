@@ -118,6 +118,33 @@ Expected dot4_ref(const std::vector<HostBuf>& in, size_t lanes) {
   return {{3, y}};
 }
 
+// permute_bytes_t<tb>: y[2i] = bytes of a[i] ++ b[i] picked by idx[i]'s 64
+// bytes (mod 2·tb), y[2i + 1] by the sample's constant index, z[i] = bytes of
+// b[i] ++ a[i] by its first 16 entries.
+Expected permute_ref(const std::vector<HostBuf>& in, int tb) {
+  const size_t n = in[0].bytes.size() / size_t(tb);
+  std::vector<double> y(2 * 16 * n), z(4 * n);
+  auto pick = [&](size_t i, bool swap, int k, uint8_t index) {
+    const int at = index % (2 * tb);
+    const bool first = (at < tb) != swap;
+    return in[first ? 0 : 1].bytes[i * size_t(tb) + size_t(at % tb)];
+  };
+  auto word = [&](auto byte_at) {
+    uint32_t w = 0;
+    for (int b = 0; b < 4; ++b) w |= uint32_t(byte_at(b)) << (8 * b);
+    return double(w);
+  };
+  for (size_t i = 0; i < n; ++i) {
+    for (int l = 0; l < 16; ++l) {
+      y[(2 * i) * 16 + size_t(l)] = word([&](int b) { return pick(i, false, 4 * l + b, in[2].bytes[i * 64 + size_t(4 * l + b)]); });
+      y[(2 * i + 1) * 16 + size_t(l)] = word([&](int b) { return pick(i, false, 4 * l + b, samples::permute_sample_index(4 * l + b, tb)); });
+    }
+    for (int l = 0; l < 4; ++l)
+      z[i * 4 + size_t(l)] = word([&](int b) { return pick(i, true, 4 * l + b, samples::permute_sample_index(4 * l + b, tb)); });
+  }
+  return {{3, y}, {4, z}};
+}
+
 // dot4_small: y[6i + k] = c + Σ_j byte_j(a')·int8(byte_j(b)) with a' = a &
 // 0x7f7f7f7f (k = 0, 1: either operand order) or (a >> 4) & 0x0f0f0f0f (k = 2,
 // 3); k = 4, 5: Σ_j int8(byte_j(a))·max(int8(byte_j(b)), -127).
@@ -166,6 +193,10 @@ const std::map<std::string, Reference>& references() {
       {"saxpy_l16", [](auto& in, int64_t n) { return saxpy_ref(in, n, false); }},
       {"dot_l8", [](auto& in, int64_t) { return dot_ref(in, 8); }},
       {"dot4_l1", [](auto& in, int64_t) { return dot4_ref(in, 1); }},
+      {"permute_bytes_t4", [](auto& in, int64_t) { return permute_ref(in, 4); }},
+      {"permute_bytes_t16", [](auto& in, int64_t) { return permute_ref(in, 16); }},
+      {"permute_bytes_t32", [](auto& in, int64_t) { return permute_ref(in, 32); }},
+      {"permute_bytes_t64", [](auto& in, int64_t) { return permute_ref(in, 64); }},
       {"dot4_l4", [](auto& in, int64_t) { return dot4_ref(in, 4); }},
       {"dot4_l8", [](auto& in, int64_t) { return dot4_ref(in, 8); }},
       {"dot4_l16", [](auto& in, int64_t) { return dot4_ref(in, 16); }},

@@ -168,7 +168,8 @@ TEST_CASE("quant: qmatmul every CPU candidate, and the any-target GEMV on the CP
   // line decoders of the others through a few register blockings.
   for (QFormat f : {QFormat::Q4_0, QFormat::Q4_K}) {
     int64_t qk = info(f).block_elems;
-    for (auto p : {problem("qmatmul", {3, 11, 2 * qk}, f), problem("qmatmul", {5, 9, qk}, f)})
+    // (K = 4 blocks: Q4_0's block quads, p4)
+    for (auto p : {problem("qmatmul", {3, 11, 2 * qk}, f), problem("qmatmul", {5, 9, qk}, f), problem("qmatmul", {2, 13, 4 * qk}, f)})
       for (const auto& v : d.candidates(p, dev->caps())) check(*dev, p, v);
   }
   for (QFormat f : {QFormat::Q8_0, QFormat::Q6_K, QFormat::Q5_K, QFormat::Q4_1}) {
@@ -201,15 +202,17 @@ TEST_CASE("quant: int8 GEMV equals W·x̂ to f32 rounding, every format, CPU 1 a
     for (QFormat f : {QFormat::Q4_0, QFormat::Q4_1, QFormat::Q8_0, QFormat::Q4_K, QFormat::Q5_K, QFormat::Q6_K}) {
       const int64_t qk = info(f).block_elems;
       for (auto [m, n, k, r, mb] : {std::tuple<int64_t, int64_t, int64_t, int, int>{1, 37, 4 * qk, 4, 1},
-                                    {3, 11, 2 * qk, 8, 2}, {2, 5, qk, 2, 2}}) {
-        // Q4_0 also as block pairs (p2, k % 64 == 0); Q4_0, Q8_0, Q4_K, Q6_K with rows interleaved by 16 (r16).
-        for (int form : {0, 1, 2}) {
-          const bool p2 = form == 1, r16 = form == 2;
-          if ((p2 && f != QFormat::Q4_0) || (r16 && !has_r16(f))) continue;
-          if (p2 && k % 64) continue;
+                                    {3, 11, 2 * qk, 8, 2}, {2, 5, qk, 2, 2}, {3, 13, 8 * qk, 8, 2}}) {
+        // Q4_0 also as block pairs (p2, k % 64 == 0) and quads (p4, k % 128 == 0);
+        // Q4_0, Q8_0, Q4_K, Q6_K with rows interleaved by 16 (r16).
+        for (int form : {0, 1, 2, 3}) {
+          const bool p2 = form == 1, r16 = form == 2, p4 = form == 3;
+          if (((p2 || p4) && f != QFormat::Q4_0) || (r16 && !has_r16(f))) continue;
+          if ((p2 && k % 64) || (p4 && k % 128)) continue;
           ops::Problem p = problem("qmatmul", {m, n, k}, f);
           ops::Variant v = ops::Variant{}.set("impl", 3).set("rows", r).set("mb", mb);
           if (p2) v.set("p2", 1).set("pf", 1);
+          if (p4) v.set("p4", 1).set("pf", 2);
           if (r16) {
             p.attrs["layout"] = 16;
             v = ops::Variant{}.set("impl", 4).set("groups", r / 4 + 1).set("mb", mb).set("pf", 2);
