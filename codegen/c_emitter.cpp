@@ -155,7 +155,15 @@ std::string CEmitter::value_expr(const Instr& in) const {
     case OpClass::Reduce: return d_.reduce(in.op, ty(0), a[0]);
     case OpClass::Subgroup:
     case OpClass::SubgroupReduce: return d_.subgroup(in.op, ty(0), a);
-    case OpClass::Memory: return d_.load(in.type, a[0], a[1]);
+    case OpClass::Memory: {
+      // (see Dialect::pointer_offsets)
+      const Instr* ix = index_.def(in.args[1]);
+      if (d_.pointer_offsets() && ix && ix->op == Op::Add && ix->type == ir::types::U64) {
+        const Instr* c = index_.def(ix->args[1]);
+        if (c && c->op == Op::Const) return d_.load(in.type, "(" + a[0] + " + " + ref(ix->args[0]) + ")", ref(ix->args[1]));
+      }
+      return d_.load(in.type, a[0], a[1]);
+    }
     case OpClass::Atomic: {
       std::vector<std::string> rest(a.begin() + 2, a.end());
       return d_.atomic_in(ty(0).space, in.op, in.type, a[0], a[1], rest);

@@ -84,6 +84,11 @@ class Dialect {
   // Horizontal fold of a line, lane 0 first (sequential, like the interpreter).
   virtual std::string reduce(ir::Op op, ir::Type vec, const std::string& x) const = 0;
   virtual std::string load(ir::Type elem, const std::string& ptr, const std::string& idx) const = 0;
+  // True where a buffer may be offset as a pointer (C++): a load at a u64
+  // index `x + c` (c constant) is then emitted as (ptr + x)[c], so clang
+  // folds c into the addressing instead of vectorising the index adds of
+  // neighbouring loads (SLP), which cost an extract per load.
+  virtual bool pointer_offsets() const { return false; }
   virtual std::string store(ir::Type elem, const std::string& ptr, const std::string& idx,
                             const std::string& v) const = 0;
   // A store with the nontemporal hint (ir.h StoreHint) into a global buffer.

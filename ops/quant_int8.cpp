@@ -286,21 +286,49 @@ Value quad_scales_index() {
   return byte_index(idx);
 }
 
+// Q4_K's 8 sub-block scales and mins as one f32x16 line [d·sc_0..7,
+// dmin·m_0..7] with line operations: GGML's scale_min_k4 on the 12 scale
+// bytes, regrouped by two 16-byte permutes so every 4-byte word takes one
+// mask and shift (words: sc 0-3, sc 4-7, m 0-3, m 4-7).
+Value q4k_scales_mins(const PackedBytes& w, const Value& base) {
+  Value s = u32x4(w.line16(base + 4u));  // scale bytes 0..11 (and 4 quant bytes, unused)
+  auto idx = [](std::initializer_list<uint32_t> words) {
+    std::vector<Value> v;
+    for (uint32_t x : words) v.push_back(constant(u32, x));
+    return make_line(v);
+  };
+  auto words = [](uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+    return make_line({constant(u32, a), constant(u32, b), constant(u32, c), constant(u32, d)});
+  };
+  // low bits: s0-3 & 63, s8-11 & 15, s4-7 & 63, s8-11 >> 4
+  Value lo = permute_bytes(s, s, idx({0x03020100u, 0x0b0a0908u, 0x07060504u, 0x0b0a0908u}));
+  lo = (lo >> words(0, 0, 0, 4)) & words(0x3f3f3f3fu, 0x0f0f0f0fu, 0x3f3f3f3fu, 0x0f0f0f0fu);
+  // high bits of sc 4-7: s0-3 >> 6, of m 4-7: s4-7 >> 6, both to bits 4-5
+  Value hi = permute_bytes(s, s, idx({0x03020100u, 0x03020100u, 0x07060504u, 0x07060504u}));
+  hi = (hi >> 2u) & words(0, 0x30303030u, 0, 0x30303030u);
+  Value sm = cast(line(f32, 16), bitcast(line(u8, 16), lo | hi));
+  Value dd = bitcast(line(f16, 2), w.u32le(base));
+  std::vector<Value> l(8, extract(dd, 0));
+  l.insert(l.end(), 8, extract(dd, 1));
+  return sm * cast(line(f32, 16), make_line(l));
+}
+
 }  // namespace
 
-ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int prefetch, int step_blocks) {
+ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int prefetch, int step_blocks, bool wide_units) {
   if (!has_int8_gemv(fmt)) throw std::invalid_argument(std::string("no int8 GEMV for ") + info(fmt).name);
   if (signed_q8 && fmt != QFormat::Q8_0) throw std::invalid_argument("qgemv_x8_kernel: signed codes are Q8_0's");
   if (step_blocks != 1 && step_blocks != 2 && step_blocks != 4)
     throw std::invalid_argument("qgemv_x8_kernel: step_blocks is 1, 2 (pairs) or 4 (quads)");
   if (step_blocks > 1 && fmt != QFormat::Q4_0) throw std::invalid_argument("qgemv_x8_kernel: block pairs and quads are for Q4_0");
+  if (wide_units && fmt != QFormat::Q4_K) throw std::invalid_argument("qgemv_x8_kernel: 16-lane units are for Q4_K");
   const bool pairs = step_blocks == 2, quads = step_blocks == 4;
   const FormatInfo& fi = info(fmt);
   const uint32_t R = uint32_t(rows), MB = uint32_t(mb), BB = uint32_t(fi.block_bytes);
   const uint32_t G = uint32_t(fi.block_elems / 16), XB = uint32_t(fi.block_elems / 32);
   std::string name = std::string("quant_gemv_x8_") + fi.name + "_r" + std::to_string(R) + "_m" + std::to_string(MB) +
                      (signed_q8 ? "_s" : "") + (prefetch ? "_pf" + std::to_string(prefetch) : "") +
-                     (step_blocks > 1 ? "_p" + std::to_string(step_blocks) : "");
+                     (step_blocks > 1 ? "_p" + std::to_string(step_blocks) : "") + (wide_units ? "_w16" : "");
   return kernel(name, [&](KernelBuilder& kb) {
     auto xq = kb.input("xq", line(i32, 4));
     auto xd = kb.input("xd", f32);
@@ -449,7 +477,90 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
       store_gemv_outputs(y, M, N, m0, n0, MB, R, guarded,
                          [&](uint32_t i, uint32_t r) { return reduce_add(acc[i * R + r].get()); });
     };
+    // Q4_K in 16-lane units: a 64-byte load of the quant bytes holds four
+    // sub-blocks (low nibbles: 2c and 2c + 2, high: 2c + 1 and 2c + 3), so
+    // one mask (or shift and mask) gives two sub-blocks' codes per zmm, one
+    // dot4 against X's matching groups (shared by the rows), and the scale
+    // line takes two lanes of the block's d·sc·dx. Per row and super-block:
+    // 2 loads, 6 mask/shift, 4 dot4, 4 conversions, 4 permutes, 4 fma, where
+    // the 8-lane units take 8 of each plus 8 broadcasts.
+    auto emit_q4k_wide = [&](bool guarded) {
+      std::vector<Var> acc;
+      for (uint32_t i = 0; i < MB * R; ++i) acc.push_back(var(splat(0.0f, 16)));
+      const std::vector<Value> wrow = row_offsets(guarded);
+      const Value pf_dist = cast(u64, rowbytes) * uint64_t(R * uint32_t(std::max(prefetch, 0)));
+      const Value zero8 = splat(0.0f, 8);
+      auto cat8 = [](const Value& a, const Value& b) {
+        std::vector<Value> l;
+        for (int k = 0; k < 8; ++k) l.push_back(extract(a, k));
+        for (int k = 0; k < 8; ++k) l.push_back(extract(b, k));
+        return make_line(l);
+      };
+      for_range(0u, nb, [&](Value b) {
+        if (prefetch)
+          for (uint32_t r = 0; r < R; ++r)
+            for (uint32_t off = 0; off < BB; off += 64u)
+              w[wrow[r] + cast(u64, b) * uint64_t(BB) + pf_dist + uint64_t(off)].prefetch();
+        // Per X row: the four 64-activation lines (unit k: sub-blocks
+        // sb(k) and sb(k) + 2, sb(k) = 4·(k/2) + k%2), [dx | 0] and
+        // [0 | -dx·Σq] per sub-block (the scales' and the mins' halves: the
+        // mins accumulate in the upper lanes of the same accumulator).
+        std::vector<std::array<Value, 4>> xv(MB);
+        std::vector<Value> dx16(MB), xs16(MB);
+        for (uint32_t i = 0; i < MB; ++i) {
+          Value gb = cast(u64, xg[i] + b * 16u), xbb = cast(u64, xb[i] + b * 8u);
+          // the super-block's 16 groups in order (adjacent loads merge)
+          std::vector<Value> grp;
+          for (uint32_t g = 0; g < 16; ++g) grp.push_back(xq[gb + uint64_t(g)]);
+          for (uint32_t k = 0; k < 4; ++k) {
+            const uint32_t sb = 4 * (k / 2) + k % 2;
+            std::vector<Value> lanes;
+            for (uint32_t g : {2 * sb, 2 * sb + 1, 2 * sb + 4, 2 * sb + 5})
+              for (int l = 0; l < 4; ++l) lanes.push_back(extract(grp[g], l));
+            xv[i][k] = make_line(lanes);
+          }
+          std::vector<Value> d, even, odd;
+          for (uint32_t s = 0; s < 8; ++s) {
+            d.push_back(xd[xbb + uint64_t(s)]);
+            even.push_back(xs[gb + uint64_t(2 * s)]);
+            odd.push_back(xs[gb + uint64_t(2 * s + 1)]);
+          }
+          Value dx8 = make_line(d);
+          dx16[i] = cat8(dx8, zero8);
+          xs16[i] = cat8(zero8, dx8 * cast(line(f32, 8), -(make_line(even) + make_line(odd))));
+        }
+        for (uint32_t r = 0; r < R; ++r) {
+          const Value base = wrow[r] + cast(u64, b) * uint64_t(BB);
+          const Value sm = q4k_scales_mins(pb, base);
+          std::array<Value, 2> wq;
+          for (uint32_t c = 0; c < 2; ++c) {
+            std::vector<Value> words;
+            for (uint32_t part = 0; part < 4; ++part) {
+              Value q = u32x4(pb.line16(base + uint64_t(16u + 64u * c + 16u * part)));
+              for (int l = 0; l < 4; ++l) words.push_back(extract(q, l));
+            }
+            wq[c] = make_line(words);
+          }
+          for (uint32_t i = 0; i < MB; ++i) {
+            Var& a = acc[i * R + r];
+            a = fma(sm, xs16[i], a.get());
+            Value sd = sm * dx16[i];
+            for (uint32_t k = 0; k < 4; ++k) {
+              const uint32_t sb = 4 * (k / 2) + k % 2;
+              Value codes = k % 2 ? (wq[k / 2] >> 4u) & 0x0f0f0f0fu : wq[k / 2] & 0x0f0f0f0fu;
+              Value isum = dot4(codes, xv[i][k], splat(constant(i32, 0), 16));
+              std::vector<Value> s(8, extract(sd, int(sb)));
+              s.insert(s.end(), 8, extract(sd, int(sb + 2)));
+              a = fma(cast(line(f32, 16), isum), make_line(s), a.get());
+            }
+          }
+        }
+      });
+      store_gemv_outputs(y, M, N, m0, n0, MB, R, guarded,
+                         [&](uint32_t i, uint32_t r) { return reduce_add(acc[i * R + r].get()); });
+    };
     auto emit = [&](bool guarded) {
+      if (wide_units) return emit_q4k_wide(guarded);
       if (quads) return emit_quads(guarded);
       if (pairs) return emit_pairs(guarded);
       std::vector<Var> acc, macc;

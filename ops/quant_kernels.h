@@ -84,7 +84,10 @@ ir::Kernel quantize_x8_kernel(int blocks_per_item);
 // dot4 instead of one per 8-lane one; 4 (quads; K a multiple of 128, a
 // target with permute_bytes): four blocks regrouped by byte permutes, two
 // 16-lane dot4 per row and step.
-ir::Kernel qgemv_x8_kernel(QFormat f, int rows, int mb, bool signed_q8 = false, int prefetch = 0, int step_blocks = 1);
+// wide_units (Q4_K): two sub-blocks per 16-lane dot4 (a 64-byte load of
+// quant bytes holds four) instead of one per 8-lane one.
+ir::Kernel qgemv_x8_kernel(QFormat f, int rows, int mb, bool signed_q8 = false, int prefetch = 0, int step_blocks = 1,
+                           bool wide_units = false);
 
 // Rows interleaved by 16 (layout=16: Q4_0, Q8_0, Q4_K, Q6_K; quant_formats.h;
 // quant_r16.cpp). qgemv_r16_kernel: the int8 GEMV over it, `groups` groups
