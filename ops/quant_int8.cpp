@@ -321,7 +321,8 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
   if (step_blocks != 1 && step_blocks != 2 && step_blocks != 4)
     throw std::invalid_argument("qgemv_x8_kernel: step_blocks is 1, 2 (pairs) or 4 (quads)");
   if (step_blocks > 1 && fmt != QFormat::Q4_0) throw std::invalid_argument("qgemv_x8_kernel: block pairs and quads are for Q4_0");
-  if (wide_units && fmt != QFormat::Q4_K) throw std::invalid_argument("qgemv_x8_kernel: 16-lane units are for Q4_K");
+  if (wide_units && fmt != QFormat::Q4_K && fmt != QFormat::Q6_K)
+    throw std::invalid_argument("qgemv_x8_kernel: 16-lane units are for Q4_K and Q6_K");
   const bool pairs = step_blocks == 2, quads = step_blocks == 4;
   const FormatInfo& fi = info(fmt);
   const uint32_t R = uint32_t(rows), MB = uint32_t(mb), BB = uint32_t(fi.block_bytes);
@@ -559,8 +560,94 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
       store_gemv_outputs(y, M, N, m0, n0, MB, R, guarded,
                          [&](uint32_t i, uint32_t r) { return reduce_add(acc[i * R + r].get()); });
     };
+    // Q6_K in 16-lane units: each half super-block's 64 low-bit bytes are
+    // one load whose low nibbles are elements 0-63 and high nibbles 64-127
+    // of the half, in order; the 32 high-bit bytes are loaded into both
+    // halves of a line, where one per-word shift and a mask put each
+    // element's two bits at bits 4-5. Four 16-lane dot4 per row and
+    // super-block (offset 32 in the accumulator start, shared by the rows),
+    // the 16 scales d·sc·dx one line, four lanes each by a permute.
+    auto emit_q6k_wide = [&](bool guarded) {
+      std::vector<Var> acc;
+      for (uint32_t i = 0; i < MB * R; ++i) acc.push_back(var(splat(0.0f, 16)));
+      const std::vector<Value> wrow = row_offsets(guarded);
+      const Value pf_dist = cast(u64, rowbytes) * uint64_t(R * uint32_t(std::max(prefetch, 0)));
+      auto halves = [](uint32_t lo, uint32_t hi) {
+        std::vector<Value> v(8, constant(u32, lo));
+        v.insert(v.end(), 8, constant(u32, hi));
+        return make_line(v);
+      };
+      auto quarters = [](const std::vector<Value>& v) {  // v[q] in lanes 4q..4q+3
+        std::vector<Value> l;
+        for (const Value& x : v) l.insert(l.end(), 4, x);
+        return make_line(l);
+      };
+      const Value low_shift = halves(4, 2), high_shift = halves(0, 2);
+      for_range(0u, nb, [&](Value b) {
+        if (prefetch)
+          for (uint32_t r = 0; r < R; ++r)
+            for (uint32_t off = 0; off < BB; off += 64u)
+              w[wrow[r] + cast(u64, b) * uint64_t(BB) + pf_dist + uint64_t(off)].prefetch();
+        // Per X row: the four 64-activation lines (unit k: groups 4k..4k+3,
+        // elements 64k..64k+63), the accumulator starts -32·Σq (8 per lane
+        // of a group), and dx per group.
+        std::vector<std::array<Value, 4>> xv(MB), init(MB);
+        std::vector<Value> dx16(MB);
+        for (uint32_t i = 0; i < MB; ++i) {
+          Value gb = cast(u64, xg[i] + b * 16u), xbb = cast(u64, xb[i] + b * 8u);
+          std::vector<Value> dxg;
+          for (uint32_t k = 0; k < 4; ++k) {
+            std::vector<Value> lanes, off;
+            for (uint32_t g = 4 * k; g < 4 * k + 4; ++g) {
+              Value q = xq[gb + uint64_t(g)];
+              for (int l = 0; l < 4; ++l) lanes.push_back(extract(q, l));
+              off.push_back(xs[gb + uint64_t(g)] * -8);
+            }
+            xv[i][k] = make_line(lanes);
+            init[i][k] = quarters(off);
+          }
+          for (uint32_t g = 0; g < 16; ++g) dxg.push_back(xd[xbb + uint64_t(g / 2)]);
+          dx16[i] = make_line(dxg);
+        }
+        for (uint32_t r = 0; r < R; ++r) {
+          const Value base = wrow[r] + cast(u64, b) * uint64_t(BB);
+          const Value sc = cast(line(f32, 16), bitcast(line(i8, 16), pb.line16(base + 192u))) * pb.half_splat(base + 208u);
+          auto words = [&](uint32_t at, uint32_t n) {
+            std::vector<Value> v;
+            for (uint32_t part = 0; part < n; ++part) {
+              Value q = u32x4(pb.line16(base + uint64_t(at + 16u * part)));
+              for (int l = 0; l < 4; ++l) v.push_back(extract(q, l));
+            }
+            return v;
+          };
+          std::array<Value, 2> ql, qh;
+          for (uint32_t h = 0; h < 2; ++h) {
+            ql[h] = make_line(words(64u * h, 4));
+            std::vector<Value> hw = words(128u + 32u * h, 2);
+            std::vector<Value> twice = hw;
+            twice.insert(twice.end(), hw.begin(), hw.end());
+            qh[h] = make_line(twice);
+          }
+          for (uint32_t i = 0; i < MB; ++i) {
+            const Value sdx = sc * dx16[i];
+            Var& a = acc[i * R + r];
+            for (uint32_t k = 0; k < 4; ++k) {
+              const uint32_t h = k / 2;
+              Value codes = k % 2 == 0 ? (ql[h] & 0x0f0f0f0fu) | ((qh[h] << low_shift) & 0x30303030u)
+                                       : ((ql[h] >> 4u) & 0x0f0f0f0fu) | ((qh[h] >> high_shift) & 0x30303030u);
+              Value isum = dot4(codes, xv[i][k], init[i][k]);
+              std::vector<Value> s;
+              for (uint32_t g = 4 * k; g < 4 * k + 4; ++g) s.push_back(extract(sdx, int(g)));
+              a = fma(cast(line(f32, 16), isum), quarters(s), a.get());
+            }
+          }
+        }
+      });
+      store_gemv_outputs(y, M, N, m0, n0, MB, R, guarded,
+                         [&](uint32_t i, uint32_t r) { return reduce_add(acc[i * R + r].get()); });
+    };
     auto emit = [&](bool guarded) {
-      if (wide_units) return emit_q4k_wide(guarded);
+      if (wide_units) return fmt == QFormat::Q6_K ? emit_q6k_wide(guarded) : emit_q4k_wide(guarded);
       if (quads) return emit_quads(guarded);
       if (pairs) return emit_pairs(guarded);
       std::vector<Var> acc, macc;

@@ -272,7 +272,7 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
                 if (pf) v.set("pf", pf);
                 c.push_back(v);
               }
-            if (s.f == QFormat::Q4_K && r >= 4)
+            if ((s.f == QFormat::Q4_K || s.f == QFormat::Q6_K) && r >= 2)
               for (int pf : {0, 1, 2}) {
                 Variant v = Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb).set("w16", 1);
                 if (pf) v.set("pf", pf);
@@ -334,9 +334,12 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // 1 thread: ~5% over 4 rows), 4 for Q5_K (its per-row scale decode needs
     // the registers).
     // With byte dot products (AVX-512 VNNI), measured on Zen 5 (kgen tune
-    // 1x4096x4096, rotating inputs, 1 / 2 threads): Q6_K decodes to f32
-    // lines faster than its int8 path (impl=0 rows=1 1.09 / 0.63 ms against
-    // 1.87 / 0.98 for int8 2 rows).
+    // 1x4096x4096, rotating inputs, 1 / 2 threads): Q6_K in 16-lane units
+    // (w16) 0.44 / 0.39 ms with 2 rows and the prefetch (4 rows 0.50 / 0.40,
+    // 8 rows 0.47 / 0.40); the f32 line decoder took 1.09 / 0.63 and the
+    // 8-lane int8 units 1.87 / 0.98.
+    const bool wide_q6k = caps.byte_dot && caps.vector_bits >= 512 && s.f == QFormat::Q6_K && x8_gemv(s);
+    if (wide_q6k && s.m <= 8) return Variant{}.set("impl", kGemvX8).set("rows", 2).set("mb", 1).set("w16", 1).set("pf", 1);
     if (caps.byte_dot && s.m == 1 && s.f == QFormat::Q6_K && has_line_decoder(s.f))
       return Variant{}.set("impl", kGemvCpu).set("rows", 1).set("mb", 1);
     if (x8_gemv(s) && s.m <= 8) {
@@ -441,7 +444,8 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       if (quads && (pairs || s.f != QFormat::Q4_0 || s.k % 128 != 0))
         throw std::invalid_argument("qmatmul: p4=1 (block quads) needs Q4_0 and k % 128 == 0, without p2");
       const bool w16 = v.get("w16") != 0;
-      if (w16 && s.f != QFormat::Q4_K) throw std::invalid_argument("qmatmul: w16=1 (16-lane units) is for Q4_K");
+      if (w16 && s.f != QFormat::Q4_K && s.f != QFormat::Q6_K)
+        throw std::invalid_argument("qmatmul: w16=1 (16-lane units) is for Q4_K and Q6_K");
       Step st{qgemv_x8_kernel(s.f, r, mb, sgn, pf, quads ? 4 : pairs ? 2 : 1, w16), {}, {xq, xd, xs, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
       st.dims.grid = {uint32_t(cdiv(s.n, r)), uint32_t(cdiv(s.m, mb)), 1};
       pl.steps.push_back(std::move(st));

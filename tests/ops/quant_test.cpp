@@ -177,6 +177,9 @@ TEST_CASE("quant: qmatmul every CPU candidate, and the any-target GEMV on the CP
     auto p = problem("qmatmul", {3, 11, 2 * qk}, f);
     for (auto [r, mb] : {std::pair{1, 1}, {8, 2}, {2, 4}})
       check(*dev, p, ops::Variant{}.set("impl", 0).set("rows", r).set("mb", mb));
+    if (f == QFormat::Q6_K)  // its 16-lane int8 units, guarded rows and two X rows
+      for (auto [r, mb] : {std::pair{2, 2}, {8, 1}})
+        check(*dev, p, ops::Variant{}.set("impl", 3).set("rows", r).set("mb", mb).set("w16", 1).set("pf", 1));
     check(*dev, p, ops::Variant{}.set("impl", 1).set("wg", 64));
   }
   // Rows interleaved by 16: every candidate (GEMV blockings, prefetch, the
@@ -204,10 +207,10 @@ TEST_CASE("quant: int8 GEMV equals W·x̂ to f32 rounding, every format, CPU 1 a
       for (auto [m, n, k, r, mb] : {std::tuple<int64_t, int64_t, int64_t, int, int>{1, 37, 4 * qk, 4, 1},
                                     {3, 11, 2 * qk, 8, 2}, {2, 5, qk, 2, 2}, {3, 13, 8 * qk, 8, 2}}) {
         // Q4_0 also as block pairs (p2, k % 64 == 0) and quads (p4, k % 128 == 0);
-        // Q4_K in 16-lane units (w16); Q4_0, Q8_0, Q4_K, Q6_K with rows interleaved by 16 (r16).
+        // Q4_K and Q6_K in 16-lane units (w16); Q4_0, Q8_0, Q4_K, Q6_K with rows interleaved by 16 (r16).
         for (int form : {0, 1, 2, 3, 4}) {
           const bool p2 = form == 1, r16 = form == 2, p4 = form == 3, w16 = form == 4;
-          if (((p2 || p4) && f != QFormat::Q4_0) || (r16 && !has_r16(f)) || (w16 && f != QFormat::Q4_K)) continue;
+          if (((p2 || p4) && f != QFormat::Q4_0) || (r16 && !has_r16(f)) || (w16 && f != QFormat::Q4_K && f != QFormat::Q6_K)) continue;
           if ((p2 && k % 64) || (p4 && k % 128)) continue;
           ops::Problem p = problem("qmatmul", {m, n, k}, f);
           ops::Variant v = ops::Variant{}.set("impl", 3).set("rows", r).set("mb", mb);
