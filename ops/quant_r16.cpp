@@ -263,6 +263,89 @@ ir::Kernel qgemv_r16_kernel(QFormat fmt, int groups, int mb, int prefetch) {
   });
 }
 
+ir::Kernel qgemm_rows_r16_kernel(QFormat fmt, int mb, int tiles) {
+  if (fmt != QFormat::Q4_0 && fmt != QFormat::Q8_0)
+    throw std::invalid_argument(std::string("qgemm_rows_r16_kernel: Q4_0 and Q8_0 only, not ") + info(fmt).name);
+  const bool q8 = fmt == QFormat::Q8_0;
+  const uint32_t MB = uint32_t(mb), TL = tile_lines(fmt), CL = code_lines(fmt), BB = uint32_t(info(fmt).block_bytes);
+  std::string name = std::string("quant_gemm_rows_r16_") + info(fmt).name + "_m" + std::to_string(MB) + "_t" +
+                     std::to_string(tiles);
+  return kernel(name, [&](KernelBuilder& kb) {
+    R16Item it{fmt, 1, MB, TL};
+    it.xq = kb.input("xq", i32);
+    it.xd = kb.input("xd", f32);
+    it.xs = kb.input("xs", i32);
+    auto w = kb.input("w", u8);  // GGML rows
+    auto y = kb.output("y", f32);
+    auto M = kb.scalar("m", u32);
+    auto N = kb.scalar("n", u32);
+    auto K = kb.scalar("k", u32);
+    kb.workgroup(1);
+    const PackedBytes pb{w, false, true};
+    Value nb = K / 32u, rowbytes = nb * BB, n0 = group_id(0) * 16u;
+    // The group's 16 rows (past N: row N-1 again, never stored) packed once
+    // into the interleaved tiles on the stack, then every X row reads them.
+    it.w = shared_array(line(u32, 16), int64_t(tiles) * TL);
+    std::vector<Value> rowb;
+    for (uint32_t r = 0; r < 16; ++r) rowb.push_back(cast(u64, min(n0 + r, N - 1u)) * cast(u64, rowbytes));
+    auto pack_codes = [&](const Value& t, uint32_t j, const Value& b) {
+      for (uint32_t c = 0; c < CL; ++c) {
+        std::vector<Value> words;
+        for (uint32_t r = 0; r < 16; ++r) {
+          Value v = pb.u32le(rowb[r] + cast(u64, b) * uint64_t(BB) + uint64_t(2 + 4 * c));
+          words.push_back(q8 ? v ^ 0x80808080u : v);  // Q8_0 codes stored unsigned (q + 128)
+        }
+        it.w[cast(u64, t) * uint64_t(TL) + uint64_t(CL * j + c)] = make_line(words);
+      }
+    };
+    // Word k of the scale line: rows 2k and 2k + 1 (block j = k / 8) as f16 pairs.
+    auto pack_scales = [&](const Value& t, const Value& b0, bool second) {
+      std::vector<Value> words;
+      for (uint32_t k = 0; k < 16; ++k) {
+        if (k >= 8 && !second) {
+          words.push_back(constant(u32, 0));
+          continue;
+        }
+        Value at = cast(u64, b0 + (k / 8)) * uint64_t(BB);
+        auto h = [&](uint32_t r) { return pb.byte(rowb[r] + at) | (pb.byte(rowb[r] + at + uint64_t(1)) << 8u); };
+        words.push_back(h(2 * (k % 8)) | (h(2 * (k % 8) + 1) << 16u));
+      }
+      it.w[cast(u64, t) * uint64_t(TL) + uint64_t(2 * CL)] = make_line(words);
+    };
+    for_range(0u, nb / 2u, [&](Value t) {
+      pack_codes(t, 0, t * 2u);
+      pack_codes(t, 1, t * 2u + 1u);
+      pack_scales(t, t * 2u, true);
+    });
+    if_((nb & 1u) != 0u, [&] {
+      pack_codes(nb / 2u, 0, nb - 1u);
+      pack_scales(nb / 2u, nb - 1u, false);
+    });
+    it.gline = {constant(u64, 0)};
+    for_range(0u, (M + (MB - 1u)) / MB, [&](Value mblk) {
+      Value m0 = mblk * MB;
+      it.xrow.clear(), it.srow.clear(), it.drow.clear(), it.acc.clear();
+      for (uint32_t i = 0; i < MB; ++i) {
+        Value row = cast(u64, min(m0 + i, M - 1u));
+        it.xrow.push_back(row * cast(u64, K / 4u));
+        it.srow.push_back(row * cast(u64, K / 16u));
+        it.drow.push_back(row * cast(u64, K / 32u));
+        it.acc.push_back(var(splat(0.0f, 16)));
+      }
+      for_range(0u, nb / 2u, [&](Value t) {
+        it.block(t, 0, t * 2u);
+        it.block(t, 1, t * 2u + 1u);
+      });
+      if_((nb & 1u) != 0u, [&] { it.block(nb / 2u, 0, nb - 1u); });
+      auto store = [&](bool guarded) {
+        store_gemv_outputs(y, M, N, m0, n0, MB, 16, guarded,
+                           [&](uint32_t i, uint32_t r) { return extract(it.out(i, 0).get(), int(r)); });
+      };
+      if_(n0 + 16u <= N, [&] { store(false); }).else_([&] { store(true); });
+    });
+  });
+}
+
 namespace {
 
 // The signed value of a code byte (u32) with GGML's order of operations:
