@@ -96,8 +96,8 @@ ir::Kernel qgemv_x8_kernel(QFormat f, int rows, int mb, bool signed_q8 = false, 
 // (the tiles), y: f32), scalars (m, n, k); grid x = ceil(ceil(n/16)/groups),
 // y = ceil(m/mb); workgroup 1. Needs lines and dot4 (the CPU).
 ir::Kernel qgemv_r16_kernel(QFormat f, int groups, int mb, int prefetch = 0);
-// The same GEMM over GGML's rows (Q4_0, Q8_0): a work-item packs its 16 rows
-// into the interleaved tiles on its stack (`tiles` = ceil(K/64)), then runs
+// The same GEMM over GGML's rows: a work-item packs its 16 rows into the
+// interleaved tiles on its stack (`tiles`: the tiles of one row group), then runs
 // them against every row of X, `mb` at a time: prefill on GGML bytes at the
 // repacked layout's speed, the packing amortised over M. Buffers (xq, xd,
 // xs, w: u8, y), scalars (m, n, k); grid x = ceil(n/16), workgroup 1.

@@ -226,10 +226,10 @@ bool pair_gemv(const QShape& s) { return s.f == QFormat::Q4_0 && s.k % 64 == 0; 
 bool quad_gemv(const QShape& s, const TargetCaps& caps) { return s.f == QFormat::Q4_0 && s.k % 128 == 0 && caps.byte_permute; }
 
 // GGML rows packed into the interleaved tiles inside the GEMM (impl=5):
-// Q4_0 / Q8_0 while a row group's tiles fit a 256 KiB stack scratch.
+// the layout=16 formats, while a row group's tiles fit a 256 KiB stack scratch.
+int64_t r16_tiles(const QShape& s) { return cdiv(s.k / info(s.f).block_elems, r16_blocks_per_tile(s.f)); }
 bool rows_r16_gemm(const QShape& s) {
-  return !s.r16 && (s.f == QFormat::Q4_0 || s.f == QFormat::Q8_0) &&
-         cdiv(s.k, 64) * r16_tile_bytes(s.f) <= (int64_t(256) << 10);
+  return !s.r16 && has_r16(s.f) && r16_tiles(s) * r16_tile_bytes(s.f) <= (int64_t(256) << 10);
 }
 
 // Rows interleaved by 16 (layout=16): its GEMV on the CPU (int8 activations,
@@ -336,15 +336,17 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     return r16_candidates(s, caps).back();
   }
   if (is_cpu(caps)) {
-    // Q4_0 / Q8_0 on GGML rows with several rows of X: each work-item packs
-    // its 16 rows into the interleaved tiles and runs them against all of X
-    // (impl=5). Zen 5, 1 thread, N = K = 4096, against the int8 GEMV (M <= 8)
-    // or dequantize + the f32 GEMM: Q4_0 M = 3 0.58 ms (0.63), 8 0.77 (1.65),
-    // 16 1.18 (15.4), 64 3.7 (22), 512 27 (90); Q8_0 M = 8 2.7 (3.3), 16
-    // 3.7 (15.2), 512 32 (84); the layout=16 repack itself: M = 64 3.4 ms.
+    // GGML rows with several rows of X: each work-item packs its 16 rows into
+    // the interleaved tiles and runs them against all of X (impl=5). Zen 5,
+    // 1 thread, N = K = 4096, against the int8 GEMV (M <= 8) or dequantize +
+    // the f32 GEMM: Q4_0 M = 3 0.58 ms (0.63), 8 0.75 (1.65), 16 1.18
+    // (15.4), 64 3.4 (22), 512 27 (90); Q4_K M = 4 0.82 (1.05), 64 4.8 (21);
+    // Q6_K M = 6 1.47 (1.59), 64 5.9 (21); Q8_0 M = 8 2.7 (3.3), 64 5.3, 512
+    // 32 (84). The layout=16 repack at M = 64: Q4_0 3.4, Q4_K 5.2, Q6_K 7.7.
     // Unmeasured without byte dot products: taken there where the GEMV stops.
-    if (s.x8 && rows_r16_gemm(s) && s.m >= (caps.byte_dot ? (s.f == QFormat::Q4_0 ? 3 : 8) : 9))
-      return Variant{}.set("impl", kGemmRowsR16).set("mb", 4);
+    const int64_t rows_r16_from = !caps.byte_dot ? 9 : s.f == QFormat::Q4_0 ? 3 : s.f == QFormat::Q4_K ? 4
+                                                     : s.f == QFormat::Q6_K ? 6 : 8;
+    if (s.x8 && rows_r16_gemm(s) && s.m >= rows_r16_from) return Variant{}.set("impl", kGemmRowsR16).set("mb", 4);
     // GEMV while the weights' decode dominates; beyond ~8 rows of X the
     // packed GEMM on dequantized weights wins (the decode is amortised).
     // With xq the byte dot products (dot4) do the decode at memory speed.
@@ -440,12 +442,12 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     }
     case kGemmRowsR16: {
       if (!is_cpu(caps) || !s.x8 || !rows_r16_gemm(s))
-        throw std::invalid_argument("qmatmul: impl=5 (GGML rows packed in the kernel) is for the CPU, xq=1, Q4_0/Q8_0, "
-                                    "and K up to the stack scratch bound");
+        throw std::invalid_argument("qmatmul: impl=5 (GGML rows packed in the kernel) is for the CPU, xq=1, "
+                                    "Q4_0/Q8_0/Q4_K/Q6_K, and K up to the stack scratch bound");
       int mb = int(v.get("mb", 4));
       if (mb < 1 || mb > 8) throw std::invalid_argument("qmatmul: mb in 1..8");
       auto [xq, xd, xs] = quantize_x();
-      Step st{qgemm_rows_r16_kernel(s.f, mb, int(cdiv(s.k, 64))), {}, {xq, xd, xs, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
+      Step st{qgemm_rows_r16_kernel(s.f, mb, int(r16_tiles(s))), {}, {xq, xd, xs, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
       st.dims.grid = {uint32_t(cdiv(s.n, kR16Rows)), 1, 1};
       pl.steps.push_back(std::move(st));
       return pl;

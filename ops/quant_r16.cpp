@@ -263,11 +263,55 @@ ir::Kernel qgemv_r16_kernel(QFormat fmt, int groups, int mb, int prefetch) {
   });
 }
 
+namespace {
+
+// How a tile line of the interleaved layout is made from GGML rows (the
+// inverse of r16_byte_offset, a line at a time): either lane r is the u32 at
+// byte `off` of row r's block j (codes, scale bytes), or the line holds two
+// sets of 16 f16 values, words 0-7 rows 0-15 of (j, off), words 8-15 of
+// (j2, off2) (the d / dmin lines).
+struct TileLine {
+  bool halves;
+  uint32_t j, off, j2 = 0, off2 = 0;
+};
+std::vector<TileLine> tile_line_specs(QFormat f) {
+  std::vector<TileLine> v;
+  auto words = [&](uint32_t j, uint32_t off, uint32_t n) {
+    for (uint32_t l = 0; l < n; ++l) v.push_back({false, j, off + 4 * l});
+  };
+  switch (f) {
+    case QFormat::Q4_0: case QFormat::Q8_0: {
+      const uint32_t CL = code_lines(f);
+      words(0, 2, CL);
+      words(1, 2, CL);
+      v.push_back({true, 0, 0, 1, 0});
+      break;
+    }
+    case QFormat::Q4_K:
+      words(0, 16, 32);  // qs
+      words(0, 4, 3);    // the 12 scale bytes
+      v.push_back({true, 0, 0, 0, 2});  // d, dmin
+      break;
+    case QFormat::Q6_K:
+      for (uint32_t j = 0; j < 2; ++j) words(j, 0, 32);    // ql
+      for (uint32_t j = 0; j < 2; ++j) words(j, 128, 16);  // qh
+      for (uint32_t j = 0; j < 2; ++j) words(j, 192, 4);   // scales
+      v.push_back({true, 0, 208, 1, 208});                  // d
+      break;
+    default: throw std::invalid_argument(std::string("no interleaved layout for ") + info(f).name);
+  }
+  if (v.size() != tile_lines(f)) throw std::logic_error("tile_line_specs: line count");
+  return v;
+}
+
+}  // namespace
+
 ir::Kernel qgemm_rows_r16_kernel(QFormat fmt, int mb, int tiles) {
-  if (fmt != QFormat::Q4_0 && fmt != QFormat::Q8_0)
-    throw std::invalid_argument(std::string("qgemm_rows_r16_kernel: Q4_0 and Q8_0 only, not ") + info(fmt).name);
-  const bool q8 = fmt == QFormat::Q8_0;
-  const uint32_t MB = uint32_t(mb), TL = tile_lines(fmt), CL = code_lines(fmt), BB = uint32_t(info(fmt).block_bytes);
+  check_r16(fmt);
+  const bool q4k = fmt == QFormat::Q4_K, q6k = fmt == QFormat::Q6_K, q8 = fmt == QFormat::Q8_0;
+  const uint32_t MB = uint32_t(mb), TL = tile_lines(fmt), BB = uint32_t(info(fmt).block_bytes);
+  const uint32_t BPT = uint32_t(r16_blocks_per_tile(fmt));
+  const std::vector<TileLine> specs = tile_line_specs(fmt);
   std::string name = std::string("quant_gemm_rows_r16_") + info(fmt).name + "_m" + std::to_string(MB) + "_t" +
                      std::to_string(tiles);
   return kernel(name, [&](KernelBuilder& kb) {
@@ -282,45 +326,35 @@ ir::Kernel qgemm_rows_r16_kernel(QFormat fmt, int mb, int tiles) {
     auto K = kb.scalar("k", u32);
     kb.workgroup(1);
     const PackedBytes pb{w, false, true};
-    Value nb = K / 32u, rowbytes = nb * BB, n0 = group_id(0) * 16u;
+    Value nb = K / uint32_t(info(fmt).block_elems), rowbytes = nb * BB, n0 = group_id(0) * 16u;
     // The group's 16 rows (past N: row N-1 again, never stored) packed once
     // into the interleaved tiles on the stack, then every X row reads them.
     it.w = shared_array(line(u32, 16), int64_t(tiles) * TL);
     std::vector<Value> rowb;
     for (uint32_t r = 0; r < 16; ++r) rowb.push_back(cast(u64, min(n0 + r, N - 1u)) * cast(u64, rowbytes));
-    auto pack_codes = [&](const Value& t, uint32_t j, const Value& b) {
-      for (uint32_t c = 0; c < CL; ++c) {
+    // Tile t from blocks b0 (and b0 + 1 when `both`; else its lines are zero).
+    auto pack_tile = [&](const Value& t, const Value& b0, bool both) {
+      auto at = [&](uint32_t r, uint32_t j, uint32_t off) { return rowb[r] + cast(u64, b0 + j) * uint64_t(BB) + uint64_t(off); };
+      for (uint32_t l = 0; l < TL; ++l) {
+        const TileLine& s = specs[l];
         std::vector<Value> words;
-        for (uint32_t r = 0; r < 16; ++r) {
-          Value v = pb.u32le(rowb[r] + cast(u64, b) * uint64_t(BB) + uint64_t(2 + 4 * c));
-          words.push_back(q8 ? v ^ 0x80808080u : v);  // Q8_0 codes stored unsigned (q + 128)
+        for (uint32_t k = 0; k < 16; ++k) {
+          const uint32_t j = s.halves && k >= 8 ? s.j2 : s.j, off = s.halves && k >= 8 ? s.off2 : s.off;
+          if (j > 0 && !both) {
+            words.push_back(constant(u32, 0));
+          } else if (s.halves) {
+            auto h = [&](uint32_t r) { return pb.byte(at(r, j, off)) | (pb.byte(at(r, j, off) + uint64_t(1)) << 8u); };
+            words.push_back(h(2 * (k % 8)) | (h(2 * (k % 8) + 1) << 16u));
+          } else {
+            Value v = pb.u32le(at(k, j, off));
+            words.push_back(q8 && off >= 2 ? v ^ 0x80808080u : v);  // Q8_0 codes stored unsigned (q + 128)
+          }
         }
-        it.w[cast(u64, t) * uint64_t(TL) + uint64_t(CL * j + c)] = make_line(words);
+        it.w[cast(u64, t) * uint64_t(TL) + uint64_t(l)] = make_line(words);
       }
     };
-    // Word k of the scale line: rows 2k and 2k + 1 (block j = k / 8) as f16 pairs.
-    auto pack_scales = [&](const Value& t, const Value& b0, bool second) {
-      std::vector<Value> words;
-      for (uint32_t k = 0; k < 16; ++k) {
-        if (k >= 8 && !second) {
-          words.push_back(constant(u32, 0));
-          continue;
-        }
-        Value at = cast(u64, b0 + (k / 8)) * uint64_t(BB);
-        auto h = [&](uint32_t r) { return pb.byte(rowb[r] + at) | (pb.byte(rowb[r] + at + uint64_t(1)) << 8u); };
-        words.push_back(h(2 * (k % 8)) | (h(2 * (k % 8) + 1) << 16u));
-      }
-      it.w[cast(u64, t) * uint64_t(TL) + uint64_t(2 * CL)] = make_line(words);
-    };
-    for_range(0u, nb / 2u, [&](Value t) {
-      pack_codes(t, 0, t * 2u);
-      pack_codes(t, 1, t * 2u + 1u);
-      pack_scales(t, t * 2u, true);
-    });
-    if_((nb & 1u) != 0u, [&] {
-      pack_codes(nb / 2u, 0, nb - 1u);
-      pack_scales(nb / 2u, nb - 1u, false);
-    });
+    for_range(0u, nb / BPT, [&](Value t) { pack_tile(t, t * BPT, true); });
+    if (BPT == 2) if_((nb & 1u) != 0u, [&] { pack_tile(nb / 2u, nb - 1u, false); });
     it.gline = {constant(u64, 0)};
     for_range(0u, (M + (MB - 1u)) / MB, [&](Value mblk) {
       Value m0 = mblk * MB;
@@ -332,11 +366,16 @@ ir::Kernel qgemm_rows_r16_kernel(QFormat fmt, int mb, int tiles) {
         it.drow.push_back(row * cast(u64, K / 32u));
         it.acc.push_back(var(splat(0.0f, 16)));
       }
-      for_range(0u, nb / 2u, [&](Value t) {
-        it.block(t, 0, t * 2u);
-        it.block(t, 1, t * 2u + 1u);
+      auto block = [&](const Value& t, uint32_t j, const Value& b) {
+        if (q6k) it.q6k_superblock(t, j, b);
+        else it.block(t, j, b);
+      };
+      for_range(0u, nb / BPT, [&](Value t) {
+        if (q4k) return it.q4k_superblock(t);
+        block(t, 0, t * 2u);
+        block(t, 1, t * 2u + 1u);
       });
-      if_((nb & 1u) != 0u, [&] { it.block(nb / 2u, 0, nb - 1u); });
+      if (!q4k) if_((nb & 1u) != 0u, [&] { block(nb / 2u, 0, nb - 1u); });
       auto store = [&](bool guarded) {
         store_gemv_outputs(y, M, N, m0, n0, MB, 16, guarded,
                            [&](uint32_t i, uint32_t r) { return extract(it.out(i, 0).get(), int(r)); });
