@@ -7,6 +7,9 @@
 //   quant/gemv/<q4_0|q8_0|q4_K|q6_K>_r16/...   repacked with rows interleaved by 16
 //       (qmatmul layout=16, made at load time: the same bytes, reordered).
 //   quant/gemv_xf32/<format>/...   the same with xq=0 (exact f32 activations).
+//   quant/gemm/<format>/64x4096x4096/threads:<t>   prefill on GGML rows (M = 64)
+//       against the faster vendor f32 SGEMM of the same product (X·Wᵀ with W
+//       dequantized), measured in the same run: GFLOP/s and their ratio.
 //   quant/dequantize/<format>/4096x4096/threads:<t>   bytes = packed + f32 out.
 // Ours is the op as dispatch runs it (tuned variant if the database has one,
 // else the heuristic); the label says which variant ran.
@@ -94,6 +97,33 @@ void BM_QGemv(benchmark::State& state, QFormat f, int64_t n, int64_t k, int64_t 
   against_triad(state, ours, wbytes, threads);
 }
 
+void BM_QGemm(benchmark::State& state, QFormat f, int64_t m, int64_t n, int64_t k) {
+  const int threads = int(state.range(0));
+  ops::Problem p{"qmatmul", {m, n, k}, ir::ScalarKind::F32, {{"format", int64_t(f)}}};
+  QuantOp ours(p, threads, double(ops::quant::packed_bytes(f, n, k)), 0);
+  std::vector<float> a = random_floats(size_t(m * k), 3), b = random_floats(size_t(n * k), 5), c(size_t(m * n));
+  set_vendor_threads(threads);
+  auto ob = [&] { return seconds([&] { openblas_sgemm(true, m, n, k, a.data(), b.data(), c.data()); }); };
+  auto dn = [&] { return seconds([&] { onednn_sgemm(true, m, n, k, a.data(), b.data(), c.data()); }); };
+  ours.run();
+  ob();
+  dn();
+  for (auto _ : state) state.SetIterationTime(ours.run());
+  std::vector<double> t_ours, t_ob, t_dn;
+  for (int r = 0; r < 15; ++r) {
+    t_ours.push_back(steady([&] { return ours.run(); }));
+    t_ob.push_back(steady(ob));
+    t_dn.push_back(steady(dn));
+  }
+  const double flop = 2.0 * double(m) * double(n) * double(k);
+  const double g_ours = flop / median(t_ours) / 1e9, g_ob = flop / median(t_ob) / 1e9, g_dn = flop / median(t_dn) / 1e9;
+  state.counters["GFLOP_per_s"] = g_ours;
+  state.counters["openblas_GFLOP_per_s"] = g_ob;
+  state.counters["onednn_GFLOP_per_s"] = g_dn;
+  state.counters["ratio"] = g_ours / std::max(g_ob, g_dn);
+  state.SetLabel(ours.variant);
+}
+
 void BM_Dequant(benchmark::State& state, QFormat f, int64_t rows, int64_t k) {
   const int threads = int(state.range(0));
   ops::Problem p{"dequantize", {rows, k}, ir::ScalarKind::F32, {{"format", int64_t(f)}}};
@@ -118,6 +148,11 @@ void register_quant_benchmarks() {
   for (QFormat f : {QFormat::Q8_0, QFormat::Q4_0}) {
     std::string name = std::string("quant/gemv_xf32/") + ops::quant::info(f).name + "/1x4096x4096";
     benchmark::RegisterBenchmark(name.c_str(), BM_QGemv, f, 4096, 4096, 0, 0)
+        ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
+  }
+  for (QFormat f : {QFormat::Q8_0, QFormat::Q4_0, QFormat::Q4_K, QFormat::Q6_K}) {
+    std::string name = std::string("quant/gemm/") + ops::quant::info(f).name + "/64x4096x4096";
+    benchmark::RegisterBenchmark(name.c_str(), BM_QGemm, f, 64, 4096, 4096)
         ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
   }
   for (QFormat f : {QFormat::Q8_0, QFormat::Q4_K}) {
