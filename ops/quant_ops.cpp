@@ -392,10 +392,11 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
       // Q4_K 1.31 -> 1.17-1.21; Q6_K (2 rows, compute-bound) showed no gain.
       if (rows == 8) v.set("pf", 1);
       // Q4_K on AVX-512 with byte dot products: two sub-blocks per zmm dot4
-      // and the scales decoded as lines (kgen tune 1x4096x4096 rotating, Zen
-      // 5, 1 / 2 threads: 0.27 / 0.19 ms against 0.38 / 0.22 for 8-lane units;
-      // 8 rows 0.25 / 0.22), with the one-workgroup-ahead prefetch.
-      if (s.f == QFormat::Q4_K && caps.byte_dot && caps.vector_bits >= 512) v.set("w16", 1).set("pf", 1);
+      // and the scales decoded as lines, 8 rows, the one-workgroup-ahead
+      // prefetch (kgen tune 1x4096x4096 rotating, Zen 5, medians of 3, 1 / 2
+      // threads: 0.26 / 0.20 ms; 4 rows 0.30 / 0.21; 2 rows 0.34 / 0.19;
+      // 8-lane units 0.38 / 0.22).
+      if (s.f == QFormat::Q4_K && caps.byte_dot && caps.vector_bits >= 512) v.set("w16", 1).set("pf", 1).set("rows", 8);
       return v;
     }
     if (has_line_decoder(s.f) && s.m <= 8)
