@@ -16,11 +16,27 @@ Value as_i8(const Value& v) { return bitcast(line(i8, 16), v); }
 
 bool has_line_decoder(QFormat fmt) {
   switch (fmt) {
-    case QFormat::Q4_0: case QFormat::Q4_1: case QFormat::Q8_0:
-    case QFormat::Q4_K: case QFormat::Q5_K: case QFormat::Q6_K: return true;
+    case QFormat::Q4_0: case QFormat::Q4_1: case QFormat::Q5_0: case QFormat::Q5_1: case QFormat::Q8_0:
+    case QFormat::Q2_K: case QFormat::Q3_K: case QFormat::Q4_K: case QFormat::Q5_K: case QFormat::Q6_K: return true;
     default: return false;
   }
 }
+
+namespace {
+
+// Q5_0 / Q5_1: bit 16g + j of the u32 qh as 0x10 in byte j (u8x16): the
+// two qh bytes of the group broadcast over 8 lanes each, one bit per lane.
+Value q5_high_bits(const Value& qh, uint32_t g) {
+  std::vector<Value> bytes, bits;
+  for (uint32_t l = 0; l < 16; ++l) {
+    bytes.push_back(cast(u8, (qh >> (16u * g + 8u * (l / 8))) & 0xFFu));
+    bits.push_back(constant(u8, 1u << (l % 8)));
+  }
+  Value set = (make_line(bytes) & make_line(bits)) != splat(constant(u8, 0), 16);
+  return select(set, splat(constant(u8, 0x10), 16), splat(constant(u8, 0), 16));
+}
+
+}  // namespace
 
 BlockLines::BlockLines(QFormat fmt, const PackedBytes& w) : f_(fmt), w_(w) {
   if (!has_line_decoder(fmt)) throw std::invalid_argument(std::string("no line decoder for ") + info(fmt).name);
@@ -37,6 +53,33 @@ void BlockLines::load(const Value& base) {
     }
     case QFormat::Q8_0: s_ = {w_.half_splat(base)}; break;
     case QFormat::Q4_1: s_ = {w_.half_splat(base), w_.half_splat(base + 2u)}; break;
+    case QFormat::Q5_0: {
+      Value d = w_.half_splat(base);
+      s_ = {d, d * -16.0f, w_.u32le(base + 2u)};  // (u - 16)·d = fma(u, d, -16d), as Q4_0
+      break;
+    }
+    case QFormat::Q5_1: s_ = {w_.half_splat(base), w_.half_splat(base + 2u), w_.u32le(base + 4u)}; break;
+    case QFormat::Q2_K: {
+      // Per group of 16 (its scale byte): d·(sc & 15) and dmin·(sc >> 4), GGML's roundings.
+      Value d = w_.half(base + 80u), dmin = w_.half(base + 82u);
+      for (uint32_t g = 0; g < 16; ++g) {
+        Value sc = w_.byte(base + g);
+        s_.push_back(sp(d * f(sc & 15u)));
+        s_.push_back(sp(dmin * f(sc >> 4u)));
+      }
+      break;
+    }
+    case QFormat::Q3_K: {
+      // d·(sc - 32) per group of 16: the 6-bit scales' low nibbles in bytes
+      // 0-7 (groups 8-15 the high nibbles), their top 2 bits in bytes 8-11.
+      Value d = w_.half(base + 108u);
+      for (uint32_t g = 0; g < 16; ++g) {
+        Value lo = g < 8 ? w_.byte(base + 96u + g) & 15u : w_.byte(base + 96u + g - 8u) >> 4u;
+        Value hi = (w_.byte(base + 104u + g % 4) >> (2u * (g / 4))) & 3u;
+        s_.push_back(sp(d * f(bitcast(i32, lo | (hi << 4u)) - 32)));
+      }
+      break;
+    }
     case QFormat::Q4_K: case QFormat::Q5_K: {
       // d·sc and dmin·m of the 8 sub-blocks (6-bit fields, see scale_min_k4
       // in quant_formats.cpp), sub-block index known here: no selects.
@@ -79,6 +122,23 @@ Value BlockLines::line(int g) {
       return fl(nib) * s_[0] + s_[1];
     }
     case QFormat::Q8_0: return fl(as_i8(w_.line16(base_ + 2u + 16u * G))) * s_[0];
+    case QFormat::Q5_0: case QFormat::Q5_1: {
+      const bool q51 = f_ == QFormat::Q5_1;
+      Value q = w_.line16(base_ + (q51 ? 8u : 6u));
+      Value u = (g == 0 ? (q & 15u) : (q >> 4u)) | q5_high_bits(s_[2], G);
+      return q51 ? fl(u) * s_[0] + s_[1] : fma(fl(u), s_[0], s_[1]);
+    }
+    case QFormat::Q2_K: case QFormat::Q3_K: {
+      // Group g: half h = g / 8, shift 2j (j = (g % 8) / 2), bytes 16·(g % 2)
+      // of the half's 32 (GGML's loops over n, j, l).
+      const uint32_t h = G / 8, j = (G % 8) / 2, half = G % 2;
+      const bool q3 = f_ == QFormat::Q3_K;
+      Value q = (w_.line16(base_ + (q3 ? 32u : 16u) + 32u * h + 16u * half) >> (2u * j)) & 3u;
+      if (!q3) return fl(q) * s_[2 * G] - s_[2 * G + 1];
+      // q - 4 where the hmask bit (bit 4h + j of byte 16·half + l) is clear.
+      Value hb = (w_.line16(base_ + 16u * half) >> (4u * h + j)) & 1u;
+      return s_[G] * fl(as_i8((q | (hb << 2u)) - 4u));
+    }
     case QFormat::Q4_K: case QFormat::Q5_K: {
       bool five = f_ == QFormat::Q5_K;
       uint32_t sb = G / 2, c = sb / 2, hi = sb & 1, half = G & 1;

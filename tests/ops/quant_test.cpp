@@ -172,7 +172,8 @@ TEST_CASE("quant: qmatmul every CPU candidate, and the any-target GEMV on the CP
     for (auto p : {problem("qmatmul", {3, 11, 2 * qk}, f), problem("qmatmul", {5, 9, qk}, f), problem("qmatmul", {2, 13, 4 * qk}, f)})
       for (const auto& v : d.candidates(p, dev->caps())) check(*dev, p, v);
   }
-  for (QFormat f : {QFormat::Q8_0, QFormat::Q6_K, QFormat::Q5_K, QFormat::Q4_1}) {
+  for (QFormat f : {QFormat::Q8_0, QFormat::Q6_K, QFormat::Q5_K, QFormat::Q4_1, QFormat::Q5_0, QFormat::Q5_1,
+                    QFormat::Q2_K, QFormat::Q3_K}) {
     int64_t qk = info(f).block_elems;
     auto p = problem("qmatmul", {3, 11, 2 * qk}, f);
     for (auto [r, mb] : {std::pair{1, 1}, {8, 2}, {2, 4}})
@@ -190,9 +191,12 @@ TEST_CASE("quant: qmatmul every CPU candidate, and the any-target GEMV on the CP
       ops::Problem p = r16_problem(dims, f);
       for (const auto& v : d.candidates(p, dev->caps())) check(*dev, p, v);
     }
-  // Formats without a line decoder use the tiled path for any M.
-  for (QFormat f : {QFormat::Q2_K, QFormat::Q3_K, QFormat::Q5_0})
-    check(*dev, problem("qmatmul", {1, 5, 256}, f), d.heuristic(problem("qmatmul", {1, 5, 256}, f), dev->caps()));
+  // Nine rows of X: the heuristic's prefill path of every format (the packed
+  // int8 GEMM on GGML rows, or dequantize + the tiled GEMM).
+  for (const auto& fi : all_formats()) {
+    ops::Problem p = problem("qmatmul", {9, 21, 512}, fi.format);
+    check(*dev, p, d.heuristic(p, dev->caps()));
+  }
 }
 
 // The int8-activation GEMV against the exact product with the quantized
