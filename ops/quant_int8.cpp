@@ -22,7 +22,7 @@ using namespace kgen::dsl;
 
 bool has_int8_gemv(QFormat f) {
   switch (f) {
-    case QFormat::Q4_0: case QFormat::Q4_1: case QFormat::Q8_0:
+    case QFormat::Q4_0: case QFormat::Q4_1: case QFormat::Q5_0: case QFormat::Q5_1: case QFormat::Q8_0:
     case QFormat::Q4_K: case QFormat::Q5_K: case QFormat::Q6_K: return true;
     default: return false;
   }
@@ -85,12 +85,15 @@ class BlockCodes {
   uint32_t offset() const {
     switch (f_) {
       case QFormat::Q4_0: return 8;
+      case QFormat::Q5_0: return 16;
       case QFormat::Q8_0: return signed_ ? 0 : 128;
       case QFormat::Q6_K: return 32;
       default: return 0;
     }
   }
-  bool has_min() const { return f_ == QFormat::Q4_1 || f_ == QFormat::Q4_K || f_ == QFormat::Q5_K; }
+  bool has_min() const {
+    return f_ == QFormat::Q4_1 || f_ == QFormat::Q5_1 || f_ == QFormat::Q4_K || f_ == QFormat::Q5_K;
+  }
 
   // Reads the block's scales (scalar f32): scale_[u], min_[u] with
   // w = scale·(code - o) + min per element of unit u. `base` is a u64 byte
@@ -104,6 +107,8 @@ class BlockCodes {
     switch (f_) {
       case QFormat::Q4_0: case QFormat::Q8_0: scale_ = {w_.half(base)}; break;
       case QFormat::Q4_1: scale_ = {w_.half(base)}; min_ = {w_.half(base + 2u)}; break;
+      case QFormat::Q5_0: scale_ = {w_.half(base)}; qh_ = w_.u32le(base + 2u); break;
+      case QFormat::Q5_1: scale_ = {w_.half(base)}; min_ = {w_.half(base + 2u)}; qh_ = w_.u32le(base + 4u); break;
       case QFormat::Q4_K: case QFormat::Q5_K: {
         // The 8 6-bit scales and mins (scale_min_k4) unpacked a word at a
         // time (GGML's utmp trick), then widened as f32x8 lines.
@@ -135,7 +140,8 @@ class BlockCodes {
   // scale(u) as a line: one f16 broadcast and a line conversion where the
   // block has a single f16 scale (no scalar convert, move and broadcast).
   Value scale_line(int u, int lanes) const {
-    if (f_ == QFormat::Q4_0 || f_ == QFormat::Q8_0 || f_ == QFormat::Q4_1) return w_.half_splat(base_, lanes);
+    if (f_ == QFormat::Q4_0 || f_ == QFormat::Q8_0 || f_ == QFormat::Q4_1 || f_ == QFormat::Q5_0 || f_ == QFormat::Q5_1)
+      return w_.half_splat(base_, lanes);
     return splat(scale(u), lanes);
   }
   // Q4_K/Q5_K: the 8 sub-blocks' -dmin·m as one f32x8 line (else scalar min_of).
@@ -151,6 +157,10 @@ class BlockCodes {
       case QFormat::Q4_0: case QFormat::Q4_1: {
         Value q = w_.line16(base_ + (f_ == QFormat::Q4_0 ? 2u : 4u));
         return u32x4(g == 0 ? (q & 15u) : (q >> 4u));
+      }
+      case QFormat::Q5_0: case QFormat::Q5_1: {
+        Value q = w_.line16(base_ + (f_ == QFormat::Q5_0 ? 6u : 8u));
+        return u32x4((g == 0 ? (q & 15u) : (q >> 4u)) | q5_high_bits(qh_, G));
       }
       case QFormat::Q8_0:
         if (signed_) return bitcast(line(i32, 4), w_.line16(base_ + 2u + 16u * G));
@@ -219,7 +229,7 @@ class BlockCodes {
   QFormat f_;
   PackedBytes w_;
   bool signed_ = false;
-  Value base_;
+  Value base_, qh_;
   std::vector<Value> scale_, min_;
   Value scale8_, min8_;
 };

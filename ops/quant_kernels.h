@@ -14,6 +14,10 @@
 
 namespace kgen::ops::quant {
 
+// Q5_0 / Q5_1: bit 16g + j of the block's u32 qh as 0x10 in byte j (u8x16),
+// the fifth bit of element 16g + j's code.
+dsl::Value q5_high_bits(const dsl::Value& qh, uint32_t g);
+
 // Reads the packed bytes of a buffer parameter. Offsets are u32 byte offsets.
 struct PackedBytes {
   dsl::Array buf;

@@ -22,21 +22,18 @@ bool has_line_decoder(QFormat fmt) {
   }
 }
 
-namespace {
-
-// Q5_0 / Q5_1: bit 16g + j of the u32 qh as 0x10 in byte j (u8x16): the
-// two qh bytes of the group broadcast over 8 lanes each, one bit per lane.
+// The two qh bytes of the group broadcast over 8 lanes each by a byte
+// permute (vpshufb), one bit tested per lane.
 Value q5_high_bits(const Value& qh, uint32_t g) {
-  std::vector<Value> bytes, bits;
+  std::vector<Value> index, bits;
   for (uint32_t l = 0; l < 16; ++l) {
-    bytes.push_back(cast(u8, (qh >> (16u * g + 8u * (l / 8))) & 0xFFu));
+    index.push_back(constant(u8, 2 * g + l / 8));
     bits.push_back(constant(u8, 1u << (l % 8)));
   }
-  Value set = (make_line(bytes) & make_line(bits)) != splat(constant(u8, 0), 16);
+  Value bytes = permute_bytes(qh, qh, make_line(index));
+  Value set = (bytes & make_line(bits)) != splat(constant(u8, 0), 16);
   return select(set, splat(constant(u8, 0x10), 16), splat(constant(u8, 0), 16));
 }
-
-}  // namespace
 
 BlockLines::BlockLines(QFormat fmt, const PackedBytes& w) : f_(fmt), w_(w) {
   if (!has_line_decoder(fmt)) throw std::invalid_argument(std::string("no line decoder for ") + info(fmt).name);

@@ -206,7 +206,8 @@ TEST_CASE("quant: qmatmul every CPU candidate, and the any-target GEMV on the CP
 TEST_CASE("quant: int8 GEMV equals W·x̂ to f32 rounding, every format, CPU 1 and 2 threads") {
   for (unsigned t : {1u, 2u}) {
     auto dev = cpu(t);
-    for (QFormat f : {QFormat::Q4_0, QFormat::Q4_1, QFormat::Q8_0, QFormat::Q4_K, QFormat::Q5_K, QFormat::Q6_K}) {
+    for (QFormat f : {QFormat::Q4_0, QFormat::Q4_1, QFormat::Q5_0, QFormat::Q5_1, QFormat::Q8_0, QFormat::Q4_K,
+                      QFormat::Q5_K, QFormat::Q6_K}) {
       const int64_t qk = info(f).block_elems;
       for (auto [m, n, k, r, mb] : {std::tuple<int64_t, int64_t, int64_t, int, int>{1, 37, 4 * qk, 4, 1},
                                     {3, 11, 2 * qk, 8, 2}, {2, 5, qk, 2, 2}, {3, 13, 8 * qk, 8, 2},
