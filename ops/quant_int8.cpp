@@ -255,6 +255,13 @@ Value pair_codes(const PackedBytes& w, const Value& base, uint32_t block_bytes) 
   return (make_line(words) >> make_line(shifts)) & 0x0f0f0f0fu;
 }
 
+// v[q] in lanes 4q..4q+3 of a 16-lane line.
+Value quarters(const std::vector<Value>& v) {
+  std::vector<Value> l;
+  for (const Value& x : v) l.insert(l.end(), 4, x);
+  return make_line(l);
+}
+
 // Q4_0 block quads (see qgemv_x8_kernel's `quads`): the 72 bytes of blocks
 // b..b+3 (b's at `base`) as two 64-byte tables, the first 64 bytes and the
 // last 16 (broadcast), for permute_bytes.
@@ -392,14 +399,24 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
       Value at = pf_base + cast(u64, step) * uint64_t(slice);
       for (uint32_t off = 0; off < slice + 63u; off += 64u) w[at + uint64_t(off)].prefetch();
     };
+    // The 16-lane forms' accumulators (one f32x16 line per X row and weight
+    // row) and their outputs, each line's lane sum.
+    auto line_accumulators = [&] {
+      std::vector<Var> acc;
+      for (uint32_t i = 0; i < MB * R; ++i) acc.push_back(var(splat(0.0f, 16)));
+      return acc;
+    };
+    auto store_line_sums = [&](bool guarded, std::vector<Var>& acc) {
+      store_gemv_outputs(y, M, N, m0, n0, MB, R, guarded,
+                         [&](uint32_t i, uint32_t r) { return reduce_add(acc[i * R + r].get()); });
+    };
     // Block pairs (Q4_0, K a multiple of 64): two 32-element blocks per 16-lane
     // line, so each instruction of the decode, the dot4, the conversion and
     // the scale fma covers twice the weights of the 8-lane form (AVX-512:
     // zmm instead of ymm). Per pair and X row, shared by the rows: the 64
     // activation bytes (one line), the offset term -o·Σq and dx, per half.
     auto emit_pairs = [&](bool guarded) {
-      std::vector<Var> acc;
-      for (uint32_t i = 0; i < MB * R; ++i) acc.push_back(var(splat(0.0f, 16)));
+      std::vector<Var> acc = line_accumulators();
       const std::vector<Value> wrow = row_offsets(guarded);
       auto halves = [](const Value& lo, const Value& hi) {
         std::vector<Value> v(8, lo);
@@ -433,8 +450,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
           }
         }
       });
-      store_gemv_outputs(y, M, N, m0, n0, MB, R, guarded,
-                         [&](uint32_t i, uint32_t r) { return reduce_add(acc[i * R + r].get()); });
+      store_line_sums(guarded, acc);
     };
     // Block quads (Q4_0, K a multiple of 128; needs permute_bytes): the 72
     // bytes of four blocks are two loads, and one byte permute puts their 64
@@ -445,15 +461,9 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
     // lanes each. Per row and 128 weights: 2 loads, 2 permutes, 3 mask/shift,
     // 2 dot4, 2 conversions, 1 multiply and 1 fma (pairs: 2 × 15).
     auto emit_quads = [&](bool guarded) {
-      std::vector<Var> acc;
-      for (uint32_t i = 0; i < MB * R; ++i) acc.push_back(var(splat(0.0f, 16)));
+      std::vector<Var> acc = line_accumulators();
       const std::vector<Value> wrow = row_offsets(guarded);
       const Value codes_idx = quad_codes_index(), scales_idx = quad_scales_index();
-      auto quarters = [](const std::vector<Value>& v) {  // v[q] in lanes 4q..4q+3
-        std::vector<Value> l;
-        for (const Value& x : v) l.insert(l.end(), 4, x);
-        return make_line(l);
-      };
       for_range(0u, nb / 4u, [&](Value bq) {
         Value b = bq * 4u;
         prefetch_ahead(bq, 4);
@@ -485,8 +495,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
           }
         }
       });
-      store_gemv_outputs(y, M, N, m0, n0, MB, R, guarded,
-                         [&](uint32_t i, uint32_t r) { return reduce_add(acc[i * R + r].get()); });
+      store_line_sums(guarded, acc);
     };
     // Q4_K in 16-lane units: a 64-byte load of the quant bytes holds four
     // sub-blocks (low nibbles: 2c and 2c + 2, high: 2c + 1 and 2c + 3), so
@@ -496,8 +505,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
     // 2 loads, 6 mask/shift, 4 dot4, 4 conversions, 4 permutes, 4 fma, where
     // the 8-lane units take 8 of each plus 8 broadcasts.
     auto emit_q4k_wide = [&](bool guarded) {
-      std::vector<Var> acc;
-      for (uint32_t i = 0; i < MB * R; ++i) acc.push_back(var(splat(0.0f, 16)));
+      std::vector<Var> acc = line_accumulators();
       const std::vector<Value> wrow = row_offsets(guarded);
       const Value zero8 = splat(0.0f, 8);
       auto cat8 = [](const Value& a, const Value& b) {
@@ -563,8 +571,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
           }
         }
       });
-      store_gemv_outputs(y, M, N, m0, n0, MB, R, guarded,
-                         [&](uint32_t i, uint32_t r) { return reduce_add(acc[i * R + r].get()); });
+      store_line_sums(guarded, acc);
     };
     // Q6_K in 16-lane units: each half super-block's 64 low-bit bytes are
     // one load whose low nibbles are elements 0-63 and high nibbles 64-127
@@ -574,18 +581,12 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
     // super-block (offset 32 in the accumulator start, shared by the rows),
     // the 16 scales d·sc·dx one line, four lanes each by a permute.
     auto emit_q6k_wide = [&](bool guarded) {
-      std::vector<Var> acc;
-      for (uint32_t i = 0; i < MB * R; ++i) acc.push_back(var(splat(0.0f, 16)));
+      std::vector<Var> acc = line_accumulators();
       const std::vector<Value> wrow = row_offsets(guarded);
       auto halves = [](uint32_t lo, uint32_t hi) {
         std::vector<Value> v(8, constant(u32, lo));
         v.insert(v.end(), 8, constant(u32, hi));
         return make_line(v);
-      };
-      auto quarters = [](const std::vector<Value>& v) {  // v[q] in lanes 4q..4q+3
-        std::vector<Value> l;
-        for (const Value& x : v) l.insert(l.end(), 4, x);
-        return make_line(l);
       };
       const Value low_shift = halves(4, 2), high_shift = halves(0, 2);
       for_range(0u, nb, [&](Value b) {
@@ -645,8 +646,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
           }
         }
       });
-      store_gemv_outputs(y, M, N, m0, n0, MB, R, guarded,
-                         [&](uint32_t i, uint32_t r) { return reduce_add(acc[i * R + r].get()); });
+      store_line_sums(guarded, acc);
     };
     auto emit = [&](bool guarded) {
       if (wide_units) return fmt == QFormat::Q6_K ? emit_q6k_wide(guarded) : emit_q4k_wide(guarded);
