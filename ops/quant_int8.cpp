@@ -262,25 +262,26 @@ Value quarters(const std::vector<Value>& v) {
   return make_line(l);
 }
 
-// Q4_0 block quads (see qgemv_x8_kernel's `quads`): the 72 bytes of blocks
-// b..b+3 (b's at `base`) as two 64-byte tables, the first 64 bytes and the
-// last 16 (broadcast), for permute_bytes.
-struct QuadTables {
+// A run of `span` (65-80) bytes at `base` (Q4_0 block quads: 72, Q8_0 block
+// pairs: 68) as two 64-byte tables for permute_bytes: its first 64 bytes,
+// and its last 16 (broadcast).
+struct SpanTables {
   Value lo, hi;
 };
-QuadTables quad_tables(const PackedBytes& w, const Value& base) {
+SpanTables span_tables(const PackedBytes& w, const Value& base, uint32_t span) {
   std::vector<Value> first, last;
   for (uint32_t c = 0; c < 4; ++c) {
     Value q = u32x4(w.line16(base + 16u * c));
     for (int k = 0; k < 4; ++k) first.push_back(extract(q, k));
   }
-  Value t = u32x4(w.line16(base + 56u));
+  Value t = u32x4(w.line16(base + (span - 16u)));
   for (int c = 0; c < 4; ++c)
     for (int k = 0; k < 4; ++k) last.push_back(extract(t, k));
   return {make_line(first), make_line(last)};
 }
-// The table byte of byte `at` of the quad (< 72).
-uint32_t quad_byte(uint32_t at) { return at < 64 ? at : 64u + (at - 56u); }
+// The table byte of byte `at` (< span) of the run.
+uint32_t span_byte(uint32_t at, uint32_t span) { return at < 64 ? at : 64u + (at - (span - 16u)); }
+uint32_t quad_byte(uint32_t at) { return span_byte(at, 72); }
 // A constant index line of `words` u32 lanes from table bytes per result byte.
 Value byte_index(const std::vector<uint32_t>& bytes) {
   std::vector<Value> w;
@@ -293,6 +294,20 @@ Value quad_codes_index() {
   std::vector<uint32_t> idx;
   for (uint32_t q = 0; q < 4; ++q)
     for (uint32_t j = 0; j < 16; ++j) idx.push_back(quad_byte(18u * q + 2u + j));
+  return byte_index(idx);
+}
+// Q8_0 block pairs: the 64 quant bytes of both blocks, and the two f16
+// scales eight times each (lanes 8q..8q+7: block q) as 32 bytes.
+Value q8_pair_codes_index() {
+  std::vector<uint32_t> idx;
+  for (uint32_t q = 0; q < 2; ++q)
+    for (uint32_t j = 0; j < 32; ++j) idx.push_back(span_byte(34u * q + 2u + j, 68));
+  return byte_index(idx);
+}
+Value q8_pair_scales_index() {
+  std::vector<uint32_t> idx;
+  for (uint32_t l = 0; l < 16; ++l)
+    for (uint32_t e = 0; e < 2; ++e) idx.push_back(span_byte(34u * (l / 8) + e, 68));
   return byte_index(idx);
 }
 // The four f16 scales, each four times (lanes 4q..4q+3: block q), as 32 bytes.
@@ -337,7 +352,8 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
   if (signed_q8 && fmt != QFormat::Q8_0) throw std::invalid_argument("qgemv_x8_kernel: signed codes are Q8_0's");
   if (step_blocks != 1 && step_blocks != 2 && step_blocks != 4)
     throw std::invalid_argument("qgemv_x8_kernel: step_blocks is 1, 2 (pairs) or 4 (quads)");
-  if (step_blocks > 1 && fmt != QFormat::Q4_0) throw std::invalid_argument("qgemv_x8_kernel: block pairs and quads are for Q4_0");
+  if (step_blocks > 1 && fmt != QFormat::Q4_0 && !(step_blocks == 2 && fmt == QFormat::Q8_0))
+    throw std::invalid_argument("qgemv_x8_kernel: block pairs are for Q4_0 and Q8_0, quads for Q4_0");
   if (wide_units && fmt != QFormat::Q4_K && fmt != QFormat::Q6_K)
     throw std::invalid_argument("qgemv_x8_kernel: 16-lane units are for Q4_K and Q6_K");
   const bool pairs = step_blocks == 2, quads = step_blocks == 4;
@@ -484,7 +500,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
           dx.push_back(quarters(d));
         }
         for (uint32_t r = 0; r < R; ++r) {
-          const QuadTables t = quad_tables(pb, wrow[r] + cast(u64, b) * uint64_t(BB));
+          const SpanTables t = span_tables(pb, wrow[r] + cast(u64, b) * uint64_t(BB), 72);
           Value codes = bitcast(line(u32, 16), permute_bytes(t.lo, t.hi, codes_idx));
           Value lo = codes & 0x0f0f0f0fu, hi = (codes >> 4u) & 0x0f0f0f0fu;
           Value scale = cast(line(f32, 16), bitcast(line(f16, 16), permute_bytes(t.lo, t.hi, scales_idx)));
@@ -648,7 +664,50 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
       });
       store_line_sums(guarded, acc);
     };
+    // Q8_0 block pairs (K a multiple of 64; needs permute_bytes): the 68
+    // bytes of two blocks are two loads, one byte permute gives their 64
+    // codes (stored signed: flipped to q + 128 for the u8·i8 dot4, and
+    // -128·Σx starts the sum, -32·Σq per lane of a group of 16), one dot4
+    // per row and 64 weights; a second permute the two scales, 8 lanes each.
+    auto emit_q8_pairs = [&](bool guarded) {
+      std::vector<Var> acc = line_accumulators();
+      const std::vector<Value> wrow = row_offsets(guarded);
+      const Value codes_idx = q8_pair_codes_index(), scales_idx = q8_pair_scales_index();
+      auto halves16 = [](const Value& lo, const Value& hi) {
+        std::vector<Value> v(8, lo);
+        v.insert(v.end(), 8, hi);
+        return make_line(v);
+      };
+      for_range(0u, nb / 2u, [&](Value bp) {
+        Value b = bp * 2u;
+        prefetch_ahead(bp, 2);
+        std::vector<Value> xv, init, dx;
+        for (uint32_t i = 0; i < MB; ++i) {
+          Value gb = cast(u64, xg[i] + b * 2u), xbb = cast(u64, xb[i] + b);
+          std::vector<Value> lanes, s;
+          for (uint32_t g = 0; g < 4; ++g) {
+            Value q = xq[gb + uint64_t(g)];
+            for (int l = 0; l < 4; ++l) lanes.push_back(extract(q, l));
+            s.push_back(xs[gb + uint64_t(g)] * -32);
+          }
+          xv.push_back(make_line(lanes));
+          init.push_back(quarters(s));
+          dx.push_back(halves16(xd[xbb], xd[xbb + uint64_t(1)]));
+        }
+        for (uint32_t r = 0; r < R; ++r) {
+          const SpanTables t = span_tables(pb, wrow[r] + cast(u64, b) * uint64_t(BB), 68);
+          Value codes = bitcast(line(u32, 16), permute_bytes(t.lo, t.hi, codes_idx)) ^ 0x80808080u;
+          Value scale = cast(line(f32, 16), bitcast(line(f16, 16), permute_bytes(t.lo, t.hi, scales_idx)));
+          for (uint32_t i = 0; i < MB; ++i) {
+            Var& a = acc[i * R + r];
+            a = fma(cast(line(f32, 16), dot4(codes, xv[i], init[i])), scale * dx[i], a.get());
+          }
+        }
+      });
+      store_line_sums(guarded, acc);
+    };
     auto emit = [&](bool guarded) {
+      if (pairs && fmt == QFormat::Q8_0) return emit_q8_pairs(guarded);
       if (wide_units) return fmt == QFormat::Q6_K ? emit_q6k_wide(guarded) : emit_q4k_wide(guarded);
       if (quads) return emit_quads(guarded);
       if (pairs) return emit_pairs(guarded);
