@@ -255,6 +255,12 @@ Value pair_codes(const PackedBytes& w, const Value& base, uint32_t block_bytes) 
   return (make_line(words) >> make_line(shifts)) & 0x0f0f0f0fu;
 }
 
+// lo in lanes 0-7, hi in lanes 8-15 of a 16-lane line.
+Value halves(const Value& lo, const Value& hi) {
+  std::vector<Value> v(8, lo);
+  v.insert(v.end(), 8, hi);
+  return make_line(v);
+}
 // v[q] in lanes 4q..4q+3 of a 16-lane line.
 Value quarters(const std::vector<Value>& v) {
   std::vector<Value> l;
@@ -434,11 +440,6 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
     auto emit_pairs = [&](bool guarded) {
       std::vector<Var> acc = line_accumulators();
       const std::vector<Value> wrow = row_offsets(guarded);
-      auto halves = [](const Value& lo, const Value& hi) {
-        std::vector<Value> v(8, lo);
-        v.insert(v.end(), 8, hi);
-        return make_line(v);
-      };
       for_range(0u, nb / 2u, [&](Value bp) {
         Value b = bp * 2u;
         std::vector<Value> base;
@@ -599,12 +600,8 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
     auto emit_q6k_wide = [&](bool guarded) {
       std::vector<Var> acc = line_accumulators();
       const std::vector<Value> wrow = row_offsets(guarded);
-      auto halves = [](uint32_t lo, uint32_t hi) {
-        std::vector<Value> v(8, constant(u32, lo));
-        v.insert(v.end(), 8, constant(u32, hi));
-        return make_line(v);
-      };
-      const Value low_shift = halves(4, 2), high_shift = halves(0, 2);
+      const Value low_shift = halves(constant(u32, 4), constant(u32, 2));
+      const Value high_shift = halves(constant(u32, 0), constant(u32, 2));
       for_range(0u, nb, [&](Value b) {
         prefetch_ahead(b, 1);
         // Per X row: the four 64-activation lines (unit k: groups 4k..4k+3,
@@ -673,11 +670,6 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
       std::vector<Var> acc = line_accumulators();
       const std::vector<Value> wrow = row_offsets(guarded);
       const Value codes_idx = q8_pair_codes_index(), scales_idx = q8_pair_scales_index();
-      auto halves16 = [](const Value& lo, const Value& hi) {
-        std::vector<Value> v(8, lo);
-        v.insert(v.end(), 8, hi);
-        return make_line(v);
-      };
       for_range(0u, nb / 2u, [&](Value bp) {
         Value b = bp * 2u;
         prefetch_ahead(bp, 2);
@@ -692,7 +684,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
           }
           xv.push_back(make_line(lanes));
           init.push_back(quarters(s));
-          dx.push_back(halves16(xd[xbb], xd[xbb + uint64_t(1)]));
+          dx.push_back(halves(xd[xbb], xd[xbb + uint64_t(1)]));
         }
         for (uint32_t r = 0; r < R; ++r) {
           const SpanTables t = span_tables(pb, wrow[r] + cast(u64, b) * uint64_t(BB), 68);
