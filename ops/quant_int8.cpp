@@ -354,14 +354,15 @@ Value q4k_scales_mins(const PackedBytes& w, const Value& base) {
 }  // namespace
 
 ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int prefetch, int step_blocks, bool wide_units) {
-  if (!has_int8_gemv(fmt)) throw std::invalid_argument(std::string("no int8 GEMV for ") + info(fmt).name);
+  if (!has_int8_gemv(fmt) && !(wide_units && fmt == QFormat::Q3_K))
+    throw std::invalid_argument(std::string("no int8 GEMV for ") + info(fmt).name);
   if (signed_q8 && fmt != QFormat::Q8_0) throw std::invalid_argument("qgemv_x8_kernel: signed codes are Q8_0's");
   if (step_blocks != 1 && step_blocks != 2 && step_blocks != 4)
     throw std::invalid_argument("qgemv_x8_kernel: step_blocks is 1, 2 (pairs) or 4 (quads)");
   if (step_blocks > 1 && fmt != QFormat::Q4_0 && !(step_blocks == 2 && fmt == QFormat::Q8_0))
     throw std::invalid_argument("qgemv_x8_kernel: block pairs are for Q4_0 and Q8_0, quads for Q4_0");
-  if (wide_units && fmt != QFormat::Q4_K && fmt != QFormat::Q6_K)
-    throw std::invalid_argument("qgemv_x8_kernel: 16-lane units are for Q4_K and Q6_K");
+  if (wide_units && fmt != QFormat::Q3_K && fmt != QFormat::Q4_K && fmt != QFormat::Q6_K)
+    throw std::invalid_argument("qgemv_x8_kernel: 16-lane units are for Q3_K, Q4_K and Q6_K");
   const bool pairs = step_blocks == 2, quads = step_blocks == 4;
   const FormatInfo& fi = info(fmt);
   const uint32_t R = uint32_t(rows), MB = uint32_t(mb), BB = uint32_t(fi.block_bytes);
@@ -698,8 +699,80 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
       });
       store_line_sums(guarded, acc);
     };
+    // Q3_K in 16-lane units: its 64 low-bit bytes are one load, where the
+    // 2-bit field j of byte l is element 32j + l of the first half (bytes
+    // 0-31) or 128 + 32j + l (bytes 32-63); the 32 hmask bytes fill both
+    // halves of a line and bit j (first half) or 4 + j (second) is the third
+    // bit. Codes u = q | h << 2 with w = d·(sc - 32)·(u - 4): -4·Σq starts
+    // each sum (Σq per lane of a group of 16). Four zmm dot4 per row and
+    // super-block; the 16 scales decoded as one line (two 16-byte permutes).
+    auto emit_q3k_wide = [&](bool guarded) {
+      std::vector<Var> acc = line_accumulators();
+      const std::vector<Value> wrow = row_offsets(guarded);
+      auto words = [](uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+        return make_line({constant(u32, a), constant(u32, b), constant(u32, c), constant(u32, d)});
+      };
+      for_range(0u, nb, [&](Value b) {
+        prefetch_ahead(b, 1);
+        // Per X row and unit j (groups 2j, 2j + 1, 8 + 2j, 9 + 2j): the 64
+        // activations, the accumulator start, and dx per group.
+        std::vector<std::array<Value, 4>> xv(MB), init(MB);
+        std::vector<Value> dx16(MB);
+        for (uint32_t i = 0; i < MB; ++i) {
+          Value gb = cast(u64, xg[i] + b * 16u), xbb = cast(u64, xb[i] + b * 8u);
+          for (uint32_t j = 0; j < 4; ++j) {
+            std::vector<Value> lanes, off;
+            for (uint32_t g : {2 * j, 2 * j + 1, 8 + 2 * j, 9 + 2 * j}) {
+              Value q = xq[gb + uint64_t(g)];
+              for (int l = 0; l < 4; ++l) lanes.push_back(extract(q, l));
+              off.push_back(-xs[gb + uint64_t(g)]);
+            }
+            xv[i][j] = make_line(lanes);
+            init[i][j] = quarters(off);
+          }
+          std::vector<Value> dxg;
+          for (uint32_t g = 0; g < 16; ++g) dxg.push_back(xd[xbb + uint64_t(g / 2)]);
+          dx16[i] = make_line(dxg);
+        }
+        for (uint32_t r = 0; r < R; ++r) {
+          const Value base = wrow[r] + cast(u64, b) * uint64_t(BB);
+          // Scales: group g < 8 the low nibble of byte g, else the high
+          // nibble of byte g - 8; top bits (byte 8 + g % 4 >> 2·(g / 4)) & 3.
+          Value s = u32x4(pb.line16(base + 96u));
+          Value lo = permute_bytes(s, s, words(0x03020100u, 0x07060504u, 0x03020100u, 0x07060504u));
+          lo = (lo >> words(0, 0, 4, 4)) & 0x0f0f0f0fu;
+          Value hi = permute_bytes(s, s, words(0x0b0a0908u, 0x0b0a0908u, 0x0b0a0908u, 0x0b0a0908u));
+          hi = ((hi >> words(0, 2, 4, 6)) & 0x03030303u) << 4u;
+          Value sc = cast(line(f32, 16), bitcast(line(i8, 16), bitcast(line(u8, 16), lo | hi) - splat(constant(u8, 32), 16)));
+          Value dsc = sc * pb.half_splat(base + 108u);
+          auto load64 = [&](uint32_t at, uint32_t n16) {
+            std::vector<Value> v;
+            for (uint32_t part = 0; part < 4; ++part) {
+              Value q = u32x4(pb.line16(base + uint64_t(at + 16u * (part % n16))));
+              for (int l = 0; l < 4; ++l) v.push_back(extract(q, l));
+            }
+            return make_line(v);
+          };
+          const Value qs = load64(32u, 4), hm = load64(0u, 2);
+          for (uint32_t i = 0; i < MB; ++i) {
+            const Value sdx = dsc * dx16[i];
+            Var& a = acc[i * R + r];
+            for (uint32_t j = 0; j < 4; ++j) {
+              Value q = j ? (qs >> (2u * j)) & 0x03030303u : qs & 0x03030303u;
+              Value h = ((hm >> halves(constant(u32, j), constant(u32, 4 + j))) & 0x01010101u) << 2u;
+              Value isum = dot4(q | h, xv[i][j], init[i][j]);
+              std::vector<Value> sg;
+              for (uint32_t g : {2 * j, 2 * j + 1, 8 + 2 * j, 9 + 2 * j}) sg.push_back(extract(sdx, int(g)));
+              a = fma(cast(line(f32, 16), isum), quarters(sg), a.get());
+            }
+          }
+        }
+      });
+      store_line_sums(guarded, acc);
+    };
     auto emit = [&](bool guarded) {
       if (pairs && fmt == QFormat::Q8_0) return emit_q8_pairs(guarded);
+      if (wide_units && fmt == QFormat::Q3_K) return emit_q3k_wide(guarded);
       if (wide_units) return fmt == QFormat::Q6_K ? emit_q6k_wide(guarded) : emit_q4k_wide(guarded);
       if (quads) return emit_quads(guarded);
       if (pairs) return emit_pairs(guarded);
