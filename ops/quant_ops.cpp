@@ -548,28 +548,53 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   throw std::invalid_argument("qmatmul: unknown impl " + std::to_string(v.get("impl")));
 }
 
-void qmm_reference(const Problem& p, const std::vector<const void*>& in, const std::vector<void*>& out) {
-  QShape s = qshape(p);
-  const float* x = static_cast<const float*>(in[0]);
-  const uint8_t* w = static_cast<const uint8_t*>(in[1]);
+// Calls f(n, row) with each row of W dequantized (f32, K values).
+template <class F>
+void for_each_weight_row(const QShape& s, const uint8_t* w, F&& f) {
   std::vector<uint8_t> ggml;
   if (s.r16) {  // back to GGML rows
     ggml.resize(packed_bytes(s.f, s.n, s.k));
     unpack_r16(s.f, w, ggml.data(), s.n, s.k);
     w = ggml.data();
   }
-  float* y = static_cast<float*>(out[0]);
   const int64_t nb = s.k / info(s.f).block_elems;
   const size_t row_bytes = packed_bytes(s.f, 1, s.k);
   std::vector<float> wr(size_t(s.k));
   for (int64_t n = 0; n < s.n; ++n) {
     dequantize_ref(s.f, w + size_t(n) * row_bytes, wr.data(), nb);
+    f(n, wr);
+  }
+}
+
+void qmm_reference(const Problem& p, const std::vector<const void*>& in, const std::vector<void*>& out) {
+  QShape s = qshape(p);
+  const float* x = static_cast<const float*>(in[0]);
+  float* y = static_cast<float*>(out[0]);
+  for_each_weight_row(s, static_cast<const uint8_t*>(in[1]), [&](int64_t n, const std::vector<float>& wr) {
     for (int64_t m = 0; m < s.m; ++m) {
       double acc = 0;
       for (int64_t k = 0; k < s.k; ++k) acc += double(x[m * s.k + k]) * double(wr[size_t(k)]);
       y[m * s.n + n] = float(acc);
     }
-  }
+  });
+}
+
+// sqrt(K · mean(x²) · mean(w²)): the size of a random-sign dot product of a
+// row of X and a row of W. The errors the tolerance allows (f32 rounding;
+// with xq=1 X's 8-bit rounding, ~1/254 of it) scale with it, also where an
+// output happens to cancel to near zero: with few outputs their own rms can
+// be that small (a 1x2x256 Q4_K check read 0.37 "relative error" for an
+// absolute error of 0.04 against outputs of ~0.1).
+double qmm_error_scale(const Problem& p, const std::vector<std::vector<uint8_t>>& in) {
+  QShape s = qshape(p);
+  const float* x = reinterpret_cast<const float*>(in[0].data());
+  double xx = 0, ww = 0;
+  for (int64_t i = 0; i < s.m * s.k; ++i) xx += double(x[i]) * double(x[i]);
+  for_each_weight_row(s, in[1].data(), [&](int64_t, const std::vector<float>& wr) {
+    for (float v : wr) ww += double(v) * double(v);
+  });
+  const double mx = xx / double(std::max<int64_t>(s.m * s.k, 1)), mw = ww / double(std::max<int64_t>(s.n * s.k, 1));
+  return std::sqrt(double(s.k) * mx * mw);
 }
 
 Problem qmm(int64_t m, int64_t n, int64_t k, QFormat f, int64_t xq = 1) {
@@ -618,6 +643,7 @@ void register_qmatmul() {
   d.heuristic = qmm_heuristic;
   d.plan = qmm_plan;
   d.reference = qmm_reference;
+  d.error_scale = qmm_error_scale;
   // xq=0: weights equal the reference's (to one rounding); what differs is
   // the f32 summation of K products (lane-blocked on the CPU, strided + tree
   // on GPUs) against the reference's double sum: the matmul bound, 2x margin

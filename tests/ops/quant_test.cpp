@@ -298,9 +298,11 @@ TEST_CASE("quant: tiny problems through the IR interpreter") {
       {problem("quantize", {1, 64}, QFormat::Q8_0), ops::Variant{}},
   };
   for (const auto& [p, v] : cases) {
+    const uint64_t seed = fresh_seed();
     CAPTURE(p.str());
     CAPTURE(v.str());
-    ops::OpCheck c = ops::check_op_interpreted(p, v, caps, fresh_seed());
+    CAPTURE(seed);
+    ops::OpCheck c = ops::check_op_interpreted(p, v, caps, seed);
     INFO(c.message);
     CHECK(c.ok);
   }
