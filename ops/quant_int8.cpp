@@ -11,6 +11,7 @@
 // per 16 activations comes with X's quantization, so the offset costs one
 // integer accumulator start value per unit. The exact result for the
 // quantized X is then Σ_units scale·dx·isum (f32 lanes) + min·dx·Σq (scalar).
+#include <array>
 #include <string>
 #include <vector>
 
@@ -433,35 +434,77 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
       store_gemv_outputs(y, M, N, m0, n0, MB, R, guarded,
                          [&](uint32_t i, uint32_t r) { return reduce_add(acc[i * R + r].get()); });
     };
-    // Block pairs (Q4_0, K a multiple of 64): two 32-element blocks per 16-lane
+    // The X side of a super-block (b) for the K-quant 16-lane forms, per X
+    // row: unit k's 64 activations (groups units[k], 16 bytes each), its
+    // accumulator start (-o·Σq over the 4 lanes of each group: Σq ×
+    // -lane_offset), and dx of each of the 16 groups.
+    struct SuperBlockX {
+      std::vector<std::array<Value, 4>> xv, init;
+      std::vector<Value> dx16;
+    };
+    auto superblock_x = [&](const Value& b, const std::array<std::array<uint32_t, 4>, 4>& units, int32_t lane_offset) {
+      SuperBlockX x{std::vector<std::array<Value, 4>>(MB), std::vector<std::array<Value, 4>>(MB), std::vector<Value>(MB)};
+      for (uint32_t i = 0; i < MB; ++i) {
+        Value gb = cast(u64, xg[i] + b * 16u), xbb = cast(u64, xb[i] + b * 8u);
+        for (uint32_t k = 0; k < 4; ++k) {
+          std::vector<Value> lanes, off;
+          for (uint32_t g : units[k]) {
+            Value q = xq[gb + uint64_t(g)];
+            for (int l = 0; l < 4; ++l) lanes.push_back(extract(q, l));
+            off.push_back(xs[gb + uint64_t(g)] * -lane_offset);
+          }
+          x.xv[i][k] = make_line(lanes);
+          x.init[i][k] = quarters(off);
+        }
+        std::vector<Value> dxg;
+        for (uint32_t g = 0; g < 16; ++g) dxg.push_back(xd[xbb + uint64_t(g / 2)]);
+        x.dx16[i] = make_line(dxg);
+      }
+      return x;
+    };
+    // Block pairs (K a multiple of 64): two 32-element blocks per 16-lane
     // line, so each instruction of the decode, the dot4, the conversion and
     // the scale fma covers twice the weights of the 8-lane form (AVX-512:
     // zmm instead of ymm). Per pair and X row, shared by the rows: the 64
-    // activation bytes (one line), the offset term -o·Σq and dx, per half.
+    // activation bytes (one line), the offset term (-o·Σq over the 4 lanes of
+    // each group of 16) and dx, per half.
+    //   Q4_0: each block's 16 bytes twice, a shift per half picks the nibble.
+    //   Q8_0 (needs permute_bytes): the 68 bytes are two loads, one byte
+    //   permute gives the 64 codes (stored signed: flipped to q + 128 for the
+    //   u8·i8 dot4, o = 128), a second the two scales, 8 lanes each.
     auto emit_pairs = [&](bool guarded) {
+      const bool q8 = fmt == QFormat::Q8_0;
+      const int32_t lane_offset = q8 ? 32 : 2;  // o / 4
       std::vector<Var> acc = line_accumulators();
       const std::vector<Value> wrow = row_offsets(guarded);
+      const Value codes_idx = q8 ? q8_pair_codes_index() : Value(), scales_idx = q8 ? q8_pair_scales_index() : Value();
       for_range(0u, nb / 2u, [&](Value bp) {
         Value b = bp * 2u;
-        std::vector<Value> base;
-        for (uint32_t r = 0; r < R; ++r) base.push_back(wrow[r] + cast(u64, b) * uint64_t(BB));
         prefetch_ahead(bp, 2);
         std::vector<Value> xv, init, dx;
         for (uint32_t i = 0; i < MB; ++i) {
           Value gb = cast(u64, xg[i] + b * 2u), xbb = cast(u64, xb[i] + b);
-          std::vector<Value> xw;
+          std::vector<Value> lanes, off;
           for (uint32_t g = 0; g < 4; ++g) {
             Value q = xq[gb + uint64_t(g)];
-            for (int k = 0; k < 4; ++k) xw.push_back(extract(q, k));
+            for (int l = 0; l < 4; ++l) lanes.push_back(extract(q, l));
+            off.push_back(xs[gb + uint64_t(g)] * -lane_offset);
           }
-          xv.push_back(make_line(xw));
-          Value s0 = xs[gb] + xs[gb + uint64_t(1)], s1 = xs[gb + uint64_t(2)] + xs[gb + uint64_t(3)];
-          init.push_back(halves(s0 * -int32_t(o8), s1 * -int32_t(o8)));
+          xv.push_back(make_line(lanes));
+          init.push_back(quarters(off));
           dx.push_back(halves(xd[xbb], xd[xbb + uint64_t(1)]));
         }
         for (uint32_t r = 0; r < R; ++r) {
-          Value codes = pair_codes(pb, base[r], BB);
-          Value scale = halves(pb.half(base[r]), pb.half(base[r] + uint64_t(BB)));
+          const Value base = wrow[r] + cast(u64, b) * uint64_t(BB);
+          Value codes, scale;
+          if (q8) {
+            const SpanTables t = span_tables(pb, base, 68);
+            codes = bitcast(line(u32, 16), permute_bytes(t.lo, t.hi, codes_idx)) ^ 0x80808080u;
+            scale = cast(line(f32, 16), bitcast(line(f16, 16), permute_bytes(t.lo, t.hi, scales_idx)));
+          } else {
+            codes = pair_codes(pb, base, BB);
+            scale = halves(pb.half(base), pb.half(base + uint64_t(BB)));
+          }
           for (uint32_t i = 0; i < MB; ++i) {
             Var& a = acc[i * R + r];
             a = fma(cast(line(f32, 16), dot4(codes, xv[i], init[i])), scale * dx[i], a.get());
@@ -605,27 +648,8 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
       const Value high_shift = halves(constant(u32, 0), constant(u32, 2));
       for_range(0u, nb, [&](Value b) {
         prefetch_ahead(b, 1);
-        // Per X row: the four 64-activation lines (unit k: groups 4k..4k+3,
-        // elements 64k..64k+63), the accumulator starts -32·Σq (8 per lane
-        // of a group), and dx per group.
-        std::vector<std::array<Value, 4>> xv(MB), init(MB);
-        std::vector<Value> dx16(MB);
-        for (uint32_t i = 0; i < MB; ++i) {
-          Value gb = cast(u64, xg[i] + b * 16u), xbb = cast(u64, xb[i] + b * 8u);
-          std::vector<Value> dxg;
-          for (uint32_t k = 0; k < 4; ++k) {
-            std::vector<Value> lanes, off;
-            for (uint32_t g = 4 * k; g < 4 * k + 4; ++g) {
-              Value q = xq[gb + uint64_t(g)];
-              for (int l = 0; l < 4; ++l) lanes.push_back(extract(q, l));
-              off.push_back(xs[gb + uint64_t(g)] * -8);
-            }
-            xv[i][k] = make_line(lanes);
-            init[i][k] = quarters(off);
-          }
-          for (uint32_t g = 0; g < 16; ++g) dxg.push_back(xd[xbb + uint64_t(g / 2)]);
-          dx16[i] = make_line(dxg);
-        }
+        // Unit k: groups 4k..4k+3 (elements 64k..64k+63); o = 32.
+        const auto [xv, init, dx16] = superblock_x(b, {{{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9, 10, 11}, {12, 13, 14, 15}}}, 8);
         for (uint32_t r = 0; r < R; ++r) {
           const Value base = wrow[r] + cast(u64, b) * uint64_t(BB);
           const Value sc = cast(line(f32, 16), bitcast(line(i8, 16), pb.line16(base + 192u))) * pb.half_splat(base + 208u);
@@ -662,43 +686,6 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
       });
       store_line_sums(guarded, acc);
     };
-    // Q8_0 block pairs (K a multiple of 64; needs permute_bytes): the 68
-    // bytes of two blocks are two loads, one byte permute gives their 64
-    // codes (stored signed: flipped to q + 128 for the u8·i8 dot4, and
-    // -128·Σx starts the sum, -32·Σq per lane of a group of 16), one dot4
-    // per row and 64 weights; a second permute the two scales, 8 lanes each.
-    auto emit_q8_pairs = [&](bool guarded) {
-      std::vector<Var> acc = line_accumulators();
-      const std::vector<Value> wrow = row_offsets(guarded);
-      const Value codes_idx = q8_pair_codes_index(), scales_idx = q8_pair_scales_index();
-      for_range(0u, nb / 2u, [&](Value bp) {
-        Value b = bp * 2u;
-        prefetch_ahead(bp, 2);
-        std::vector<Value> xv, init, dx;
-        for (uint32_t i = 0; i < MB; ++i) {
-          Value gb = cast(u64, xg[i] + b * 2u), xbb = cast(u64, xb[i] + b);
-          std::vector<Value> lanes, s;
-          for (uint32_t g = 0; g < 4; ++g) {
-            Value q = xq[gb + uint64_t(g)];
-            for (int l = 0; l < 4; ++l) lanes.push_back(extract(q, l));
-            s.push_back(xs[gb + uint64_t(g)] * -32);
-          }
-          xv.push_back(make_line(lanes));
-          init.push_back(quarters(s));
-          dx.push_back(halves(xd[xbb], xd[xbb + uint64_t(1)]));
-        }
-        for (uint32_t r = 0; r < R; ++r) {
-          const SpanTables t = span_tables(pb, wrow[r] + cast(u64, b) * uint64_t(BB), 68);
-          Value codes = bitcast(line(u32, 16), permute_bytes(t.lo, t.hi, codes_idx)) ^ 0x80808080u;
-          Value scale = cast(line(f32, 16), bitcast(line(f16, 16), permute_bytes(t.lo, t.hi, scales_idx)));
-          for (uint32_t i = 0; i < MB; ++i) {
-            Var& a = acc[i * R + r];
-            a = fma(cast(line(f32, 16), dot4(codes, xv[i], init[i])), scale * dx[i], a.get());
-          }
-        }
-      });
-      store_line_sums(guarded, acc);
-    };
     // Q3_K in 16-lane units: its 64 low-bit bytes are one load, where the
     // 2-bit field j of byte l is element 32j + l of the first half (bytes
     // 0-31) or 128 + 32j + l (bytes 32-63); the 32 hmask bytes fill both
@@ -714,26 +701,8 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
       };
       for_range(0u, nb, [&](Value b) {
         prefetch_ahead(b, 1);
-        // Per X row and unit j (groups 2j, 2j + 1, 8 + 2j, 9 + 2j): the 64
-        // activations, the accumulator start, and dx per group.
-        std::vector<std::array<Value, 4>> xv(MB), init(MB);
-        std::vector<Value> dx16(MB);
-        for (uint32_t i = 0; i < MB; ++i) {
-          Value gb = cast(u64, xg[i] + b * 16u), xbb = cast(u64, xb[i] + b * 8u);
-          for (uint32_t j = 0; j < 4; ++j) {
-            std::vector<Value> lanes, off;
-            for (uint32_t g : {2 * j, 2 * j + 1, 8 + 2 * j, 9 + 2 * j}) {
-              Value q = xq[gb + uint64_t(g)];
-              for (int l = 0; l < 4; ++l) lanes.push_back(extract(q, l));
-              off.push_back(-xs[gb + uint64_t(g)]);
-            }
-            xv[i][j] = make_line(lanes);
-            init[i][j] = quarters(off);
-          }
-          std::vector<Value> dxg;
-          for (uint32_t g = 0; g < 16; ++g) dxg.push_back(xd[xbb + uint64_t(g / 2)]);
-          dx16[i] = make_line(dxg);
-        }
+        // Unit j: groups 2j, 2j + 1, 8 + 2j, 9 + 2j; o = 4.
+        const auto [xv, init, dx16] = superblock_x(b, {{{0, 1, 8, 9}, {2, 3, 10, 11}, {4, 5, 12, 13}, {6, 7, 14, 15}}}, 1);
         for (uint32_t r = 0; r < R; ++r) {
           const Value base = wrow[r] + cast(u64, b) * uint64_t(BB);
           // Scales: group g < 8 the low nibble of byte g, else the high
@@ -771,7 +740,6 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
       store_line_sums(guarded, acc);
     };
     auto emit = [&](bool guarded) {
-      if (pairs && fmt == QFormat::Q8_0) return emit_q8_pairs(guarded);
       if (wide_units && fmt == QFormat::Q3_K) return emit_q3k_wide(guarded);
       if (wide_units) return fmt == QFormat::Q6_K ? emit_q6k_wide(guarded) : emit_q4k_wide(guarded);
       if (quads) return emit_quads(guarded);
