@@ -40,10 +40,8 @@ struct TargetCaps {
   // Intel's AVX-512 cores, where vdivps zmm (one per ~10 cycles) is the bound.
   bool fast_line_division = false;
   // permute_bytes (ir/ops.h): the CPU only (GPU dialects have no byte
-  // vectors). native_byte_permute: in one instruction (AVX512-VBMI vpermb /
-  // vpermi2b); otherwise clang builds it from several shuffles.
+  // vectors; clang lowers it to vpermi2b/vpermt2w/vpshufb as the host has).
   bool byte_permute = false;
-  bool native_byte_permute = false;
 };
 
 // Native registers one f32x16 line takes on the CPU (1 on AVX-512, 2 on AVX2).

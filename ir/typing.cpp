@@ -185,7 +185,7 @@ Type infer_type(const Instr& in, const Kernel& k, const ValueLookup& lookup) {
       const int tb = a[0].type.bytes();
       if (a[0].type.is_bool() || tb < 4 || tb > 64 || (tb & (tb - 1)) != 0)
         fail(in, "tables must be 4, 8, 16, 32 or 64 bytes of a non-bool type, got " + a[0].type.str());
-      if (!a[2].type.is_int() || a[2].type.is_bool())
+      if (!a[2].type.is_int())
         fail(in, "the index must be an integer line or scalar (one byte index per result byte), got " + a[2].type.str());
       return a[2].type;
     }

@@ -29,6 +29,8 @@ bool has_int8_gemv(QFormat f) {
   }
 }
 
+bool has_wide_int8_gemv(QFormat f) { return f == QFormat::Q3_K || f == QFormat::Q4_K || f == QFormat::Q6_K; }
+
 ir::Kernel quantize_x8_kernel(int blocks_per_item) {
   const uint32_t BPI = uint32_t(blocks_per_item);
   return kernel("quant_x8_b" + std::to_string(BPI), [&](KernelBuilder& kb) {
@@ -269,6 +271,22 @@ Value quarters(const std::vector<Value>& v) {
   return make_line(l);
 }
 
+// A u32x4 line of constant words.
+Value u32_words(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+  return make_line({constant(u32, a), constant(u32, b), constant(u32, c), constant(u32, d)});
+}
+// 64 bytes at `at` as a u32x16 line: the 16-byte runs at at, at + 16, ...,
+// repeating after `distinct` of them (4: 64 consecutive bytes; 2: 32 bytes in
+// both halves; 1: 16 bytes four times).
+Value bytes64(const PackedBytes& w, const Value& at, uint32_t distinct = 4) {
+  std::vector<Value> words;
+  for (uint32_t part = 0; part < 4; ++part) {
+    Value q = u32x4(w.line16(at + uint64_t(16u * (part % distinct))));
+    for (int k = 0; k < 4; ++k) words.push_back(extract(q, k));
+  }
+  return make_line(words);
+}
+
 // A run of `span` (65-80) bytes at `base` (Q4_0 block quads: 72, Q8_0 block
 // pairs: 68) as two 64-byte tables for permute_bytes: its first 64 bytes,
 // and its last 16 (broadcast).
@@ -276,15 +294,7 @@ struct SpanTables {
   Value lo, hi;
 };
 SpanTables span_tables(const PackedBytes& w, const Value& base, uint32_t span) {
-  std::vector<Value> first, last;
-  for (uint32_t c = 0; c < 4; ++c) {
-    Value q = u32x4(w.line16(base + 16u * c));
-    for (int k = 0; k < 4; ++k) first.push_back(extract(q, k));
-  }
-  Value t = u32x4(w.line16(base + (span - 16u)));
-  for (int c = 0; c < 4; ++c)
-    for (int k = 0; k < 4; ++k) last.push_back(extract(t, k));
-  return {make_line(first), make_line(last)};
+  return {bytes64(w, base), bytes64(w, base + uint64_t(span - 16u), 1)};
 }
 // The table byte of byte `at` (< span) of the run.
 uint32_t span_byte(uint32_t at, uint32_t span) { return at < 64 ? at : 64u + (at - (span - 16u)); }
@@ -331,39 +341,27 @@ Value quad_scales_index() {
 // mask and shift (words: sc 0-3, sc 4-7, m 0-3, m 4-7).
 Value q4k_scales_mins(const PackedBytes& w, const Value& base) {
   Value s = u32x4(w.line16(base + 4u));  // scale bytes 0..11 (and 4 quant bytes, unused)
-  auto idx = [](std::initializer_list<uint32_t> words) {
-    std::vector<Value> v;
-    for (uint32_t x : words) v.push_back(constant(u32, x));
-    return make_line(v);
-  };
-  auto words = [](uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
-    return make_line({constant(u32, a), constant(u32, b), constant(u32, c), constant(u32, d)});
-  };
   // low bits: s0-3 & 63, s8-11 & 15, s4-7 & 63, s8-11 >> 4
-  Value lo = permute_bytes(s, s, idx({0x03020100u, 0x0b0a0908u, 0x07060504u, 0x0b0a0908u}));
-  lo = (lo >> words(0, 0, 0, 4)) & words(0x3f3f3f3fu, 0x0f0f0f0fu, 0x3f3f3f3fu, 0x0f0f0f0fu);
+  Value lo = permute_bytes(s, s, u32_words(0x03020100u, 0x0b0a0908u, 0x07060504u, 0x0b0a0908u));
+  lo = (lo >> u32_words(0, 0, 0, 4)) & u32_words(0x3f3f3f3fu, 0x0f0f0f0fu, 0x3f3f3f3fu, 0x0f0f0f0fu);
   // high bits of sc 4-7: s0-3 >> 6, of m 4-7: s4-7 >> 6, both to bits 4-5
-  Value hi = permute_bytes(s, s, idx({0x03020100u, 0x03020100u, 0x07060504u, 0x07060504u}));
-  hi = (hi >> 2u) & words(0, 0x30303030u, 0, 0x30303030u);
+  Value hi = permute_bytes(s, s, u32_words(0x03020100u, 0x03020100u, 0x07060504u, 0x07060504u));
+  hi = (hi >> 2u) & u32_words(0, 0x30303030u, 0, 0x30303030u);
   Value sm = cast(line(f32, 16), bitcast(line(u8, 16), lo | hi));
   Value dd = bitcast(line(f16, 2), w.u32le(base));
-  std::vector<Value> l(8, extract(dd, 0));
-  l.insert(l.end(), 8, extract(dd, 1));
-  return sm * cast(line(f32, 16), make_line(l));
+  return sm * cast(line(f32, 16), halves(extract(dd, 0), extract(dd, 1)));
 }
 
 }  // namespace
 
 ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int prefetch, int step_blocks, bool wide_units) {
-  if (!has_int8_gemv(fmt) && !(wide_units && fmt == QFormat::Q3_K))
-    throw std::invalid_argument(std::string("no int8 GEMV for ") + info(fmt).name);
+  if (wide_units ? !has_wide_int8_gemv(fmt) : !has_int8_gemv(fmt))
+    throw std::invalid_argument(std::string("no int8 GEMV for ") + info(fmt).name + (wide_units ? " in 16-lane units" : ""));
   if (signed_q8 && fmt != QFormat::Q8_0) throw std::invalid_argument("qgemv_x8_kernel: signed codes are Q8_0's");
   if (step_blocks != 1 && step_blocks != 2 && step_blocks != 4)
     throw std::invalid_argument("qgemv_x8_kernel: step_blocks is 1, 2 (pairs) or 4 (quads)");
   if (step_blocks > 1 && fmt != QFormat::Q4_0 && !(step_blocks == 2 && fmt == QFormat::Q8_0))
     throw std::invalid_argument("qgemv_x8_kernel: block pairs are for Q4_0 and Q8_0, quads for Q4_0");
-  if (wide_units && fmt != QFormat::Q3_K && fmt != QFormat::Q4_K && fmt != QFormat::Q6_K)
-    throw std::invalid_argument("qgemv_x8_kernel: 16-lane units are for Q3_K, Q4_K and Q6_K");
   const bool pairs = step_blocks == 2, quads = step_blocks == 4;
   const FormatInfo& fi = info(fmt);
   const uint32_t R = uint32_t(rows), MB = uint32_t(mb), BB = uint32_t(fi.block_bytes);
@@ -608,15 +606,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
         for (uint32_t r = 0; r < R; ++r) {
           const Value base = wrow[r] + cast(u64, b) * uint64_t(BB);
           const Value sm = q4k_scales_mins(pb, base);
-          std::array<Value, 2> wq;
-          for (uint32_t c = 0; c < 2; ++c) {
-            std::vector<Value> words;
-            for (uint32_t part = 0; part < 4; ++part) {
-              Value q = u32x4(pb.line16(base + uint64_t(16u + 64u * c + 16u * part)));
-              for (int l = 0; l < 4; ++l) words.push_back(extract(q, l));
-            }
-            wq[c] = make_line(words);
-          }
+          const std::array<Value, 2> wq = {bytes64(pb, base + uint64_t(16)), bytes64(pb, base + uint64_t(80))};
           for (uint32_t i = 0; i < MB; ++i) {
             Var& a = acc[i * R + r];
             a = fma(sm, xs16[i], a.get());
@@ -625,9 +615,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
               const uint32_t sb = 4 * (k / 2) + k % 2;
               Value codes = k % 2 ? (wq[k / 2] >> 4u) & 0x0f0f0f0fu : wq[k / 2] & 0x0f0f0f0fu;
               Value isum = dot4(codes, xv[i][k], splat(constant(i32, 0), 16));
-              std::vector<Value> s(8, extract(sd, int(sb)));
-              s.insert(s.end(), 8, extract(sd, int(sb + 2)));
-              a = fma(cast(line(f32, 16), isum), make_line(s), a.get());
+              a = fma(cast(line(f32, 16), isum), halves(extract(sd, int(sb)), extract(sd, int(sb + 2))), a.get());
             }
           }
         }
@@ -653,21 +641,10 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
         for (uint32_t r = 0; r < R; ++r) {
           const Value base = wrow[r] + cast(u64, b) * uint64_t(BB);
           const Value sc = cast(line(f32, 16), bitcast(line(i8, 16), pb.line16(base + 192u))) * pb.half_splat(base + 208u);
-          auto words = [&](uint32_t at, uint32_t n) {
-            std::vector<Value> v;
-            for (uint32_t part = 0; part < n; ++part) {
-              Value q = u32x4(pb.line16(base + uint64_t(at + 16u * part)));
-              for (int l = 0; l < 4; ++l) v.push_back(extract(q, l));
-            }
-            return v;
-          };
           std::array<Value, 2> ql, qh;
           for (uint32_t h = 0; h < 2; ++h) {
-            ql[h] = make_line(words(64u * h, 4));
-            std::vector<Value> hw = words(128u + 32u * h, 2);
-            std::vector<Value> twice = hw;
-            twice.insert(twice.end(), hw.begin(), hw.end());
-            qh[h] = make_line(twice);
+            ql[h] = bytes64(pb, base + uint64_t(64u * h));
+            qh[h] = bytes64(pb, base + uint64_t(128u + 32u * h), 2);
           }
           for (uint32_t i = 0; i < MB; ++i) {
             const Value sdx = sc * dx16[i];
@@ -696,9 +673,6 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
     auto emit_q3k_wide = [&](bool guarded) {
       std::vector<Var> acc = line_accumulators();
       const std::vector<Value> wrow = row_offsets(guarded);
-      auto words = [](uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
-        return make_line({constant(u32, a), constant(u32, b), constant(u32, c), constant(u32, d)});
-      };
       for_range(0u, nb, [&](Value b) {
         prefetch_ahead(b, 1);
         // Unit j: groups 2j, 2j + 1, 8 + 2j, 9 + 2j; o = 4.
@@ -708,21 +682,13 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
           // Scales: group g < 8 the low nibble of byte g, else the high
           // nibble of byte g - 8; top bits (byte 8 + g % 4 >> 2·(g / 4)) & 3.
           Value s = u32x4(pb.line16(base + 96u));
-          Value lo = permute_bytes(s, s, words(0x03020100u, 0x07060504u, 0x03020100u, 0x07060504u));
-          lo = (lo >> words(0, 0, 4, 4)) & 0x0f0f0f0fu;
-          Value hi = permute_bytes(s, s, words(0x0b0a0908u, 0x0b0a0908u, 0x0b0a0908u, 0x0b0a0908u));
-          hi = ((hi >> words(0, 2, 4, 6)) & 0x03030303u) << 4u;
+          Value lo = permute_bytes(s, s, u32_words(0x03020100u, 0x07060504u, 0x03020100u, 0x07060504u));
+          lo = (lo >> u32_words(0, 0, 4, 4)) & 0x0f0f0f0fu;
+          Value hi = permute_bytes(s, s, u32_words(0x0b0a0908u, 0x0b0a0908u, 0x0b0a0908u, 0x0b0a0908u));
+          hi = ((hi >> u32_words(0, 2, 4, 6)) & 0x03030303u) << 4u;
           Value sc = cast(line(f32, 16), bitcast(line(i8, 16), bitcast(line(u8, 16), lo | hi) - splat(constant(u8, 32), 16)));
           Value dsc = sc * pb.half_splat(base + 108u);
-          auto load64 = [&](uint32_t at, uint32_t n16) {
-            std::vector<Value> v;
-            for (uint32_t part = 0; part < 4; ++part) {
-              Value q = u32x4(pb.line16(base + uint64_t(at + 16u * (part % n16))));
-              for (int l = 0; l < 4; ++l) v.push_back(extract(q, l));
-            }
-            return make_line(v);
-          };
-          const Value qs = load64(32u, 4), hm = load64(0u, 2);
+          const Value qs = bytes64(pb, base + uint64_t(32)), hm = bytes64(pb, base, 2);
           for (uint32_t i = 0; i < MB; ++i) {
             const Value sdx = dsc * dx16[i];
             Var& a = acc[i * R + r];

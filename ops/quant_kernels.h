@@ -82,14 +82,16 @@ void store_gemv_outputs(const dsl::Array& y, const dsl::Value& M, const dsl::Val
 // >= -127 (a no-op on quantize_x8's output), which x86 without VNNI does
 // with vpsignb/vpabsb/vpmaddubsw instead of widening both to 16 bits.
 bool has_int8_gemv(QFormat f);
+// The 16-lane unit forms (wide_units below): Q3_K (its only int8 GEMV), Q4_K, Q6_K.
+bool has_wide_int8_gemv(QFormat f);
 ir::Kernel quantize_x8_kernel(int blocks_per_item);
 // prefetch: workgroups ahead whose blocks are prefetched (0: none).
 // step_blocks (Q4_0): 2 (pairs; K a multiple of 64): two blocks per 16-lane
 // dot4 instead of one per 8-lane one; 4 (quads; K a multiple of 128, a
 // target with permute_bytes): four blocks regrouped by byte permutes, two
 // 16-lane dot4 per row and step.
-// wide_units (Q4_K): two sub-blocks per 16-lane dot4 (a 64-byte load of
-// quant bytes holds four) instead of one per 8-lane one.
+// wide_units (has_wide_int8_gemv): two or four groups per 16-lane dot4 (a
+// 64-byte load of quant bytes holds several) instead of one per 8-lane one.
 ir::Kernel qgemv_x8_kernel(QFormat f, int rows, int mb, bool signed_q8 = false, int prefetch = 0, int step_blocks = 1,
                            bool wide_units = false);
 

@@ -222,9 +222,10 @@ bool x8_gemv(const QShape& s) { return s.x8 && has_int8_gemv(s.f) && s.m <= 16; 
 // Q4_0 only: Q8_0's pairs (four 16-byte loads per row) measured 0.68-0.72 ms
 // against 0.45 for its 8-lane form (Zen 5, 1x4096x4096, 1 thread).
 bool pair_gemv(const QShape& s) { return s.f == QFormat::Q4_0 && s.k % 64 == 0; }
-// Q3_K's only int8 GEMV: 16-lane units, whose scales decode by byte permutes.
-bool q3k_wide_gemv(const QShape& s, const TargetCaps& caps) {
-  return s.f == QFormat::Q3_K && s.x8 && s.m <= 16 && caps.byte_permute;
+// The 16-lane unit forms (w16; Q3_K's only int8 GEMV), whose scales decode
+// by byte permutes.
+bool wide_gemv(const QShape& s, const TargetCaps& caps) {
+  return s.x8 && s.m <= 16 && has_wide_int8_gemv(s.f) && caps.byte_permute;
 }
 // Q8_0's pairs regrouped by byte permutes (p2 on Q8_0): a tuning candidate.
 // Zen 5, 1x4096x4096: from the LLC 0.34 / 0.18 ms against 0.38 / 0.20 for
@@ -288,12 +289,6 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
                 if (pf) v.set("pf", pf);
                 c.push_back(v);
               }
-            if ((s.f == QFormat::Q4_K || s.f == QFormat::Q6_K) && r >= 2)
-              for (int pf : {0, 1, 2}) {
-                Variant v = Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb).set("w16", 1);
-                if (pf) v.set("pf", pf);
-                c.push_back(v);
-              }
             if (quad_gemv(s, caps) && r >= 4)
               for (int pf : {0, 1, 2, 4}) {
                 Variant v = Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb).set("p4", 1);
@@ -305,13 +300,15 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
       for (int r : {1, 2, 4, 8})
         for (int mb : {1, 2, 4})
           if (mb <= std::max<int64_t>(s.m, 1) || mb == 1) c.push_back(Variant{}.set("impl", kGemvCpu).set("rows", r).set("mb", mb));
-    if (q3k_wide_gemv(s, caps))
+    if (wide_gemv(s, caps))
       for (int r : {2, 4, 8})
-        for (int pf : {0, 1, 2}) {
-          Variant v = Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", 1).set("w16", 1);
-          if (pf) v.set("pf", pf);
-          c.push_back(v);
-        }
+        for (int mb : {1, 2})
+          if (mb <= s.m || mb == 1)
+            for (int pf : {0, 1, 2}) {
+              Variant v = Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb).set("w16", 1);
+              if (pf) v.set("pf", pf);
+              c.push_back(v);
+            }
     if (s.x8 && rows_r16_gemm(s))
       for (int mb : {1, 2, 4, 8}) c.push_back(Variant{}.set("impl", kGemmRowsR16).set("mb", mb));
     c.push_back(variant_of(default_cpu_tile(s.m, s.n, s.k, caps)).set("impl", kTiled));
@@ -379,7 +376,7 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // Q3_K: its 16-lane int8 units, 8 rows (kgen tune rotating, 1 / 2
     // threads: 0.31 / 0.18 ms; 4 rows 0.33 / 0.19) where the f32 line
     // decoder took 1.2 ms from the LLC and ~11 from DRAM.
-    if (q3k_wide_gemv(s, caps) && caps.byte_dot && caps.vector_bits >= 512 && s.m <= 8)
+    if (s.f == QFormat::Q3_K && wide_gemv(s, caps) && caps.byte_dot && caps.vector_bits >= 512 && s.m <= 8)
       return Variant{}.set("impl", kGemvX8).set("rows", 8).set("mb", 1).set("w16", 1).set("pf", 1);
     if (caps.byte_dot && s.m == 1 && s.f == QFormat::Q6_K && has_line_decoder(s.f))
       return Variant{}.set("impl", kGemvCpu).set("rows", 1).set("mb", 1);
@@ -484,9 +481,10 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       return pl;
     }
     case kGemvX8: {
-      if (!has_int8_gemv(s.f) && !(s.f == QFormat::Q3_K && v.get("w16") != 0))
+      const bool w16 = v.get("w16") != 0;
+      if (w16 ? !has_wide_int8_gemv(s.f) : !has_int8_gemv(s.f))
         throw std::invalid_argument(std::string("qmatmul: no int8 GEMV for ") + info(s.f).name +
-                                    (s.f == QFormat::Q3_K ? " except its 16-lane units (w16=1)" : ""));
+                                    (w16 ? " in 16-lane units (w16=1: Q3_K, Q4_K, Q6_K)" : ""));
       if (!s.x8) throw std::invalid_argument("qmatmul: the int8 GEMV needs attr xq=1");
       int r = int(v.get("rows", 4)), mb = int(v.get("mb", 1));
       if (r < 1 || r > 16 || mb < 1 || mb > 8) throw std::invalid_argument("qmatmul: rows in 1..16, mb in 1..8");
@@ -500,9 +498,6 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
         throw std::invalid_argument("qmatmul: p2=1 (block pairs) needs Q4_0 or Q8_0 and k % 64 == 0");
       if (quads && (pairs || s.f != QFormat::Q4_0 || s.k % 128 != 0))
         throw std::invalid_argument("qmatmul: p4=1 (block quads) needs Q4_0 and k % 128 == 0, without p2");
-      const bool w16 = v.get("w16") != 0;
-      if (w16 && s.f != QFormat::Q3_K && s.f != QFormat::Q4_K && s.f != QFormat::Q6_K)
-        throw std::invalid_argument("qmatmul: w16=1 (16-lane units) is for Q3_K, Q4_K and Q6_K");
       Step st{qgemv_x8_kernel(s.f, r, mb, sgn, pf, quads ? 4 : pairs ? 2 : 1, w16), {}, {xq, xd, xs, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
       st.dims.grid = {uint32_t(cdiv(s.n, r)), uint32_t(cdiv(s.m, mb)), 1};
       pl.steps.push_back(std::move(st));
