@@ -12,6 +12,7 @@
 // and row; Q8_0's codes need no mask at all (stored unsigned, q + 128). The
 // 16 results are already one line per row group. Q4_K and Q6_K decode their
 // scales for 16 rows at once, a lane per row.
+#include <functional>
 #include <string>
 
 #include "ops/quant_kernels.h"
@@ -53,6 +54,43 @@ struct R16Item {
   void block(const Value& t, uint32_t j, const Value& b);      // Q4_0, Q8_0
   void q4k_superblock(const Value& b);
   void q6k_superblock(const Value& t, uint32_t j, const Value& b);
+
+  // X rows m0 .. m0 + MB - 1 (past M: row M-1 again, never stored) and
+  // fresh accumulators.
+  void start_rows(const Value& m0, const Value& M, const Value& K) {
+    xrow.clear(), srow.clear(), drow.clear(), acc.clear();
+    for (uint32_t i = 0; i < MB; ++i) {
+      Value row = cast(u64, min(m0 + i, M - 1u));
+      xrow.push_back(row * cast(u64, K / 4u));
+      srow.push_back(row * cast(u64, K / 16u));
+      drow.push_back(row * cast(u64, K / 32u));
+    }
+    for (uint32_t i = 0; i < MB * RG; ++i) acc.push_back(var(splat(0.0f, 16)));
+  }
+  // Every tile of the `nb` blocks (and a last half tile), `before(t)` at
+  // the start of each whole tile.
+  void all_tiles(const Value& nb, const std::function<void(const Value&)>& before) {
+    const bool q4k = f == QFormat::Q4_K, q6k = f == QFormat::Q6_K;
+    auto one = [&](const Value& t, uint32_t j, const Value& b) {
+      if (q6k) q6k_superblock(t, j, b);
+      else block(t, j, b);
+    };
+    for_range(0u, nb / uint32_t(r16_blocks_per_tile(f)), [&](Value t) {
+      before(t);
+      if (q4k) return q4k_superblock(t);
+      one(t, 0, t * 2u);
+      one(t, 1, t * 2u + 1u);
+    });
+    if (!q4k) if_((nb & 1u) != 0u, [&] { one(nb / 2u, 0, nb - 1u); });
+  }
+  // y for the item's X rows and its RG groups of 16 rows from n0.
+  void store(const Array& y, const Value& M, const Value& N, const Value& m0, const Value& n0) {
+    auto put = [&](bool guarded) {
+      store_gemv_outputs(y, M, N, m0, n0, MB, 16 * RG, guarded,
+                         [&](uint32_t i, uint32_t r) { return extract(out(i, r / 16).get(), int(r % 16)); });
+    };
+    if_(n0 + 16u * RG <= N, [&] { put(false); }).else_([&] { put(true); });
+  }
 };
 
 // 16 f16 values held in words 8h..8h+7 of a line, as f32.
@@ -207,7 +245,6 @@ void R16Item::q6k_superblock(const Value& t, uint32_t j, const Value& b) {
 
 ir::Kernel qgemv_r16_kernel(QFormat fmt, int groups, int mb, int prefetch) {
   check_r16(fmt);
-  const bool q4k = fmt == QFormat::Q4_K, q6k = fmt == QFormat::Q6_K;
   const uint32_t RG = uint32_t(groups), MB = uint32_t(mb), TL = tile_lines(fmt);
   const uint32_t BPT = uint32_t(r16_blocks_per_tile(fmt));
   std::string name = std::string("quant_gemv_r16_") + info(fmt).name + "_g" + std::to_string(RG) + "_m" +
@@ -229,19 +266,8 @@ ir::Kernel qgemv_r16_kernel(QFormat fmt, int groups, int mb, int prefetch) {
     // into the addressing). Groups past the last re-read it: in bounds, their
     // rows are >= N and never stored.
     for (uint32_t g = 0; g < RG; ++g) it.gline.push_back(cast(u64, min(g0 + g, G - 1u)) * cast(u64, np * TL));
-    // X rows past M re-read row M-1, never stored.
-    for (uint32_t i = 0; i < MB; ++i) {
-      Value row = cast(u64, min(m0 + i, M - 1u));
-      it.xrow.push_back(row * cast(u64, K / 4u));
-      it.srow.push_back(row * cast(u64, K / 16u));
-      it.drow.push_back(row * cast(u64, K / 32u));
-    }
-    for (uint32_t i = 0; i < MB * RG; ++i) it.acc.push_back(var(splat(0.0f, 16)));
-    auto block = [&](const Value& t, uint32_t j, const Value& b) {
-      if (q6k) it.q6k_superblock(t, j, b);
-      else it.block(t, j, b);
-    };
-    for_range(0u, nb / BPT, [&](Value t) {
+    it.start_rows(m0, M, K);
+    it.all_tiles(nb, [&](const Value& t) {
       // Software prefetch `prefetch` tiles ahead: more lines in flight than
       // the hardware prefetcher keeps for one stream (past a group's end it
       // runs into the next group, the next work-item's; past the buffer a
@@ -249,17 +275,8 @@ ir::Kernel qgemv_r16_kernel(QFormat fmt, int groups, int mb, int prefetch) {
       if (prefetch)
         for (uint32_t g = 0; g < RG; ++g)
           for (uint32_t l = 0; l < TL; ++l) it.w[it.tile(g, t + uint32_t(prefetch)) + uint64_t(l)].prefetch();
-      if (q4k) return it.q4k_superblock(t);
-      block(t, 0, t * 2u);
-      block(t, 1, t * 2u + 1u);
     });
-    if (!q4k) if_((nb & 1u) != 0u, [&] { block(nb / 2u, 0, nb - 1u); });
-    Value n0 = g0 * 16u;
-    auto store = [&](bool guarded) {
-      store_gemv_outputs(y, M, N, m0, n0, MB, 16 * RG, guarded,
-                         [&](uint32_t i, uint32_t r) { return extract(it.out(i, r / 16).get(), int(r % 16)); });
-    };
-    if_(n0 + 16u * RG <= N, [&] { store(false); }).else_([&] { store(true); });
+    it.store(y, M, N, m0, g0 * 16u);
   });
 }
 
@@ -308,7 +325,7 @@ std::vector<TileLine> tile_line_specs(QFormat f) {
 
 ir::Kernel qgemm_rows_r16_kernel(QFormat fmt, int mb, int tiles) {
   check_r16(fmt);
-  const bool q4k = fmt == QFormat::Q4_K, q6k = fmt == QFormat::Q6_K, q8 = fmt == QFormat::Q8_0;
+  const bool q8 = fmt == QFormat::Q8_0;
   const uint32_t MB = uint32_t(mb), TL = tile_lines(fmt), BB = uint32_t(info(fmt).block_bytes);
   const uint32_t BPT = uint32_t(r16_blocks_per_tile(fmt));
   const std::vector<TileLine> specs = tile_line_specs(fmt);
@@ -358,29 +375,9 @@ ir::Kernel qgemm_rows_r16_kernel(QFormat fmt, int mb, int tiles) {
     it.gline = {constant(u64, 0)};
     for_range(0u, (M + (MB - 1u)) / MB, [&](Value mblk) {
       Value m0 = mblk * MB;
-      it.xrow.clear(), it.srow.clear(), it.drow.clear(), it.acc.clear();
-      for (uint32_t i = 0; i < MB; ++i) {
-        Value row = cast(u64, min(m0 + i, M - 1u));
-        it.xrow.push_back(row * cast(u64, K / 4u));
-        it.srow.push_back(row * cast(u64, K / 16u));
-        it.drow.push_back(row * cast(u64, K / 32u));
-        it.acc.push_back(var(splat(0.0f, 16)));
-      }
-      auto block = [&](const Value& t, uint32_t j, const Value& b) {
-        if (q6k) it.q6k_superblock(t, j, b);
-        else it.block(t, j, b);
-      };
-      for_range(0u, nb / BPT, [&](Value t) {
-        if (q4k) return it.q4k_superblock(t);
-        block(t, 0, t * 2u);
-        block(t, 1, t * 2u + 1u);
-      });
-      if (!q4k) if_((nb & 1u) != 0u, [&] { block(nb / 2u, 0, nb - 1u); });
-      auto store = [&](bool guarded) {
-        store_gemv_outputs(y, M, N, m0, n0, MB, 16, guarded,
-                           [&](uint32_t i, uint32_t r) { return extract(it.out(i, 0).get(), int(r)); });
-      };
-      if_(n0 + 16u <= N, [&] { store(false); }).else_([&] { store(true); });
+      it.start_rows(m0, M, K);
+      it.all_tiles(nb, [](const Value&) {});
+      it.store(y, M, N, m0, n0);
     });
   });
 }
