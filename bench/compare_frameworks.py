@@ -5,6 +5,11 @@ prints one comparison table (median ms per run; ratio = framework ms / kgen
 ms, so > 1 means kgen is faster).
 
     python3 bench/compare_frameworks.py [--kgen build/tools/kgen] [--threads 1 2] [--only matmul,softmax]
+    python3 bench/compare_frameworks.py --device cuda    # kgen's CUDA device against PyTorch on the GPU
+
+On the GPU both sides are timed the same way, host wall time of one call up to
+a device synchronize (launch included), and PyTorch's fp32 products run in
+true fp32 (TF32 off), as kgen's do.
 
 kgen runs through `kgen op NAME --shape ... --json --no-check` (its dispatch:
 tuned variant if `kgen tune` stored one, else the heuristic).
@@ -97,6 +102,7 @@ def cases():
 
     return [
         ("sgemm 1024^3", *matmul(1024, 1024, 1024)),
+        ("sgemm 4096^3", *matmul(4096, 4096, 4096)),
         ("sgemm 2048^3", *matmul(2048, 2048, 2048)),
         ("gemv 1x4096x4096", *matmul(1, 4096, 4096, trans_b=1)),
         ("softmax 4096x4096", *rowop("softmax", 4096, 4096)),
@@ -121,8 +127,8 @@ def median_ms(fn, min_reps=5, min_s=0.3):
     return ts[len(ts) // 2]
 
 
-def run_kgen(kgen, op, shape, attrs, threads):
-    cmd = [kgen, "op", op, "--shape", shape, "--threads", str(threads), "--json", "--no-check"]
+def run_kgen(kgen, op, shape, attrs, threads, device):
+    cmd = [kgen, "op", op, "--shape", shape, "--threads", str(threads), "--json", "--no-check", "--device", device]
     if attrs:
         cmd += ["--attrs", attrs]
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -131,9 +137,20 @@ def run_kgen(kgen, op, shape, attrs, threads):
     return json.loads(r.stdout.strip().splitlines()[-1])["run_ms"], ""
 
 
-def run_torch(inputs, tfn, threads):
+def run_torch(inputs, tfn, threads, device):
     if torch is None or tfn is None:
         return None
+    if device == "cuda":
+        if not torch.cuda.is_available():
+            return None
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        ts = [torch.from_numpy(x).cuda() for x in inputs]
+        def call():
+            tfn(*ts)
+            torch.cuda.synchronize()
+        with torch.no_grad():
+            return median_ms(call)
     torch.set_num_threads(threads)
     ts = [torch.from_numpy(x) for x in inputs]
     with torch.no_grad():
@@ -167,7 +184,10 @@ def main():
     ap.add_argument("--kgen", default=os.path.join(here, "..", "build", "tools", "kgen"))
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--only", default="", help="comma-separated substrings of case names")
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="kgen device (cuda: PyTorch on the GPU)")
     a = ap.parse_args()
+    if a.device == "cuda":
+        a.threads = [0]  # one GPU; the column shows 0
     print(f"torch: {torch.__version__ if torch else 'not installed'}; "
           f"onnxruntime: {ort.__version__ if ort else 'not installed'}")
     rng = np.random.default_rng(0)
@@ -176,11 +196,13 @@ def main():
     for name, op, shape, attrs, inputs_fn, tfn, graph in cases():
         if a.only and not any(s in name for s in a.only.split(",")):
             continue
+        if "4096^3" in name and a.device == "cpu" and not a.only:
+            continue  # ~1 s per run on 2 cores: a GPU shape
         inputs = inputs_fn(rng)
         for t in a.threads:
-            k, err = run_kgen(a.kgen, op, shape, attrs, t)
-            tt = run_torch(inputs, tfn, t)
-            oo = run_ort(inputs, graph, t)
+            k, err = run_kgen(a.kgen, op, shape, attrs, t, a.device)
+            tt = run_torch(inputs, tfn, t, a.device)
+            oo = run_ort(inputs, graph, t) if a.device == "cpu" else None
             f = lambda v: "-" if v is None else f"{v:.3f}"
             r = lambda v: "-" if v is None or k is None else f"{v / k:.2f}"
             print(fmt.format(name, t, f(k), f(tt), f(oo), r(tt), r(oo)) + (f"  ({err[:60]})" if err else ""), flush=True)

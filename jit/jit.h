@@ -72,6 +72,11 @@ std::shared_ptr<Module> load_object(std::string object, const CompileStats& stat
 // Both steps.
 std::shared_ptr<Module> compile_cpp(std::string_view source, const JitOptions& opt = {});
 
+// False when kgen was built without LLVM (CMake KGEN_WITH_CPU_JIT=OFF, e.g. for
+// a GPU machine without LLVM 19): then every entry point above throws, and
+// the cpu device is not available.
+bool cpp_jit_available();
+
 // Identifies the code this JIT produces: clang version, triple, host CPU and
 // features (part of any persistent cache key).
 std::string jit_toolchain_id();

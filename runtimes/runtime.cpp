@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 
+#include "jit/jit.h"
 #include "runtimes/cpu_device.h"
 #include "runtimes/cuda_device.h"
 #include "runtimes/vulkan_device.h"
@@ -17,7 +18,10 @@ std::string CompileOptions::key() const {
 }
 
 std::unique_ptr<Device> create_device(std::string_view name, const DeviceOptions& opt) {
-  if (name == "cpu") return create_cpu_device(opt);
+  if (name == "cpu") {
+    if (!jit::cpp_jit_available()) throw std::runtime_error("no cpu device: kgen was built without the C++ JIT (KGEN_WITH_CPU_JIT=OFF)");
+    return create_cpu_device(opt);
+  }
   if (name == "cuda") return create_cuda_device(opt);  // throws "no CUDA device: ..." without one
   if (name == "vulkan") return create_vulkan_device(opt);  // throws "vulkan: ..." without a driver
   if (name == "webgpu") return create_webgpu_device(opt);  // throws "webgpu: ..." without wgpu-native
@@ -27,7 +31,8 @@ std::unique_ptr<Device> create_device(std::string_view name, const DeviceOptions
 }
 
 std::vector<std::string> available_devices() {
-  std::vector<std::string> d = {"cpu"};
+  std::vector<std::string> d;
+  if (jit::cpp_jit_available()) d.push_back("cpu");
   if (cuda_device_available()) d.push_back("cuda");
   if (vulkan_available()) d.push_back("vulkan");
   if (webgpu_available()) d.push_back("webgpu");

@@ -32,9 +32,12 @@ TEST_CASE("without a GPU, create_device(\"cuda\") says why") {
   CHECK_THROWS_WITH_AS(rt::create_device("cuda"), doctest::Contains("no CUDA device: "), std::runtime_error);
 }
 
+// What CUDA cannot express (byte permutes) is skipped by the suite's
+// capability check. Its erff/tanhf are libdevice's.
 conformance::DeviceSuite cuda_suite() {
   conformance::DeviceSuite s;
   s.name = "cuda";
+  s.kernel_tolerance = conformance::cancelling_math_tolerance;
   return s;
 }
 

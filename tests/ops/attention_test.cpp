@@ -91,7 +91,7 @@ TEST_CASE("attention: kernels in the interpreter") {
 TEST_CASE("attention: GPU targets (naive and flash)") {
   ops::register_all_ops();
   const ops::OpDef* d = ops::find_op("attention");
-  for (std::string name : {"vulkan", "webgpu"}) {
+  for (const std::string& name : gpu_device_names()) {
     if (!have_device(name)) {
       MESSAGE("no " << name << " device: attention on " << name << " skipped");
       continue;

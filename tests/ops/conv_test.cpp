@@ -150,7 +150,7 @@ TEST_CASE("conv family: tiny problems of every impl through the interpreter") {
 
 TEST_CASE("conv family: heuristic variants on the GPU devices") {
   ops::register_all_ops();
-  for (std::string name : {"vulkan", "webgpu"}) {
+  for (const std::string& name : gpu_device_names()) {
     if (!have_device(name)) {
       MESSAGE("no " << name << " device: conv GPU checks skipped");
       continue;

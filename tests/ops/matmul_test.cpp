@@ -202,7 +202,7 @@ TEST_CASE("matmul and gated_mlp: tiny problems through the interpreter") {
 }
 
 TEST_CASE("matmul and gated_mlp: heuristic variants on the GPU devices") {
-  for (std::string name : {"vulkan", "webgpu"}) {
+  for (const std::string& name : gpu_device_names()) {
     if (!have_device(name)) {
       MESSAGE("no " << name << " device: matmul GPU checks skipped");
       continue;

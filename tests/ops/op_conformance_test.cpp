@@ -84,7 +84,7 @@ TEST_CASE("every op's kernels match its reference in the interpreter") {
 }
 
 TEST_CASE("every op matches its reference on the GPU targets") {
-  for (std::string name : {"vulkan", "webgpu", "cuda"}) {
+  for (const std::string& name : gpu_device_names()) {
     if (!have_device(name)) {
       std::string why = name == "cuda" ? std::string("no CUDA device") : "no " + name + " device";
       MESSAGE(why << ": op conformance on '" << name << "' skipped");

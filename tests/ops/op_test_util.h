@@ -33,6 +33,13 @@ inline codegen::TargetCaps cpu_caps_with(uint32_t vector_bits, uint32_t vector_r
   return c;
 }
 
+// The GPU devices every op family is checked on where present (CI has vulkan
+// and webgpu on lavapipe; cuda only on a machine with an NVIDIA GPU).
+inline const std::vector<std::string>& gpu_device_names() {
+  static const std::vector<std::string> names = {"vulkan", "webgpu", "cuda"};
+  return names;
+}
+
 inline bool have_device(const std::string& name) {
   for (const auto& d : rt::available_devices())
     if (d == name) return true;

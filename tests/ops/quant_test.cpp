@@ -308,8 +308,8 @@ TEST_CASE("quant: tiny problems through the IR interpreter") {
   }
 }
 
-TEST_CASE("quant: GPU devices (vulkan, webgpu) when present") {
-  for (const std::string name : {"vulkan", "webgpu"}) {
+TEST_CASE("quant: GPU devices when present") {
+  for (const std::string& name : gpu_device_names()) {
     if (!have_device(name)) {
       MESSAGE("no " << name << " device: skipped");
       continue;

@@ -96,7 +96,7 @@ TEST_CASE("scan and selective_scan: kernels in the interpreter") {
 
 TEST_CASE("scan and selective_scan: GPU targets") {
   ops::register_all_ops();
-  for (std::string name : {"vulkan", "webgpu"}) {
+  for (const std::string& name : gpu_device_names()) {
     if (!have_device(name)) {
       MESSAGE("no " << name << " device: scans on " << name << " skipped");
       continue;

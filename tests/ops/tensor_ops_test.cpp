@@ -96,8 +96,8 @@ TEST_CASE("tensor ops: the smallest problem of each op through the interpreter, 
   }
 }
 
-TEST_CASE("tensor ops on the GPU devices (vulkan, webgpu) where present") {
-  for (std::string name : {"vulkan", "webgpu"}) {
+TEST_CASE("tensor ops on the GPU devices where present") {
+  for (const std::string& name : gpu_device_names()) {
     if (!have_device(name)) {
       MESSAGE("no " << name << " device: skipped");
       continue;

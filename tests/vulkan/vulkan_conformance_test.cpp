@@ -59,15 +59,6 @@ double vulkan_tolerance(ir::Op op, ir::Type t, double spec_tol) {
   }
 }
 
-// Registered kernels whose output cancels a transcendental: gelu's 1 + erf(x)
-// and 1 + tanh(x) for x near -4 are ~1e-4, so one ulp of erf/tanh near -1
-// (6e-8) is ~1e-3 relative in y. Our f32 erf/tanh are within ~1 ulp of glibc,
-// not always equal to it (lavapipe splits fma), hence 2e-3 for such kernels.
-double kernel_tolerance(const ir::Kernel& k, double spec_tol) {
-  bool cancels = false;
-  ir::walk(k.body, [&](const ir::Instr& in) { cancels |= in.op == ir::Op::Erf || in.op == ir::Op::Tanh; });
-  return cancels ? std::max(spec_tol, 2e-3) : spec_tol;
-}
 
 }  // namespace
 
@@ -76,7 +67,7 @@ conformance::DeviceSuite suite(rt::Device& dev) {
   s.name = "vulkan";
   s.unsupported = [&dev](const ir::Kernel& k) { return unsupported(dev, k); };
   s.op_tolerance = vulkan_tolerance;
-  s.kernel_tolerance = kernel_tolerance;
+  s.kernel_tolerance = conformance::cancelling_math_tolerance;
   return s;
 }
 

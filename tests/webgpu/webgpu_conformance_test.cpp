@@ -58,9 +58,7 @@ double wgsl_tolerance(ir::Op op, ir::Type t, double spec_tol) {
   }
 }
 
-// Registered kernels whose output cancels a transcendental (the vulkan
-// suite's rule): gelu's 1 + erf(x) and 1 + tanh(x) for x near -4 are ~1e-4,
-// so one ulp of erf/tanh near -1 is ~1e-3 relative in y.
+// Kernels whose output cancels a transcendental: conformance::cancelling_math_tolerance.
 // Kernels using fma: lavapipe computes fma as mul + add (two roundings); GLSL
 // gets the single rounding through f64, which WGSL lacks. Where the result
 // cancels (layernorm's t * w + b near 0, |t * w| up to ~6) the extra rounding
@@ -68,13 +66,10 @@ double wgsl_tolerance(ir::Op op, ir::Type t, double spec_tol) {
 // floor of 1e-6 of the largest output (~7): up to ~0.04 relative (seen:
 // 0.013 and 0.024 with the one-pass statistics). 0.1 bounds it.
 double kernel_tolerance(const ir::Kernel& k, double spec_tol) {
-  bool cancels = false, fma = false;
-  ir::walk(k.body, [&](const ir::Instr& in) {
-    cancels |= in.op == ir::Op::Erf || in.op == ir::Op::Tanh;
-    fma |= in.op == ir::Op::Fma;
-  });
+  bool fma = false;
+  ir::walk(k.body, [&](const ir::Instr& in) { fma |= in.op == ir::Op::Fma; });
   if (fma) spec_tol = std::max(spec_tol, 1e-1);
-  return cancels ? std::max(spec_tol, 2e-3) : spec_tol;
+  return conformance::cancelling_math_tolerance(k, spec_tol);
 }
 
 }  // namespace
