@@ -119,6 +119,10 @@ ir::Kernel matmul_ksplit_sum_kernel(int ks);
 // `rows` lines (16·rows columns). Grid x = groups, z = batch.
 // pf (trans_b only): prefetch the rows that many workgroups ahead (0: none).
 ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf = 0);
+// The GPU GEMV (ops/gemv_gpu.cpp, matmul impl=3): Bᵀ rows, a workgroup of wg
+// per output column, m (1..8) rows of A. Grid (gx, ceil(N / gx), batch);
+// scalars n, k, gx.
+ir::Kernel gemv_gpu_kernel(ir::Type dt, int m, int wg, bool subgroups);
 
 // GPU tiled GEMM: workgroup (wg, wg), each work-item a (tm × tn) register
 // block, tiles of (wg·tm) × (wg·tn) staged in shared memory with K steps of

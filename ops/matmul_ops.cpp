@@ -8,6 +8,8 @@
 //   1 gemv: M <= 4 rows straight from the unpacked B (rows = outputs per
 //           work-item); trans_b needs K % 16 == 0, else N % 16 and K % 16 == 0
 //   2 gpu:  shared-memory tiles (wg, tm, tn, tk: see GpuTile)
+//   3 gpu gemv: M <= 4 with trans_b, a workgroup of wg per output column
+//           (ops/gemv_gpu.cpp); the GPU default there
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -21,7 +23,7 @@ namespace kgen::ops {
 
 namespace {
 
-enum Impl : int64_t { kGemm = 0, kGemv = 1, kGpu = 2 };
+enum Impl : int64_t { kGemm = 0, kGemv = 1, kGpu = 2, kGpuGemv = 3 };
 constexpr int kGemvMaxM = 4;
 
 struct Shape {
@@ -82,12 +84,16 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
   const Shape s = shape_of(p);
   std::vector<Variant> out;
   if (!is_cpu(caps)) {
-    for (auto [tm, tn] : {std::pair{4, 4}, {2, 2}, {4, 2}, {8, 4}}) {
+    for (auto [tm, tn] : {std::pair{4, 4}, {2, 2}, {4, 2}, {8, 4}, {8, 8}}) {
       GpuTile t;
       t.tm = tm;
       t.tn = tn;
       out.push_back(Variant{}.set("impl", kGpu).set("wg", t.wg).set("tm", tm).set("tn", tn).set("tk", t.tk));
     }
+    if (s.trans_b && s.m <= kGemvMaxM)
+      for (int wg : {64, 128, 256})
+        if (!caps.max_workgroup_threads || uint32_t(wg) <= caps.max_workgroup_threads)
+          out.push_back(Variant{}.set("impl", kGpuGemv).set("wg", wg));
     return out;
   }
   if (gemv_fits(s))
@@ -156,9 +162,12 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
 Variant heuristic(const Problem& p, const TargetCaps& caps) {
   const Shape s = shape_of(p);
   if (!is_cpu(caps)) {
-    // Small shapes: 2×2 blocks keep more work-groups; otherwise 4×4.
+    if (s.trans_b && s.m <= kGemvMaxM) return Variant{}.set("impl", kGpuGemv).set("wg", s.k >= 2048 ? 128 : 64);
+    // Small shapes: 2×2 blocks keep more work-groups; otherwise 4×4, and
+    // 8×4 from 2048 (H200, 2048³: 1.16 ms against 1.30; 8×8 1.25).
     int b = (s.m >= 64 && s.n >= 64) ? 4 : 2;
-    return Variant{}.set("impl", kGpu).set("wg", 16).set("tm", b).set("tn", b).set("tk", 16);
+    const int tm = s.m >= 2048 && s.n >= 2048 ? 8 : b;
+    return Variant{}.set("impl", kGpu).set("wg", 16).set("tm", tm).set("tn", b).set("tk", 16);
   }
   if (gemv_fits(s)) {
     // Bᵀ rows (weights N×K) on AVX-512: one row per work-item, the next
@@ -252,6 +261,21 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     case kGpu:
       plan_gemm_gpu(pl, s.dt, s.trans_b, gpu_tile_of(v), 0, 1, 2, s.batch, s.m, s.n, s.k);
       return pl;
+    case kGpuGemv: {
+      if (!s.trans_b || s.m > kGemvMaxM) throw std::invalid_argument("matmul: impl=3 (GPU gemv) needs trans_b=1 and M <= 4");
+      const int wg = int(v.get("wg", 128));
+      if (caps.max_workgroup_threads && uint32_t(wg) > caps.max_workgroup_threads)
+        throw std::invalid_argument("matmul: wg " + std::to_string(wg) + " exceeds the target's workgroup size");
+      Step st;
+      st.kernel = gemv_gpu_kernel(s.dt, int(s.m), wg, caps.subgroups);
+      const uint32_t gx = uint32_t(std::min<int64_t>(s.n, 65535));
+      st.dims.grid = {gx, uint32_t((s.n + gx - 1) / gx), uint32_t(s.batch)};
+      st.dims.workgroup = {uint32_t(wg), 1, 1};
+      st.buffers = {0, 1, 2};
+      st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.k)), ir::scalar_slot(gx)};
+      pl.steps.push_back(std::move(st));
+      return pl;
+    }
   }
   throw std::invalid_argument("matmul: unknown impl in variant '" + v.str() + "'");
 }

@@ -118,8 +118,9 @@ ir::Kernel dequantize_r16_kernel(QFormat f, bool words);
 ir::Kernel dequantize_r16_lines_kernel(QFormat f);
 
 // GPU GEMV: one workgroup of `wg` work-items per output y[m][n], striding
-// over K with dequant_element, reduced in shared memory. Buffers (x: f32,
-// w: u32 words, y: f32); scalars (m, n, k). Grid (n, m).
-ir::Kernel qgemv_gpu_kernel(QFormat f, int wg);
+// over K with dequant_element, reduced through the subgroup (`subgroups`) and
+// shared memory (ops/gpu_reduce.h). Buffers (x: f32, w: u32 words, y: f32);
+// scalars (n, k, gx). Grid (gx, ceil(n / gx), m).
+ir::Kernel qgemv_gpu_kernel(QFormat f, int wg, bool subgroups);
 
 }  // namespace kgen::ops::quant

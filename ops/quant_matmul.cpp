@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/gpu_reduce.h"
 #include "ops/quant_kernels.h"
 #include "ops/quant_lines.h"
 
@@ -72,36 +73,32 @@ ir::Kernel qgemv_cpu_kernel(QFormat fmt, int rows, int mb) {
   });
 }
 
-ir::Kernel qgemv_gpu_kernel(QFormat fmt, int wg) {
+ir::Kernel qgemv_gpu_kernel(QFormat fmt, int wg, bool subgroups) {
   const FormatInfo& fi = info(fmt);
   const uint32_t WG = uint32_t(wg), BB = uint32_t(fi.block_bytes), QK = uint32_t(fi.block_elems);
-  std::string name = std::string("quant_gemv_gpu_") + fi.name + "_wg" + std::to_string(WG);
+  std::string name = std::string("quant_gemv_gpu_") + fi.name + (subgroups ? "_sg" : "") + "_wg" + std::to_string(WG);
   return kernel(name, [&](KernelBuilder& kb) {
     auto x = kb.input("x", f32);
     auto w = kb.input("w", u32);
     auto y = kb.output("y", f32);
-    auto M = kb.scalar("m", u32);
     auto N = kb.scalar("n", u32);
     auto K = kb.scalar("k", u32);
+    auto gx = kb.scalar("gx", u32);
     kb.workgroup(WG);
     auto sh = shared_array(f32, WG);
     PackedBytes pb{w, true, false};
-    Value n = group_id(0), m = group_id(1), t = local_id(0);
-    Value rowbase = n * (K / QK) * BB;
-    Var acc = var(0.0f);
-    // Neighbouring work-items take neighbouring elements (coalesced bytes).
-    for_range(t, K, [&](Value e) {
-      Value wv = dequant_element(fmt, pb, rowbase + (e / QK) * BB, e % QK);
-      acc = fma(wv, Value(x[m * K + e]), acc.get());
-    }, WG);
-    sh[t] = acc.get();
-    barrier();
-    for (uint32_t s = WG / 2; s > 0; s /= 2) {
-      if_(t < s, [&] { sh[t] = Value(sh[t]) + Value(sh[t + s]); });
-      barrier();
-    }
-    if_(t == 0u, [&] { y[m * N + n] = Value(sh[0u]); });
-    (void)M;
+    Value n = group_id(0) + group_id(1) * gx, m = group_id(2), t = local_id(0);
+    if_(n < N, [&] {
+      Value rowbase = n * (K / QK) * BB;
+      Var acc = var(0.0f);
+      // Neighbouring work-items take neighbouring elements (coalesced bytes).
+      for_range(t, K, [&](Value e) {
+        Value wv = dequant_element(fmt, pb, rowbase + (e / QK) * BB, e % QK);
+        acc = fma(wv, Value(x[m * K + e]), acc.get());
+      }, WG);
+      Value r = group_reduce(acc.get(), false, sh, WG, subgroups);
+      if_(t == 0u, [&] { y[m * N + n] = r; });
+    });
   });
 }
 

@@ -313,7 +313,7 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
       for (int mb : {1, 2, 4, 8}) c.push_back(Variant{}.set("impl", kGemmRowsR16).set("mb", mb));
     c.push_back(variant_of(default_cpu_tile(s.m, s.n, s.k, caps)).set("impl", kTiled));
   } else {
-    for (int wg : {64, 128})
+    for (int wg : {64, 128, 256})
       if (!caps.max_workgroup_threads || uint32_t(wg) <= caps.max_workgroup_threads)
         c.push_back(Variant{}.set("impl", kGemvAny).set("wg", wg));
     GpuTile t;
@@ -421,7 +421,9 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
       return Variant{}.set("impl", kGemvCpu).set("rows", 4).set("mb", std::min<int64_t>(s.m, 4));
     return variant_of(default_cpu_tile(s.m, s.n, s.k, caps)).set("impl", kTiled);
   }
-  if (s.m <= 4) return Variant{}.set("impl", kGemvAny).set("wg", 64);
+  // 256 work-items per row: H200, 1x4096x4096, Q4_0 0.051 ms and Q8_0 0.046
+  // against 0.058 and 0.056 with 64 (kgen tune).
+  if (s.m <= 4) return Variant{}.set("impl", kGemvAny).set("wg", !caps.max_workgroup_threads || caps.max_workgroup_threads >= 256 ? 256 : 64);
   GpuTile t;
   return Variant{}.set("impl", kTiled).set("wg", t.wg).set("tm", t.tm).set("tn", t.tn).set("tk", t.tk);
 }
@@ -506,8 +508,10 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     case kGemvAny: {
       int wg = int(v.get("wg", 64));
       if (wg < 1 || (wg & (wg - 1))) throw std::invalid_argument("qmatmul: wg must be a power of two");
-      Step st{qgemv_gpu_kernel(s.f, wg), {}, {0, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
-      st.dims.grid = {uint32_t(s.n), uint32_t(s.m), 1};
+      if (caps.subgroups && wg < int(caps.subgroup_size)) throw std::invalid_argument("qmatmul: wg below the subgroup size");
+      const uint32_t gx = uint32_t(std::min<int64_t>(s.n, 65535));
+      Step st{qgemv_gpu_kernel(s.f, wg, caps.subgroups), {}, {0, 1, 2}, {u(s.n), u(s.k), gx}};
+      st.dims.grid = {gx, uint32_t(cdiv(s.n, gx)), uint32_t(s.m)};
       st.dims.workgroup = {uint32_t(wg), 1, 1};
       pl.steps.push_back(std::move(st));
       return pl;

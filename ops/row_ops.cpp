@@ -2,7 +2,8 @@
 // "rmsnorm", "layernorm" of a rows x cols matrix (dims "rows cols"), f32, f16
 // or bf16 (loaded into f32, math in f32, stored back in the dtype).
 // rmsnorm takes a weight (cols), layernorm a weight and a bias; attr eps in
-// millionths (default 10 = 1e-5). Variants: lanes 16 (cols % 16 == 0: rows
+// millionths (default 10 = 1e-5). Variants: impl=1 wg=W, the GPU form (a
+// workgroup per row; the GPU default); lanes 16 (cols % 16 == 0: rows
 // walked in AVX-512 lines) or lanes 1 (any cols); stream=1 (lanes 16, CPU):
 // the output by streaming stores (ops/stream_heuristic.h).
 #include <cmath>
@@ -35,9 +36,33 @@ void validate(const Problem& p) {
   if (p.attr("eps", 10) < 0) throw std::invalid_argument("eps must be >= 0");
 }
 
+// The GPU form (impl=1, rowwise.h: row_op_gpu): a workgroup of wg per row.
+Plan gpu_plan(const Problem& p, RowOp op, int wg, const TargetCaps& caps) {
+  if (wg < 32 || wg > 1024 || (wg & (wg - 1))) throw std::invalid_argument("wg must be a power of two in 32..1024");
+  if (caps.max_workgroup_threads && uint32_t(wg) > caps.max_workgroup_threads)
+    throw std::invalid_argument("wg " + std::to_string(wg) + " exceeds the target's workgroup size");
+  ir::Workload w = rowwise_gpu_workload(op, wg, p.dim(0), p.dim(1), eps_of(p));
+  Step st{row_op_gpu(op, ir::Type(p.dtype), wg, caps.subgroups), w.dims, {}, w.scalars};
+  for (int b = 0; b < 2 + n_params(op); ++b) st.buffers.push_back(b);
+  Plan pl;
+  pl.steps.push_back(std::move(st));
+  return pl;
+}
+
+// The GPU form's workgroup: enough work-items that each takes ~8 of a row's
+// elements, 64..256 (4096-wide rows: 256 work-items of 16 elements).
+int gpu_wg(const Problem& p, const TargetCaps& caps) {
+  int wg = 64;
+  while (wg < 256 && p.dim(1) >= int64_t(wg) * 16) wg *= 2;
+  if (caps.max_workgroup_threads)
+    while (uint32_t(wg) > caps.max_workgroup_threads) wg /= 2;
+  return wg;
+}
+
 Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   const RowOp op = row_op(p.op);
   const int64_t rows = p.dim(0), cols = p.dim(1);
+  if (v.get("impl") == 1) return gpu_plan(p, op, int(v.get("wg", 64)), caps);
   int lanes = int(v.get("lanes", 1));
   if (lanes != 1 && (lanes != 16 || cols % 16)) throw std::invalid_argument("lanes 16 needs cols % 16 == 0");
   const bool stream = v.get("stream") != 0, online = v.get("online") != 0, pf = v.get("pf") != 0;
@@ -138,6 +163,10 @@ void register_rowwise_ops() {
     d.outputs = [](const Problem& p) { return std::vector<TensorSpec>{tensor("y", ir::Type(p.dtype), p.dims)}; };
     d.candidates = [op](const Problem& p, const TargetCaps& caps) {
       std::vector<Variant> v;
+      // The GPU form (a workgroup per row); on the CPU a candidate only.
+      for (int wg : {64, 128, 256, 512})
+        if (!caps.max_workgroup_threads || uint32_t(wg) <= caps.max_workgroup_threads)
+          v.push_back(Variant{}.set("impl", 1).set("wg", wg));
       const bool l16 = p.dim(1) % 16 == 0;
       if (l16) v.push_back(Variant{}.set("lanes", 16));
       v.push_back(Variant{}.set("lanes", 1));
@@ -157,6 +186,7 @@ void register_rowwise_ops() {
       return v;
     };
     d.heuristic = [op](const Problem& p, const TargetCaps& caps) {
+      if (!is_cpu(caps)) return Variant{}.set("impl", 1).set("wg", gpu_wg(p, caps));
       const bool l16 = is_cpu(caps) && p.dim(1) % 16 == 0;
       Variant v = Variant{}.set("lanes", l16 ? 16 : 1);
       const double out_bytes = double(p.dim(0) * p.dim(1)) * ir::Type(p.dtype).bytes();

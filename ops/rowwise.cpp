@@ -362,6 +362,22 @@ void add(RowOp op, const std::string& desc, std::function<ir::Kernel()> build, i
                         default_cols * 1024, sizes, lanes == 1 ? "" : "bandwidth"});
 }
 
+// The GPU forms (rowwise.h: row_op_gpu) at the scalar kernels' odd sizes.
+void add_gpu(RowOp op, const std::string& desc, int wg, bool subgroups) {
+  auto build = [=] { return row_op_gpu(op, f32, wg, subgroups); };
+  const int64_t default_cols = op == RowOp::RmsNorm || op == RowOp::LayerNorm ? 1024 : 4096;
+  std::vector<int64_t> sizes = {pack_shape(1, 1), pack_shape(3, 17), pack_shape(5, 1000), pack_shape(7, 4097),
+                                pack_shape(2, 1024)};
+  dsl::register_kernel({build().name, desc, build,
+                        [=](int64_t n) {
+                          const int64_t rows = n >> 32, cols = n & 0xffffffff;
+                          return n >= (int64_t(1) << 32) ? rowwise_gpu_workload(op, wg, rows, cols)
+                                                         : rowwise_gpu_workload(op, wg, std::max<int64_t>(1, n / default_cols),
+                                                                                std::min(n, default_cols));
+                        },
+                        default_cols * 1024, sizes, ""});
+}
+
 }  // namespace
 
 void register_rowwise() {
@@ -392,6 +408,13 @@ void register_rowwise() {
       true, 1024);
   add(RowOp::LayerNorm, "layernorm of each row with weight and bias" + nt, [] { return layernorm_rows(f32, 16, true); },
       16, true, 1024);
+  // GPU forms: a workgroup per row, with and without subgroup reductions.
+  const std::string g = ", a workgroup of 64 per row (GPU form)";
+  add_gpu(RowOp::Softmax, "softmax of each row, subgroup reductions" + g, 64, true);
+  add_gpu(RowOp::Softmax, "softmax of each row, shared-memory tree" + g, 64, false);
+  add_gpu(RowOp::LogSoftmax, "log-softmax of each row, subgroup reductions" + g, 64, true);
+  add_gpu(RowOp::RmsNorm, "rmsnorm of each row, shared-memory tree" + g, 64, false);
+  add_gpu(RowOp::LayerNorm, "layernorm of each row, subgroup reductions" + g, 64, true);
 }
 
 void register_all() {

@@ -59,6 +59,16 @@ inline int64_t pack_shape(int64_t rows, int64_t cols) { return (rows << 32) | co
 ir::Workload rowwise_workload(RowOp op, int lanes, bool with_weight, int64_t rows, int64_t cols, float eps = 1e-5f,
                               bool scratch = false);
 
+// The GPU form of each row op: a workgroup of `wg` work-items (a power of
+// two) per row, striding it so a subgroup's loads are contiguous; statistics
+// in one read of the row (softmax: online max and rescaled sum), combined
+// through the subgroup when `subgroups` (a target capability) and shared
+// memory, else a shared-memory tree; then the output pass. Any cols. Rows
+// past 65535 continue in grid y (Vulkan's guaranteed grid x). Scalars:
+// [eps (norms)], ncols, nrows, gx (the grid's x size).
+ir::Kernel row_op_gpu(RowOp op, ir::Type dt, int wg, bool subgroups);
+ir::Workload rowwise_gpu_workload(RowOp op, int wg, int64_t rows, int64_t cols, float eps = 1e-5f);
+
 // Registers the OpDefs "softmax", "log_softmax", "rmsnorm", "layernorm"
 // (ops/row_ops.cpp; dims "rows cols") in the op registry.
 void register_rowwise_ops();
