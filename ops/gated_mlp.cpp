@@ -182,6 +182,7 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
   std::vector<Variant> out;
   if (!is_cpu(caps)) {
     for (int b : {2, 4}) out.push_back(Variant{}.set("impl", kGpu).set("wg", 16).set("tm", b).set("tn", b).set("tk", 16));
+    out.push_back(Variant{}.set("impl", kGpu).set("wg", 16).set("tm", 8).set("tn", 8).set("tk", 16).set("vec", 1));
     return out;
   }
   for (auto [mr, nl] : fused_blocks(caps))
@@ -209,8 +210,8 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
 
 Variant heuristic(const Problem& p, const TargetCaps& caps) {
   if (!is_cpu(caps)) {
-    int b = p.dim(0) >= 64 ? 4 : 2;
-    return Variant{}.set("impl", kGpu).set("wg", 16).set("tm", b).set("tn", b).set("tk", 16);
+    // One tile for the three GEMMs: the T×F gate/up products' (F > D).
+    return gpu_tile_variant(default_gpu_tile(p.dim(0), p.dim(2))).set("impl", kGpu);
   }
   if (caps.vector_bits < 512) {
     // AVX2 fits only a 2-row fused block (2 × [gate, up] lines): the 6×16

@@ -17,7 +17,90 @@ namespace kgen::ops {
 
 using namespace kgen::dsl;
 
+namespace {
+
+// The vec = 1 form (matmul.h: GpuTile): 256 work-items, a 128×128 C tile,
+// A and B staged as f32x4 lines of 4 rows (A) or 4 columns (B) at one k, so
+// the inner loop reads its operands 16 bytes at a time. Work-item (tx, ty)
+// owns rows {4·ty, 64 + 4·ty} + 0..3 and columns {4·tx, 64 + 4·tx} + 0..3:
+// a quarter-warp's 16-byte reads are 128 contiguous bytes (no bank
+// conflicts; the A reads of a warp are two broadcasts). Interior tiles stage
+// without bounds checks; edge tiles check each element (zero outside).
+ir::Kernel gemm_gpu_vec_kernel(ir::Type dt, bool trans_b, uint32_t TK) {
+  constexpr uint32_t WG = 16, NT = 256, BM = 128, BN = 128, L = 32;  // L: lines per k row of a tile
+  std::string name = "matmul_gpu_vec_" + dt.str() + (trans_b ? "_t" : "_n") + "_tk" + std::to_string(TK);
+  return kernel(name, [&](KernelBuilder& kb) {
+    auto A = kb.input("a", dt);
+    auto B = kb.input("b", dt);
+    auto C = kb.output("c", f32);
+    auto M = kb.scalar("m", u32);
+    auto N = kb.scalar("n", u32);
+    auto K = kb.scalar("k", u32);
+    kb.workgroup(WG, WG);
+    auto As = shared_array(line(f32, 4), int64_t(TK * L));  // [k][4-row line]
+    auto Bs = shared_array(line(f32, 4), int64_t(TK * L));  // [k][4-column line]
+    Value tx = local_id(0), ty = local_id(1), tid = ty * WG + tx;
+    Value bz = group_id(2);
+    Value row0 = group_id(1) * BM, col0 = group_id(0) * BN;
+    Value abase = bz * M * K, bbase = bz * K * N, cbase = bz * M * N;
+    auto f = [&](const Value& v) { return v.type() == f32 ? v : cast(f32, v); };
+    std::vector<Var> acc;
+    for (uint32_t i = 0; i < 64; ++i) acc.push_back(var(f32, 0.0f));
+    // One staged line: 4 elements at (r + q, k) of A, or of B at column c + q.
+    auto a_at = [&](const Value& r, const Value& k) { return abase + r * K + k; };
+    auto b_at = [&](const Value& c, const Value& k) { return trans_b ? bbase + c * K + k : bbase + k * N + c; };
+    auto stage = [&](const Value& k0, bool guarded) {
+      for (uint32_t e = 0; e < TK * L / NT; ++e) {
+        Value idx = tid + e * NT;
+        // A (and Bᵀ): k fastest across work-items, so each row's k run is one
+        // 32-byte sector; B (K×N): columns fastest.
+        Value akk = idx % TK, ali = idx / TK;
+        Value bkk = trans_b ? idx % TK : idx / L, bli = trans_b ? idx / TK : idx % L;
+        std::vector<Value> av, bv;
+        for (uint32_t q = 0; q < 4; ++q) {
+          Value r = row0 + ali * 4u + q, ka = k0 + akk;
+          Value c = col0 + bli * 4u + q, kb2 = k0 + bkk;
+          if (!guarded) {
+            av.push_back(f(A[a_at(r, ka)]));
+            bv.push_back(f(B[b_at(c, kb2)]));
+            continue;
+          }
+          Var va = var(f32, 0.0f), vb = var(f32, 0.0f);
+          if_(r < M && ka < K, [&] { va = f(A[a_at(r, ka)]); });
+          if_(c < N && kb2 < K, [&] { vb = f(B[b_at(c, kb2)]); });
+          av.push_back(va.get());
+          bv.push_back(vb.get());
+        }
+        As[akk * L + ali] = make_line(av);
+        Bs[bkk * L + bli] = make_line(bv);
+      }
+    };
+    for_range(0u, K, [&](Value k0) {
+      if_(row0 + BM <= M && col0 + BN <= N && k0 + TK <= K, [&] { stage(k0, false); }).else_([&] { stage(k0, true); });
+      barrier();
+      for (uint32_t kk = 0; kk < TK; ++kk) {
+        Value a[2] = {As[kk * L + ty], As[kk * L + 16u + ty]};
+        Value b[2] = {Bs[kk * L + tx], Bs[kk * L + 16u + tx]};
+        for (uint32_t i = 0; i < 8; ++i)
+          for (uint32_t j = 0; j < 8; ++j)
+            acc[i * 8 + j] = fma(a[i / 4].lane(int(i % 4)), b[j / 4].lane(int(j % 4)), acc[i * 8 + j].get());
+      }
+      barrier();
+    }, TK);
+    for (uint32_t i = 0; i < 8; ++i) {
+      Value row = row0 + (i / 4) * 64u + ty * 4u + (i % 4);
+      for (uint32_t j = 0; j < 8; ++j) {
+        Value col = col0 + (j / 4) * 64u + tx * 4u + (j % 4);
+        if_(row < M && col < N, [&] { C[cbase + row * N + col] = acc[i * 8 + j].get(); });
+      }
+    }
+  });
+}
+
+}  // namespace
+
 ir::Kernel gemm_gpu_kernel(ir::Type dt, bool trans_b, const GpuTile& t) {
+  if (t.vec) return gemm_gpu_vec_kernel(dt, trans_b, uint32_t(t.tk));
   const uint32_t WG = uint32_t(t.wg), TM = uint32_t(t.tm), TN = uint32_t(t.tn), TK = uint32_t(t.tk);
   const uint32_t BM = WG * TM, BN = WG * TN, NT = WG * WG;
   std::string name = "matmul_gpu_" + dt.str() + (trans_b ? "_t" : "_n") + "_wg" + std::to_string(WG) + "_tm" +

@@ -90,6 +90,7 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
       t.tn = tn;
       out.push_back(Variant{}.set("impl", kGpu).set("wg", t.wg).set("tm", tm).set("tn", tn).set("tk", t.tk));
     }
+    for (int tk : {8, 16}) out.push_back(Variant{}.set("impl", kGpu).set("wg", 16).set("tm", 8).set("tn", 8).set("tk", tk).set("vec", 1));
     if (s.trans_b && s.m <= kGemvMaxM)
       for (int wg : {64, 128, 256})
         if (!caps.max_workgroup_threads || uint32_t(wg) <= caps.max_workgroup_threads)
@@ -163,11 +164,7 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   const Shape s = shape_of(p);
   if (!is_cpu(caps)) {
     if (s.trans_b && s.m <= kGemvMaxM) return Variant{}.set("impl", kGpuGemv).set("wg", s.k >= 2048 ? 128 : 64);
-    // Small shapes: 2×2 blocks keep more work-groups; otherwise 4×4, and
-    // 8×4 from 2048 (H200, 2048³: 1.16 ms against 1.30; 8×8 1.25).
-    int b = (s.m >= 64 && s.n >= 64) ? 4 : 2;
-    const int tm = s.m >= 2048 && s.n >= 2048 ? 8 : b;
-    return Variant{}.set("impl", kGpu).set("wg", 16).set("tm", tm).set("tn", b).set("tk", 16);
+    return gpu_tile_variant(default_gpu_tile(s.m, s.n)).set("impl", kGpu);
   }
   if (gemv_fits(s)) {
     // Bᵀ rows (weights N×K) on AVX-512: one row per work-item, the next

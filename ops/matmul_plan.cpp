@@ -188,12 +188,32 @@ Variant variant_of(const GemmTile& t) {
   return v;
 }
 
+GpuTile default_gpu_tile(int64_t m, int64_t n) {
+  GpuTile t;
+  if (m >= 256 && n >= 256) {
+    t.tm = t.tn = 8;
+    t.vec = 1;
+    return t;
+  }
+  t.tm = t.tn = m >= 64 && n >= 64 ? 4 : 2;
+  return t;
+}
+
+Variant gpu_tile_variant(const GpuTile& t) {
+  Variant v = Variant{}.set("wg", t.wg).set("tm", t.tm).set("tn", t.tn).set("tk", t.tk);
+  if (t.vec) v.set("vec", 1);
+  return v;
+}
+
 GpuTile gpu_tile_of(const Variant& v) {
   GpuTile t;
   t.wg = int(v.get("wg", t.wg));
   t.tm = int(v.get("tm", t.tm));
   t.tn = int(v.get("tn", t.tn));
   t.tk = int(v.get("tk", t.tk));
+  t.vec = int(v.get("vec", 0));
+  if (t.vec && (t.wg != 16 || t.tm != 8 || t.tn != 8 || (t.tk != 8 && t.tk != 16)))
+    throw std::invalid_argument("vec=1 GPU tiles are wg=16 tm=8 tn=8 with tk 8 or 16");
   return t;
 }
 

@@ -16,7 +16,8 @@
 // qmatmul variants: impl=0 CPU GEMV decoding blocks to f32x16 lines (rows
 // outputs and mb rows of X per work-item; q4_0, q4_1, q8_0, q4_K, q5_K,
 // q6_K), impl=1 GEMV for any target (a workgroup of wg work-items per
-// output, words, shared-memory reduction), impl=2 tiled: W dequantized once
+// output, words, subgroup/shared-memory reduction), impl=6 the same for
+// Q4_0/Q8_0 with a work-item per block (the GPU default there), impl=2 tiled: W dequantized once
 // into an f32 temporary, then the matmul family's packed GEMM (CPU) or
 // shared-memory tiled GEMM (GPU); layout=16: impl=4 CPU GEMV over the
 // interleaved tiles (groups of 16 rows and mb rows of X per work-item, pf tiles

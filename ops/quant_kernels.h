@@ -122,5 +122,11 @@ ir::Kernel dequantize_r16_lines_kernel(QFormat f);
 // shared memory (ops/gpu_reduce.h). Buffers (x: f32, w: u32 words, y: f32);
 // scalars (n, k, gx). Grid (gx, ceil(n / gx), m).
 ir::Kernel qgemv_gpu_kernel(QFormat f, int wg, bool subgroups);
+// The same for Q4_0 and Q8_0 with a work-item per block (qmatmul impl=6):
+// the block's codes as u32 words against X as f32x4 lines (K % 32 == 0), one
+// scale multiply per block, where qgemv_gpu_kernel decodes every element on
+// its own (its scale too). Buffers (x: f32x4, w: u32 words, y: f32); scalars
+// and grid as qgemv_gpu_kernel.
+ir::Kernel qgemv_gpu_blocks_kernel(QFormat f, int wg, bool subgroups);
 
 }  // namespace kgen::ops::quant

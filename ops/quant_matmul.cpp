@@ -102,4 +102,52 @@ ir::Kernel qgemv_gpu_kernel(QFormat fmt, int wg, bool subgroups) {
   });
 }
 
+ir::Kernel qgemv_gpu_blocks_kernel(QFormat fmt, int wg, bool subgroups) {
+  if (fmt != QFormat::Q4_0 && fmt != QFormat::Q8_0)
+    throw std::invalid_argument("qgemv_gpu_blocks_kernel: Q4_0 or Q8_0");
+  const FormatInfo& fi = info(fmt);
+  const uint32_t WG = uint32_t(wg), BB = uint32_t(fi.block_bytes);
+  const bool q4 = fmt == QFormat::Q4_0;
+  std::string name = std::string("quant_gemv_gpu_blocks_") + fi.name + (subgroups ? "_sg" : "") + "_wg" + std::to_string(WG);
+  return kernel(name, [&](KernelBuilder& kb) {
+    auto x = kb.input("x", line(f32, 4));
+    auto w = kb.input("w", u32);
+    auto y = kb.output("y", f32);
+    auto N = kb.scalar("n", u32);
+    auto K = kb.scalar("k", u32);
+    auto gx = kb.scalar("gx", u32);
+    kb.workgroup(WG);
+    auto sh = shared_array(f32, WG);
+    PackedBytes pb{w, true, false};
+    Value n = group_id(0) + group_id(1) * gx, m = group_id(2), t = local_id(0);
+    if_(n < N, [&] {
+      Value nb = K / 32u, rowbase = n * nb * BB, xrow = m * (K / 4u);
+      Var acc = var(0.0f);
+      // A work-item per block: its quant bytes as whole u32 words (blocks
+      // are 2-byte aligned: u32le reads the two words a straddling one
+      // spans), codes times X's lines, then one multiply by the scale.
+      for_range(t, nb, [&](Value b) {
+        Value o = rowbase + b * BB, xb = xrow + b * 8u;
+        Var s = var(0.0f);
+        for (uint32_t i = 0; i < (q4 ? 4u : 8u); ++i) {
+          Value q = pb.u32le(o + 2u + 4u * i);
+          Value xl = x[xb + i];
+          Value xh = q4 ? Value(x[xb + 4u + i]) : Value();
+          for (int j = 0; j < 4; ++j) {
+            if (q4) {
+              s = fma(cast(f32, (q >> uint32_t(8 * j)) & 0xFu) - 8.0f, xl.lane(j), s.get());
+              s = fma(cast(f32, (q >> uint32_t(8 * j + 4)) & 0xFu) - 8.0f, xh.lane(j), s.get());
+            } else {
+              s = fma(cast(f32, bitcast(i32, q << uint32_t(24 - 8 * j)) >> 24), xl.lane(j), s.get());
+            }
+          }
+        }
+        acc = fma(pb.half(o), s.get(), acc.get());
+      }, WG);
+      Value r = group_reduce(acc.get(), false, sh, WG, subgroups);
+      if_(t == 0u, [&] { y[m * N + n] = r; });
+    });
+  });
+}
+
 }  // namespace kgen::ops::quant

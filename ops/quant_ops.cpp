@@ -19,7 +19,7 @@ using namespace quant;
 namespace {
 
 constexpr int64_t kDefaultFormat = int64_t(QFormat::Q8_0);
-enum QImpl { kGemvCpu = 0, kGemvAny = 1, kTiled = 2, kGemvX8 = 3, kGemvR16 = 4, kGemmRowsR16 = 5 };
+enum QImpl { kGemvCpu = 0, kGemvAny = 1, kTiled = 2, kGemvX8 = 3, kGemvR16 = 4, kGemmRowsR16 = 5, kGemvBlocks = 6 };
 
 uint64_t u(int64_t v) { return ir::scalar_slot(uint32_t(v)); }
 int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -221,6 +221,8 @@ bool x8_gemv(const QShape& s) { return s.x8 && has_int8_gemv(s.f) && s.m <= 16; 
 // ... and its block-pair form applies (two 32-element blocks per line).
 // Q4_0 only: Q8_0's pairs (four 16-byte loads per row) measured 0.68-0.72 ms
 // against 0.45 for its 8-lane form (Zen 5, 1x4096x4096, 1 thread).
+// The GPU GEMV with a work-item per block (impl=6): Q4_0 and Q8_0 on GGML rows.
+bool gpu_block_gemv(const QShape& s) { return !s.r16 && (s.f == QFormat::Q4_0 || s.f == QFormat::Q8_0); }
 bool pair_gemv(const QShape& s) { return s.f == QFormat::Q4_0 && s.k % 64 == 0; }
 // The 16-lane unit forms (w16; Q3_K's only int8 GEMV), whose scales decode
 // by byte permutes.
@@ -259,8 +261,7 @@ std::vector<Variant> r16_candidates(const QShape& s, const TargetCaps& caps) {
     c.push_back(variant_of(default_cpu_tile(s.m, s.n, s.k, caps)).set("impl", kTiled));
     return c;
   }
-  GpuTile t;
-  c.push_back(Variant{}.set("impl", kTiled).set("wg", t.wg).set("tm", t.tm).set("tn", t.tn).set("tk", t.tk));
+  c.push_back(gpu_tile_variant(default_gpu_tile(s.m, s.n)).set("impl", kTiled));
   return c;
 }
 
@@ -316,8 +317,9 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
     for (int wg : {64, 128, 256})
       if (!caps.max_workgroup_threads || uint32_t(wg) <= caps.max_workgroup_threads)
         c.push_back(Variant{}.set("impl", kGemvAny).set("wg", wg));
-    GpuTile t;
-    c.push_back(Variant{}.set("impl", kTiled).set("wg", t.wg).set("tm", t.tm).set("tn", t.tn).set("tk", t.tk));
+    if (gpu_block_gemv(s))
+      for (int wg : {32, 64, 128}) c.push_back(Variant{}.set("impl", kGemvBlocks).set("wg", wg));
+    c.push_back(gpu_tile_variant(default_gpu_tile(s.m, s.n)).set("impl", kTiled));
   }
   return c;
 }
@@ -421,11 +423,11 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
       return Variant{}.set("impl", kGemvCpu).set("rows", 4).set("mb", std::min<int64_t>(s.m, 4));
     return variant_of(default_cpu_tile(s.m, s.n, s.k, caps)).set("impl", kTiled);
   }
+  if (s.m <= 4 && gpu_block_gemv(s)) return Variant{}.set("impl", kGemvBlocks).set("wg", 64);
   // 256 work-items per row: H200, 1x4096x4096, Q4_0 0.051 ms and Q8_0 0.046
   // against 0.058 and 0.056 with 64 (kgen tune).
   if (s.m <= 4) return Variant{}.set("impl", kGemvAny).set("wg", !caps.max_workgroup_threads || caps.max_workgroup_threads >= 256 ? 256 : 64);
-  GpuTile t;
-  return Variant{}.set("impl", kTiled).set("wg", t.wg).set("tm", t.tm).set("tn", t.tn).set("tk", t.tk);
+  return gpu_tile_variant(default_gpu_tile(s.m, s.n)).set("impl", kTiled);
 }
 
 Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
@@ -505,12 +507,15 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       pl.steps.push_back(std::move(st));
       return pl;
     }
-    case kGemvAny: {
+    case kGemvAny:
+    case kGemvBlocks: {
+      const bool blocks = v.get("impl") == kGemvBlocks;
+      if (blocks && !gpu_block_gemv(s)) throw std::invalid_argument("qmatmul: impl=6 (block GEMV) needs Q4_0 or Q8_0");
       int wg = int(v.get("wg", 64));
       if (wg < 1 || (wg & (wg - 1))) throw std::invalid_argument("qmatmul: wg must be a power of two");
       if (caps.subgroups && wg < int(caps.subgroup_size)) throw std::invalid_argument("qmatmul: wg below the subgroup size");
       const uint32_t gx = uint32_t(std::min<int64_t>(s.n, 65535));
-      Step st{qgemv_gpu_kernel(s.f, wg, caps.subgroups), {}, {0, 1, 2}, {u(s.n), u(s.k), gx}};
+      Step st{blocks ? qgemv_gpu_blocks_kernel(s.f, wg, caps.subgroups) : qgemv_gpu_kernel(s.f, wg, caps.subgroups), {}, {0, 1, 2}, {u(s.n), u(s.k), gx}};
       st.dims.grid = {gx, uint32_t(cdiv(s.n, gx)), uint32_t(s.m)};
       st.dims.workgroup = {uint32_t(wg), 1, 1};
       pl.steps.push_back(std::move(st));
@@ -612,7 +617,6 @@ void register_qmatmul() {
     const int64_t layout = p.attr("layout", 0);
     if (layout != 0 && layout != kR16Rows) throw std::invalid_argument("layout must be 0 (GGML rows) or 16 (rows interleaved by 16)");
     if (layout && !has_r16(format_of(p))) throw std::invalid_argument("layout=16 is for q4_0, q8_0, q4_K and q6_K");
-    if (p.dim(1) > 65535) throw std::invalid_argument("N > 65535 (GPU grid limit of the GEMV) not supported yet");
   };
   d.inputs = [](const Problem& p) {
     QShape s = qshape(p);
