@@ -131,7 +131,8 @@ ir::Kernel gemv_gpu_kernel(ir::Type dt, int m, int wg, bool subgroups);
 // vec = 1 (wg 16, tm = tn = 8: 128×128 tiles): shared memory as f32x4 lines,
 // each work-item's 8 rows and 8 columns as two lines each (rows 4·ty + i and
 // 64 + 4·ty + i), so a K step is 4 16-byte shared loads for 64 FMAs instead
-// of 16 scalar ones (ops/matmul_gpu.cpp).
+// of 16 scalar ones (ops/matmul_gpu.cpp). vec = 2: the same with the next
+// tile's global loads issued into registers before this tile's FMAs.
 struct GpuTile {
   int wg = 16, tm = 4, tn = 4, tk = 16, vec = 0;
 };

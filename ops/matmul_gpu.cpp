@@ -26,9 +26,10 @@ namespace {
 // a quarter-warp's 16-byte reads are 128 contiguous bytes (no bank
 // conflicts; the A reads of a warp are two broadcasts). Interior tiles stage
 // without bounds checks; edge tiles check each element (zero outside).
-ir::Kernel gemm_gpu_vec_kernel(ir::Type dt, bool trans_b, uint32_t TK) {
+ir::Kernel gemm_gpu_vec_kernel(ir::Type dt, bool trans_b, uint32_t TK, bool prefetch) {
   constexpr uint32_t WG = 16, NT = 256, BM = 128, BN = 128, L = 32;  // L: lines per k row of a tile
-  std::string name = "matmul_gpu_vec_" + dt.str() + (trans_b ? "_t" : "_n") + "_tk" + std::to_string(TK);
+  const uint32_t E = TK * L / NT;                                     // lines of A (and of B) per work-item
+  std::string name = "matmul_gpu_vec_" + dt.str() + (trans_b ? "_t" : "_n") + "_tk" + std::to_string(TK) + (prefetch ? "_pf" : "");
   return kernel(name, [&](KernelBuilder& kb) {
     auto A = kb.input("a", dt);
     auto B = kb.input("b", dt);
@@ -46,16 +47,26 @@ ir::Kernel gemm_gpu_vec_kernel(ir::Type dt, bool trans_b, uint32_t TK) {
     auto f = [&](const Value& v) { return v.type() == f32 ? v : cast(f32, v); };
     std::vector<Var> acc;
     for (uint32_t i = 0; i < 64; ++i) acc.push_back(var(f32, 0.0f));
-    // One staged line: 4 elements at (r + q, k) of A, or of B at column c + q.
+    // Work-item line e of a tile: A's (and Bᵀ's) k runs fastest across
+    // work-items, so each row's run of k is one 32-byte sector; B (K×N):
+    // columns fastest.
+    auto a_pos = [&](uint32_t e) { Value idx = tid + e * NT; return std::pair{idx % TK, idx / TK}; };
+    auto b_pos = [&](uint32_t e) {
+      Value idx = tid + e * NT;
+      return trans_b ? std::pair{idx % TK, idx / TK} : std::pair{idx / L, idx % L};
+    };
     auto a_at = [&](const Value& r, const Value& k) { return abase + r * K + k; };
     auto b_at = [&](const Value& c, const Value& k) { return trans_b ? bbase + c * K + k : bbase + k * N + c; };
-    auto stage = [&](const Value& k0, bool guarded) {
-      for (uint32_t e = 0; e < TK * L / NT; ++e) {
-        Value idx = tid + e * NT;
-        // A (and Bᵀ): k fastest across work-items, so each row's k run is one
-        // 32-byte sector; B (K×N): columns fastest.
-        Value akk = idx % TK, ali = idx / TK;
-        Value bkk = trans_b ? idx % TK : idx / L, bli = trans_b ? idx / TK : idx % L;
+    // The tile at k0 into registers: E lines of A and of B (zero outside).
+    std::vector<Var> ra, rb;
+    for (uint32_t e = 0; e < E; ++e) {
+      ra.push_back(var(line(f32, 4), splat(0.0f, 4)));
+      rb.push_back(var(line(f32, 4), splat(0.0f, 4)));
+    }
+    auto load = [&](const Value& k0, bool guarded) {
+      for (uint32_t e = 0; e < E; ++e) {
+        auto [akk, ali] = a_pos(e);
+        auto [bkk, bli] = b_pos(e);
         std::vector<Value> av, bv;
         for (uint32_t q = 0; q < 4; ++q) {
           Value r = row0 + ali * 4u + q, ka = k0 + akk;
@@ -71,13 +82,22 @@ ir::Kernel gemm_gpu_vec_kernel(ir::Type dt, bool trans_b, uint32_t TK) {
           av.push_back(va.get());
           bv.push_back(vb.get());
         }
-        As[akk * L + ali] = make_line(av);
-        Bs[bkk * L + bli] = make_line(bv);
+        ra[e] = make_line(av);
+        rb[e] = make_line(bv);
       }
     };
-    for_range(0u, K, [&](Value k0) {
-      if_(row0 + BM <= M && col0 + BN <= N && k0 + TK <= K, [&] { stage(k0, false); }).else_([&] { stage(k0, true); });
-      barrier();
+    auto load_tile = [&](const Value& k0) {
+      if_(row0 + BM <= M && col0 + BN <= N && k0 + TK <= K, [&] { load(k0, false); }).else_([&] { load(k0, true); });
+    };
+    auto store_tile = [&] {
+      for (uint32_t e = 0; e < E; ++e) {
+        auto [akk, ali] = a_pos(e);
+        auto [bkk, bli] = b_pos(e);
+        As[akk * L + ali] = ra[e].get();
+        Bs[bkk * L + bli] = rb[e].get();
+      }
+    };
+    auto compute = [&] {
       for (uint32_t kk = 0; kk < TK; ++kk) {
         Value a[2] = {As[kk * L + ty], As[kk * L + 16u + ty]};
         Value b[2] = {Bs[kk * L + tx], Bs[kk * L + 16u + tx]};
@@ -85,8 +105,28 @@ ir::Kernel gemm_gpu_vec_kernel(ir::Type dt, bool trans_b, uint32_t TK) {
           for (uint32_t j = 0; j < 8; ++j)
             acc[i * 8 + j] = fma(a[i / 4].lane(int(i % 4)), b[j / 4].lane(int(j % 4)), acc[i * 8 + j].get());
       }
-      barrier();
-    }, TK);
+    };
+    if (prefetch) {
+      // The next tile's global loads are issued before this tile's FMAs and
+      // land in registers, so DRAM/L2 latency hides behind the arithmetic;
+      // they go to shared memory after the closing barrier.
+      load_tile(constant(u32, 0));
+      for_range(0u, K, [&](Value k0) {
+        store_tile();
+        barrier();
+        if_(k0 + TK < K, [&] { load_tile(k0 + TK); });
+        compute();
+        barrier();
+      }, TK);
+    } else {
+      for_range(0u, K, [&](Value k0) {
+        load_tile(k0);
+        store_tile();
+        barrier();
+        compute();
+        barrier();
+      }, TK);
+    }
     for (uint32_t i = 0; i < 8; ++i) {
       Value row = row0 + (i / 4) * 64u + ty * 4u + (i % 4);
       for (uint32_t j = 0; j < 8; ++j) {
@@ -100,7 +140,7 @@ ir::Kernel gemm_gpu_vec_kernel(ir::Type dt, bool trans_b, uint32_t TK) {
 }  // namespace
 
 ir::Kernel gemm_gpu_kernel(ir::Type dt, bool trans_b, const GpuTile& t) {
-  if (t.vec) return gemm_gpu_vec_kernel(dt, trans_b, uint32_t(t.tk));
+  if (t.vec) return gemm_gpu_vec_kernel(dt, trans_b, uint32_t(t.tk), t.vec == 2);
   const uint32_t WG = uint32_t(t.wg), TM = uint32_t(t.tm), TN = uint32_t(t.tn), TK = uint32_t(t.tk);
   const uint32_t BM = WG * TM, BN = WG * TN, NT = WG * WG;
   std::string name = "matmul_gpu_" + dt.str() + (trans_b ? "_t" : "_n") + "_wg" + std::to_string(WG) + "_tm" +

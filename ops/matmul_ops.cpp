@@ -90,7 +90,8 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
       t.tn = tn;
       out.push_back(Variant{}.set("impl", kGpu).set("wg", t.wg).set("tm", tm).set("tn", tn).set("tk", t.tk));
     }
-    for (int tk : {8, 16}) out.push_back(Variant{}.set("impl", kGpu).set("wg", 16).set("tm", 8).set("tn", 8).set("tk", tk).set("vec", 1));
+    for (int vec : {1, 2})
+      for (int tk : {8, 16}) out.push_back(Variant{}.set("impl", kGpu).set("wg", 16).set("tm", 8).set("tn", 8).set("tk", tk).set("vec", vec));
     if (s.trans_b && s.m <= kGemvMaxM)
       for (int wg : {64, 128, 256})
         if (!caps.max_workgroup_threads || uint32_t(wg) <= caps.max_workgroup_threads)

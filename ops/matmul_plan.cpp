@@ -192,7 +192,7 @@ GpuTile default_gpu_tile(int64_t m, int64_t n) {
   GpuTile t;
   if (m >= 256 && n >= 256) {
     t.tm = t.tn = 8;
-    t.vec = 1;
+    t.vec = 2;
     return t;
   }
   t.tm = t.tn = m >= 64 && n >= 64 ? 4 : 2;
@@ -212,6 +212,7 @@ GpuTile gpu_tile_of(const Variant& v) {
   t.tn = int(v.get("tn", t.tn));
   t.tk = int(v.get("tk", t.tk));
   t.vec = int(v.get("vec", 0));
+  if (t.vec < 0 || t.vec > 2) throw std::invalid_argument("vec must be 0, 1 or 2");
   if (t.vec && (t.wg != 16 || t.tm != 8 || t.tn != 8 || (t.tk != 8 && t.tk != 16)))
     throw std::invalid_argument("vec=1 GPU tiles are wg=16 tm=8 tn=8 with tk 8 or 16");
   return t;

@@ -44,9 +44,11 @@ GemmTile tile_of(const Variant& v);
 Variant variant_of(const GemmTile& t);
 GpuTile gpu_tile_of(const Variant& v);
 // The GPU GEMM tile for an M×N product and its variant: the f32x4-line
-// 128×128 tiles (vec) from 256×256 (H200, TF32 off: 2048³ 0.49 ms and 4096³
-// 3.8 ms against 1.17 and 8.8 for the best scalar tiles, 0.73 and 0.71 of
-// cuBLAS), else 4×4 blocks (2×2 below 64, keeping more workgroups).
+// 128×128 tiles with the next tile's loads in registers (vec 2, tk 16) from
+// 256×256 (H200, kgen tune: 1024³ 0.129 ms, 2048³ 0.452, 4096³ 3.50, against
+// 0.22, 1.17 and 8.8 for the best scalar tiles and 0.142, 0.483, 3.77 for
+// vec 1; cuBLAS fp32 in the same run 0.078, 0.377, 2.72), else 4×4 blocks
+// (2×2 below 64, keeping more workgroups).
 GpuTile default_gpu_tile(int64_t m, int64_t n);
 Variant gpu_tile_variant(const GpuTile& t);
 

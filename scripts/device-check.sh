@@ -82,10 +82,17 @@ EOF
     "$B/tools/kgen" op qmatmul --shape $s --attrs format=2 --device cuda --json --no-check 2>&1 | tail -1
   done
   "$B/tools/kgen" op gated_mlp --shape 2048x1024x11008 --device cuda --json --no-check 2>&1 | tail -1
+  # The 128x128 line tiles on odd sizes (interior and edge tiles), checked.
+  for v in "vec=1 tk=16" "vec=2 tk=8"; do
+    for tb in 0 1; do
+      "$B/tools/kgen" op matmul --shape 1000x1030x1100 --attrs trans_b=$tb --device cuda --json \
+        --variant "impl=2 wg=16 tm=8 tn=8 $v" 2>&1 | tail -1
+    done
+  done
 } 2>&1 | tee -a "$O/perf.txt"
 # Every candidate of a few shapes (progress lines to tune.txt; the winners here).
-for t in "matmul 2048x2048x2048" "matmul 1x4096x4096 trans_b=1" "softmax 4096x4096" "qmatmul 1x4096x4096 format=2" \
-         "qmatmul 1x4096x4096 format=8"; do
+for t in "matmul 1024x1024x1024" "matmul 2048x2048x2048" "matmul 4096x4096x4096" "gated_mlp 2048x1024x11008" \
+         "qmatmul 1x4096x4096 format=2" "qmatmul 64x4096x4096 format=2" "softmax 4096x4096"; do
   set -- $t
   timeout 60 "$B/tools/kgen" tune "$1" --shape "$2" ${3:+--attrs "$3"} --device cuda --no-store --no-check \
     --min-time 0.05 >>"$O/tune.txt" 2>&1

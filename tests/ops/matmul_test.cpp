@@ -225,6 +225,39 @@ TEST_CASE("matmul and gated_mlp: heuristic variants on the GPU devices") {
   }
 }
 
+// The GPU kernels' own variants at sizes with interior and edge tiles: the
+// scalar and f32x4-line tiles (vec 1 and 2, both K steps) and the GPU GEMV,
+// on the CPU device (shared memory, barriers, no subgroups) and on every GPU
+// device present (vulkan's subgroups in CI; cuda on a GPU machine).
+TEST_CASE("matmul and gated_mlp: the GPU kernels' variants at odd sizes, on the CPU and the GPU devices") {
+  ops::register_all_ops();
+  std::vector<std::unique_ptr<rt::Device>> devs;
+  devs.push_back(cpu(2));
+  for (const std::string& name : gpu_device_names())
+    if (have_device(name)) devs.push_back(rt::create_device(name));
+  const std::vector<std::string> tiles = {"impl=2 wg=16 tm=4 tn=4 tk=16", "impl=2 wg=16 tm=8 tn=8 tk=8 vec=1",
+                                          "impl=2 wg=16 tm=8 tn=8 tk=16 vec=1", "impl=2 wg=16 tm=8 tn=8 tk=8 vec=2",
+                                          "impl=2 wg=16 tm=8 tn=8 tk=16 vec=2"};
+  struct Case {
+    ops::Problem p;
+    std::vector<std::string> variants;
+  };
+  const std::vector<Case> cases = {
+      {problem("matmul", {130, 260, 70}), tiles},
+      {problem("matmul", {257, 129, 33}, {{"trans_b", 1}, {"batch", 2}}), tiles},
+      {problem("matmul", {129, 131, 20}, {{"trans_b", 1}}, ir::ScalarKind::BF16), tiles},
+      {problem("gated_mlp", {130, 40, 150}), {"impl=2 wg=16 tm=8 tn=8 tk=16 vec=2"}},
+      // The GEMV: M of 1 and 3, batched, N past one grid row of 65535 groups.
+      {problem("matmul", {3, 100, 64}, {{"trans_b", 1}, {"batch", 2}}), {"impl=3 wg=64", "impl=3 wg=128"}},
+      {problem("matmul", {1, 70000, 33}, {{"trans_b", 1}}), {"impl=3 wg=64"}},
+  };
+  for (auto& dev : devs)
+    for (const auto& c : cases) {
+      if (c.p.dtype == ir::ScalarKind::BF16 && !dev->caps().bf16) continue;
+      for (const auto& v : c.variants) check(*dev, c.p, ops::Variant::parse(v));
+    }
+}
+
 TEST_CASE("matmul: the microkernel keeps its accumulators in vector registers") {
   auto dev = cpu(1);
   const auto& caps = dev->caps();

@@ -199,6 +199,26 @@ TEST_CASE("quant: qmatmul every CPU candidate, and the any-target GEMV on the CP
   }
 }
 
+// The GPU GEMVs (a workgroup per output; impl=6: a work-item per block) on the
+// CPU device and every GPU device present: odd N, M up to 4, K of 1 and of
+// 128 blocks, N past one grid row of 65535 groups.
+TEST_CASE("quant: the GPU GEMVs on the CPU and the GPU devices") {
+  ops::register_all_ops();
+  std::vector<std::unique_ptr<rt::Device>> devs;
+  devs.push_back(cpu(2));
+  for (const std::string& name : gpu_device_names())
+    if (have_device(name)) devs.push_back(rt::create_device(name));
+  for (auto& dev : devs)
+    for (QFormat f : {QFormat::Q4_0, QFormat::Q8_0})
+      for (auto dims : {std::vector<int64_t>{3, 37, 32}, {1, 33, 4096}, {4, 5, 96}, {1, 70000, 32}}) {
+        ops::Problem p = problem("qmatmul", dims, f);
+        for (const char* v : {"impl=6 wg=32", "impl=6 wg=64", "impl=1 wg=64"}) {
+          if (dims[1] > 65535 && std::string(v) != "impl=6 wg=64") continue;
+          check(*dev, p, ops::Variant::parse(v));
+        }
+      }
+}
+
 // The int8-activation GEMV against the exact product with the quantized
 // activations x̂ (quantize_x8_ref): what remains is f32 rounding, so the
 // kernel's integer dot products, offsets, mins and scales are checked at the
