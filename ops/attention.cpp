@@ -71,6 +71,12 @@ int64_t gpu_bk(const Att& a, const TargetCaps& caps, int64_t want) {
   return bk;
 }
 
+// The GPU kernel with 4 work-items per query row (tpr=4): needs subgroup
+// shuffles within aligned groups of 4 lanes, and D % 4 == 0.
+bool four_per_row(const Att& a, const TargetCaps& caps) {
+  return caps.subgroups && caps.subgroup_size % 4 == 0 && a.d % 4 == 0;
+}
+
 std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
   Att a = att_of(p);
   std::vector<Variant> c;
@@ -90,6 +96,11 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
         Variant v = Variant{}.set("impl", kFlashGpu).set("bq", bq).set("bk", k);
         if (std::find(c.begin(), c.end(), v) == c.end()) c.push_back(v);
       }
+    if (four_per_row(a, caps))
+      for (int bq : {16, 32, 64}) {
+        if (uint32_t(4 * bq) > caps.max_workgroup_threads && caps.max_workgroup_threads) continue;
+        c.push_back(Variant{}.set("impl", kFlashGpu).set("bq", bq).set("bk", gpu_bk(a, caps, 32)).set("tpr", 4));
+      }
   }
   return c;
 }
@@ -103,6 +114,10 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     if (a.d % 16 == 0) return Variant{}.set("impl", kFlashCpu).set("qb", 4).set("kb", caps.vector_bits >= 512 ? 64 : 16);
     return Variant{}.set("impl", kFlashGpu).set("bq", 16).set("bk", 16);
   }
+  // Four work-items per row where subgroups allow: H200, B1 H8 S1024 D64,
+  // 0.565 -> 0.289 ms (causal or not; bq 32: 0.297, 16: 0.322).
+  if (four_per_row(a, caps) && (!caps.max_workgroup_threads || caps.max_workgroup_threads >= 256))
+    return Variant{}.set("impl", kFlashGpu).set("bq", 64).set("bk", gpu_bk(a, caps, 32)).set("tpr", 4);
   return Variant{}.set("impl", kFlashGpu).set("bq", 64).set("bk", gpu_bk(a, caps, 32));
 }
 
@@ -149,11 +164,13 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       return pl;
     }
     case kFlashGpu: {
-      const int bq = int(v.get("bq", 64)), bk = int(v.get("bk", 32));
+      const int bq = int(v.get("bq", 64)), bk = int(v.get("bk", 32)), tpr = int(v.get("tpr", 1));
       if (bq < 1 || bk < 1) throw std::invalid_argument("attention flash (gpu): bq, bk must be >= 1");
-      Step s{flash_attention_gpu_kernel(d, bq, bk), {}, {0, 1, 2, 3}, shape_scalars(a, a.skv)};
+      if (tpr != 1 && (tpr != 4 || !four_per_row(a, caps)))
+        throw std::invalid_argument("attention flash (gpu): tpr=4 needs subgroups (of a multiple of 4 lanes) and D % 4 == 0");
+      Step s{flash_attention_gpu_kernel(d, bq, bk, tpr), {}, {0, 1, 2, 3}, shape_scalars(a, a.skv)};
       s.dims.grid = {uint32_t(a.b * a.h * ((a.s + bq - 1) / bq)), 1, 1};
-      s.dims.workgroup = {uint32_t(bq), 1, 1};
+      s.dims.workgroup = {uint32_t(bq * tpr), 1, 1};
       pl.steps = {std::move(s)};
       return pl;
     }

@@ -37,8 +37,9 @@ ir::Kernel attention_pv_kernel(int d, int lanes, bool cpu);
 ir::Kernel attention_kt_kernel(int d);
 // CPU flash kernel: `qb` query rows per work-item, key blocks of 16*nk keys.
 ir::Kernel flash_attention_cpu_kernel(int d, int qb, int nk);
-// GPU flash kernel: `bq` rows per workgroup, `bk` keys per staged block.
-ir::Kernel flash_attention_gpu_kernel(int d, int bq, int bk);
+// GPU flash kernel: `bq` rows per workgroup, `bk` keys per staged block,
+// `tpr` work-items per row (1, or 4 on targets with subgroups).
+ir::Kernel flash_attention_gpu_kernel(int d, int bq, int bk, int tpr = 1);
 
 void register_attention_ops();
 

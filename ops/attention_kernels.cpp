@@ -312,37 +312,49 @@ ir::Kernel flash_attention_cpu_kernel(int d, int qb, int nk) {
   });
 }
 
-// GPU flash attention: bq work-items, one query row each. Each key block of
-// bk keys is staged (K and V, bk × D each) in shared memory by the whole
-// group, then every work-item folds its visible keys into its running max,
-// sum and D accumulators (registers). The block loop's bound is uniform (the
-// group's last row), as the barriers require; per-row masking is a branch.
-ir::Kernel flash_attention_gpu_kernel(int d, int bq, int bk) {
-  return kernel("flash_attention_gpu_d" + std::to_string(d) + "_bq" + std::to_string(bq) + "_bk" + std::to_string(bk),
+// GPU flash attention: bq query rows per workgroup, `tpr` work-items per row
+// (1, or 4 with subgroups). Each key block of bk keys is staged (K and V,
+// bk × D each) in shared memory by the whole group, then every row folds its
+// visible keys into its running max, sum and D accumulators (registers). The
+// block loop's bound is uniform (the group's last row), as the barriers
+// require. tpr = 1: per-row masking is a branch. tpr = 4: a row's work-items
+// hold D/4 of its q and accumulators each (dimensions part, part + 4, ...:
+// neighbouring words, no bank conflicts), add their partial scores through
+// two subgroup shuffles, and walk every key of the block with masked keys
+// folded as no-ops (a shuffle needs its whole subgroup): 4x the work-items,
+// where one per row left an H200 with 2 warps per SM at B1 H8 S1024.
+ir::Kernel flash_attention_gpu_kernel(int d, int bq, int bk, int tpr) {
+  if (tpr != 1 && (tpr != 4 || d % 4)) throw std::invalid_argument("flash attention (gpu): tpr 1, or 4 with D % 4 == 0");
+  return kernel("flash_attention_gpu_d" + std::to_string(d) + "_bq" + std::to_string(bq) + "_bk" + std::to_string(bk) +
+                    (tpr > 1 ? "_tpr" + std::to_string(tpr) : ""),
                 [&](KernelBuilder& kb) {
     auto q = kb.input("q", f32);
     auto k = kb.input("k", f32);
     auto v = kb.input("v", f32);
     auto o = kb.output("o", f32);
     Shape p = shape_params(kb);
-    kb.workgroup(uint32_t(bq));
+    kb.workgroup(uint32_t(bq * tpr));
     auto ks = shared_array(f32, int64_t(bk) * d);
     auto vs = shared_array(f32, int64_t(bk) * d);
+    const int dp = d / tpr;  // dimensions per work-item
     Value t = cast(i32, local_id(0));
+    Value row = t / tpr, part = t % tpr;
     Value nqb = (p.s + (bq - 1)) / bq;
     Value gid = cast(i32, group_id(0));
     Value bh = gid / nqb, i0 = (gid % nqb) * bq;
     Value b = bh / p.h, hh = bh % p.h;
     Value kvh = b * (p.h / p.g) + hh / p.g;
-    Value i = min(i0 + t, p.s - 1);
+    Value i = min(i0 + row, p.s - 1);
     Value lim = min(i + p.shift, p.skv - 1);
     Value last = min(i0 + (bq - 1), p.s - 1);
-    Value nend = (max(min(last + p.shift, p.skv - 1) + 1, 0) + (bk - 1)) / bk;
+    Value last_lim = min(last + p.shift, p.skv - 1);
+    Value nend = (max(last_lim + 1, 0) + (bk - 1)) / bk;
     Value qb = (bh * p.s + i) * d;
+    auto dim = [&](int ii) { return tpr == 1 ? Value(constant(i32, ii)) : part + tpr * ii; };
     std::vector<Value> qv;
-    for (int dd = 0; dd < d; ++dd) qv.push_back(q[qb + dd] * p.scale);
+    for (int ii = 0; ii < dp; ++ii) qv.push_back(q[qb + dim(ii)] * p.scale);
     std::vector<Var> acc;
-    for (int dd = 0; dd < d; ++dd) acc.push_back(var(constant(f32, 0.0f)));
+    for (int ii = 0; ii < dp; ++ii) acc.push_back(var(constant(f32, 0.0f)));
     Var m = var(constant(f32, kMasked));
     Var l = var(constant(f32, 0.0f));
     for_range(0, nend, [&](Value jb) {
@@ -353,27 +365,43 @@ ir::Kernel flash_attention_gpu_kernel(int d, int bq, int bk) {
         Value src = (kvh * p.skv + min(j, p.skv - 1)) * d + dd;  // clamped: always in bounds
         ks[idx] = k[src];
         vs[idx] = v[src];
-      }, bq);
+      }, bq * tpr);
       barrier();
-      Value kend = min(lim - j0 + 1, bk);  // keys of this block visible to the row
-      for_range(0, kend, [&](Value kk) {
+      auto fold = [&](const Value& kk, const Value& visible) {
         Value sb = kk * d;
         Value s = constant(f32, 0.0f);
-        for (int dd = 0; dd < d; ++dd) s = fma(qv[dd], ks[sb + dd], s);
+        for (int ii = 0; ii < dp; ++ii) s = fma(qv[ii], ks[sb + dim(ii)], s);
+        if (tpr == 4) {
+          Value lane = subgroup_lane();
+          s = s + subgroup_shuffle(s, lane ^ 1u);
+          s = s + subgroup_shuffle(s, lane ^ 2u);
+        }
         Value mnew = max(m, s);
         Value alpha = exp(m - mnew);
         Value pj = exp(s - mnew);
+        if (visible.valid()) {  // a masked key changes nothing
+          mnew = select(visible, mnew, m.get());
+          alpha = select(visible, alpha, constant(f32, 1.0f));
+          pj = select(visible, pj, constant(f32, 0.0f));
+        }
         m = mnew;
         l = fma(l, alpha, pj);
-        for (int dd = 0; dd < d; ++dd) acc[dd] = fma(pj, vs[sb + dd], acc[dd] * alpha);
-      });
+        for (int ii = 0; ii < dp; ++ii) acc[ii] = fma(pj, vs[sb + dim(ii)], acc[ii] * alpha);
+      };
+      if (tpr == 1) {
+        Value kend = min(lim - j0 + 1, bk);  // keys of this block visible to the row
+        for_range(0, kend, [&](Value kk) { fold(kk, Value()); });
+      } else {
+        Value kend = min(last_lim - j0 + 1, bk);  // uniform: the group's last row
+        for_range(0, kend, [&](Value kk) { fold(kk, j0 + kk <= lim); });
+      }
       barrier();
     });
     Value tot = l.get();
     Value inv = select(tot > 0.0f, 1.0f / tot, constant(f32, 0.0f));
-    if_(i0 + t < p.s, [&] {
-      Value ob = (bh * p.s + i0 + t) * d;
-      for (int dd = 0; dd < d; ++dd) o[ob + dd] = acc[dd] * inv;
+    if_(i0 + row < p.s, [&] {
+      Value ob = (bh * p.s + i0 + row) * d;
+      for (int ii = 0; ii < dp; ++ii) o[ob + dim(ii)] = acc[ii] * inv;
     });
   });
 }

@@ -24,7 +24,8 @@
 // and applies bias/ReLU. A 1×1, stride-1, unpadded conv is a GEMM on x itself.
 //
 // GPU (ops/conv_gpu.cpp): one work-item per output element (and a few output
-// channels), bounds-checked reads of x.
+// channels), or an implicit GEMM on the GPU GEMM's line tiles; both read x
+// with bounds checks.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -88,6 +89,12 @@ bool conv_is_pointwise(const ConvShape& s);  // 1×1, stride 1, no padding
 // channels per work-item.
 ir::Kernel conv_gpu_kernel(int wg, int ocb, bool bias, bool relu);
 void plan_conv_gpu(Plan& pl, const ConvShape& s, int wg, int ocb);
+// GPU implicit GEMM (impl=5): per group, positions (the batch's N·OH·OW) ×
+// output channels × (Cg·KH·KW) on the line tiles (ops/line_tile_gemm.h), A
+// gathered from x, W as Bᵀ rows; 128 positions × 16·tn channels per
+// workgroup (tn 4 or 8). Grid (channel tiles, position tiles, groups).
+ir::Kernel conv_gpu_gemm_kernel(int tn, bool bias, bool relu);
+void plan_conv_gpu_gemm(Plan& pl, const ConvShape& s, int tn);
 
 // Plain C++ conv2d (double accumulation), the op's reference.
 void conv2d_reference(const ConvShape& s, const float* x, const float* w, const float* b, float* y);

@@ -1,12 +1,14 @@
-// conv2d on GPU targets: one work-item per output position and OCB output
-// channels of one group (the x value loaded once feeds OCB accumulators);
-// bounds-checked reads of x, so no pre-pass and any stride / padding /
-// dilation / groups. u32/i32 arithmetic only (WGSL has no 64-bit integers).
+// conv2d on GPU targets, two forms with bounds-checked reads of x (no
+// pre-pass; any stride / padding / dilation / groups; u32/i32 arithmetic
+// only, WGSL has no 64-bit integers): one work-item per output position and
+// OCB output channels of one group (the x value loaded once feeds OCB
+// accumulators), and an implicit GEMM on the f32x4-line tiles.
 #include <string>
 #include <vector>
 
 #include "dsl/dsl.h"
 #include "ops/conv.h"
+#include "ops/line_tile_gemm.h"
 
 namespace kgen::ops {
 
@@ -95,6 +97,83 @@ void plan_conv_gpu(Plan& pl, const ConvShape& s, int wg, int ocb) {
   st.buffers.push_back(s.bias ? 3 : 2);
   st.scalars = {u(s.c),  u(s.h),  u(s.w),  u(s.cg()), u(s.ocg()), u(ob),   u(s.oh()), u(s.ow()),
                 u(s.kh), u(s.kw), u(s.sh), u(s.sw),   u(s.pt),    u(s.pl), u(s.dh),   u(s.dw)};
+  pl.steps.push_back(std::move(st));
+}
+
+// Implicit GEMM: per group, C'[pos][oc] = Σ_k A[pos][k]·W[oc][k] with pos =
+// (n, oh, ow) over the whole batch and k = (c, kh, kw), A gathered from x as
+// im2col would lay it out (zero in the padding) while the tile is staged, W
+// read as Bᵀ rows, and the store writing y[n][oc][oh][ow] with bias and ReLU.
+// The line-tile loop (ops/line_tile_gemm.h) multiplies.
+ir::Kernel conv_gpu_gemm_kernel(int tn, bool bias, bool relu) {
+  std::string name = "conv_gpu_gemm_tn" + std::to_string(tn) + (bias ? "_bias" : "") + (relu ? "_relu" : "");
+  return kernel(name, [&](KernelBuilder& kb) {
+    auto x = kb.input("x", f32);
+    auto w = kb.input("w", f32);
+    Array b;
+    if (bias) b = kb.input("b", f32);
+    auto y = kb.output("y", f32);
+    auto C = kb.scalar("c", u32);
+    auto H = kb.scalar("height", i32);
+    auto W = kb.scalar("width", i32);
+    auto CG = kb.scalar("cg", u32);
+    auto OCG = kb.scalar("ocg", u32);
+    auto NP = kb.scalar("positions", u32);  // N·OH·OW
+    auto OH = kb.scalar("oh", u32);
+    auto OW = kb.scalar("ow", u32);
+    auto KH = kb.scalar("kh", u32);
+    auto KW = kb.scalar("kw", u32);
+    auto SH = kb.scalar("sh", i32);
+    auto SW = kb.scalar("sw", i32);
+    auto PT = kb.scalar("pt", i32);
+    auto PL = kb.scalar("pl", i32);
+    auto DH = kb.scalar("dh", i32);
+    auto DW = kb.scalar("dw", i32);
+    kb.workgroup(16, 16);
+    Value g = group_id(2);
+    Value taps = KH * KW, K = CG * taps, OC = OCG * (C / CG), plane = OH * OW;
+    LineTileOperands io;
+    io.a = [&](const Value& pos, const Value& k, bool) {
+      Value n = pos / plane, rem = pos - n * plane, oh = rem / OW, ow = rem - oh * OW;
+      Value c = k / taps, t = k - c * taps, kh = t / KW, kw = t - kh * KW;
+      Value ih = cast(i32, oh) * SH - PT + cast(i32, kh) * DH, iw = cast(i32, ow) * SW - PL + cast(i32, kw) * DW;
+      Var v = var(f32, 0.0f);
+      if_(pos < NP && k < K && ih >= 0 && ih < H && iw >= 0 && iw < W, [&] {
+        v = x[(((n * C + g * CG + c) * cast(u32, H)) + cast(u32, ih)) * cast(u32, W) + cast(u32, iw)];
+      });
+      return v.get();
+    };
+    io.b = [&](const Value& oc, const Value& k, bool) {
+      Var v = var(f32, 0.0f);
+      if_(oc < OCG && k < K, [&] { v = w[(g * OCG + oc) * K + k]; });
+      return v.get();
+    };
+    io.store = [&](const Value& pos, const Value& oc, const Value& acc) {
+      Value n = pos / plane, rem = pos - n * plane;
+      Value goc = g * OCG + oc;
+      Value v = acc;
+      if (bias) v = v + b[goc];
+      if (relu) v = max(v, 0.0f);
+      y[(n * OC + goc) * plane + rem] = v;
+    };
+    io.b_k_fastest = true;
+    io.always_guarded = true;
+    line_tile_gemm(io, NP, OCG, K, 16, uint32_t(tn), true);
+  });
+}
+
+void plan_conv_gpu_gemm(Plan& pl, const ConvShape& s, int tn) {
+  if (tn != 4 && tn != 8) throw std::invalid_argument("conv2d: the implicit GEMM takes tn 4 or 8");
+  const int64_t positions = s.n * s.oh() * s.ow();
+  Step st;
+  st.kernel = conv_gpu_gemm_kernel(tn, s.bias, s.relu);
+  st.dims.grid = {uint32_t((s.ocg() + 16 * tn - 1) / (16 * tn)), uint32_t((positions + 127) / 128), uint32_t(s.groups)};
+  st.dims.workgroup = {16, 16, 1};
+  st.buffers = {0, 1};
+  if (s.bias) st.buffers.push_back(2);
+  st.buffers.push_back(s.bias ? 3 : 2);
+  st.scalars = {u(s.c),     u(s.h),  u(s.w),  u(s.cg()), u(s.ocg()), u(positions), u(s.oh()), u(s.ow()),
+                u(s.kh),    u(s.kw), u(s.sh), u(s.sw),   u(s.pt),    u(s.pl),      u(s.dh),   u(s.dw)};
   pl.steps.push_back(std::move(st));
 }
 

@@ -42,7 +42,7 @@ run_test() {  # name binary [doctest filter]
   local name=$1 bin=$2 filt=${3:-}
   local args=(--duration=true)
   [ -n "$filt" ] && args+=(-tc="$filt")
-  timeout 200 "$B/tests/$bin" "${args[@]}" >"$L/test_$name.log" 2>&1
+  timeout "${TEST_TIMEOUT:-200}" "$B/tests/$bin" "${args[@]}" >"$L/test_$name.log" 2>&1
   echo "$name rc=$? $(grep -E '^\[doctest\] (test cases|assertions)' "$L/test_$name.log" | tr '\n' ' ')"
 }
 run_test cuda_conformance cuda/test_cuda_conformance &
@@ -91,10 +91,10 @@ EOF
   done
 } 2>&1 | tee -a "$O/perf.txt"
 # Every candidate of a few shapes (progress lines to tune.txt; the winners here).
-for t in "matmul 1024x1024x1024" "matmul 2048x2048x2048" "matmul 4096x4096x4096" "gated_mlp 2048x1024x11008" \
-         "qmatmul 1x4096x4096 format=2" "qmatmul 64x4096x4096 format=2" "softmax 4096x4096"; do
+for t in "conv2d 1x64x56x56x64x3x3 pad_h=1,pad_w=1" "conv2d 8x64x56x56x64x3x3 pad_h=1,pad_w=1" \
+         "attention 1x8x1024x64 causal=0" "attention 1x8x1024x64 causal=1" "matmul 2048x2048x2048"; do
   set -- $t
-  timeout 60 "$B/tools/kgen" tune "$1" --shape "$2" ${3:+--attrs "$3"} --device cuda --no-store --no-check \
+  timeout "${TUNE_TIMEOUT:-60}" "$B/tools/kgen" tune "$1" --shape "$2" ${3:+--attrs "$3"} --device cuda --no-store --no-check \
     --min-time 0.05 >>"$O/tune.txt" 2>&1
 done
 grep -E '^\[kgen\] tuning|^best|^heuristic' "$O/tune.txt"

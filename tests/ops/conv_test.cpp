@@ -44,7 +44,7 @@ TEST_CASE("conv family: heuristic variants on every test problem, CPU 1 and 2 th
   }
 }
 
-TEST_CASE("conv2d: the GEMM paths and the GPU kernel on every test problem (CPU)") {
+TEST_CASE("conv2d: the GEMM paths and the GPU kernels on every test problem (CPU)") {
   ops::register_all_ops();
   const auto& d = *ops::find_op("conv2d");
   auto dev = cpu(2);
@@ -52,8 +52,20 @@ TEST_CASE("conv2d: the GEMM paths and the GPU kernel on every test problem (CPU)
     check(*dev, p, ops::Variant::parse("impl=1 mr=6 nl=1 kc=0 mc=2 nc=2"));  // edge panels everywhere
     check(*dev, p, ops::Variant::parse("impl=1 mr=14 nl=2 kc=0 mc=8 nc=8"));
     if (ops::conv_is_pointwise(ops::conv_shape(p))) check(*dev, p, ops::Variant::parse("impl=2 mr=14 nl=2 kc=0 mc=8 nc=8"));
-    // The GPU kernel is plain SIMT code: it runs on the CPU too.
+    // The GPU kernels are plain SIMT code: they run on the CPU too.
     check(*dev, p, ops::Variant::parse("impl=4 wg=64 ocb=4"));
+    for (const char* v : {"impl=5 tn=4", "impl=5 tn=8"}) check(*dev, p, ops::Variant::parse(v));
+  }
+}
+
+TEST_CASE("conv2d: the implicit GEMM on every test problem, on the GPU devices") {
+  ops::register_all_ops();
+  const auto& d = *ops::find_op("conv2d");
+  for (const std::string& name : gpu_device_names()) {
+    if (!have_device(name)) continue;  // (the heuristic-variant case below says so)
+    auto dev = rt::create_device(name);
+    for (const auto& p : d.test_problems)
+      for (const char* v : {"impl=5 tn=4", "impl=5 tn=8"}) check(*dev, p, ops::Variant::parse(v));
   }
 }
 
@@ -104,7 +116,8 @@ TEST_CASE("conv2d: heuristic choices") {
             .get("impl") == 3);
   auto gpu = caps;
   gpu.name = "vulkan";
-  CHECK(d.heuristic(problem("conv2d", {1, 64, 56, 56, 64, 3, 3}), gpu).get("impl") == 4);
+  CHECK(d.heuristic(problem("conv2d", {1, 64, 56, 56, 64, 3, 3}), gpu).get("impl") == 5);  // implicit GEMM
+  CHECK(d.heuristic(problem("conv2d", {1, 32, 28, 28, 32, 3, 3}, {{"groups", 32}}), gpu).get("impl") == 4);  // depthwise
   // Malformed problems are refused with a reason.
   CHECK_THROWS_AS(ops::op_for(problem("conv2d", {1, 6, 8, 8, 4, 3, 3}, {{"groups", 4}})), std::invalid_argument);
   CHECK_THROWS_AS(ops::op_for(problem("conv2d", {1, 2, 2, 2, 4, 3, 3})), std::invalid_argument);
