@@ -16,6 +16,49 @@ using namespace kgen::dsl;
 
 namespace {
 uint64_t u(int64_t v) { return ir::scalar_slot(uint32_t(v)); }
+
+// Both GPU kernels' buffers (x, w, [b], y) and scalars, in this order; the
+// sixth scalar is each kernel's own (`extra`: channel blocks, or positions).
+struct ConvParams {
+  Array x, w, b, y;
+  Value C, H, W, CG, OCG, extra, OH, OW, KH, KW, SH, SW, PT, PL, DH, DW;
+};
+ConvParams conv_params(KernelBuilder& kb, bool bias, const char* extra) {
+  ConvParams p;
+  p.x = kb.input("x", f32);
+  p.w = kb.input("w", f32);
+  if (bias) p.b = kb.input("b", f32);
+  p.y = kb.output("y", f32);
+  p.C = kb.scalar("c", u32);
+  p.H = kb.scalar("height", i32);
+  p.W = kb.scalar("width", i32);
+  p.CG = kb.scalar("cg", u32);
+  p.OCG = kb.scalar("ocg", u32);
+  p.extra = kb.scalar(extra, u32);
+  p.OH = kb.scalar("oh", u32);
+  p.OW = kb.scalar("ow", u32);
+  p.KH = kb.scalar("kh", u32);
+  p.KW = kb.scalar("kw", u32);
+  p.SH = kb.scalar("sh", i32);
+  p.SW = kb.scalar("sw", i32);
+  p.PT = kb.scalar("pt", i32);
+  p.PL = kb.scalar("pl", i32);
+  p.DH = kb.scalar("dh", i32);
+  p.DW = kb.scalar("dw", i32);
+  return p;
+}
+
+// The step of either kernel: its buffers and conv_params' scalars.
+Step conv_step(ir::Kernel k, const ConvShape& s, int64_t extra) {
+  Step st;
+  st.kernel = std::move(k);
+  st.buffers = {0, 1};
+  if (s.bias) st.buffers.push_back(2);
+  st.buffers.push_back(s.bias ? 3 : 2);
+  st.scalars = {u(s.c),  u(s.h),  u(s.w),  u(s.cg()), u(s.ocg()), u(extra), u(s.oh()), u(s.ow()),
+                u(s.kh), u(s.kw), u(s.sh), u(s.sw),   u(s.pt),    u(s.pl),  u(s.dh),   u(s.dw)};
+  return st;
+}
 }  // namespace
 
 ir::Kernel conv_gpu_kernel(int wg, int ocb, bool bias, bool relu) {
@@ -23,27 +66,7 @@ ir::Kernel conv_gpu_kernel(int wg, int ocb, bool bias, bool relu) {
   std::string name = "conv_gpu_wg" + std::to_string(wg) + "_ocb" + std::to_string(ocb) + (bias ? "_bias" : "") +
                      (relu ? "_relu" : "");
   return kernel(name, [&](KernelBuilder& kb) {
-    auto x = kb.input("x", f32);
-    auto w = kb.input("w", f32);
-    Array b;
-    if (bias) b = kb.input("b", f32);
-    auto y = kb.output("y", f32);
-    auto C = kb.scalar("c", u32);
-    auto H = kb.scalar("height", i32);
-    auto W = kb.scalar("width", i32);
-    auto CG = kb.scalar("cg", u32);
-    auto OCG = kb.scalar("ocg", u32);
-    auto OB = kb.scalar("oblocks", u32);
-    auto OH = kb.scalar("oh", u32);
-    auto OW = kb.scalar("ow", u32);
-    auto KH = kb.scalar("kh", u32);
-    auto KW = kb.scalar("kw", u32);
-    auto SH = kb.scalar("sh", i32);
-    auto SW = kb.scalar("sw", i32);
-    auto PT = kb.scalar("pt", i32);
-    auto PL = kb.scalar("pl", i32);
-    auto DH = kb.scalar("dh", i32);
-    auto DW = kb.scalar("dw", i32);
+    auto [x, w, b, y, C, H, W, CG, OCG, OB, OH, OW, KH, KW, SH, SW, PT, PL, DH, DW] = conv_params(kb, bias, "oblocks");
     kb.workgroup(uint32_t(wg));
     Value p = global_id(0), gy = group_id(1), n = group_id(2);
     Value g = gy / OB, oc0 = (gy - g * OB) * OCB;
@@ -88,15 +111,9 @@ ir::Kernel conv_gpu_kernel(int wg, int ocb, bool bias, bool relu) {
 
 void plan_conv_gpu(Plan& pl, const ConvShape& s, int wg, int ocb) {
   const int64_t ob = (s.ocg() + ocb - 1) / ocb;
-  Step st;
-  st.kernel = conv_gpu_kernel(wg, ocb, s.bias, s.relu);
+  Step st = conv_step(conv_gpu_kernel(wg, ocb, s.bias, s.relu), s, ob);
   st.dims.grid = {groups_for(s.oh() * s.ow(), wg), uint32_t(s.groups * ob), uint32_t(s.n)};
   st.dims.workgroup = {uint32_t(wg), 1, 1};
-  st.buffers = {0, 1};
-  if (s.bias) st.buffers.push_back(2);
-  st.buffers.push_back(s.bias ? 3 : 2);
-  st.scalars = {u(s.c),  u(s.h),  u(s.w),  u(s.cg()), u(s.ocg()), u(ob),   u(s.oh()), u(s.ow()),
-                u(s.kh), u(s.kw), u(s.sh), u(s.sw),   u(s.pt),    u(s.pl), u(s.dh),   u(s.dw)};
   pl.steps.push_back(std::move(st));
 }
 
@@ -108,27 +125,8 @@ void plan_conv_gpu(Plan& pl, const ConvShape& s, int wg, int ocb) {
 ir::Kernel conv_gpu_gemm_kernel(int tn, bool bias, bool relu) {
   std::string name = "conv_gpu_gemm_tn" + std::to_string(tn) + (bias ? "_bias" : "") + (relu ? "_relu" : "");
   return kernel(name, [&](KernelBuilder& kb) {
-    auto x = kb.input("x", f32);
-    auto w = kb.input("w", f32);
-    Array b;
-    if (bias) b = kb.input("b", f32);
-    auto y = kb.output("y", f32);
-    auto C = kb.scalar("c", u32);
-    auto H = kb.scalar("height", i32);
-    auto W = kb.scalar("width", i32);
-    auto CG = kb.scalar("cg", u32);
-    auto OCG = kb.scalar("ocg", u32);
-    auto NP = kb.scalar("positions", u32);  // N·OH·OW
-    auto OH = kb.scalar("oh", u32);
-    auto OW = kb.scalar("ow", u32);
-    auto KH = kb.scalar("kh", u32);
-    auto KW = kb.scalar("kw", u32);
-    auto SH = kb.scalar("sh", i32);
-    auto SW = kb.scalar("sw", i32);
-    auto PT = kb.scalar("pt", i32);
-    auto PL = kb.scalar("pl", i32);
-    auto DH = kb.scalar("dh", i32);
-    auto DW = kb.scalar("dw", i32);
+    // NP: the batch's output positions N·OH·OW.
+    auto [x, w, b, y, C, H, W, CG, OCG, NP, OH, OW, KH, KW, SH, SW, PT, PL, DH, DW] = conv_params(kb, bias, "positions");
     kb.workgroup(16, 16);
     Value g = group_id(2);
     Value taps = KH * KW, K = CG * taps, OC = OCG * (C / CG), plane = OH * OW;
@@ -165,15 +163,9 @@ ir::Kernel conv_gpu_gemm_kernel(int tn, bool bias, bool relu) {
 void plan_conv_gpu_gemm(Plan& pl, const ConvShape& s, int tn) {
   if (tn != 4 && tn != 8) throw std::invalid_argument("conv2d: the implicit GEMM takes tn 4 or 8");
   const int64_t positions = s.n * s.oh() * s.ow();
-  Step st;
-  st.kernel = conv_gpu_gemm_kernel(tn, s.bias, s.relu);
+  Step st = conv_step(conv_gpu_gemm_kernel(tn, s.bias, s.relu), s, positions);
   st.dims.grid = {uint32_t((s.ocg() + 16 * tn - 1) / (16 * tn)), uint32_t((positions + 127) / 128), uint32_t(s.groups)};
   st.dims.workgroup = {16, 16, 1};
-  st.buffers = {0, 1};
-  if (s.bias) st.buffers.push_back(2);
-  st.buffers.push_back(s.bias ? 3 : 2);
-  st.scalars = {u(s.c),     u(s.h),  u(s.w),  u(s.cg()), u(s.ocg()), u(positions), u(s.oh()), u(s.ow()),
-                u(s.kh),    u(s.kw), u(s.sh), u(s.sw),   u(s.pt),    u(s.pl),      u(s.dh),   u(s.dw)};
   pl.steps.push_back(std::move(st));
 }
 

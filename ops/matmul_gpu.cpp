@@ -20,17 +20,28 @@ using namespace kgen::dsl;
 
 namespace {
 
+// Both GEMM kernels' parameters: buffers a, b (dt), c (f32); scalars m, n, k.
+struct GemmArgs {
+  Array A, B, C;
+  Value M, N, K;
+};
+GemmArgs gemm_args(KernelBuilder& kb, ir::Type dt) {
+  GemmArgs g;
+  g.A = kb.input("a", dt);
+  g.B = kb.input("b", dt);
+  g.C = kb.output("c", f32);
+  g.M = kb.scalar("m", u32);
+  g.N = kb.scalar("n", u32);
+  g.K = kb.scalar("k", u32);
+  return g;
+}
+
 // The vec forms (matmul.h: GpuTile) over A and B (or Bᵀ) in memory: interior
 // tiles stage without bounds checks, edge tiles check each element.
 ir::Kernel gemm_gpu_vec_kernel(ir::Type dt, bool trans_b, uint32_t TK, bool prefetch) {
   std::string name = "matmul_gpu_vec_" + dt.str() + (trans_b ? "_t" : "_n") + "_tk" + std::to_string(TK) + (prefetch ? "_pf" : "");
   return kernel(name, [&](KernelBuilder& kb) {
-    auto A = kb.input("a", dt);
-    auto B = kb.input("b", dt);
-    auto C = kb.output("c", f32);
-    auto M = kb.scalar("m", u32);
-    auto N = kb.scalar("n", u32);
-    auto K = kb.scalar("k", u32);
+    auto [A, B, C, M, N, K] = gemm_args(kb, dt);
     kb.workgroup(16, 16);
     Value bz = group_id(2);
     Value abase = bz * M * K, bbase = bz * K * N, cbase = bz * M * N;
@@ -61,12 +72,7 @@ ir::Kernel gemm_gpu_kernel(ir::Type dt, bool trans_b, const GpuTile& t) {
   std::string name = "matmul_gpu_" + dt.str() + (trans_b ? "_t" : "_n") + "_wg" + std::to_string(WG) + "_tm" +
                      std::to_string(TM) + "_tn" + std::to_string(TN) + "_tk" + std::to_string(TK);
   return kernel(name, [&](KernelBuilder& kb) {
-    auto A = kb.input("a", dt);
-    auto B = kb.input("b", dt);
-    auto C = kb.output("c", f32);
-    auto M = kb.scalar("m", u32);
-    auto N = kb.scalar("n", u32);
-    auto K = kb.scalar("k", u32);
+    auto [A, B, C, M, N, K] = gemm_args(kb, dt);
     kb.workgroup(WG, WG);
     auto As = shared_array(f32, int64_t(TK * BM));  // [k][row]
     auto Bs = shared_array(f32, int64_t(TK * BN));  // [k][col]

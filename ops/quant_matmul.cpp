@@ -7,6 +7,7 @@
 // (quant_lines.h) and accumulates x·w in f32x16 lines, reduced across lanes
 // once per output. X stays f32 (no Q8 quantization of the activations): the
 // result differs from Σ x·dequant(w) only by f32 summation rounding.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -73,12 +74,18 @@ ir::Kernel qgemv_cpu_kernel(QFormat fmt, int rows, int mb) {
   });
 }
 
-ir::Kernel qgemv_gpu_kernel(QFormat fmt, int wg, bool subgroups) {
-  const FormatInfo& fi = info(fmt);
-  const uint32_t WG = uint32_t(wg), BB = uint32_t(fi.block_bytes), QK = uint32_t(fi.block_elems);
-  std::string name = std::string("quant_gemv_gpu_") + fi.name + (subgroups ? "_sg" : "") + "_wg" + std::to_string(WG);
-  return kernel(name, [&](KernelBuilder& kb) {
-    auto x = kb.input("x", f32);
+namespace {
+
+// The GPU GEMVs' frame: buffers (x: f32 or f32x4, w: u32 words, y: f32),
+// scalars (n, k, gx), output y[m][n] for group (n = x + y·gx, m = z); `row`
+// accumulates this work-item's share of the dot product of W's row n (its
+// byte offset given) with X's row m, and the workgroup reduces the shares.
+ir::Kernel gpu_gemv(const std::string& name, QFormat fmt, int wg, bool subgroups, int x_lanes,
+                    const std::function<void(const PackedBytes&, const Array& x, const Value& rowbase, const Value& m,
+                                             const Value& K, Var& acc)>& row) {
+  const uint32_t WG = uint32_t(wg), BB = uint32_t(info(fmt).block_bytes), QK = uint32_t(info(fmt).block_elems);
+  return kernel(name + (subgroups ? "_sg" : "") + "_wg" + std::to_string(WG), [&](KernelBuilder& kb) {
+    auto x = kb.input("x", x_lanes == 1 ? f32 : line(f32, x_lanes));
     auto w = kb.input("w", u32);
     auto y = kb.output("y", f32);
     auto N = kb.scalar("n", u32);
@@ -89,16 +96,26 @@ ir::Kernel qgemv_gpu_kernel(QFormat fmt, int wg, bool subgroups) {
     PackedBytes pb{w, true, false};
     Value n = group_id(0) + group_id(1) * gx, m = group_id(2), t = local_id(0);
     if_(n < N, [&] {
-      Value rowbase = n * (K / QK) * BB;
       Var acc = var(0.0f);
-      // Neighbouring work-items take neighbouring elements (coalesced bytes).
-      for_range(t, K, [&](Value e) {
-        Value wv = dequant_element(fmt, pb, rowbase + (e / QK) * BB, e % QK);
-        acc = fma(wv, Value(x[m * K + e]), acc.get());
-      }, WG);
+      row(pb, x, n * (K / QK) * BB, m, K, acc);
       Value r = group_reduce(acc.get(), false, sh, WG, subgroups);
       if_(t == 0u, [&] { y[m * N + n] = r; });
     });
+  });
+}
+
+}  // namespace
+
+ir::Kernel qgemv_gpu_kernel(QFormat fmt, int wg, bool subgroups) {
+  const FormatInfo& fi = info(fmt);
+  const uint32_t BB = uint32_t(fi.block_bytes), QK = uint32_t(fi.block_elems);
+  return gpu_gemv(std::string("quant_gemv_gpu_") + fi.name, fmt, wg, subgroups, 1,
+                  [&](const PackedBytes& pb, const Array& x, const Value& rowbase, const Value& m, const Value& K, Var& acc) {
+    // Neighbouring work-items take neighbouring elements (coalesced bytes).
+    for_range(local_id(0), K, [&](Value e) {
+      Value wv = dequant_element(fmt, pb, rowbase + (e / QK) * BB, e % QK);
+      acc = fma(wv, Value(x[m * K + e]), acc.get());
+    }, uint32_t(wg));
   });
 }
 
@@ -106,47 +123,32 @@ ir::Kernel qgemv_gpu_blocks_kernel(QFormat fmt, int wg, bool subgroups) {
   if (fmt != QFormat::Q4_0 && fmt != QFormat::Q8_0)
     throw std::invalid_argument("qgemv_gpu_blocks_kernel: Q4_0 or Q8_0");
   const FormatInfo& fi = info(fmt);
-  const uint32_t WG = uint32_t(wg), BB = uint32_t(fi.block_bytes);
+  const uint32_t BB = uint32_t(fi.block_bytes);
   const bool q4 = fmt == QFormat::Q4_0;
-  std::string name = std::string("quant_gemv_gpu_blocks_") + fi.name + (subgroups ? "_sg" : "") + "_wg" + std::to_string(WG);
-  return kernel(name, [&](KernelBuilder& kb) {
-    auto x = kb.input("x", line(f32, 4));
-    auto w = kb.input("w", u32);
-    auto y = kb.output("y", f32);
-    auto N = kb.scalar("n", u32);
-    auto K = kb.scalar("k", u32);
-    auto gx = kb.scalar("gx", u32);
-    kb.workgroup(WG);
-    auto sh = shared_array(f32, WG);
-    PackedBytes pb{w, true, false};
-    Value n = group_id(0) + group_id(1) * gx, m = group_id(2), t = local_id(0);
-    if_(n < N, [&] {
-      Value nb = K / 32u, rowbase = n * nb * BB, xrow = m * (K / 4u);
-      Var acc = var(0.0f);
-      // A work-item per block: its quant bytes as whole u32 words (blocks
-      // are 2-byte aligned: u32le reads the two words a straddling one
-      // spans), codes times X's lines, then one multiply by the scale.
-      for_range(t, nb, [&](Value b) {
-        Value o = rowbase + b * BB, xb = xrow + b * 8u;
-        Var s = var(0.0f);
-        for (uint32_t i = 0; i < (q4 ? 4u : 8u); ++i) {
-          Value q = pb.u32le(o + 2u + 4u * i);
-          Value xl = x[xb + i];
-          Value xh = q4 ? Value(x[xb + 4u + i]) : Value();
-          for (int j = 0; j < 4; ++j) {
-            if (q4) {
-              s = fma(cast(f32, (q >> uint32_t(8 * j)) & 0xFu) - 8.0f, xl.lane(j), s.get());
-              s = fma(cast(f32, (q >> uint32_t(8 * j + 4)) & 0xFu) - 8.0f, xh.lane(j), s.get());
-            } else {
-              s = fma(cast(f32, bitcast(i32, q << uint32_t(24 - 8 * j)) >> 24), xl.lane(j), s.get());
-            }
+  return gpu_gemv(std::string("quant_gemv_gpu_blocks_") + fi.name, fmt, wg, subgroups, 4,
+                  [&](const PackedBytes& pb, const Array& x, const Value& rowbase, const Value& m, const Value& K, Var& acc) {
+    // A work-item per block: its quant bytes as whole u32 words (blocks are
+    // 2-byte aligned: u32le reads the two words a straddling one spans),
+    // codes times X's lines, then one multiply by the scale.
+    Value xrow = m * (K / 4u);
+    for_range(local_id(0), K / 32u, [&](Value b) {
+      Value o = rowbase + b * BB, xb = xrow + b * 8u;
+      Var s = var(0.0f);
+      for (uint32_t i = 0; i < (q4 ? 4u : 8u); ++i) {
+        Value q = pb.u32le(o + 2u + 4u * i);
+        Value xl = x[xb + i];
+        Value xh = q4 ? Value(x[xb + 4u + i]) : Value();
+        for (int j = 0; j < 4; ++j) {
+          if (q4) {
+            s = fma(cast(f32, (q >> uint32_t(8 * j)) & 0xFu) - 8.0f, xl.lane(j), s.get());
+            s = fma(cast(f32, (q >> uint32_t(8 * j + 4)) & 0xFu) - 8.0f, xh.lane(j), s.get());
+          } else {
+            s = fma(cast(f32, bitcast(i32, q << uint32_t(24 - 8 * j)) >> 24), xl.lane(j), s.get());
           }
         }
-        acc = fma(pb.half(o), s.get(), acc.get());
-      }, WG);
-      Value r = group_reduce(acc.get(), false, sh, WG, subgroups);
-      if_(t == 0u, [&] { y[m * N + n] = r; });
-    });
+      }
+      acc = fma(pb.half(o), s.get(), acc.get());
+    }, uint32_t(wg));
   });
 }
 
