@@ -95,6 +95,7 @@ void plan_conv_gpu(Plan& pl, const ConvShape& s, int wg, int ocb);
 // workgroup (tn 4 or 8). Grid (channel tiles, position tiles, groups).
 ir::Kernel conv_gpu_gemm_kernel(int tn, bool bias, bool relu);
 void plan_conv_gpu_gemm(Plan& pl, const ConvShape& s, int tn);
+bool conv_gpu_gemm_fits(const ConvShape& s);  // grid y: at most 65535 position tiles
 
 // Plain C++ conv2d (double accumulation), the op's reference.
 void conv2d_reference(const ConvShape& s, const float* x, const float* w, const float* b, float* y);

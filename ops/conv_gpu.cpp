@@ -160,9 +160,13 @@ ir::Kernel conv_gpu_gemm_kernel(int tn, bool bias, bool relu) {
   });
 }
 
+bool conv_gpu_gemm_fits(const ConvShape& s) { return (s.n * s.oh() * s.ow() + 127) / 128 <= 65535; }
+
 void plan_conv_gpu_gemm(Plan& pl, const ConvShape& s, int tn) {
   if (tn != 4 && tn != 8) throw std::invalid_argument("conv2d: the implicit GEMM takes tn 4 or 8");
   const int64_t positions = s.n * s.oh() * s.ow();
+  if (!conv_gpu_gemm_fits(s))
+    throw std::invalid_argument("conv2d: the implicit GEMM takes at most 65535 tiles of 128 positions (N·OH·OW)");
   Step st = conv_step(conv_gpu_gemm_kernel(tn, s.bias, s.relu), s, positions);
   st.dims.grid = {uint32_t((s.ocg() + 16 * tn - 1) / (16 * tn)), uint32_t((positions + 127) / 128), uint32_t(s.groups)};
   st.dims.workgroup = {16, 16, 1};

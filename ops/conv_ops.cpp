@@ -71,7 +71,8 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
   std::vector<Variant> out;
   if (!is_cpu(caps)) {
     for (int ocb : {1, 4}) out.push_back(Variant{}.set("impl", kGpu).set("wg", 64).set("ocb", ocb));
-    for (int tn : {4, 8}) out.push_back(Variant{}.set("impl", kGpuGemm).set("tn", tn));
+    if (conv_gpu_gemm_fits(s))
+      for (int tn : {4, 8}) out.push_back(Variant{}.set("impl", kGpuGemm).set("tn", tn));
     return out;
   }
   if (is_depthwise(s)) {
@@ -101,7 +102,7 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     // The implicit GEMM where a group has channels enough to fill its tiles
     // (H200, 3×3 64->64 56×56: batch 1 0.135 -> 0.070 ms, batch 8 0.486 ->
     // 0.115 against the direct kernel; tn 8 0.099 / 0.189).
-    if (s.ocg() >= 16) return Variant{}.set("impl", kGpuGemm).set("tn", s.ocg() <= 64 ? 4 : 8);
+    if (s.ocg() >= 16 && conv_gpu_gemm_fits(s)) return Variant{}.set("impl", kGpuGemm).set("tn", s.ocg() <= 64 ? 4 : 8);
     return Variant{}.set("impl", kGpu).set("wg", 64).set("ocb", s.ocg() >= 4 ? 4 : 1);
   }
   if (is_depthwise(s)) return Variant{}.set("impl", kDepthwise).set("lines", direct_block_fits(1, 8, caps) ? 8 : 3).set("pb", 4);
