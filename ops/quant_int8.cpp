@@ -29,7 +29,9 @@ bool has_int8_gemv(QFormat f) {
   }
 }
 
-bool has_wide_int8_gemv(QFormat f) { return f == QFormat::Q3_K || f == QFormat::Q4_K || f == QFormat::Q6_K; }
+bool has_wide_int8_gemv(QFormat f) {
+  return f == QFormat::Q2_K || f == QFormat::Q3_K || f == QFormat::Q4_K || f == QFormat::Q6_K;
+}
 
 ir::Kernel quantize_x8_kernel(int blocks_per_item) {
   const uint32_t BPI = uint32_t(blocks_per_item);
@@ -705,7 +707,49 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
       });
       store_line_sums(guarded, acc);
     };
+    // Q2_K in 16-lane units: Q3_K's code layout without the third bit (the
+    // 64 code bytes at offset 16, 2-bit field j of byte l is element 32j + l
+    // of a half), unsigned codes (no offset), and a min per group of 16:
+    // w = d·(sc & 15)·q - dmin·(sc >> 4). The 16 scale bytes are one line
+    // (nibbles by one mask and one shift per word); the mins' term,
+    // -dmin·m·dx·Σq per group, is one 16-lane fma into the accumulator.
+    auto emit_q2k_wide = [&](bool guarded) {
+      std::vector<Var> acc = line_accumulators();
+      const std::vector<Value> wrow = row_offsets(guarded);
+      for_range(0u, nb, [&](Value b) {
+        prefetch_ahead(b, 1);
+        const auto [xv, init, dx16] = superblock_x(b, {{{0, 1, 8, 9}, {2, 3, 10, 11}, {4, 5, 12, 13}, {6, 7, 14, 15}}}, 0);
+        std::vector<Value> msum(MB);  // -dx·Σq per group of 16
+        for (uint32_t i = 0; i < MB; ++i) {
+          Value gb = cast(u64, xg[i] + b * 16u);
+          std::vector<Value> q;
+          for (uint32_t g = 0; g < 16; ++g) q.push_back(xs[gb + uint64_t(g)]);
+          msum[i] = -(cast(line(f32, 16), make_line(q)) * dx16[i]);
+        }
+        for (uint32_t r = 0; r < R; ++r) {
+          const Value base = wrow[r] + cast(u64, b) * uint64_t(BB);
+          const Value s = u32x4(pb.line16(base));
+          auto nibbles = [](const Value& v) { return cast(line(f32, 16), bitcast(line(u8, 16), v & 0x0f0f0f0fu)); };
+          const Value dsc = nibbles(s) * pb.half_splat(base + 80u), dmin = nibbles(s >> 4u) * pb.half_splat(base + 82u);
+          const Value qs = bytes64(pb, base + uint64_t(16));
+          for (uint32_t i = 0; i < MB; ++i) {
+            const Value sdx = dsc * dx16[i];
+            Var& a = acc[i * R + r];
+            a = fma(dmin, msum[i], a.get());
+            for (uint32_t j = 0; j < 4; ++j) {
+              Value q = j ? (qs >> (2u * j)) & 0x03030303u : qs & 0x03030303u;
+              Value isum = dot4(q, xv[i][j], init[i][j]);
+              std::vector<Value> sg;
+              for (uint32_t g : {2 * j, 2 * j + 1, 8 + 2 * j, 9 + 2 * j}) sg.push_back(extract(sdx, int(g)));
+              a = fma(cast(line(f32, 16), isum), quarters(sg), a.get());
+            }
+          }
+        }
+      });
+      store_line_sums(guarded, acc);
+    };
     auto emit = [&](bool guarded) {
+      if (wide_units && fmt == QFormat::Q2_K) return emit_q2k_wide(guarded);
       if (wide_units && fmt == QFormat::Q3_K) return emit_q3k_wide(guarded);
       if (wide_units) return fmt == QFormat::Q6_K ? emit_q6k_wide(guarded) : emit_q4k_wide(guarded);
       if (quads) return emit_quads(guarded);

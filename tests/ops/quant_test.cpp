@@ -15,6 +15,7 @@
 #include "ops/matmul_plan.h"
 #include "ops/op.h"
 #include "ops/quant_formats.h"
+#include "ops/quant_kernels.h"
 
 using namespace kgen;
 using namespace kgen::test;
@@ -224,22 +225,23 @@ TEST_CASE("quant: the GPU GEMVs on the CPU and the GPU devices") {
 // kernel's integer dot products, offsets, mins and scales are checked at the
 // f32 bound rather than at the op's looser xq=1 tolerance.
 TEST_CASE("quant: int8 GEMV equals W·x̂ to f32 rounding, every format, CPU 1 and 2 threads") {
+  ops::register_all_ops();
   for (unsigned t : {1u, 2u}) {
     auto dev = cpu(t);
-    for (QFormat f : {QFormat::Q4_0, QFormat::Q4_1, QFormat::Q5_0, QFormat::Q5_1, QFormat::Q8_0, QFormat::Q3_K,
-                      QFormat::Q4_K, QFormat::Q5_K, QFormat::Q6_K}) {
+    for (QFormat f : {QFormat::Q4_0, QFormat::Q4_1, QFormat::Q5_0, QFormat::Q5_1, QFormat::Q8_0, QFormat::Q2_K,
+                      QFormat::Q3_K, QFormat::Q4_K, QFormat::Q5_K, QFormat::Q6_K}) {
       const int64_t qk = info(f).block_elems;
       for (auto [m, n, k, r, mb] : {std::tuple<int64_t, int64_t, int64_t, int, int>{1, 37, 4 * qk, 4, 1},
                                     {3, 11, 2 * qk, 8, 2}, {2, 5, qk, 2, 2}, {3, 13, 8 * qk, 8, 2},
                                     {9, 21, 3 * qk, 4, 4}}) {
         // Q4_0 and Q8_0 also as block pairs (p2, k % 64 == 0), Q4_0 as quads (p4, k % 128 == 0);
-        // Q3_K, Q4_K and Q6_K in 16-lane units (w16); GGML rows packed into the
+        // Q2_K, Q3_K, Q4_K and Q6_K in 16-lane units (w16); GGML rows packed into the
         // interleaved tiles inside the GEMM (impl=5, X in row blocks of mb); Q4_0, Q8_0, Q4_K, Q6_K with rows interleaved by 16 (r16).
         for (int form : {0, 1, 2, 3, 4, 5}) {
           const bool p2 = form == 1, r16 = form == 2, p4 = form == 3, w16 = form == 4, rows_r16 = form == 5;
           if (rows_r16 && !has_r16(f)) continue;
-          if ((p2 && f != QFormat::Q4_0 && f != QFormat::Q8_0) || (p4 && f != QFormat::Q4_0) || (r16 && !has_r16(f)) || (w16 && f != QFormat::Q3_K && f != QFormat::Q4_K && f != QFormat::Q6_K)) continue;
-          if (f == QFormat::Q3_K && !w16 && !rows_r16) continue;  // its only int8 GEMV
+          if ((p2 && f != QFormat::Q4_0 && f != QFormat::Q8_0) || (p4 && f != QFormat::Q4_0) || (r16 && !has_r16(f)) || (w16 && !has_wide_int8_gemv(f))) continue;
+          if (!has_int8_gemv(f) && !w16 && !rows_r16) continue;  // Q2_K, Q3_K: their only int8 GEMV
           if ((p2 && k % 64) || (p4 && k % 128)) continue;
           ops::Problem p = problem("qmatmul", {m, n, k}, f);
           ops::Variant v = ops::Variant{}.set("impl", 3).set("rows", r).set("mb", mb);
