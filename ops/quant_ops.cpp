@@ -216,8 +216,10 @@ QShape qshape(const Problem& p) {
   return {p.dim(0), p.dim(1), p.dim(2), format_of(p), p.attr("xq", 1) != 0, p.attr("layout", 0) == kR16Rows};
 }
 
-// The int8-activation GEMV applies (CPU, few rows of X).
-bool x8_gemv(const QShape& s) { return s.x8 && has_int8_gemv(s.f) && s.m <= 16; }
+// The int8-activation GEMV applies (CPU, few rows of X; up to 64 for the
+// formats without the interleaved GEMM, impl=5, whose prefill it is).
+int64_t x8_gemv_max_m(const QShape& s) { return has_r16(s.f) ? 16 : 64; }
+bool x8_gemv(const QShape& s) { return s.x8 && has_int8_gemv(s.f) && s.m <= x8_gemv_max_m(s); }
 // ... and its block-pair form applies (two 32-element blocks per line).
 // Q4_0 only: Q8_0's pairs (four 16-byte loads per row) measured 0.68-0.72 ms
 // against 0.45 for its 8-lane form (Zen 5, 1x4096x4096, 1 thread).
@@ -227,7 +229,7 @@ bool pair_gemv(const QShape& s) { return s.f == QFormat::Q4_0 && s.k % 64 == 0; 
 // The 16-lane unit forms (w16; Q3_K's only int8 GEMV), whose scales decode
 // by byte permutes.
 bool wide_gemv(const QShape& s, const TargetCaps& caps) {
-  return s.x8 && s.m <= 16 && has_wide_int8_gemv(s.f) && caps.byte_permute;
+  return s.x8 && s.m <= x8_gemv_max_m(s) && has_wide_int8_gemv(s.f) && caps.byte_permute;
 }
 // Q8_0's pairs regrouped by byte permutes (p2 on Q8_0): a tuning candidate.
 // Zen 5, 1x4096x4096: from the LLC 0.34 / 0.18 ms against 0.38 / 0.20 for
@@ -272,7 +274,7 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
   if (is_cpu(caps)) {
     if (x8_gemv(s))
       for (int r : {2, 4, 8})
-        for (int mb : {1, 2})
+        for (int mb : {1, 2, 4})
           if (mb <= s.m || mb == 1) {
             c.push_back(Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb));
             if (r == 8 && mb == 1)
@@ -380,8 +382,18 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // decoder took 1.2 ms from the LLC and ~11 from DRAM.
     // Q2_K the same (Zen 5, 1 thread: 0.21 ms, 4 rows 0.22, 2 rows 0.23;
     // its f32 line decoder 0.99-1.11).
-    if ((s.f == QFormat::Q3_K || s.f == QFormat::Q2_K) && wide_gemv(s, caps) && caps.byte_dot && caps.vector_bits >= 512 && s.m <= 8)
-      return Variant{}.set("impl", kGemvX8).set("rows", 8).set("mb", 1).set("w16", 1).set("pf", 1);
+    // Both also for prefill up to 64 rows, two rows of X per work-item (1
+    // thread, N = K = 4096, against dequantize + the f32 GEMM: Q2_K M = 9
+    // 1.57 ms (13.7), 32 5.1 (25), 64 10 (21.5); Q3_K 2.4 (21.5), 7.9 (16.5),
+    // 15.6 (21.2)).
+    if ((s.f == QFormat::Q3_K || s.f == QFormat::Q2_K) && wide_gemv(s, caps) && caps.byte_dot && caps.vector_bits >= 512)
+      return Variant{}.set("impl", kGemvX8).set("rows", 8).set("mb", s.m >= 2 ? 2 : 1).set("w16", 1).set("pf", 1);
+    // The other formats without impl=5 (Q4_1, Q5_0, Q5_1, Q5_K): the 8-lane
+    // int8 GEMV with 4 rows of X per work-item up to 32 rows (M = 32: Q4_1
+    // 9.5 ms against 17.2, Q5_0 11.9 against 18.7, Q5_K 12.1 against 18.1;
+    // at 64 they break even).
+    if (x8_gemv(s) && !has_r16(s.f) && s.m > 8 && s.m <= 32)
+      return Variant{}.set("impl", kGemvX8).set("rows", 4).set("mb", 4);
     if (caps.byte_dot && s.m == 1 && s.f == QFormat::Q6_K && has_line_decoder(s.f))
       return Variant{}.set("impl", kGemvCpu).set("rows", 1).set("mb", 1);
     if (x8_gemv(s) && s.m <= 8) {
