@@ -391,8 +391,8 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // The other formats without impl=5 (Q4_1, Q5_0, Q5_1, Q5_K): the 8-lane
     // int8 GEMV with 4 rows of X per work-item up to 32 rows (M = 32: Q4_1
     // 9.5 ms against 17.2, Q5_0 11.9 against 18.7, Q5_K 12.1 against 18.1;
-    // at 64 they break even).
-    if (x8_gemv(s) && !has_r16(s.f) && s.m > 8 && s.m <= 32)
+    // at 64 they break even). Measured with byte dot products (VNNI) only.
+    if (caps.byte_dot && x8_gemv(s) && !has_r16(s.f) && s.m > 8 && s.m <= 32)
       return Variant{}.set("impl", kGemvX8).set("rows", 4).set("mb", 4);
     if (caps.byte_dot && s.m == 1 && s.f == QFormat::Q6_K && has_line_decoder(s.f))
       return Variant{}.set("impl", kGemvCpu).set("rows", 1).set("mb", 1);
