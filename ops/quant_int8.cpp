@@ -30,7 +30,7 @@ bool has_int8_gemv(QFormat f) {
 }
 
 bool has_wide_int8_gemv(QFormat f) {
-  return f == QFormat::Q2_K || f == QFormat::Q3_K || f == QFormat::Q4_K || f == QFormat::Q6_K;
+  return f == QFormat::Q2_K || f == QFormat::Q3_K || f == QFormat::Q4_K || f == QFormat::Q5_K || f == QFormat::Q6_K;
 }
 
 ir::Kernel quantize_x8_kernel(int blocks_per_item) {
@@ -564,7 +564,10 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
     // dot4 against X's matching groups (shared by the rows), and the scale
     // line takes two lanes of the block's d·sc·dx. Per row and super-block:
     // 2 loads, 6 mask/shift, 4 dot4, 4 conversions, 4 permutes, 4 fma, where
-    // the 8-lane units take 8 of each plus 8 broadcasts.
+    // the 8-lane units take 8 of each plus 8 broadcasts. Q5_K: the same
+    // units, with the 32 qh bytes in both halves of a line and one per-word
+    // shift and mask placing each element's fifth bit (as Q3_K's third).
+    const bool q5k = fmt == QFormat::Q5_K;
     auto emit_q4k_wide = [&](bool guarded) {
       std::vector<Var> acc = line_accumulators();
       const std::vector<Value> wrow = row_offsets(guarded);
@@ -608,7 +611,9 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
         for (uint32_t r = 0; r < R; ++r) {
           const Value base = wrow[r] + cast(u64, b) * uint64_t(BB);
           const Value sm = q4k_scales_mins(pb, base);
-          const std::array<Value, 2> wq = {bytes64(pb, base + uint64_t(16)), bytes64(pb, base + uint64_t(80))};
+          const uint64_t qs_at = q5k ? 48 : 16;
+          const std::array<Value, 2> wq = {bytes64(pb, base + qs_at), bytes64(pb, base + (qs_at + 64))};
+          const Value qh = q5k ? bytes64(pb, base + uint64_t(16), 2) : Value();
           for (uint32_t i = 0; i < MB; ++i) {
             Var& a = acc[i * R + r];
             a = fma(sm, xs16[i], a.get());
@@ -616,6 +621,8 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
             for (uint32_t k = 0; k < 4; ++k) {
               const uint32_t sb = 4 * (k / 2) + k % 2;
               Value codes = k % 2 ? (wq[k / 2] >> 4u) & 0x0f0f0f0fu : wq[k / 2] & 0x0f0f0f0fu;
+              // Q5_K: bit s of qh byte l is the fifth bit of sub-block s's element l.
+              if (q5k) codes = codes | (((qh >> halves(constant(u32, sb), constant(u32, sb + 2))) & 0x01010101u) << 4u);
               Value isum = dot4(codes, xv[i][k], splat(constant(i32, 0), 16));
               a = fma(cast(line(f32, 16), isum), halves(extract(sd, int(sb)), extract(sd, int(sb + 2))), a.get());
             }

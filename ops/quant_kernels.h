@@ -82,7 +82,7 @@ void store_gemv_outputs(const dsl::Array& y, const dsl::Value& M, const dsl::Val
 // >= -127 (a no-op on quantize_x8's output), which x86 without VNNI does
 // with vpsignb/vpabsb/vpmaddubsw instead of widening both to 16 bits.
 bool has_int8_gemv(QFormat f);
-// The 16-lane unit forms (wide_units below): Q2_K and Q3_K (their only int8 GEMV), Q4_K, Q6_K.
+// The 16-lane unit forms (wide_units below): Q2_K and Q3_K (their only int8 GEMV), Q4_K, Q5_K, Q6_K.
 bool has_wide_int8_gemv(QFormat f);
 ir::Kernel quantize_x8_kernel(int blocks_per_item);
 // prefetch: workgroups ahead whose blocks are prefetched (0: none).

@@ -386,9 +386,16 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // thread, N = K = 4096, against dequantize + the f32 GEMM: Q2_K M = 9
     // 1.57 ms (13.7), 32 5.1 (25), 64 10 (21.5); Q3_K 2.4 (21.5), 7.9 (16.5),
     // 15.6 (21.2)).
-    if ((s.f == QFormat::Q3_K || s.f == QFormat::Q2_K) && wide_gemv(s, caps) && caps.byte_dot && caps.vector_bits >= 512)
-      return Variant{}.set("impl", kGemvX8).set("rows", 8).set("mb", s.m >= 2 ? 2 : 1).set("w16", 1).set("pf", 1);
-    // The other formats without impl=5 (Q4_1, Q5_0, Q5_1, Q5_K): the 8-lane
+    // Q5_K in Q4_K's units plus the fifth bit, the same from 2 rows of X
+    // (M = 9 2.4 ms, 32 7.8, against 3.8 and 11.6 for its 8-lane units and
+    // 18 at 32 for dequantize + GEMM); one row: 4 rows of W (rotating
+    // 1x4096x4096, 1 / 2 threads: 0.315 / 0.227 ms; 8 rows 0.36 / 0.31; the
+    // 8-lane units 0.54 / 0.28).
+    const bool wide_only = s.f == QFormat::Q3_K || s.f == QFormat::Q2_K || s.f == QFormat::Q5_K;
+    if (wide_only && wide_gemv(s, caps) && caps.byte_dot && caps.vector_bits >= 512)
+      return Variant{}.set("impl", kGemvX8).set("rows", s.f == QFormat::Q5_K && s.m == 1 ? 4 : 8).set("mb", s.m >= 2 ? 2 : 1)
+          .set("w16", 1).set("pf", 1);
+    // The other formats without impl=5 (Q4_1, Q5_0, Q5_1; Q5_K without VNNI): the 8-lane
     // int8 GEMV with 4 rows of X per work-item up to 32 rows (M = 32: Q4_1
     // 9.5 ms against 17.2, Q5_0 11.9 against 18.7, Q5_K 12.1 against 18.1;
     // at 64 they break even). Measured with byte dot products (VNNI) only.
