@@ -201,7 +201,7 @@ GpuTile default_gpu_tile(int64_t m, int64_t n) {
 
 Variant gpu_tile_variant(const GpuTile& t) {
   Variant v = Variant{}.set("wg", t.wg).set("tm", t.tm).set("tn", t.tn).set("tk", t.tk);
-  if (t.vec) v.set("vec", 1);
+  if (t.vec) v.set("vec", t.vec);
   return v;
 }
 
