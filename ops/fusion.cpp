@@ -469,10 +469,10 @@ void plan_chain_layout(Plan& pl, const Chain& c, const Layout& l, const std::vec
   if (inner <= chunk) chunk = inner;
   const int64_t nchunks = (inner + chunk - 1) / chunk;
   const int64_t ngroups = rows * nchunks;
-  const int64_t gx = std::min<int64_t>(ngroups, 65535);
   Step s;
   s.kernel = chain_kernel(c, l, v);
-  s.dims.grid = {uint32_t(gx), uint32_t((ngroups + gx - 1) / gx), 1};
+  s.dims.grid = wrapped_grid(ngroups);
+  const int64_t gx = s.dims.grid[0];
   s.dims.workgroup = {uint32_t(v.wg), 1, 1};
   s.buffers = in_slots;
   s.buffers.push_back(out_slot);

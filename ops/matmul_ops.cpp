@@ -266,11 +266,10 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
         throw std::invalid_argument("matmul: wg " + std::to_string(wg) + " exceeds the target's workgroup size");
       Step st;
       st.kernel = gemv_gpu_kernel(s.dt, int(s.m), wg, caps.subgroups);
-      const uint32_t gx = uint32_t(std::min<int64_t>(s.n, 65535));
-      st.dims.grid = {gx, uint32_t((s.n + gx - 1) / gx), uint32_t(s.batch)};
+      st.dims.grid = wrapped_grid(s.n, uint32_t(s.batch));
       st.dims.workgroup = {uint32_t(wg), 1, 1};
       st.buffers = {0, 1, 2};
-      st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.k)), ir::scalar_slot(gx)};
+      st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.k)), ir::scalar_slot(st.dims.grid[0])};
       pl.steps.push_back(std::move(st));
       return pl;
     }

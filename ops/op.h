@@ -7,6 +7,8 @@
 // (ops/executor.h), the tuner (ops/tune.h), `kgen op|tune`, the op
 // conformance suite and the op benchmarks iterate over the registry.
 #pragma once
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -140,6 +142,13 @@ size_t elem_bytes(ir::Type t);
 TensorSpec tensor(std::string name, ir::Type elem, std::vector<int64_t> shape, double lo = -1.0, double hi = 1.0);
 // Number of workgroups to cover n items in groups of `per_group`.
 inline uint32_t groups_for(int64_t n, int64_t per_group) { return uint32_t((n + per_group - 1) / per_group); }
+// A grid of `groups` workgroups (z layers of them) as x × y with x at most
+// 65535, the per-axis size every GPU target guarantees; kernels number the
+// groups group_id(0) + group_id(1)·grid[0] (passed as their scalar gx).
+inline std::array<uint32_t, 3> wrapped_grid(int64_t groups, uint32_t z = 1) {
+  const int64_t gx = std::max<int64_t>(1, std::min<int64_t>(groups, 65535));
+  return {uint32_t(gx), uint32_t((groups + gx - 1) / gx), z};
+}
 // Is the target the in-process CPU (SIMT emulated by loops: one work-item per
 // group and explicit lines are the fast shape) rather than a GPU?
 inline bool is_cpu(const TargetCaps& caps) { return caps.name.rfind("cpu", 0) == 0; }

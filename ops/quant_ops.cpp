@@ -226,8 +226,8 @@ bool x8_gemv(const QShape& s) { return s.x8 && has_int8_gemv(s.f) && s.m <= x8_g
 // The GPU GEMV with a work-item per block (impl=6): Q4_0 and Q8_0 on GGML rows.
 bool gpu_block_gemv(const QShape& s) { return !s.r16 && (s.f == QFormat::Q4_0 || s.f == QFormat::Q8_0); }
 bool pair_gemv(const QShape& s) { return s.f == QFormat::Q4_0 && s.k % 64 == 0; }
-// The 16-lane unit forms (w16; Q3_K's only int8 GEMV), whose scales decode
-// by byte permutes.
+// The 16-lane unit forms (w16; Q2_K's and Q3_K's only int8 GEMV), whose
+// scales decode by byte permutes.
 bool wide_gemv(const QShape& s, const TargetCaps& caps) {
   return s.x8 && s.m <= x8_gemv_max_m(s) && has_wide_int8_gemv(s.f) && caps.byte_permute;
 }
@@ -535,9 +535,9 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       int wg = int(v.get("wg", 64));
       if (wg < 1 || (wg & (wg - 1))) throw std::invalid_argument("qmatmul: wg must be a power of two");
       if (caps.subgroups && wg < int(caps.subgroup_size)) throw std::invalid_argument("qmatmul: wg below the subgroup size");
-      const uint32_t gx = uint32_t(std::min<int64_t>(s.n, 65535));
-      Step st{blocks ? qgemv_gpu_blocks_kernel(s.f, wg, caps.subgroups) : qgemv_gpu_kernel(s.f, wg, caps.subgroups), {}, {0, 1, 2}, {u(s.n), u(s.k), gx}};
-      st.dims.grid = {gx, uint32_t(cdiv(s.n, gx)), uint32_t(s.m)};
+      const auto grid = wrapped_grid(s.n, uint32_t(s.m));
+      Step st{blocks ? qgemv_gpu_blocks_kernel(s.f, wg, caps.subgroups) : qgemv_gpu_kernel(s.f, wg, caps.subgroups), {}, {0, 1, 2}, {u(s.n), u(s.k), grid[0]}};
+      st.dims.grid = grid;
       st.dims.workgroup = {uint32_t(wg), 1, 1};
       pl.steps.push_back(std::move(st));
       return pl;

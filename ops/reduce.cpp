@@ -240,9 +240,10 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.inner))};
   } else {
     int wg = int(v.get("wg", 64));
-    int64_t total = s.outer * s.inner, groups = groups_for(total, wg), gx = std::min<int64_t>(groups, 65535);
+    int64_t total = s.outer * s.inner;
     st.kernel = simple_kernel(s, wg);
-    st.dims.grid = {uint32_t(gx), uint32_t((groups + gx - 1) / gx), 1};
+    st.dims.grid = wrapped_grid(groups_for(total, wg));
+    const uint32_t gx = st.dims.grid[0];
     st.dims.workgroup = {uint32_t(wg), 1, 1};
     st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.inner)), ir::scalar_slot(uint32_t(total)),
                   ir::scalar_slot(uint32_t(gx))};

@@ -7,6 +7,7 @@
 
 #include "dsl/dsl.h"
 #include "ops/gpu_reduce.h"
+#include "ops/op.h"
 #include "ops/rowwise.h"
 
 namespace kgen::ops {
@@ -113,15 +114,14 @@ ir::Kernel row_op_gpu(RowOp op, ir::Type dt, int wg, bool subgroups) {
 
 ir::Workload rowwise_gpu_workload(RowOp op, int wg, int64_t rows, int64_t cols, float eps) {
   ir::Workload w = rowwise_workload(op, 1, true, rows, cols, eps);
-  const uint32_t gx = uint32_t(std::min<int64_t>(rows, 65535));
-  w.dims.grid = {gx, uint32_t((rows + gx - 1) / gx), 1};
+  w.dims.grid = wrapped_grid(rows);
   w.dims.workgroup = {uint32_t(wg), 1, 1};
   const bool norm = op == RowOp::RmsNorm || op == RowOp::LayerNorm;
   w.scalars.clear();
   if (norm) w.scalars.push_back(ir::scalar_slot(eps));
   w.scalars.push_back(ir::scalar_slot(uint32_t(cols)));
   w.scalars.push_back(ir::scalar_slot(uint32_t(rows)));
-  w.scalars.push_back(ir::scalar_slot(gx));
+  w.scalars.push_back(ir::scalar_slot(w.dims.grid[0]));
   // Layernorm: the workgroup sums in the target's order (a subgroup
   // butterfly, a tree), not the interpreter's, so mean and rstd differ by an
   // ulp or so, and y = t·w + b cancels where t·w ≈ -b: an ulp of |t·w| ≤ 6
