@@ -35,7 +35,8 @@ std::vector<std::string_view> split(std::string_view s, std::string_view seps) {
 int64_t parse_int(std::string_view s, std::string_view what) {
   try {
     size_t used = 0;
-    int64_t v = std::stoll(std::string(s), &used, 0);
+    // Base 10 always: a leading 0 is a digit (transpose's perm=0213), not octal.
+    int64_t v = std::stoll(std::string(s), &used, 10);
     if (used == s.size()) return v;
   } catch (const std::exception&) {
   }

@@ -1,9 +1,9 @@
 // The "transpose" op: y = x permuted (numpy's x.transpose(perm), made
 // contiguous). dims = x's shape (rank 1..6), attr perm: the permutation as
-// octal digits, output axis k = input axis perm[k] (perm=0213 swaps the middle
-// axes of a 4-D tensor; the leading 0 may be written: C++ and `kgen op` read
-// 0213 as octal, whose digits are the same). Default: the last two axes
-// swapped. dtype f32, f16, bf16 (a copy: no arithmetic).
+// decimal digits, output axis k = input axis perm[k] (perm=213 or 0213 swaps
+// the middle axes of a 4-D tensor: attributes are read in base 10, so a
+// leading 0 is only a digit; in C++ write 213, since 0213 is an octal
+// literal). Default: the last two axes swapped. dtype f32, f16, bf16 (a copy: no arithmetic).
 //
 // Output axes that are consecutive in the input merge first. Then:
 //  - the input's contiguous axis is still innermost: a strided copy with a
@@ -35,8 +35,8 @@ std::vector<int> perm_of(const Problem& p) {
   if (p.attrs.count("perm")) {
     int64_t v = p.attr("perm");
     for (int k = R - 1; k >= 0; --k) {
-      perm[size_t(k)] = int(v % 8);
-      v /= 8;
+      perm[size_t(k)] = int(v % 10);
+      v /= 10;
     }
     if (v != 0) throw std::invalid_argument("perm has more digits than the rank");
   }
@@ -269,7 +269,7 @@ void register_transpose_ops() {
   d.name = "transpose";
   d.description = "y = x.transpose(perm) made contiguous: strided copy, tiled for a transposed inner axis";
   d.dims_help = "input shape (rank 1..6)";
-  d.attrs_help = "perm=<octal digits> (output axis k = input axis digit k; default: last two swapped)";
+  d.attrs_help = "perm=<digits> (output axis k = input axis digit k, e.g. perm=0213 or 213; default: last two swapped)";
   d.validate = validate;
   d.inputs = [](const Problem& p) { return std::vector<TensorSpec>{tensor("x", ir::Type(p.dtype), p.dims)}; };
   d.outputs = [](const Problem& p) {
@@ -294,12 +294,12 @@ void register_transpose_ops() {
   d.flops = [](const Problem&) { return 0.0; };
   d.bytes = [](const Problem& p) { return 2.0 * double(fusion::numel(p.dims)) * double(ir::Type(p.dtype).bytes()); };
   d.memory_bound = true;
-  d.test_problems = {prob({37, 29}, -1),           prob({1, 1}, -1),           prob({5, 7, 9}, 0102),
-                     prob({5, 7, 9}, 0210),        prob({5, 7, 9}, 0120),      prob({5, 7, 9}, 0201),
-                     prob({3, 5, 7, 11}, 0213),    prob({3, 5, 7, 11}, 0312),  prob({2, 3, 4, 5, 6}, 043210),
-                     prob({33, 65}, -1, ir::ScalarKind::F16), prob({2, 1, 3, 1, 2, 5}, 054321), prob({100}, 0),
-                     prob({70, 45}, -1), prob({3, 64, 40}, 0210), prob({2, 48, 5, 33}, 0231)};
-  d.bench_problems = {prob({4096, 4096}, -1), prob({64, 512, 16, 64}, 0213)};
+  d.test_problems = {prob({37, 29}, -1),           prob({1, 1}, -1),           prob({5, 7, 9}, 102),
+                     prob({5, 7, 9}, 210),        prob({5, 7, 9}, 120),      prob({5, 7, 9}, 201),
+                     prob({3, 5, 7, 11}, 213),    prob({3, 5, 7, 11}, 312),  prob({2, 3, 4, 5, 6}, 43210),
+                     prob({33, 65}, -1, ir::ScalarKind::F16), prob({2, 1, 3, 1, 2, 5}, 54321), prob({100}, 0),
+                     prob({70, 45}, -1), prob({3, 64, 40}, 210), prob({2, 48, 5, 33}, 231)};
+  d.bench_problems = {prob({4096, 4096}, -1), prob({64, 512, 16, 64}, 213)};
   register_op(std::move(d));
 }
 

@@ -106,4 +106,14 @@ TEST_CASE("ops reject malformed problems with a message naming the op") {
   CHECK(ops::parse_dims("3x5x7") == std::vector<int64_t>{3, 5, 7});
   CHECK(ops::Variant::parse("mr=8 nr=32").get("nr") == 32);
   CHECK(ops::Variant::parse(ops::Variant::parse("b=2 a=1").str()) == ops::Variant::parse("a=1 b=2"));
+  // Base 10 always: transpose's perm=0213 is the digits 0 2 1 3, and 210 is 2 1 0.
+  CHECK(ops::parse_attrs("perm=0213").at("perm") == 213);
+  CHECK_THROWS_AS(ops::parse_attrs("n=0x10"), std::invalid_argument);
+  ops::Problem t{"transpose", {3, 5, 7}, ir::ScalarKind::F32, ops::parse_attrs("perm=210")};
+  CHECK(ops::op_for(t).outputs(t)[0].shape == std::vector<int64_t>{7, 5, 3});
+  t.attrs = ops::parse_attrs("perm=0213");
+  t.dims = {3, 5, 7, 11};
+  CHECK(ops::op_for(t).outputs(t)[0].shape == std::vector<int64_t>{3, 7, 5, 11});
+  t.attrs["perm"] = 211;
+  CHECK_THROWS_WITH_AS(ops::op_for(t), doctest::Contains("not a permutation"), std::invalid_argument);
 }
