@@ -1,6 +1,6 @@
 // The quantized-weight family against the STREAM triad, measured in the same
 // run, interleaved (ours ×3, triad, ours ×3, ...):
-//   quant/gemv/<format>/1x4096x4096/threads:<t>   qmatmul (LLM decode GEMV),
+//   quant/gemv/<format>/1x4096x4096/threads:<t>   qmatmul (LLM decode GEMV), every GGML format,
 //       default attrs (xq=1: X quantized to int8 blocks, byte dot products);
 //       GB/s counts the packed weight bytes read once; the weights rotate
 //       through copies beyond the 260 MiB L3 so every run streams from DRAM.
@@ -135,7 +135,9 @@ void BM_Dequant(benchmark::State& state, QFormat f, int64_t rows, int64_t k) {
 }  // namespace
 
 void register_quant_benchmarks() {
-  for (QFormat f : {QFormat::Q8_0, QFormat::Q4_0, QFormat::Q4_K, QFormat::Q6_K}) {
+  // The formats first, then the other GGML formats (same bench).
+  for (QFormat f : {QFormat::Q8_0, QFormat::Q4_0, QFormat::Q4_K, QFormat::Q6_K, QFormat::Q4_1, QFormat::Q5_0,
+                    QFormat::Q5_1, QFormat::Q2_K, QFormat::Q3_K, QFormat::Q5_K}) {
     std::string name = std::string("quant/gemv/") + ops::quant::info(f).name + "/1x4096x4096";
     benchmark::RegisterBenchmark(name.c_str(), BM_QGemv, f, 4096, 4096, 1, 0)
         ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);

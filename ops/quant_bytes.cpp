@@ -32,6 +32,14 @@ Value PackedBytes::half(const Value& off) const {
 }
 
 Value PackedBytes::u32le(const Value& off) const {
+  if (!words && native_f16) {
+    // One 32-bit load, as half() does: 64-bit offsets make the four bytes
+    // provably adjacent (with u32 offsets clang assembled the word from byte
+    // loads, shifts and inserts).
+    const Array& b = buf;
+    Value o = cast(u64, off);
+    return bitcast(u32, make_line(b[o], b[o + 1u], b[o + 2u], b[o + 3u]));
+  }
   if (!words) return byte(off) | (byte(off + 1u) << 8u) | (byte(off + 2u) << 16u) | (byte(off + 3u) << 24u);
   // Even offset: either word-aligned or the top half of one word and the
   // bottom half of the next. Both words are read (a select, no branch); the

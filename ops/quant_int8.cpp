@@ -243,21 +243,38 @@ class BlockCodes {
 
 namespace {
 
-// Q4_0 block pairs (see qgemv_x8_kernel's `pairs`): the codes of blocks b
-// and b + 1 (b's at `base`) as one u32x16 line, lanes 0-7 block b. Each
-// block's 16 bytes go in twice: the low nibbles are elements 0-15, the high
-// ones 16-31 (one shift per half, one mask for all).
-Value pair_codes(const PackedBytes& w, const Value& base, uint32_t block_bytes) {
+// Block pairs of the 32-element nibble formats (see qgemv_x8_kernel's
+// `pairs`): the low 4 bits of the codes of blocks b and b + 1 (b's at
+// `base`, each block's 16 quant bytes at `qs`) as one u32x16 line, lanes 0-7
+// block b. Each block's 16 bytes go in twice: the low nibbles are elements
+// 0-15, the high ones 16-31 (one shift per half, one mask for all), so lane
+// L of a block holds elements 4L .. 4L + 3.
+Value pair_codes(const PackedBytes& w, const Value& base, uint32_t block_bytes, uint32_t qs) {
   std::vector<Value> words, shifts;
   for (uint32_t blk = 0; blk < 2; ++blk)
     for (uint32_t h = 0; h < 2; ++h) {
-      Value q = u32x4(w.line16(base + (blk * block_bytes + 2u)));
+      Value q = u32x4(w.line16(base + (blk * block_bytes + qs)));
       for (int k = 0; k < 4; ++k) {
         words.push_back(extract(q, k));
         shifts.push_back(constant(u32, 4u * h));
       }
     }
   return (make_line(words) >> make_line(shifts)) & 0x0f0f0f0fu;
+}
+
+// Q5_0/Q5_1 block pairs: the fifth bits of pair_codes' elements, at bit 4
+// of each byte. Bit e of a block's qh word is element e's; lane L needs bits
+// 4L .. 4L + 3 (one shift per lane), and a multiply by 2^4 + 2^11 + 2^18 +
+// 2^25 moves bit j of that nibble to bit 4 of byte j (the four copies land
+// on disjoint bit ranges: no carries), one mask keeping those.
+Value pair_high_bits(const Value& qh0, const Value& qh1) {
+  std::vector<Value> qh, shift;
+  for (uint32_t l = 0; l < 16; ++l) {
+    qh.push_back(l < 8 ? qh0 : qh1);
+    shift.push_back(constant(u32, 4u * (l % 8)));
+  }
+  Value nib = (make_line(qh) >> make_line(shift)) & 15u;
+  return (nib * 0x02040810u) & 0x10101010u;
 }
 
 // lo in lanes 0-7, hi in lanes 8-15 of a 16-lane line.
@@ -362,8 +379,9 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
   if (signed_q8 && fmt != QFormat::Q8_0) throw std::invalid_argument("qgemv_x8_kernel: signed codes are Q8_0's");
   if (step_blocks != 1 && step_blocks != 2 && step_blocks != 4)
     throw std::invalid_argument("qgemv_x8_kernel: step_blocks is 1, 2 (pairs) or 4 (quads)");
-  if (step_blocks > 1 && fmt != QFormat::Q4_0 && !(step_blocks == 2 && fmt == QFormat::Q8_0))
-    throw std::invalid_argument("qgemv_x8_kernel: block pairs are for Q4_0 and Q8_0, quads for Q4_0");
+  const bool nibble_blocks = fmt == QFormat::Q4_0 || fmt == QFormat::Q4_1 || fmt == QFormat::Q5_0 || fmt == QFormat::Q5_1;
+  if (step_blocks > 1 && fmt != QFormat::Q4_0 && !(step_blocks == 2 && (nibble_blocks || fmt == QFormat::Q8_0)))
+    throw std::invalid_argument("qgemv_x8_kernel: block pairs are for Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0, quads for Q4_0");
   const bool pairs = step_blocks == 2, quads = step_blocks == 4;
   const FormatInfo& fi = info(fmt);
   const uint32_t R = uint32_t(rows), MB = uint32_t(mb), BB = uint32_t(fi.block_bytes);
@@ -468,31 +486,44 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
     // zmm instead of ymm). Per pair and X row, shared by the rows: the 64
     // activation bytes (one line), the offset term (-o·Σq over the 4 lanes of
     // each group of 16) and dx, per half.
-    //   Q4_0: each block's 16 bytes twice, a shift per half picks the nibble.
+    //   Q4_0, Q4_1, Q5_0, Q5_1: each block's 16 bytes twice, a shift per half
+    //   picks the nibble; Q5's fifth bits from the two qh words
+    //   (pair_high_bits). Q4_1/Q5_1's min m adds m·dx·Σq per block: one fma
+    //   of [m_b] against [dx_b·Σq_b / 8], 8 lanes per block.
     //   Q8_0 (needs permute_bytes): the 68 bytes are two loads, one byte
     //   permute gives the 64 codes (stored signed: flipped to q + 128 for the
     //   u8·i8 dot4, o = 128), a second the two scales, 8 lanes each.
     auto emit_pairs = [&](bool guarded) {
       const bool q8 = fmt == QFormat::Q8_0;
-      const int32_t lane_offset = q8 ? 32 : 2;  // o / 4
+      const bool five = fmt == QFormat::Q5_0 || fmt == QFormat::Q5_1;
+      const bool with_min = fmt == QFormat::Q4_1 || fmt == QFormat::Q5_1;
+      const uint32_t qs = fmt == QFormat::Q4_0 ? 2 : fmt == QFormat::Q4_1 ? 4 : fmt == QFormat::Q5_0 ? 6 : 8;
+      const uint32_t qh_at = fmt == QFormat::Q5_0 ? 2 : 4;
+      const int32_t lane_offset = int32_t(probe.offset() / 4);  // o / 4
       std::vector<Var> acc = line_accumulators();
       const std::vector<Value> wrow = row_offsets(guarded);
       const Value codes_idx = q8 ? q8_pair_codes_index() : Value(), scales_idx = q8 ? q8_pair_scales_index() : Value();
       for_range(0u, nb / 2u, [&](Value bp) {
         Value b = bp * 2u;
         prefetch_ahead(bp, 2);
-        std::vector<Value> xv, init, dx;
+        std::vector<Value> xv, init, dx, xdm;
         for (uint32_t i = 0; i < MB; ++i) {
           Value gb = cast(u64, xg[i] + b * 2u), xbb = cast(u64, xb[i] + b);
-          std::vector<Value> lanes, off;
+          std::vector<Value> lanes, off, sum;
           for (uint32_t g = 0; g < 4; ++g) {
             Value q = xq[gb + uint64_t(g)];
             for (int l = 0; l < 4; ++l) lanes.push_back(extract(q, l));
             off.push_back(xs[gb + uint64_t(g)] * -lane_offset);
+            sum.push_back(xs[gb + uint64_t(g)]);
           }
           xv.push_back(make_line(lanes));
-          init.push_back(quarters(off));
-          dx.push_back(halves(xd[xbb], xd[xbb + uint64_t(1)]));
+          init.push_back(lane_offset ? quarters(off) : splat(constant(i32, 0), 16));
+          Value d0 = xd[xbb], d1 = xd[xbb + uint64_t(1)];
+          // [dx_0, dx_0·Σq_0 / 8, dx_1, dx_1·Σq_1 / 8] against the blocks'
+          // first words [d_0, m_0, d_1, m_1] (1/8: the min term is spread
+          // over 8 lanes).
+          if (with_min) xdm.push_back(make_line({d0, d0 * f(sum[0] + sum[1]) * 0.125f, d1, d1 * f(sum[2] + sum[3]) * 0.125f}));
+          else dx.push_back(halves(d0, d1));
         }
         for (uint32_t r = 0; r < R; ++r) {
           const Value base = wrow[r] + cast(u64, b) * uint64_t(BB);
@@ -502,12 +533,26 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
             codes = bitcast(line(u32, 16), permute_bytes(t.lo, t.hi, codes_idx)) ^ 0x80808080u;
             scale = cast(line(f32, 16), bitcast(line(f16, 16), permute_bytes(t.lo, t.hi, scales_idx)));
           } else {
-            codes = pair_codes(pb, base, BB);
-            scale = halves(pb.half(base), pb.half(base + uint64_t(BB)));
+            codes = pair_codes(pb, base, BB, qs);
+            if (five) codes = codes | pair_high_bits(pb.u32le(base + uint64_t(qh_at)), pb.u32le(base + uint64_t(BB + qh_at)));
           }
+          // Q4_1/Q5_1: each block's first word is d and m, so the pair's
+          // scales and mins are one f16x4 conversion (scalar f16 loads cost
+          // two inserts each). Not for Q4_0/Q5_0, where that word would
+          // overlap the codes' or Q5_0's qh loads: clang then assembles all
+          // of them from bytes (Q5_0 0.37 -> 2.1 ms).
+          const Value dm = with_min ? cast(line(f32, 4), bitcast(line(f16, 4), make_line({pb.u32le(base), pb.u32le(base + uint64_t(BB))})))
+                                    : Value();
+          if (!q8 && !with_min) scale = halves(pb.half(base), pb.half(base + uint64_t(BB)));
           for (uint32_t i = 0; i < MB; ++i) {
             Var& a = acc[i * R + r];
-            a = fma(cast(line(f32, 16), dot4(codes, xv[i], init[i])), scale * dx[i], a.get());
+            Value isum = cast(line(f32, 16), dot4(codes, xv[i], init[i]));
+            if (with_min) {
+              const Value t = dm * xdm[i];
+              a = fma(isum, halves(extract(t, 0), extract(t, 2)), a.get() + halves(extract(t, 1), extract(t, 3)));
+            } else {
+              a = fma(isum, scale * dx[i], a.get());
+            }
           }
         }
       });

@@ -28,7 +28,7 @@ struct PackedBytes {
   dsl::Value sbyte(const dsl::Value& off) const;   // i32 in [-128, 127]
   dsl::Value half(const dsl::Value& off) const;    // f32 from f16 bits at an even offset
   dsl::Value half_splat(const dsl::Value& off, int lanes = 16) const;  // the same as an f32 line of copies
-  dsl::Value u32le(const dsl::Value& off) const;   // little-endian u32 at an even offset
+  dsl::Value u32le(const dsl::Value& off) const;   // little-endian u32 at an even offset (any offset in u8 buffers)
   // 16 bytes from `off` as a u8x16 line (u8 buffers only).
   dsl::Value line16(const dsl::Value& off) const;
 };

@@ -220,12 +220,15 @@ QShape qshape(const Problem& p) {
 // formats without the interleaved GEMM, impl=5, whose prefill it is).
 int64_t x8_gemv_max_m(const QShape& s) { return has_r16(s.f) ? 16 : 64; }
 bool x8_gemv(const QShape& s) { return s.x8 && has_int8_gemv(s.f) && s.m <= x8_gemv_max_m(s); }
-// ... and its block-pair form applies (two 32-element blocks per line).
-// Q4_0 only: Q8_0's pairs (four 16-byte loads per row) measured 0.68-0.72 ms
-// against 0.45 for its 8-lane form (Zen 5, 1x4096x4096, 1 thread).
 // The GPU GEMV with a work-item per block (impl=6): Q4_0 and Q8_0 on GGML rows.
 bool gpu_block_gemv(const QShape& s) { return !s.r16 && (s.f == QFormat::Q4_0 || s.f == QFormat::Q8_0); }
-bool pair_gemv(const QShape& s) { return s.f == QFormat::Q4_0 && s.k % 64 == 0; }
+// The int8 GEMV's block-pair form applies (two 32-element blocks per line):
+// the nibble formats. Not Q8_0 without byte permutes: its pairs (four
+// 16-byte loads per row) measured 0.68-0.72 ms against 0.45 for its 8-lane
+// form (Zen 5, 1x4096x4096, 1 thread).
+bool pair_gemv(const QShape& s) {
+  return (s.f == QFormat::Q4_0 || s.f == QFormat::Q4_1 || s.f == QFormat::Q5_0 || s.f == QFormat::Q5_1) && s.k % 64 == 0;
+}
 // The 16-lane unit forms (w16; Q2_K's and Q3_K's only int8 GEMV), whose
 // scales decode by byte permutes.
 bool wide_gemv(const QShape& s, const TargetCaps& caps) {
@@ -375,8 +378,18 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // (w16) 0.44 / 0.39 ms with 2 rows and the prefetch (4 rows 0.50 / 0.40,
     // 8 rows 0.47 / 0.40); the f32 line decoder took 1.09 / 0.63 and the
     // 8-lane int8 units 1.87 / 0.98.
+    // Several rows of X (M <= 8, where impl=5 does not take them): up to 4
+    // per work-item, so W streams once per 4 rows instead of once per row
+    // (Zen 5, 1 thread, N = K = 4096, kgen op from the LLC, against one row
+    // per work-item: M = 2 Q4_0 0.34 ms (0.40), Q8_0 0.58 (0.75), Q5_0 0.54
+    // (0.76), Q4_K 0.40 (0.47), Q6_K 0.37 (0.46); M = 4 Q8_0 1.12 (1.52),
+    // Q5_0 0.79 (1.50), Q6_K 0.76 (0.93); M = 8 Q5_0 1.61 (3.06), Q4_1 1.94
+    // (2.45)). Q4_K's 16-lane units take 2 (8 rows of W: 16 accumulators).
+    // Unmeasured on 16-register targets (AVX2), where 8 rows of W by 4 of X
+    // would spill: one row there.
+    const int64_t x_rows = caps.vector_bits >= 512 ? std::min<int64_t>(s.m, 4) : 1;
     const bool wide_q6k = caps.byte_dot && caps.vector_bits >= 512 && s.f == QFormat::Q6_K && x8_gemv(s);
-    if (wide_q6k && s.m <= 8) return Variant{}.set("impl", kGemvX8).set("rows", 2).set("mb", 1).set("w16", 1).set("pf", 1);
+    if (wide_q6k && s.m <= 8) return Variant{}.set("impl", kGemvX8).set("rows", 2).set("mb", x_rows).set("w16", 1).set("pf", 1);
     // Q3_K: its 16-lane int8 units, 8 rows (kgen tune rotating, 1 / 2
     // threads: 0.31 / 0.18 ms; 4 rows 0.33 / 0.19) where the f32 line
     // decoder took 1.2 ms from the LLC and ~11 from DRAM.
@@ -399,6 +412,12 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // int8 GEMV with 4 rows of X per work-item up to 32 rows (M = 32: Q4_1
     // 9.5 ms against 17.2, Q5_0 11.9 against 18.7, Q5_K 12.1 against 18.1;
     // at 64 they break even). Measured with byte dot products (VNNI) only.
+    // On AVX-512 the nibble formats' block pairs (p2), 8 rows of W and 4 of
+    // X, up to 64 rows of X (1 thread, N = K = 4096: Q5_1 M = 9 3.2 ms
+    // against 6.3 for the 8-lane rule; Q5_0 M = 16 3.4 (5.3), 48 9.4 (18.7,
+    // the GEMM path); Q4_1 M = 32 6.8-7.1 (10.1), 64 14.4 (22.8)).
+    if (caps.byte_dot && caps.vector_bits >= 512 && x8_gemv(s) && pair_gemv(s) && !has_r16(s.f) && s.m > 8)
+      return Variant{}.set("impl", kGemvX8).set("rows", 8).set("mb", 4).set("p2", 1);
     if (caps.byte_dot && x8_gemv(s) && !has_r16(s.f) && s.m > 8 && s.m <= 32)
       return Variant{}.set("impl", kGemvX8).set("rows", 4).set("mb", 4);
     if (caps.byte_dot && s.m == 1 && s.f == QFormat::Q6_K && has_line_decoder(s.f))
@@ -413,7 +432,7 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
       // 0.97 / 0.47 for 8 rows with it).
       const int q4k_rows = caps.byte_dot ? 4 : 8;
       const int rows = info(s.f).block_elems == 32 ? 8 : s.f == QFormat::Q4_K ? q4k_rows : s.f == QFormat::Q6_K ? 2 : 4;
-      Variant v = Variant{}.set("impl", kGemvX8).set("rows", rows).set("mb", 1);
+      Variant v = Variant{}.set("impl", kGemvX8).set("rows", rows).set("mb", x_rows);
       // Q8_0 with signed codes, also where a u8·i8 byte dot exists: on Zen 5
       // (kgen tune 1x4096x4096 rotating, 1 / 2 threads) 0.45-0.47 / 0.44 ms
       // against 0.52-0.72 / 0.48 for unsigned codes (sign flip and offset),
@@ -437,7 +456,8 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
       // prefetch (kgen tune 1x4096x4096 rotating, Zen 5, medians of 3, 1 / 2
       // threads: 0.26 / 0.20 ms; 4 rows 0.30 / 0.21; 2 rows 0.34 / 0.19;
       // 8-lane units 0.38 / 0.22).
-      if (s.f == QFormat::Q4_K && caps.byte_dot && caps.vector_bits >= 512) v.set("w16", 1).set("pf", 1).set("rows", 8);
+      if (s.f == QFormat::Q4_K && caps.byte_dot && caps.vector_bits >= 512)
+        v.set("w16", 1).set("pf", 1).set("rows", 8).set("mb", std::min<int64_t>(x_rows, 2));
       return v;
     }
     if (has_line_decoder(s.f) && s.m <= 8)
@@ -520,7 +540,7 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       if (sgn && s.f != QFormat::Q8_0) throw std::invalid_argument("qmatmul: sgn=1 (signed codes) is for Q8_0");
       const bool pairs = v.get("p2") != 0, quads = v.get("p4") != 0;
       if (pairs && !pair_gemv(s) && !q8_pair_gemv(s, caps))
-        throw std::invalid_argument("qmatmul: p2=1 (block pairs) needs Q4_0 or Q8_0 and k % 64 == 0");
+        throw std::invalid_argument("qmatmul: p2=1 (block pairs) needs Q4_0, Q4_1, Q5_0, Q5_1 or Q8_0 and k % 64 == 0");
       if (quads && (pairs || s.f != QFormat::Q4_0 || s.k % 128 != 0))
         throw std::invalid_argument("qmatmul: p4=1 (block quads) needs Q4_0 and k % 128 == 0, without p2");
       Step st{qgemv_x8_kernel(s.f, r, mb, sgn, pf, quads ? 4 : pairs ? 2 : 1, w16), {}, {xq, xd, xs, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
