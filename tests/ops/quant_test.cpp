@@ -30,7 +30,10 @@ const ops::OpDef& op(const std::string& name) {
   return *d;
 }
 
+// Registers the ops too: every case that builds a problem then runs alone
+// (doctest -tc), not only after a case that happened to register them.
 ops::Problem problem(const std::string& name, std::vector<int64_t> dims, QFormat f) {
+  ops::register_all_ops();
   return ops::Problem{name, std::move(dims), ir::ScalarKind::F32, {{"format", int64_t(f)}}};
 }
 
