@@ -268,13 +268,23 @@ OpCheck check_op_interpreted(const Problem& p, const Variant& v, const TargetCap
   });
 }
 
-double time_op(rt::Device& dev, PreparedPlan& pp, int rotate, int min_reps, double min_s) {
-  rotate = std::max(rotate, 1);
+std::vector<DeviceTensors> rotating_inputs(rt::Device& dev, const Problem& p, int rotate) {
   std::vector<DeviceTensors> sets;
-  for (int r = 0; r < rotate; ++r) sets.push_back(upload(dev, make_host_tensors(pp.problem, 100 + r)));
+  for (int r = 0; r < std::max(rotate, 1); ++r) sets.push_back(upload(dev, make_host_tensors(p, 100 + r)));
+  return sets;
+}
+
+double time_op(rt::Device& dev, PreparedPlan& pp, int rotate, int min_reps, double min_s) {
+  std::vector<DeviceTensors> sets = rotating_inputs(dev, pp.problem, rotate);
+  return time_op(dev, pp, sets, min_reps, min_s);
+}
+
+double time_op(rt::Device& dev, PreparedPlan& pp, std::vector<DeviceTensors>& sets, int min_reps, double min_s) {
+  if (sets.empty()) throw std::invalid_argument("time_op: no input sets");
+  const size_t rotate = sets.size();
   auto once = [&](int r) {
     auto t0 = Clock::now();
-    execute(dev, pp, sets[r % rotate].io());
+    execute(dev, pp, sets[size_t(r) % rotate].io());
     dev.synchronize();
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   };

@@ -83,6 +83,10 @@ void download(const DeviceTensors& d, HostTensors& t, size_t n_in);
 // seconds, after one warm-up. With rotate > 1 the inputs rotate through that
 // many copies (memory-bound ops: inputs beyond the last-level cache).
 double time_op(rt::Device& dev, PreparedPlan& pp, int rotate = 1, int min_reps = 5, double min_s = 0.2);
+// The same over given input sets (`rotating_inputs`), which do not depend on
+// the variant: a tuner makes them once for all candidates.
+std::vector<DeviceTensors> rotating_inputs(rt::Device& dev, const Problem& p, int rotate);
+double time_op(rt::Device& dev, PreparedPlan& pp, std::vector<DeviceTensors>& sets, int min_reps, double min_s);
 // Median milliseconds of each step of the plan, launched and synchronized one
 // at a time (so a step's time includes no overlap with its neighbours): where
 // a multi-kernel op spends its time (`kgen op --profile`).
