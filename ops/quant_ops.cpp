@@ -270,10 +270,17 @@ std::vector<Variant> r16_candidates(const QShape& s, const TargetCaps& caps) {
   return c;
 }
 
+Variant qmm_heuristic(const Problem& p, const TargetCaps& caps);
+
 std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
   QShape s = qshape(p);
   std::vector<Variant> c;
   if (s.r16) return r16_candidates(s, caps);
+  // The heuristic's choice is always timed, so a tuning run says how far it is from the best.
+  auto with_heuristic = [&] {
+    if (Variant h = qmm_heuristic(p, caps); std::find(c.begin(), c.end(), h) == c.end()) c.push_back(h);
+    return c;
+  };
   if (is_cpu(caps)) {
     if (x8_gemv(s))
       for (int r : {2, 4, 8})
@@ -326,7 +333,7 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
       for (int wg : {32, 64, 128}) c.push_back(Variant{}.set("impl", kGemvBlocks).set("wg", wg));
     c.push_back(gpu_tile_variant(default_gpu_tile(s.m, s.n)).set("impl", kTiled));
   }
-  return c;
+  return with_heuristic();
 }
 
 // Measured with kgen tune 1x4096x4096 (rotating inputs) on Zen 5, 1 / 2
@@ -369,9 +376,23 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // Q6_K M = 6 1.47 (1.59), 64 5.9 (21); Q8_0 M = 8 2.7 (3.3), 64 5.3, 512
     // 32 (84). The layout=16 repack at M = 64: Q4_0 3.4, Q4_K 5.2, Q6_K 7.7.
     // Unmeasured without byte dot products: taken there where the GEMV stops.
-    const int64_t rows_r16_from = !caps.byte_dot ? 9 : s.f == QFormat::Q4_0 ? 3 : s.f == QFormat::Q4_K ? 4
-                                                     : s.f == QFormat::Q6_K ? 6 : 8;
-    if (s.x8 && rows_r16_gemm(s) && s.m >= rows_r16_from) return Variant{}.set("impl", kGemmRowsR16).set("mb", 4);
+    // With several X rows per GEMV work-item (mb below) the GEMV holds out
+    // longer (kgen tune rotating, 1 thread): Q4_0 M = 4 0.61 ms against 0.83
+    // for impl=5; Q4_K M = 4 0.85 (1.02), M = 5-6 even; Q6_K M = 5-6
+    // 1.15-1.17 (1.61), M = 7 1.76 (1.59); Q8_0 M = 5-7 1.37-1.41 against
+    // 2.3-2.4 for its units and ~1.2-1.6 for its block pairs.
+    const int64_t rows_r16_from = !caps.byte_dot ? 9 : s.f == QFormat::Q4_0 ? 5 : s.f == QFormat::Q4_K ? 5
+                                                     : s.f == QFormat::Q6_K ? 7 : s.f == QFormat::Q8_0 ? 5 : 8;
+    // X in blocks of 4 rows, except where for Q4_0 and Q4_K a block would be
+    // mostly padding (kgen tune rotating, 1 thread: Q4_0 M = 5 0.82 ms with
+    // blocks of 1 against 1.00 with 4, M = 6 0.88-0.91 with 1-2 against 1.04,
+    // M = 7 0.94-0.95 with 1 against 1.00; Q4_K M = 5-6 1.16-1.17 with 2
+    // against 1.30-1.36; M = 8, 16, 64 best with 4, as Q8_0 and Q6_K are).
+    const int64_t r16_mb = s.m % 4 == 0 || s.m > 8 ? 4
+                           : s.f == QFormat::Q4_0  ? (s.m % 2 == 0 ? 2 : 1)
+                           : s.f == QFormat::Q4_K  ? (s.m <= 6 ? 2 : 4)
+                                                   : 4;
+    if (s.x8 && rows_r16_gemm(s) && s.m >= rows_r16_from) return Variant{}.set("impl", kGemmRowsR16).set("mb", r16_mb);
     // GEMV while the weights' decode dominates; beyond ~8 rows of X the
     // packed GEMM on dequantized weights wins (the decode is amortised).
     // With xq the byte dot products (dot4) do the decode at memory speed.
@@ -389,12 +410,14 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // per work-item: M = 2 Q4_0 0.34 ms (0.40), Q8_0 0.58 (0.75), Q5_0 0.54
     // (0.76), Q4_K 0.40 (0.47), Q6_K 0.37 (0.46); M = 4 Q8_0 1.12 (1.52),
     // Q5_0 0.79 (1.50), Q6_K 0.76 (0.93); M = 8 Q5_0 1.61 (3.06), Q4_1 1.94
-    // (2.45)). Q4_K's 16-lane units take 2 (8 rows of W: 16 accumulators).
+    // (2.45)). Q4_K's 16-lane units take 2 (8 rows of W: 16 accumulators),
+    // Q6_K's 2 (kgen tune rotating, M = 4-6: 2 best).
     // Unmeasured on 16-register targets (AVX2), where 8 rows of W by 4 of X
     // would spill: one row there.
     const int64_t x_rows = caps.vector_bits >= 512 ? std::min<int64_t>(s.m, 4) : 1;
     const bool wide_q6k = caps.byte_dot && caps.vector_bits >= 512 && s.f == QFormat::Q6_K && x8_gemv(s);
-    if (wide_q6k && s.m <= 8) return Variant{}.set("impl", kGemvX8).set("rows", 2).set("mb", x_rows).set("w16", 1).set("pf", 1);
+    if (wide_q6k && s.m <= 8)
+      return Variant{}.set("impl", kGemvX8).set("rows", 2).set("mb", std::min<int64_t>(x_rows, 2)).set("w16", 1).set("pf", 1);
     // Q3_K: its 16-lane int8 units, 8 rows (kgen tune rotating, 1 / 2
     // threads: 0.31 / 0.18 ms; 4 rows 0.33 / 0.19) where the f32 line
     // decoder took 1.2 ms from the LLC and ~11 from DRAM.
@@ -443,6 +466,12 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
       // against 0.52-0.72 / 0.48 for unsigned codes (sign flip and offset),
       // though the unsigned loop is faster from cache (0.34 against 0.39).
       if (s.f == QFormat::Q8_0) v.set("sgn", 1);
+      // Q8_0 with 2-4 rows of X: the block pairs regrouped by byte permutes,
+      // 4 rows of W (kgen tune rotating, 1 thread: M = 2 0.47 ms against
+      // 0.63 for the signed units, M = 4 0.77 against 1.16 (which spill at
+      // 8 x 4 accumulators); 2 threads M = 4 0.44 against 0.62).
+      if (s.f == QFormat::Q8_0 && s.m >= 2 && caps.vector_bits >= 512 && q8_pair_gemv(s, caps))
+        return Variant{}.set("impl", kGemvX8).set("rows", 4).set("mb", x_rows).set("p2", 1).set("pf", 2);
       // Q4_0 on AVX-512: block pairs, two blocks per zmm dot4 (1 thread
       // 0.33-0.36 -> 0.28 ms); on AVX2 a 16-lane line is two ymm anyway.
       // Block quads where K allows (their two byte permutes have word-aligned
@@ -718,6 +747,10 @@ void register_qmatmul() {
     for (int64_t m : {1, 3, 5}) d.test_problems.push_back(qmm(m, 7, qk, fi.format));
     d.test_problems.push_back(qmm(1, 33, 3 * qk, fi.format));
     d.test_problems.push_back(qmm(2, 9, qk == 32 ? 1024 : 512, fi.format));
+    // 3 and 6 rows of X over 4 blocks: the heuristic's several-row GEMV
+    // forms (block pairs, X blocks of 2-4) and impl=5 with X blocks of 2.
+    d.test_problems.push_back(qmm(3, 11, 4 * qk, fi.format));
+    d.test_problems.push_back(qmm(6, 9, 4 * qk, fi.format));
     d.test_problems.push_back(qmm(17, 13, 2 * qk, fi.format));  // the tiled path
     // The exact (f32 X) paths at their tight tolerance.
     d.test_problems.push_back(qmm(1, 33, 3 * qk, fi.format, 0));
