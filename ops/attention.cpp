@@ -108,6 +108,13 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
 Variant heuristic(const Problem& p, const TargetCaps& caps) {
   Att a = att_of(p);
   if (is_cpu(caps)) {
+    // A few query rows (decode): the naive composition. The flash plan first
+    // writes Kᵀ (a whole pass over K per call) and pads the rows to blocks
+    // of qb. Zen 5, 1 thread, H32/8 D128 (kgen op): S = 1, Skv = 2048 0.79
+    // ms against 3.9 (2.0 of them Kᵀ); Skv = 256 0.071 against 0.20; B4
+    // Skv 1024 1.66 against 7.7; S = 4, Skv = 2048 2.9 against 3.9 (Skv =
+    // 256: 0.28 against 0.20, flash); S = 8 even (5.5 / 5.3).
+    if (a.s < 4 || (a.s < 8 && a.skv >= 1024)) return Variant{}.set("impl", kNaive);
     // Best at B1 H8 S1024 D64: 64-key blocks with 32 zmm; with AVX2's 16 ymm
     // one 16-key score line per query row (kb=16) keeps the live set small
     // (AMD EPYC, 1 and 2 threads, causal or not: 34 ms against 39-42 ms for kb=64).
