@@ -77,10 +77,14 @@ bool four_per_row(const Att& a, const TargetCaps& caps) {
   return caps.subgroups && caps.subgroup_size % 4 == 0 && a.d % 4 == 0;
 }
 
+// The naive composition with a kv head's G query heads per work-item (rg).
+bool grouped_fits(const Att& a) { return a.d % 16 == 0 && a.h / a.hkv <= 8; }
+
 std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
   Att a = att_of(p);
   std::vector<Variant> c;
   c.push_back(Variant{}.set("impl", kNaive));
+  if (is_cpu(caps) && grouped_fits(a)) c.push_back(Variant{}.set("impl", kNaive).set("rg", a.h / a.hkv));
   if (is_cpu(caps)) {
     if (a.d % 16 == 0) {
       for (int qb : {1, 2, 4, 6})
@@ -114,7 +118,19 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     // ms against 3.9 (2.0 of them Kᵀ); Skv = 256 0.071 against 0.20; B4
     // Skv 1024 1.66 against 7.7; S = 4, Skv = 2048 2.9 against 3.9 (Skv =
     // 256: 0.28 against 0.20, flash); S = 8 even (5.5 / 5.3).
-    if (a.s < 4 || (a.s < 8 && a.skv >= 1024)) return Variant{}.set("impl", kNaive);
+    // With the G query heads of a kv head in one work-item (rg) where G <= 8,
+    // each K and V row is read once for all of them, and its scores sum as
+    // trees: S = 1, Skv = 2048 0.72 -> 0.33 ms (B4 Skv 1024 1.70 -> 1.01);
+    // with G >= 2 it stays ahead of flash to S = 16 (G = 4, D = 128: S = 8
+    // 2.5 against 4.9 ms, 16 5.0 against 7.8 at Skv 2048, even at Skv 256;
+    // S = 32 9.95 against 12.3), where G = 1 (S = 16 Skv 1024: 0.44
+    // against 0.37) keeps the rule above.
+    const bool grouped = grouped_fits(a) && a.h / a.hkv >= 2 && a.s <= 16;
+    if (grouped || a.s < 4 || (a.s < 8 && a.skv >= 1024)) {
+      Variant v = Variant{}.set("impl", kNaive);
+      if (grouped_fits(a)) v.set("rg", a.h / a.hkv);
+      return v;
+    }
     // Best at B1 H8 S1024 D64: 64-key blocks with 32 zmm; with AVX2's 16 ymm
     // one 16-key score line per query row (kb=16) keeps the live set small
     // (AMD EPYC, 1 and 2 threads, causal or not: 34 ms against 39-42 ms for kb=64).
@@ -141,16 +157,22 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       auto sc = shape_scalars(a, skvp);
       int t = pl.add_temp(n_io, size_t(a.rows() * skvp) * 4);
       const uint32_t rows = uint32_t(a.rows());
-      Step s1{attention_scores_kernel(d, lanes, cpu ? 1 : 64), {}, {0, 1, t}, sc};
-      s1.dims.grid = {cpu ? 1u : groups_for(skvp, 64), rows, 1};
+      // rg: the G query heads of a kv head in one work-item (grouped_fits).
+      const int rg = int(v.get("rg", 0));
+      if (rg && (!cpu || !grouped_fits(a) || rg != a.h / a.hkv))
+        throw std::invalid_argument("attention: rg (grouped heads) must be H/Hkv (<= 8), on the CPU with D % 16 == 0: " + v.str());
+      const uint32_t groups = uint32_t(a.b * a.hkv * a.s);
+      const int dl = rg ? std::max(1, std::min(d / 16, 24 / std::max(rg, 1))) : 0;
+      Step s1{rg ? attention_scores_grouped_kernel(d, rg) : attention_scores_kernel(d, lanes, cpu ? 1 : 64), {}, {0, 1, t}, sc};
+      s1.dims.grid = {cpu ? 1u : groups_for(skvp, 64), rg ? groups : rows, 1};
       s1.dims.workgroup = {cpu ? 1u : 64u, 1, 1};
       const int sl = cpu ? 16 : 1;
       Step s2{attention_softmax_kernel(sl, cpu ? 1 : 64, cpu), {}, {t},
               {ir::scalar_slot(int32_t(rows)), ir::scalar_slot(int32_t(skvp))}};
       s2.dims.grid = {cpu ? rows : groups_for(rows, 64), 1, 1};
       s2.dims.workgroup = {cpu ? 1u : 64u, 1, 1};
-      Step s3{attention_pv_kernel(d, lanes, cpu), {}, {t, 2, 3}, sc};
-      s3.dims.grid = {cpu ? 1u : groups_for(a.d / lanes, 64), rows, 1};
+      Step s3{rg ? attention_pv_grouped_kernel(d, rg, dl) : attention_pv_kernel(d, lanes, cpu), {}, {t, 2, 3}, sc};
+      s3.dims.grid = {rg ? groups_for(d / 16, dl) : cpu ? 1u : groups_for(a.d / lanes, 64), rg ? groups : rows, 1};
       s3.dims.workgroup = {cpu ? 1u : 64u, 1, 1};
       pl.steps = {std::move(s1), std::move(s2), std::move(s3)};
       return pl;

@@ -31,6 +31,13 @@ namespace kgen::ops {
 ir::Kernel attention_scores_kernel(int d, int lanes, int wg);
 ir::Kernel attention_softmax_kernel(int lanes, int wg, bool cpu);
 ir::Kernel attention_pv_kernel(int d, int lanes, bool cpu);
+// The same on the CPU (D % 16 == 0) with the G = H/Hkv query heads that share
+// a kv head in one work-item (grid y: B·Hkv·S, one per kv head and query
+// position), so each K and V row is read once for all of them instead of
+// once per head (decode-sized S, grouped-query attention). pv: `dl` lines of
+// D per work-item (grid x: ceil(D/16 / dl)), G·dl accumulators.
+ir::Kernel attention_scores_grouped_kernel(int d, int g);
+ir::Kernel attention_pv_grouped_kernel(int d, int g, int dl);
 
 // Kᵀ pre-pass for the CPU flash kernel: kt[(bk*D + d)*SkvP + j] = k[bk, j, d]
 // (zero for Skv <= j < SkvP), written as f32x16 lines.

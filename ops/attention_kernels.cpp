@@ -61,6 +61,19 @@ Value iota_i32(int lanes) {
 
 ir::Type elem_of(int lanes) { return lanes == 1 ? f32 : line(f32, lanes); }
 
+// The lane sum of a line as a tree (halves added: 16 -> 8 -> 4 -> 2 -> 1),
+// 4 dependent adds where reduce_add's defined order (lane 0 first, as the
+// interpreter folds) is a chain of 15: the grouped scores take one per key
+// and row, and the chain's latency bounded them.
+Value tree_sum(Value v) {
+  for (int lanes = v.type().lanes / 2; lanes >= 1; lanes /= 2) {
+    std::vector<Value> lo, hi;
+    for (int l = 0; l < lanes; ++l) lo.push_back(extract(v, l)), hi.push_back(extract(v, l + lanes));
+    v = lanes > 1 ? make_line(lo) + make_line(hi) : lo[0] + hi[0];
+  }
+  return v;
+}
+
 }  // namespace
 
 // scores[row, j] = scale * q[row]·k[kv, j] for j <= lim, kMasked for the
@@ -87,11 +100,89 @@ ir::Kernel attention_scores_kernel(int d, int lanes, int wg) {
         Value kbase = (r.kv_head * p.skv + j) * nd;
         Var acc = var(lanes == 1 ? constant(f32, 0.0f) : splat(constant(f32, 0.0f), lanes));
         for_range(0, nd, [&](Value c) { acc = fma(q[qbase + c], k[kbase + c], acc); });
-        Value dot = lanes == 1 ? acc.get() : reduce_add(acc.get());
+        Value dot = lanes == 1 ? acc.get() : tree_sum(acc.get());
         val = dot * p.scale;
       });
       sc[row * p.skvp + j] = val;
     }, stride);
+  });
+}
+
+// Grouped rows (see attention.h): work-item (b, kv head, s) handles query
+// rows ((b·H + kvh·G + g)·S + s) for g < G, which share the key range.
+struct GroupRows {
+  Value kv_head, lim;
+  std::vector<Value> rows;
+};
+GroupRows group_rows(const Shape& p, int g) {
+  GroupRows r;
+  Value wi = cast(i32, group_id(1));
+  Value bkv = wi / p.s, s = wi % p.s, hkv = p.h / p.g;
+  Value b = bkv / hkv, kvh = bkv % hkv;
+  r.kv_head = bkv;
+  r.lim = min(s + p.shift, p.skv - 1);
+  for (int k = 0; k < g; ++k) r.rows.push_back((b * p.h + kvh * g + k) * p.s + s);
+  return r;
+}
+
+ir::Kernel attention_scores_grouped_kernel(int d, int g) {
+  if (d % 16 || g < 1) throw std::invalid_argument("attention scores (grouped): D % 16 == 0 and G >= 1");
+  const int nd = d / 16;
+  return kernel("attention_scores_d" + std::to_string(d) + "_g" + std::to_string(g), [&](KernelBuilder& kb) {
+    auto q = kb.input("q", line(f32, 16));
+    auto k = kb.input("k", line(f32, 16));
+    auto sc = kb.output("scores", f32);
+    Shape p = shape_params(kb);
+    kb.workgroup(1);
+    GroupRows r = group_rows(p, g);
+    for_range(0, r.lim + 1, [&](Value j) {
+      Value kbase = (r.kv_head * p.skv + j) * nd;
+      std::vector<Value> kl;
+      for (int c = 0; c < nd; ++c) kl.push_back(k[kbase + c]);
+      for (int h = 0; h < g; ++h) {
+        Value acc = splat(constant(f32, 0.0f), 16);
+        for (int c = 0; c < nd; ++c) acc = fma(q[r.rows[size_t(h)] * nd + c], kl[size_t(c)], acc);
+        sc[r.rows[size_t(h)] * p.skvp + j] = tree_sum(acc) * p.scale;
+      }
+    });
+    // The rest of each padded row is masked.
+    for_range(max(r.lim + 1, 0), p.skvp, [&](Value j) {
+      for (int h = 0; h < g; ++h) sc[r.rows[size_t(h)] * p.skvp + j] = constant(f32, kMasked);
+    });
+  });
+}
+
+ir::Kernel attention_pv_grouped_kernel(int d, int g, int dl) {
+  if (d % 16 || g < 1 || dl < 1) throw std::invalid_argument("attention pv (grouped): D % 16 == 0, G >= 1, dl >= 1");
+  const int nd = d / 16;
+  return kernel("attention_pv_d" + std::to_string(d) + "_g" + std::to_string(g) + "_l" + std::to_string(dl),
+                [&](KernelBuilder& kb) {
+    auto sc = kb.input("p", f32);
+    auto v = kb.input("v", line(f32, 16));
+    auto o = kb.output("o", line(f32, 16));
+    Shape p = shape_params(kb);
+    kb.workgroup(1);
+    GroupRows r = group_rows(p, g);
+    // Lines c0 .. c0 + dl - 1 of D; a last chunk past D re-reads line nd - 1
+    // (in bounds) and does not store it.
+    Value c0 = cast(i32, group_id(0)) * dl;
+    std::vector<Value> col;
+    for (int c = 0; c < dl; ++c) col.push_back(min(c0 + c, nd - 1));
+    std::vector<Var> acc;
+    for (int i = 0; i < g * dl; ++i) acc.push_back(var(splat(constant(f32, 0.0f), 16)));
+    for_range(0, r.lim + 1, [&](Value j) {
+      Value vb = (r.kv_head * p.skv + j) * nd;
+      std::vector<Value> vl;
+      for (int c = 0; c < dl; ++c) vl.push_back(v[vb + col[size_t(c)]]);
+      for (int h = 0; h < g; ++h) {
+        Value pj = splat(sc[r.rows[size_t(h)] * p.skvp + j], 16);
+        for (int c = 0; c < dl; ++c) acc[size_t(h * dl + c)] = fma(pj, vl[size_t(c)], acc[size_t(h * dl + c)].get());
+      }
+    });
+    for (int c = 0; c < dl; ++c)
+      if_(c0 + c < nd, [&] {
+        for (int h = 0; h < g; ++h) o[r.rows[size_t(h)] * nd + c0 + c] = acc[size_t(h * dl + c)].get();
+      });
   });
 }
 

@@ -38,6 +38,16 @@ TEST_CASE("attention: every CPU candidate on small odd problems, 1 and 2 threads
       CHECK(cands.size() >= 10);
       for (const auto& v : cands) check(*dev, p, v);
     }
+    // The grouped naive form (rg: a kv head's G query heads per work-item)
+    // on decode shapes: one query row, G = 4 and 8, and S > Skv causal,
+    // where the first rows see no key.
+    for (auto [dims, causal] : {std::pair{std::vector<int64_t>{2, 8, 1, 32, 2, 37}, false},
+                                {std::vector<int64_t>{1, 8, 3, 16, 1, 20}, true},
+                                {std::vector<int64_t>{1, 4, 5, 16, 1, 3}, true}}) {
+      ops::Problem p = att(dims, causal);
+      check(*dev, p, ops::Variant{}.set("impl", 0).set("rg", dims[1] / dims[4]));
+      check(*dev, p, d->heuristic(p, dev->caps()));
+    }
   }
 }
 
