@@ -190,13 +190,84 @@ ir::Kernel lines_kernel(ir::Type dt, int nbatch) {
   });
 }
 
-enum Impl { kStrided = 0, kTiled = 1, kLines = 2 };
+// CPU, input contiguous along the output's inner axis C (rows of C
+// elements, C % 16 == 0), the output as (batch..., A, B, C): tiles of 16 A ×
+// 16 B rows, each copied as 16-element lines. Walking the output in order
+// (the strided chain) reads one row per B step: at 64x512x16x64 0213 each
+// 256-byte row is on another 4 KiB page, 512 streams that the hardware
+// prefetchers (which stop at page boundaries) cannot follow. In a tile
+// the reads are 16 streams that advance by a row per A step (adjacent when
+// A is the input's next axis, as in the head reshapes), the writes 16 runs
+// of 16 rows.
+constexpr int kRowTile = 16;
+ir::Kernel rows_kernel(ir::Type dt, int nbatch) {
+  return kernel("transpose_rows_" + dt.str() + "_b" + std::to_string(nbatch), [&](KernelBuilder& kb) {
+    auto x = kb.input("x", dt);
+    auto y = kb.output("y", dt);
+    auto A = kb.scalar("A", u32);
+    auto B = kb.scalar("B", u32);
+    auto C = kb.scalar("C", u32);
+    auto sa = kb.scalar("sa", u32);
+    auto sb = kb.scalar("sb", u32);
+    std::vector<Value> bd, bs;
+    for (int k = 0; k < nbatch; ++k) {
+      bd.push_back(kb.scalar("bd" + std::to_string(k), u32));
+      bs.push_back(kb.scalar("bs" + std::to_string(k), u32));
+    }
+    kb.workgroup(1);
+    Value rem = group_id(2);
+    Value ibase = constant(u32, 0u);
+    for (int k = nbatch - 1; k >= 0; --k) {
+      Value ck = k == 0 ? rem : rem % bd[size_t(k)];
+      if (k > 0) rem = rem / bd[size_t(k)];
+      ibase = ibase + ck * bs[size_t(k)];
+    }
+    Value obase = group_id(2) * A * B * C;
+    Value a0 = group_id(1) * uint32_t(kRowTile), b0 = group_id(0) * uint32_t(kRowTile);
+    Value an = min(A - a0, uint32_t(kRowTile)), bn = min(B - b0, uint32_t(kRowTile));
+    for_range(0u, an, [&](Value i) {
+      for_range(0u, bn, [&](Value j) {
+        Value irow = ibase + (a0 + i) * sa + (b0 + j) * sb;
+        Value orow = cast(u64, obase + ((a0 + i) * B + b0 + j) * C);
+        for_range(0u, C / 16u, [&](Value c) {
+          Value v = load16(x, irow + c * 16u);
+          Value o = orow + cast(u64, c) * uint64_t(16);
+          for (int q = 0; q < 16; ++q) y[o + uint64_t(q)] = extract(v, q);
+        });
+      });
+    });
+  });
+}
+
+enum Impl { kStrided = 0, kTiled = 1, kLines = 2, kRows = 3 };
 
 bool inner_contiguous(const View& v) { return v.in_stride.back() == 1; }
+// The row-tiled copy applies: inner-contiguous rows of a multiple of 16
+// elements under at least two other output axes.
+bool rows_fit(const View& v) { return inner_contiguous(v) && v.dims.size() >= 3 && v.dims.back() % 16 == 0; }
 
 Plan plan(const Problem& p, const Variant& var, const TargetCaps& caps) {
   View v = view_of(p);
   Plan pl;
+  if (var.get("impl") == kRows) {
+    if (!rows_fit(v)) throw std::invalid_argument("transpose: impl=3 (row tiles) needs rows of a multiple of 16 contiguous elements under two other axes");
+    const int R = int(v.dims.size()), nb = R - 3;
+    Step st;
+    st.kernel = rows_kernel(ir::Type(p.dtype), nb);
+    int64_t batch = 1;
+    for (int k = 0; k < nb; ++k) batch *= v.dims[size_t(k)];
+    st.dims.grid = {groups_for(v.dims[size_t(R - 2)], kRowTile), groups_for(v.dims[size_t(R - 3)], kRowTile), uint32_t(batch)};
+    st.buffers = {0, 1};
+    auto u = [](int64_t x) { return ir::scalar_slot(uint32_t(x)); };
+    st.scalars = {u(v.dims[size_t(R - 3)]), u(v.dims[size_t(R - 2)]), u(v.dims[size_t(R - 1)]), u(v.in_stride[size_t(R - 3)]),
+                  u(v.in_stride[size_t(R - 2)])};
+    for (int k = 0; k < nb; ++k) {
+      st.scalars.push_back(u(v.dims[size_t(k)]));
+      st.scalars.push_back(u(v.in_stride[size_t(k)]));
+    }
+    pl.steps.push_back(std::move(st));
+    return pl;
+  }
   if (inner_contiguous(v)) {
     fusion::Chain c;
     c.name = "transpose";
@@ -279,13 +350,17 @@ void register_transpose_ops() {
     return std::vector<TensorSpec>{tensor("y", ir::Type(p.dtype), os)};
   };
   d.candidates = [](const Problem& p, const TargetCaps& caps) {
-    if (inner_contiguous(view_of(p))) return std::vector<Variant>{Variant{}.set("impl", kStrided)};
+    if (inner_contiguous(view_of(p))) {
+      std::vector<Variant> v = {Variant{}.set("impl", kStrided)};
+      if (is_cpu(caps) && rows_fit(view_of(p))) v.push_back(Variant{}.set("impl", kRows));
+      return v;
+    }
     std::vector<Variant> v = {Variant{}.set("impl", kTiled)};
     if (is_cpu(caps)) v.push_back(Variant{}.set("impl", kLines));
     return v;
   };
   d.heuristic = [](const Problem& p, const TargetCaps& caps) {
-    if (inner_contiguous(view_of(p))) return Variant{}.set("impl", kStrided);
+    if (inner_contiguous(view_of(p))) return Variant{}.set("impl", is_cpu(caps) && rows_fit(view_of(p)) ? kRows : kStrided);
     return Variant{}.set("impl", is_cpu(caps) ? kLines : kTiled);
   };
   d.plan = plan;
@@ -298,7 +373,9 @@ void register_transpose_ops() {
                      prob({5, 7, 9}, 210),        prob({5, 7, 9}, 120),      prob({5, 7, 9}, 201),
                      prob({3, 5, 7, 11}, 213),    prob({3, 5, 7, 11}, 312),  prob({2, 3, 4, 5, 6}, 43210),
                      prob({33, 65}, -1, ir::ScalarKind::F16), prob({2, 1, 3, 1, 2, 5}, 54321), prob({100}, 0),
-                     prob({70, 45}, -1), prob({3, 64, 40}, 210), prob({2, 48, 5, 33}, 231)};
+                     prob({70, 45}, -1), prob({3, 64, 40}, 210), prob({2, 48, 5, 33}, 231),
+                     // rows of 16k contiguous elements: the row tiles, edge tiles and a batch axis
+                     prob({3, 5, 7, 32}, 213), prob({2, 17, 3, 48}, 2103), prob({4, 19, 3, 32}, 213, ir::ScalarKind::F16)};
   d.bench_problems = {prob({4096, 4096}, -1), prob({64, 512, 16, 64}, 213)};
   register_op(std::move(d));
 }
