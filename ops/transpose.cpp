@@ -87,6 +87,30 @@ View view_of(const Problem& p) {
   return v;
 }
 
+// The batch axes of the tiled kernels: their sizes and input strides as
+// scalars (after the kernel's own), and the input offset of group z's batch
+// element (grid z numbers the batch elements, the last axis fastest).
+struct BatchAxes {
+  std::vector<Value> dims, strides;
+  Value input_base() const {
+    Value rem = group_id(2), base = constant(u32, 0u);
+    for (int k = int(dims.size()) - 1; k >= 0; --k) {
+      Value ck = k == 0 ? rem : rem % dims[size_t(k)];
+      if (k > 0) rem = rem / dims[size_t(k)];
+      base = base + ck * strides[size_t(k)];
+    }
+    return base;
+  }
+};
+BatchAxes batch_axes(KernelBuilder& kb, int nbatch) {
+  BatchAxes b;
+  for (int k = 0; k < nbatch; ++k) {
+    b.dims.push_back(kb.scalar("bd" + std::to_string(k), u32));
+    b.strides.push_back(kb.scalar("bs" + std::to_string(k), u32));
+  }
+  return b;
+}
+
 constexpr int kTile = 32;
 
 // Tiled: the output is (batch..., A, B) with B innermost; the input is
@@ -100,20 +124,10 @@ ir::Kernel tiled_kernel(ir::Type dt, int nbatch) {
     auto B = kb.scalar("B", u32);
     auto sa = kb.scalar("sa", u32);  // input stride of output axis A (1 when A is the input's inner axis)
     auto sb = kb.scalar("sb", u32);  // input stride of output axis B
-    std::vector<Value> bd, bs;
-    for (int k = 0; k < nbatch; ++k) {
-      bd.push_back(kb.scalar("bd" + std::to_string(k), u32));
-      bs.push_back(kb.scalar("bs" + std::to_string(k), u32));
-    }
+    const BatchAxes batch = batch_axes(kb, nbatch);
     kb.workgroup(1);
     Value b0 = group_id(0) * uint32_t(kTile), a0 = group_id(1) * uint32_t(kTile);
-    Value rem = group_id(2);
-    Value ibase = constant(u32, 0u);
-    for (int k = nbatch - 1; k >= 0; --k) {
-      Value ck = k == 0 ? rem : rem % bd[size_t(k)];
-      if (k > 0) rem = rem / bd[size_t(k)];
-      ibase = ibase + ck * bs[size_t(k)];
-    }
+    Value ibase = batch.input_base();
     Value obase = group_id(2) * A * B;
     Value an = min(A - a0, uint32_t(kTile)), bn = min(B - b0, uint32_t(kTile));
     // Output rows of the tile (contiguous writes); the reads walk the input's
@@ -131,10 +145,10 @@ ir::Kernel tiled_kernel(ir::Type dt, int nbatch) {
 // consecutive B) once each into a padded 16 x 17 scratch tile, then writes 16
 // output lines from its columns, so each input line is read once (at
 // power-of-two row pitches the 16 rows of a block share one L1 set). Edge
-// blocks go element by element. Known limit: 4096 x 4096 reaches only ~0.24x
-// the triad (32 x 32 and 64 x 64 tiles, registers or scratch alike), against
-// ~0.7x for the 64x512x16x64 0213 permutation: the power-of-two pitch, not
-// the copy loop, bounds it.
+// blocks go element by element. Known limit: 4096 x 4096 reaches only
+// 0.15-0.24x the triad (32 x 32 and 64 x 64 tiles, registers or scratch
+// alike; on Zen 5, whose triad is ~40 GB/s, 0.15-0.18): the power-of-two
+// pitch, not the copy loop, bounds it.
 Value load16(const Array& x, const Value& at32) {
   Value at = cast(u64, at32);  // 64-bit: clang proves the addresses consecutive
   return make_line(x[at], x[at + 1u], x[at + 2u], x[at + 3u], x[at + 4u], x[at + 5u], x[at + 6u], x[at + 7u], x[at + 8u],
@@ -150,20 +164,10 @@ ir::Kernel lines_kernel(ir::Type dt, int nbatch) {
     auto B = kb.scalar("B", u32);
     auto sa = kb.scalar("sa", u32);
     auto sb = kb.scalar("sb", u32);
-    std::vector<Value> bd, bs;
-    for (int k = 0; k < nbatch; ++k) {
-      bd.push_back(kb.scalar("bd" + std::to_string(k), u32));
-      bs.push_back(kb.scalar("bs" + std::to_string(k), u32));
-    }
+    const BatchAxes batch = batch_axes(kb, nbatch);
     kb.workgroup(1);
     auto tile = shared_array(dt, 16 * 17);  // padded: its columns hit different banks/sets
-    Value rem = group_id(2);
-    Value ibase = constant(u32, 0u);
-    for (int k = nbatch - 1; k >= 0; --k) {
-      Value ck = k == 0 ? rem : rem % bd[size_t(k)];
-      if (k > 0) rem = rem / bd[size_t(k)];
-      ibase = ibase + ck * bs[size_t(k)];
-    }
+    Value ibase = batch.input_base();
     Value obase = group_id(2) * A * B;
     for (int ai = 0; ai < kLineTile / 16; ++ai)
       for (int bi = 0; bi < kLineTile / 16; ++bi) {
@@ -209,19 +213,9 @@ ir::Kernel rows_kernel(ir::Type dt, int nbatch) {
     auto C = kb.scalar("C", u32);
     auto sa = kb.scalar("sa", u32);
     auto sb = kb.scalar("sb", u32);
-    std::vector<Value> bd, bs;
-    for (int k = 0; k < nbatch; ++k) {
-      bd.push_back(kb.scalar("bd" + std::to_string(k), u32));
-      bs.push_back(kb.scalar("bs" + std::to_string(k), u32));
-    }
+    const BatchAxes batch = batch_axes(kb, nbatch);
     kb.workgroup(1);
-    Value rem = group_id(2);
-    Value ibase = constant(u32, 0u);
-    for (int k = nbatch - 1; k >= 0; --k) {
-      Value ck = k == 0 ? rem : rem % bd[size_t(k)];
-      if (k > 0) rem = rem / bd[size_t(k)];
-      ibase = ibase + ck * bs[size_t(k)];
-    }
+    Value ibase = batch.input_base();
     Value obase = group_id(2) * A * B * C;
     Value a0 = group_id(1) * uint32_t(kRowTile), b0 = group_id(0) * uint32_t(kRowTile);
     Value an = min(A - a0, uint32_t(kRowTile)), bn = min(B - b0, uint32_t(kRowTile));
