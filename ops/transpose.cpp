@@ -240,26 +240,35 @@ bool inner_contiguous(const View& v) { return v.in_stride.back() == 1; }
 // elements under at least two other output axes.
 bool rows_fit(const View& v) { return inner_contiguous(v) && v.dims.size() >= 3 && v.dims.back() % 16 == 0; }
 
+uint64_t u32_slot(int64_t x) { return ir::scalar_slot(uint32_t(x)); }
+
+// The step of a tiled kernel: grid (x, y, the batch elements), the kernel's
+// own scalars followed by the batch axes' sizes and input strides (BatchAxes).
+Step tiled_step(ir::Kernel k, const View& v, int nb, uint32_t gx, uint32_t gy, std::vector<uint64_t> scalars) {
+  Step st;
+  st.kernel = std::move(k);
+  int64_t batch = 1;
+  for (size_t a = 0; a < size_t(nb); ++a) {
+    batch *= v.dims[a];
+    scalars.push_back(u32_slot(v.dims[a]));
+    scalars.push_back(u32_slot(v.in_stride[a]));
+  }
+  st.dims.grid = {gx, gy, uint32_t(batch)};
+  st.buffers = {0, 1};
+  st.scalars = std::move(scalars);
+  return st;
+}
+
 Plan plan(const Problem& p, const Variant& var, const TargetCaps& caps) {
   View v = view_of(p);
   Plan pl;
   if (var.get("impl") == kRows) {
     if (!rows_fit(v)) throw std::invalid_argument("transpose: impl=3 (row tiles) needs rows of a multiple of 16 contiguous elements under two other axes");
-    const int R = int(v.dims.size()), nb = R - 3;
-    Step st;
-    st.kernel = rows_kernel(ir::Type(p.dtype), nb);
-    int64_t batch = 1;
-    for (int k = 0; k < nb; ++k) batch *= v.dims[size_t(k)];
-    st.dims.grid = {groups_for(v.dims[size_t(R - 2)], kRowTile), groups_for(v.dims[size_t(R - 3)], kRowTile), uint32_t(batch)};
-    st.buffers = {0, 1};
-    auto u = [](int64_t x) { return ir::scalar_slot(uint32_t(x)); };
-    st.scalars = {u(v.dims[size_t(R - 3)]), u(v.dims[size_t(R - 2)]), u(v.dims[size_t(R - 1)]), u(v.in_stride[size_t(R - 3)]),
-                  u(v.in_stride[size_t(R - 2)])};
-    for (int k = 0; k < nb; ++k) {
-      st.scalars.push_back(u(v.dims[size_t(k)]));
-      st.scalars.push_back(u(v.in_stride[size_t(k)]));
-    }
-    pl.steps.push_back(std::move(st));
+    const size_t R = v.dims.size();
+    pl.steps.push_back(tiled_step(rows_kernel(ir::Type(p.dtype), int(R) - 3), v, int(R) - 3,
+                                  groups_for(v.dims[R - 2], kRowTile), groups_for(v.dims[R - 3], kRowTile),
+                                  {u32_slot(v.dims[R - 3]), u32_slot(v.dims[R - 2]), u32_slot(v.dims[R - 1]),
+                                   u32_slot(v.in_stride[R - 3]), u32_slot(v.in_stride[R - 2])}));
     return pl;
   }
   if (inner_contiguous(v)) {
@@ -279,23 +288,14 @@ Plan plan(const Problem& p, const Variant& var, const TargetCaps& caps) {
   // The output as (batch..., A, B): A = output axis R-2, whatever its input
   // stride (1 for the plain last-two-axes transpose); batch axes decoded
   // per group with their input strides.
-  const int R = int(v.dims.size());
-  Step st;
-  int nb = R - 2;
-  const bool lines = var.get("impl") == kLines && v.in_stride[size_t(R - 2)] == 1;
-  st.kernel = lines ? lines_kernel(ir::Type(p.dtype), nb) : tiled_kernel(ir::Type(p.dtype), nb);
-  int64_t batch = 1;
-  for (int k = 0; k < nb; ++k) batch *= v.dims[size_t(k)];
+  const size_t R = v.dims.size();
+  const int nb = int(R) - 2;
+  const bool lines = var.get("impl") == kLines && v.in_stride[R - 2] == 1;
   const int tile = lines ? kLineTile : kTile;
-  st.dims.grid = {groups_for(v.dims[size_t(R - 1)], tile), groups_for(v.dims[size_t(R - 2)], tile), uint32_t(batch)};
-  st.buffers = {0, 1};
-  st.scalars = {ir::scalar_slot(uint32_t(v.dims[size_t(R - 2)])), ir::scalar_slot(uint32_t(v.dims[size_t(R - 1)])),
-                ir::scalar_slot(uint32_t(v.in_stride[size_t(R - 2)])), ir::scalar_slot(uint32_t(v.in_stride[size_t(R - 1)]))};
-  for (int k = 0; k < nb; ++k) {
-    st.scalars.push_back(ir::scalar_slot(uint32_t(v.dims[size_t(k)])));
-    st.scalars.push_back(ir::scalar_slot(uint32_t(v.in_stride[size_t(k)])));
-  }
-  pl.steps.push_back(std::move(st));
+  pl.steps.push_back(tiled_step(lines ? lines_kernel(ir::Type(p.dtype), nb) : tiled_kernel(ir::Type(p.dtype), nb), v, nb,
+                                groups_for(v.dims[R - 1], tile), groups_for(v.dims[R - 2], tile),
+                                {u32_slot(v.dims[R - 2]), u32_slot(v.dims[R - 1]), u32_slot(v.in_stride[R - 2]),
+                                 u32_slot(v.in_stride[R - 1])}));
   return pl;
 }
 
