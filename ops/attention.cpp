@@ -162,7 +162,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       if (rg && (!cpu || !grouped_fits(a) || rg != a.h / a.hkv))
         throw std::invalid_argument("attention: rg (grouped heads) must be H/Hkv (<= 8), on the CPU with D % 16 == 0: " + v.str());
       const uint32_t groups = uint32_t(a.b * a.hkv * a.s);
-      const int dl = rg ? std::max(1, std::min(d / 16, 24 / std::max(rg, 1))) : 0;
+      const int dl = rg ? std::max(1, std::min(d / 16, 24 / rg)) : 0;  // pv: G·dl <= 24 accumulators
       Step s1{rg ? attention_scores_grouped_kernel(d, rg) : attention_scores_kernel(d, lanes, cpu ? 1 : 64), {}, {0, 1, t}, sc};
       s1.dims.grid = {cpu ? 1u : groups_for(skvp, 64), rg ? groups : rows, 1};
       s1.dims.workgroup = {cpu ? 1u : 64u, 1, 1};

@@ -78,6 +78,13 @@ namespace {
 Value f(const Value& v) { return cast(f32, v); }
 Value u32x4(const Value& bytes) { return bitcast(line(u32, 4), bytes); }
 
+// Byte offsets within a 32-element block: its quant bytes (after d, m and
+// qh: Q4_0/Q8_0 2, Q4_1 4, Q5_0 6, Q5_1 8) and Q5's qh word.
+uint32_t qs_offset(QFormat f) {
+  return f == QFormat::Q4_1 ? 4 : f == QFormat::Q5_0 ? 6 : f == QFormat::Q5_1 ? 8 : 2;
+}
+uint32_t qh_offset(QFormat f) { return f == QFormat::Q5_0 ? 2 : 4; }
+
 // One format's blocks as unsigned byte codes: `units` runs of `groups`
 // groups of 16 elements share a scale (and a min); see the file comment.
 class BlockCodes {
@@ -112,8 +119,8 @@ class BlockCodes {
     switch (f_) {
       case QFormat::Q4_0: case QFormat::Q8_0: scale_ = {w_.half(base)}; break;
       case QFormat::Q4_1: scale_ = {w_.half(base)}; min_ = {w_.half(base + 2u)}; break;
-      case QFormat::Q5_0: scale_ = {w_.half(base)}; qh_ = w_.u32le(base + 2u); break;
-      case QFormat::Q5_1: scale_ = {w_.half(base)}; min_ = {w_.half(base + 2u)}; qh_ = w_.u32le(base + 4u); break;
+      case QFormat::Q5_0: scale_ = {w_.half(base)}; qh_ = w_.u32le(base + qh_offset(f_)); break;
+      case QFormat::Q5_1: scale_ = {w_.half(base)}; min_ = {w_.half(base + 2u)}; qh_ = w_.u32le(base + qh_offset(f_)); break;
       case QFormat::Q4_K: case QFormat::Q5_K: {
         // The 8 6-bit scales and mins (scale_min_k4) unpacked a word at a
         // time (GGML's utmp trick), then widened as f32x8 lines.
@@ -160,16 +167,16 @@ class BlockCodes {
     const uint32_t G = uint32_t(g);
     switch (f_) {
       case QFormat::Q4_0: case QFormat::Q4_1: {
-        Value q = w_.line16(base_ + (f_ == QFormat::Q4_0 ? 2u : 4u));
+        Value q = w_.line16(base_ + qs_offset(f_));
         return u32x4(g == 0 ? (q & 15u) : (q >> 4u));
       }
       case QFormat::Q5_0: case QFormat::Q5_1: {
-        Value q = w_.line16(base_ + (f_ == QFormat::Q5_0 ? 6u : 8u));
+        Value q = w_.line16(base_ + qs_offset(f_));
         return u32x4((g == 0 ? (q & 15u) : (q >> 4u)) | q5_high_bits(qh_, G));
       }
       case QFormat::Q8_0:
-        if (signed_) return bitcast(line(i32, 4), w_.line16(base_ + 2u + 16u * G));
-        return u32x4(w_.line16(base_ + 2u + 16u * G)) ^ 0x80808080u;
+        if (signed_) return bitcast(line(i32, 4), w_.line16(base_ + qs_offset(f_) + 16u * G));
+        return u32x4(w_.line16(base_ + qs_offset(f_) + 16u * G)) ^ 0x80808080u;
       case QFormat::Q4_K: case QFormat::Q5_K: {
         bool five = f_ == QFormat::Q5_K;
         uint32_t sb = G / 2, c = sb / 2, hi = sb & 1, half = G & 1;
@@ -195,7 +202,7 @@ class BlockCodes {
   // per-half shift picks the nibble, one mask for both.
   Value codes8(int g0) const {
     if (f_ == QFormat::Q4_0 || f_ == QFormat::Q4_1) {
-      Value q = u32x4(w_.line16(base_ + (f_ == QFormat::Q4_0 ? 2u : 4u)));
+      Value q = u32x4(w_.line16(base_ + qs_offset(f_)));
       Value zero = constant(u32, 0), four = constant(u32, 4);
       return (cat4(q, q) >> make_line({zero, zero, zero, zero, four, four, four, four})) & 0x0f0f0f0fu;
     }
@@ -497,8 +504,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
       const bool q8 = fmt == QFormat::Q8_0;
       const bool five = fmt == QFormat::Q5_0 || fmt == QFormat::Q5_1;
       const bool with_min = fmt == QFormat::Q4_1 || fmt == QFormat::Q5_1;
-      const uint32_t qs = fmt == QFormat::Q4_0 ? 2 : fmt == QFormat::Q4_1 ? 4 : fmt == QFormat::Q5_0 ? 6 : 8;
-      const uint32_t qh_at = fmt == QFormat::Q5_0 ? 2 : 4;
+      const uint32_t qs = qs_offset(fmt), qh_at = qh_offset(fmt);
       const int32_t lane_offset = int32_t(probe.offset() / 4);  // o / 4
       std::vector<Var> acc = line_accumulators();
       const std::vector<Value> wrow = row_offsets(guarded);

@@ -102,6 +102,10 @@ ir::Kernel qgemv_x8_kernel(QFormat f, int rows, int mb, bool signed_q8 = false, 
 // (the tiles), y: f32), scalars (m, n, k); grid x = ceil(ceil(n/16)/groups),
 // y = ceil(m/mb); workgroup 1. Needs lines and dot4 (the CPU).
 ir::Kernel qgemv_r16_kernel(QFormat f, int groups, int mb, int prefetch = 0);
+// Its formats with large tiles (Q4_K 36 lines, Q6_K 105), which spread the
+// prefetch of the tile `prefetch` ahead over the steps of each tile rather
+// than issue it all at the tile's start.
+inline bool r16_prefetch_spread(QFormat f) { return f == QFormat::Q4_K || f == QFormat::Q6_K; }
 // The same GEMM over GGML's rows: a work-item packs its 16 rows into the
 // interleaved tiles on its stack (`tiles`: the tiles of one row group), then runs
 // them against every row of X, `mb` at a time: prefill on GGML bytes at the

@@ -270,17 +270,10 @@ std::vector<Variant> r16_candidates(const QShape& s, const TargetCaps& caps) {
   return c;
 }
 
-Variant qmm_heuristic(const Problem& p, const TargetCaps& caps);
-
 std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
   QShape s = qshape(p);
   std::vector<Variant> c;
   if (s.r16) return r16_candidates(s, caps);
-  // The heuristic's choice is always timed, so a tuning run says how far it is from the best.
-  auto with_heuristic = [&] {
-    if (Variant h = qmm_heuristic(p, caps); std::find(c.begin(), c.end(), h) == c.end()) c.push_back(h);
-    return c;
-  };
   if (is_cpu(caps)) {
     if (x8_gemv(s))
       for (int r : {2, 4, 8})
@@ -333,7 +326,7 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
       for (int wg : {32, 64, 128}) c.push_back(Variant{}.set("impl", kGemvBlocks).set("wg", wg));
     c.push_back(gpu_tile_variant(default_gpu_tile(s.m, s.n)).set("impl", kTiled));
   }
-  return with_heuristic();
+  return c;
 }
 
 // Measured with kgen tune 1x4096x4096 (rotating inputs) on Zen 5, 1 / 2
@@ -352,8 +345,7 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
 // left Q6_K at 18 GB/s from DRAM, 0.76 ms against 0.26 from the LLC): Q4_K
 // 0.26 ms (2 ahead 0.29), Q6_K 0.34 (1 ahead 0.40, 8 0.33).
 Variant r16_heuristic(const QShape& s) {
-  const bool spread = s.f == QFormat::Q4_K || s.f == QFormat::Q6_K;
-  const int64_t pf = spread ? 4 : std::max<int64_t>(1, 4608 / r16_tile_bytes(s.f));
+  const int64_t pf = r16_prefetch_spread(s.f) ? 4 : std::max<int64_t>(1, 4608 / r16_tile_bytes(s.f));
   return Variant{}.set("impl", kGemvR16).set("mb", std::min<int64_t>(s.m, 8)).set("groups", 1).set("pf", pf);
 }
 

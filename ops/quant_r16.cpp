@@ -278,7 +278,7 @@ ir::Kernel qgemv_r16_kernel(QFormat fmt, int groups, int mb, int prefetch) {
     // rows are >= N and never stored.
     for (uint32_t g = 0; g < RG; ++g) it.gline.push_back(cast(u64, min(g0 + g, G - 1u)) * cast(u64, np * TL));
     it.start_rows(m0, M, K);
-    if (fmt == QFormat::Q6_K || fmt == QFormat::Q4_K) it.spread_pf = uint32_t(prefetch);
+    if (r16_prefetch_spread(fmt)) it.spread_pf = uint32_t(prefetch);
     it.all_tiles(nb, [&](const Value& t) {
       // Software prefetch `prefetch` tiles ahead: more lines in flight than
       // the hardware prefetcher keeps for one stream (past a group's end it
