@@ -11,6 +11,7 @@
 //       against the faster vendor f32 SGEMM of the same product (X·Wᵀ with W
 //       dequantized), measured in the same run: GFLOP/s and their ratio.
 //   quant/dequantize/<format>/4096x4096/threads:<t>   bytes = packed + f32 out.
+//   quant/quantize/<q8_0|q4_0>/4096x4096/threads:<t>   f32 in + packed out.
 // Ours is the op as dispatch runs it (tuned variant if the database has one,
 // else the heuristic); the label says which variant ran.
 #include <benchmark/benchmark.h>
@@ -124,9 +125,10 @@ void BM_QGemm(benchmark::State& state, QFormat f, int64_t m, int64_t n, int64_t 
   state.SetLabel(ours.variant);
 }
 
-void BM_Dequant(benchmark::State& state, QFormat f, int64_t rows, int64_t k) {
+// dequantize (packed -> f32) or quantize (f32 -> packed): the same bytes.
+void BM_Convert(benchmark::State& state, const char* op, QFormat f, int64_t rows, int64_t k) {
   const int threads = int(state.range(0));
-  ops::Problem p{"dequantize", {rows, k}, ir::ScalarKind::F32, {{"format", int64_t(f)}}};
+  ops::Problem p{op, {rows, k}, ir::ScalarKind::F32, {{"format", int64_t(f)}}};
   double bytes = double(ops::quant::packed_bytes(f, rows, k)) + 4.0 * double(rows * k);
   QuantOp ours(p, threads, bytes, kBeyondL3);
   against_triad(state, ours, bytes, threads);
@@ -159,7 +161,12 @@ void register_quant_benchmarks() {
   }
   for (QFormat f : {QFormat::Q8_0, QFormat::Q4_K}) {
     std::string name = std::string("quant/dequantize/") + ops::quant::info(f).name + "/4096x4096";
-    benchmark::RegisterBenchmark(name.c_str(), BM_Dequant, f, 4096, 4096)
+    benchmark::RegisterBenchmark(name.c_str(), BM_Convert, "dequantize", f, 4096, 4096)
+        ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
+  }
+  for (QFormat f : {QFormat::Q8_0, QFormat::Q4_0}) {
+    std::string name = std::string("quant/quantize/") + ops::quant::info(f).name + "/4096x4096";
+    benchmark::RegisterBenchmark(name.c_str(), BM_Convert, "quantize", f, 4096, 4096)
         ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
   }
 }

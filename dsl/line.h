@@ -21,6 +21,9 @@ Value make_line(const Operand& first, const Ts&... rest) {
   return make_line({first, Operand(rest, first.loc())...});
 }
 
+// The i32 line 0, 1, ..., lanes - 1 (lane numbers, for masks and indices).
+Value lane_index(int lanes);
+
 Value extract(const Operand& v, int lane);                        // v.lane(i)
 Value insert(const Operand& v, int lane, const Operand& scalar);  // v with lane replaced
 
@@ -29,5 +32,22 @@ Value reduce_add(const Operand& v);
 Value reduce_mul(const Operand& v);
 Value reduce_min(const Operand& v);
 Value reduce_max(const Operand& v);
+
+// The same reductions as a tree of halves (16 -> 8 -> 4 -> 2 -> 1 lanes):
+// log2(lanes) dependent operations where reduce_*'s defined order (lane 0
+// first, as the interpreter folds) is a chain of lanes - 1, which bounds
+// loops that reduce a line per step. Max and min give reduce_max/min's
+// value (exact operations) unless a lane is NaN; the sum may round differently.
+Value tree_add(const Value& v);
+Value tree_min(const Value& v);
+Value tree_max(const Value& v);
+// Many lines at once: lane i of the result is tree_*(lines[i]), for n lines
+// of L lanes (n a power of two, n <= L; an n-lane result). Each level pairs
+// lines with two-source shuffles, so n reductions cost ~2n shuffles and n
+// operations where n separate trees cost 2 log2(L) each, and the result is
+// a line for the lane-wise math that follows.
+Value tree_add_lanes(const std::vector<Value>& lines);
+Value tree_min_lanes(const std::vector<Value>& lines);
+Value tree_max_lanes(const std::vector<Value>& lines);
 
 }  // namespace kgen::dsl

@@ -53,26 +53,7 @@ RowIndex row_index(const Shape& p, const Value& row) {
   return r;
 }
 
-Value iota_i32(int lanes) {
-  Value v = splat(constant(i32, 0), lanes);
-  for (int l = 1; l < lanes; ++l) v = insert(v, l, constant(i32, l));
-  return v;
-}
-
 ir::Type elem_of(int lanes) { return lanes == 1 ? f32 : line(f32, lanes); }
-
-// The lane sum of a line as a tree (halves added: 16 -> 8 -> 4 -> 2 -> 1),
-// 4 dependent adds where reduce_add's defined order (lane 0 first, as the
-// interpreter folds) is a chain of 15: the grouped scores take one per key
-// and row, and the chain's latency bounded them.
-Value tree_sum(Value v) {
-  for (int lanes = v.type().lanes / 2; lanes >= 1; lanes /= 2) {
-    std::vector<Value> lo, hi;
-    for (int l = 0; l < lanes; ++l) lo.push_back(extract(v, l)), hi.push_back(extract(v, l + lanes));
-    v = lanes > 1 ? make_line(lo) + make_line(hi) : lo[0] + hi[0];
-  }
-  return v;
-}
 
 }  // namespace
 
@@ -100,7 +81,7 @@ ir::Kernel attention_scores_kernel(int d, int lanes, int wg) {
         Value kbase = (r.kv_head * p.skv + j) * nd;
         Var acc = var(lanes == 1 ? constant(f32, 0.0f) : splat(constant(f32, 0.0f), lanes));
         for_range(0, nd, [&](Value c) { acc = fma(q[qbase + c], k[kbase + c], acc); });
-        Value dot = lanes == 1 ? acc.get() : tree_sum(acc.get());
+        Value dot = lanes == 1 ? acc.get() : tree_add(acc.get());
         val = dot * p.scale;
       });
       sc[row * p.skvp + j] = val;
@@ -142,7 +123,7 @@ ir::Kernel attention_scores_grouped_kernel(int d, int g) {
       for (int h = 0; h < g; ++h) {
         Value acc = splat(constant(f32, 0.0f), 16);
         for (int c = 0; c < nd; ++c) acc = fma(q[r.rows[size_t(h)] * nd + c], kl[size_t(c)], acc);
-        sc[r.rows[size_t(h)] * p.skvp + j] = tree_sum(acc) * p.scale;
+        sc[r.rows[size_t(h)] * p.skvp + j] = tree_add(acc) * p.scale;
       }
     });
     // The rest of each padded row is masked.
@@ -275,7 +256,7 @@ ir::Kernel attention_kt_kernel(int d) {
     Value j0 = jl * 16;
     // Keys past Skv read key Skv-1 and are zeroed: no out-of-bounds loads.
     std::vector<Value> rows;
-    Value live = (iota_i32(16) + splat(j0, 16)) < splat(p.skv, 16);
+    Value live = (lane_index(16) + splat(j0, 16)) < splat(p.skv, 16);
     for (int l = 0; l < 16; ++l) rows.push_back((kvh * p.skv + min(j0 + l, p.skv - 1)) * d);
     for_range(0, d, [&](Value dd) {
       Value ln = splat(constant(f32, 0.0f), 16);
@@ -328,7 +309,7 @@ ir::Kernel flash_attention_cpu_kernel(int d, int qb, int nk) {
       l.push_back(var(L(0.0f)));
       for (int c = 0; c < nd; ++c) acc[r].push_back(var(L(0.0f)));
     }
-    Value iota = iota_i32(16);
+    Value iota = lane_index(16);
 
     auto block = [&](Value jb, bool masked) {
       // Scores: s[r][c] over keys jb*kbk + 16c + lane.

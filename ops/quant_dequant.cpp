@@ -1,5 +1,6 @@
 // Dequantize and quantize kernels of the quantized-weight family.
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include "ops/quant_kernels.h"
@@ -128,6 +129,128 @@ ir::Kernel quantize_kernel(QFormat fmt) {
       for (uint32_t i = 0; i < HW; ++i) q[p * PW + i] = word(i);
       if_(second, [&] {
         for (uint32_t i = HW; i < PW; ++i) q[p * PW + i] = word(i);
+      });
+    });
+  });
+}
+
+namespace {
+
+// The 16 bytes of a u8x16 line stored at byte offset `o` (u64) of a u8
+// buffer: sixteen adjacent byte stores, which clang merges into one vector
+// store (blocks are 2-byte aligned, so no line-typed buffer can index them).
+void store_line16(const Array& q, const Value& o, const Value& bytes) {
+  for (int j = 0; j < 16; ++j) q[o + uint64_t(j)] = extract(bytes, j);
+}
+
+// f32 lanes holding integers with |v| <= 2^22 to i32: adding 1.5·2^23 puts
+// the integer in the low mantissa bits (exact). A float->int cast saturates
+// and lowers to a per-lane loop.
+Value small_int_lanes(const Value& v) {
+  return bitcast(line(i32, 16), v + 12582912.0f) - 0x4b400000;
+}
+
+}  // namespace
+
+ir::Kernel quantize_lines_kernel(QFormat fmt, int blocks_per_item, int chunk) {
+  if (fmt != QFormat::Q8_0 && fmt != QFormat::Q4_0) throw std::invalid_argument("quantize: only q8_0 and q4_0");
+  if ((chunk != 8 && chunk != 16) || blocks_per_item % chunk)
+    throw std::invalid_argument("quantize lines: chunks of 8 or 16 blocks, blocks per item a multiple of the chunk");
+  const FormatInfo& fi = info(fmt);
+  const uint32_t CH = uint32_t(chunk), C = uint32_t(blocks_per_item / chunk), PX = 128 / CH;
+  const uint64_t BB = uint64_t(fi.block_bytes);
+  std::string name = std::string("quant_quantize_lines_") + fi.name + "_b" + std::to_string(blocks_per_item) + "_c" + std::to_string(chunk);
+  return kernel(name, [&](KernelBuilder& kb) {
+    auto x = kb.input("x", line(f32, 16));
+    auto q = kb.output("q", u8);
+    auto nb = kb.scalar("nblocks", u32);
+    kb.workgroup(1);
+    // Chunks of CH blocks: the per-block scales are computed as CH-lane lines
+    // (lane i = block i: one tree for the chunk's maxima, one division for
+    // its scales). Blocks are addressed from one base (c·CH + i), so their
+    // addresses are displacements: with an offset per block, clang spilled
+    // them, and the reloads waited behind stores to q with the same low
+    // address bits (4 KiB aliasing), up to 3x slower from DRAM. The last
+    // chunk, if partial, clamps its indices instead: blocks past the end
+    // repeat the last one, rewriting its bytes with the same values.
+    auto chunk_body = [&](const Value& c, bool clamp) {
+      std::vector<Value> xi, off, m, keys;  // x line index and q byte offset of block i
+      // 64-bit indices: u32 sums may wrap (-fwrapv), so clang could not fold
+      // them into displacements from one base.
+      Value x0 = cast(u64, c) * uint64_t(CH * 2), o0 = cast(u64, c) * (uint64_t(CH) * BB);
+      for (uint32_t i = 0; i < CH; ++i) {
+        Value b = clamp ? min(c * CH + i, nb - 1u) : Value{};
+        xi.push_back(clamp ? cast(u64, b) * uint64_t(2) : x0 + uint64_t(2 * i));
+        off.push_back(clamp ? cast(u64, b) * BB : o0 + uint64_t(i) * BB);
+      }
+      // x[block i], half hf, and its |x| as integers: non-negative floats
+      // order as their bits, and an integer max is one instruction (a float
+      // max also orders NaNs; inputs with NaNs quantize to garbage either way).
+      auto xv = [&](int i, uint32_t hf) { return x[xi[size_t(i)] + uint64_t(hf)]; };
+      auto bits = [&](const Value& v) { return bitcast(line(i32, 16), abs(v)); };
+      // Prefetch: x 8 KiB ahead and q two chunks ahead (for the stores). A
+      // chunk's loads all come first and its stores wait on all of them, so
+      // out-of-order execution cannot reach the next chunk's loads, and the
+      // hardware prefetchers did not run far enough ahead: DRAM latency per
+      // chunk, 2-3x slower.
+      for (uint32_t l = 0; l < 2 * CH; ++l) x[x0 + uint64_t(2 * CH * PX + l)].prefetch();
+      Value ahead = o0 + uint64_t(2 * CH) * BB;
+      for (uint64_t o = 0; o < CH * BB + 63; o += 64) q[ahead + o].prefetch();
+      for (int i = 0; i < int(CH); ++i) m.push_back(max(bits(xv(i, 0)), bits(xv(i, 1))));
+      Value amax_bits = tree_max_lanes(m);
+      Value amax = bitcast(line(f32, int(CH)), amax_bits);
+      Value d;
+      if (fmt == QFormat::Q8_0) {
+        d = amax / 127.0f;
+      } else {
+        // GGML takes the first element of largest magnitude, with its sign:
+        // the smallest key 2·index + sign bit among the lanes equal to amax.
+        Value none = splat(constant(i32, 64), 16);
+        for (int i = 0; i < int(CH); ++i) {
+          Value am = splat(extract(amax_bits, i), 16), k[2];
+          for (uint32_t hf = 0; hf < 2; ++hf) {
+            Value v = xv(i, hf);
+            Value sign = bitcast(line(i32, 16), bitcast(line(u32, 16), v) >> 31u);
+            k[hf] = select(bits(v) == am, (lane_index(16) + 16 * int(hf)) * 2 + sign, none);
+          }
+          keys.push_back(min(k[0], k[1]));
+        }
+        Value first = tree_min_lanes(keys);
+        // -0.0 counts as negative in the key, but an all-zero block keeps
+        // GGML's +0 (d = -0).
+        d = select(((first & 1) != 0) & (amax != 0.0f), -amax, amax) / -8.0f;
+      }
+      Value id = select(d != 0.0f, 1.0f / d, splat(constant(f32, 0.0f), int(CH)));
+      Value dh = bitcast(line(u16, int(CH)), cast(line(f16, int(CH)), d));  // round to nearest even, as GGML
+      for (int i = 0; i < int(CH); ++i) {
+        Value h = extract(dh, i), idi = splat(extract(id, i), 16);
+        q[off[size_t(i)]] = cast(u8, h);
+        q[off[size_t(i)] + uint64_t(1)] = cast(u8, h >> 8);
+        if (fmt == QFormat::Q8_0) {
+          for (uint32_t hf = 0; hf < 2; ++hf) {
+            // roundf: halfway cases away from zero (|x·id| <= 127)
+            Value s = xv(i, hf) * idi, t = trunc(s);
+            Value sgn = select(s < 0.0f, splat(constant(f32, -1.0f), 16), splat(constant(f32, 1.0f), 16));
+            Value r = select(abs(s - t) >= 0.5f, t + sgn, t);
+            store_line16(q, off[size_t(i)] + uint64_t(2 + 16 * hf), bitcast(line(u8, 16), cast(line(i8, 16), small_int_lanes(r))));
+          }
+        } else {
+          // (int8_t)(x·id + 8.5f) truncates a positive value, capped at 15
+          Value n[2];
+          for (uint32_t hf = 0; hf < 2; ++hf) n[hf] = min(small_int_lanes(trunc(xv(i, hf) * idi + 8.5f)), 15);
+          store_line16(q, off[size_t(i)] + uint64_t(2), bitcast(line(u8, 16), cast(line(i8, 16), n[0] | (n[1] << 4))));
+        }
+      }
+    };
+    Value c0 = group_id(0) * C, chunks = (nb + (CH - 1)) / CH;
+    for_range(c0, min(c0 + C, chunks), [&](Value c) {
+      if_((c + 1u) * CH <= nb, [&] { chunk_body(c, false); }).else_([&] { chunk_body(c, true); });
+      // The packed tensor is padded to whole u32 words (as quantize_kernel
+      // writes it): zeros after an odd count of 34- or 18-byte blocks.
+      if_((c + 1u) * CH >= nb && (nb & 1u) != 0u, [&] {
+        Value end = cast(u64, nb) * BB;
+        q[end] = constant(u8, 0);
+        q[end + uint64_t(1)] = constant(u8, 0);
       });
     });
   });

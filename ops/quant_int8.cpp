@@ -45,18 +45,10 @@ ir::Kernel quantize_x8_kernel(int blocks_per_item) {
     Value b0 = group_id(0) * BPI;
     for_range(b0, min(b0 + BPI, nb), [&](Value b) {
       Value v[2] = {x[b * 2u], x[b * 2u + 1u]};
-      // amax as a tree of line maxes (16 -> 8 -> 4 -> 2 -> 1 lanes): a float
-      // reduce_max is an ordered chain of 31 NaN-aware scalar maxes. Same
-      // value: max is exact, and the operands are |x| (no signed zeros).
-      Value m = max(abs(v[0]), abs(v[1]));
-      for (int lanes = 8; lanes >= 1; lanes /= 2) {
-        std::vector<Value> lo, hi;
-        for (int l = 0; l < lanes; ++l) {
-          lo.push_back(extract(m, l));
-          hi.push_back(extract(m, l + lanes));
-        }
-        m = lanes > 1 ? max(make_line(lo), make_line(hi)) : max(lo[0], hi[0]);
-      }
+      // amax as a tree: a float reduce_max is an ordered chain of 31
+      // NaN-aware scalar maxes. Same value: max is exact, and the operands
+      // are |x| (no signed zeros).
+      Value m = tree_max(max(abs(v[0]), abs(v[1])));
       Value d = m / 127.0f;
       Value id = splat(select(d != 0.0f, 1.0f / d, 0.0f), 16);
       xd[b] = d;

@@ -59,6 +59,11 @@ ir::Kernel dequantize_lines_kernel(QFormat f, int blocks_per_item);
 // work-items share a word). Buffers (x: f32, q: u32), scalar nblocks; grid x
 // = ceil(nblocks/2)/64 rounded up, workgroup 64.
 ir::Kernel quantize_kernel(QFormat f);
+// CPU quantize: a work-item quantizes `blocks_per_item` blocks from f32x16
+// lines (the same bytes), in chunks of `chunk` (8 or 16) blocks whose scales
+// are lines. Buffers (x: f32x16, q: u8), scalar nblocks; grid x =
+// ceil(nblocks / blocks_per_item), workgroup 1.
+ir::Kernel quantize_lines_kernel(QFormat f, int blocks_per_item, int chunk);
 
 // CPU GEMV: y[m][n] = Σ_k x[m][k]·w[n][k] for `mb` rows of X per work-item
 // and `rows` outputs n per work-item, decoding blocks to f32x16 lines.

@@ -166,12 +166,32 @@ void register_quantize() {
   d.validate = [](const Problem& p) { validate_rows_k(p, 2, true); };
   d.inputs = [](const Problem& p) { return std::vector<TensorSpec>{tensor("x", ir::types::F32, {p.dim(0), p.dim(1)}, -2, 2)}; };
   d.outputs = [](const Problem& p) { return std::vector<TensorSpec>{packed_tensor("q", format_of(p), p.dim(0), p.dim(1))}; };
-  d.candidates = [](const Problem&, const TargetCaps&) { return std::vector<Variant>{Variant{}}; };
-  d.heuristic = [](const Problem&, const TargetCaps&) { return Variant{}; };
-  d.plan = [](const Problem& p, const Variant&, const TargetCaps&) {
+  // impl=0: the any-target kernel (two blocks per work-item, scalar code);
+  // impl=1: CPU lines, bpi blocks per work-item in chunks of ch.
+  d.candidates = [](const Problem&, const TargetCaps& caps) {
+    std::vector<Variant> c{Variant{}.set("impl", 0)};
+    if (is_cpu(caps))
+      for (int ch : {8, 16})
+        for (int b : {16, 64}) c.push_back(Variant{}.set("impl", 1).set("bpi", b).set("ch", ch));
+    return c;
+  };
+  d.heuristic = [](const Problem& p, const TargetCaps& caps) {
+    // Q4_0's chunk work is larger (the sign of the first maximum): 16-block
+    // chunks were 5% faster at 1 thread, Q8_0's 8-block ones 20% at 2.
+    if (!is_cpu(caps)) return Variant{}.set("impl", 0);
+    return Variant{}.set("impl", 1).set("bpi", 64).set("ch", format_of(p) == QFormat::Q4_0 ? 16 : 8);
+  };
+  d.plan = [](const Problem& p, const Variant& v, const TargetCaps&) {
     QFormat f = format_of(p);
     int64_t nb = p.dim(0) * p.dim(1) / 32;
     Plan pl;
+    if (v.get("impl") == 1) {
+      int64_t bpi = v.get("bpi", 64);
+      Step s{quantize_lines_kernel(f, int(bpi), int(v.get("ch", 8))), {}, {0, 1}, {u(nb)}};
+      s.dims.grid = {uint32_t(cdiv(nb, bpi)), 1, 1};
+      pl.steps.push_back(std::move(s));
+      return pl;
+    }
     Step s{quantize_kernel(f), {}, {0, 1}, {u(nb)}};
     uint64_t groups = uint64_t(cdiv(cdiv(nb, 2), 64));
     uint32_t gx = dequant_grid_x(groups);

@@ -106,7 +106,51 @@ TEST_CASE("quant: quantize is bit-exact with GGML's reference, CPU 1 and 2 threa
   const auto& d = op("quantize");
   for (unsigned t : {1u, 2u}) {
     auto dev = cpu(t);
-    for (const auto& p : d.test_problems) check(*dev, p, d.heuristic(p, dev->caps()));
+    for (const auto& p : d.test_problems)
+      for (const auto& v : d.candidates(p, dev->caps())) check(*dev, p, v);
+  }
+}
+
+// Random inputs almost never tie: blocks whose largest magnitude appears
+// with both signs (GGML's Q4_0 takes the first), halfway cases of Q8_0's
+// roundf, all-zero blocks led by -0.0 (Q4_0's d is then -0), placed in full
+// and partial chunks of the line kernels, on every candidate.
+TEST_CASE("quant: quantize ties, halfway cases and signed zeros match GGML on every candidate") {
+  const auto& d = op("quantize");
+  auto dev = cpu(1);
+  for (QFormat f : {QFormat::Q8_0, QFormat::Q4_0}) {
+    CAPTURE(info(f).name);
+    const int64_t nblocks = 25, n = nblocks * 32;
+    ops::Problem p = problem("quantize", {1, n}, f);
+    uint64_t seed = fresh_seed();
+    CAPTURE(seed);
+    ops::HostTensors h = ops::make_host_tensors(p, seed);
+    float* x = reinterpret_cast<float*>(h.in[0].data());
+    auto block = [&](int b) { return x + 32 * b; };
+    for (int b : {0, 9, 17, 22}) {  // +3 before -3 (first half, then across halves)
+      block(b)[2] = 3.0f, block(b)[5] = -3.0f;
+      block(b + 1)[20] = -3.0f, block(b + 1)[27] = 3.0f;
+      block(b + 1)[4] = 2.9f;
+    }
+    for (int b : {3, 16, 24}) {  // zeros, -0.0 first
+      for (int i = 0; i < 32; ++i) block(b)[i] = 0.0f;
+      block(b)[0] = -0.0f;
+    }
+    block(12)[0] = 127.0f;  // d = 1: x·id = x, and the rest are k + 0.5
+    for (int i = 1; i < 32; ++i) block(12)[i] = float(i % 2 ? -1 : 1) * (float(4 * i) + 0.5f);
+    std::vector<uint8_t> ref(padded_bytes(f, 1, n), 0);
+    if (f == QFormat::Q8_0) quantize_q8_0_ref(x, ref.data(), n);
+    else quantize_q4_0_ref(x, ref.data(), n);
+    for (const auto& v : d.candidates(p, dev->caps())) {
+      CAPTURE(v.str());
+      auto pp = ops::prepare(*dev, p, v);
+      std::fill(h.out[0].begin(), h.out[0].end(), uint8_t(0xA5));  // poisoned
+      auto io = ops::upload(*dev, h);
+      ops::execute(*dev, pp, io.io());
+      ops::download(io, h, 1);
+      const auto bytes = int64_t(packed_bytes(f, 1, n));
+      CHECK(std::equal(ref.begin(), ref.begin() + bytes, h.out[0].begin()));
+    }
   }
 }
 
