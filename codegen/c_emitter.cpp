@@ -9,7 +9,94 @@ using ir::Op;
 using ir::OpClass;
 using ir::Type;
 
-CEmitter::CEmitter(const ir::Kernel& k, const Dialect& d) : k_(k), d_(d), index_(k) {}
+CEmitter::CEmitter(const ir::Kernel& k, const Dialect& d) : k_(k), d_(d), index_(k) {
+  if (d_.has_line_access()) find_line_accesses(k_.body);
+}
+
+namespace {
+
+// An index as root + constant offset (root itself with 0 if not an add of a
+// constant).
+std::pair<ir::ValueId, int64_t> split_offset(const ir::ValueIndex& index, ir::ValueId idx) {
+  const Instr* d = index.def(idx);
+  if (d && d->op == Op::Add) {
+    const Instr* c = index.def(d->args[1]);
+    if (c && c->op == Op::Const) return {d->args[0], c->imm.i};
+  }
+  return {idx, 0};
+}
+
+bool whole_line(Type t) {
+  return t.is_vector() && !t.is_bool() && (t.lanes == 2 || t.lanes == 4 || t.lanes == 8 || t.lanes == 16);
+}
+
+// May write memory (conservatively: anything with a nested block).
+bool may_write(const Instr& in) {
+  return in.op == Op::Store || in.op == Op::Barrier || op_class(in.op) == OpClass::Atomic || !in.blocks.empty();
+}
+bool pure(const Instr& in) {
+  return !ir::has_side_effects(in.op) && !ir::reads_state(in.op) && in.blocks.empty() && in.op != Op::Load;
+}
+
+}  // namespace
+
+void CEmitter::find_line_accesses(const ir::Block& b) {
+  const auto& v = b.instrs;
+  std::unordered_map<ir::ValueId, size_t> pos;
+  std::vector<long> last_write(v.size());  // the last writing instruction before i, -1 if none
+  long lw = -1;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i].has_result()) pos[v[i].id] = i;
+    for (const ir::Block& nb : v[i].blocks) find_line_accesses(nb);
+    last_write[i] = lw;
+    if (may_write(v[i])) lw = long(i);
+  }
+  for (size_t i = 0; i < v.size(); ++i) {
+    const Instr& in = v[i];
+    if (in.op == Op::Construct && whole_line(in.type)) {
+      bool ok = true;
+      size_t first = i;
+      ir::ValueId ptr = ir::kNoValue, root = ir::kNoValue;
+      int64_t off0 = 0;
+      for (size_t q = 0; ok && q < in.args.size(); ++q) {
+        const Instr* d = index_.def(in.args[q]);
+        ok = d && d->op == Op::Load && pos.count(d->id) && pos[d->id] < i;
+        if (!ok) break;
+        auto [r, off] = split_offset(index_, d->args[1]);
+        if (q == 0) ptr = d->args[0], root = r, off0 = off;
+        ok = d->args[0] == ptr && r == root && off == off0 + int64_t(q);
+        first = std::min(first, pos[d->id]);
+      }
+      if (ok && last_write[i] < long(first)) line_loads_.insert(in.id);
+    }
+    if (in.op == Op::Store && !ir::is_nontemporal_store(in)) {
+      const Instr* e = index_.def(in.args[2]);
+      if (!e || e->op != Op::Extract || e->attr != 0) continue;
+      const Type lt = index_.type(e->args[0]);
+      if (!whole_line(lt)) continue;
+      auto [root, off0] = split_offset(index_, in.args[1]);
+      std::vector<const Instr*> run{&in};
+      size_t j = i + 1;
+      for (; j < v.size() && run.size() < size_t(lt.lanes); ++j) {
+        const Instr& s = v[j];
+        if (s.op != Op::Store) {
+          if (pure(s)) continue;
+          break;
+        }
+        const Instr* es = index_.def(s.args[2]);
+        auto [r, off] = split_offset(index_, s.args[1]);
+        if (ir::is_nontemporal_store(s) || s.args[0] != in.args[0] || !es || es->op != Op::Extract ||
+            es->args[0] != e->args[0] || es->attr != int64_t(run.size()) || r != root || off != off0 + int64_t(run.size()))
+          break;
+        run.push_back(&s);
+      }
+      if (run.size() != size_t(lt.lanes)) continue;
+      line_stores_[&in] = e->args[0];
+      for (size_t q = 1; q < run.size(); ++q) merged_stores_.insert(run[q]);
+      i = j - 1;
+    }
+  }
+}
 
 void CEmitter::line(const std::string& s) {
   out_.append(size_t(indent_) * 2, ' ');
@@ -146,7 +233,12 @@ std::string CEmitter::value_expr(const Instr& in) const {
     case OpClass::Vector:
       switch (in.op) {
         case Op::Splat: return d_.splat(in.type, a[0]);
-        case Op::Construct: return d_.construct(in.type, a);
+        case Op::Construct:
+          if (line_loads_.count(in.id)) {
+            const Instr* l0 = index_.def(in.args[0]);
+            return d_.load_line(in.type, ref(l0->args[0]), ref(l0->args[1]));
+          }
+          return d_.construct(in.type, a);
         case Op::Extract: return d_.extract(ty(0), a[0], int(in.attr));
         case Op::Insert: return a[0];  // the lane is assigned by emit_value
         default: break;
@@ -202,6 +294,11 @@ void CEmitter::emit_instr(const Instr& in) {
   switch (op_class(in.op)) {
     case OpClass::Memory:
       if (in.op == Op::Store) {
+        if (merged_stores_.count(&in)) return;
+        if (auto ls = line_stores_.find(&in); ls != line_stores_.end()) {
+          line(d_.store_line(index_.type(ls->second), ref(in.args[0]), ref(in.args[1]), ref(ls->second)) + ";");
+          return;
+        }
         const Type elem = index_.type(in.args[2]);
         line((ir::is_nontemporal_store(in) ? d_.store_nontemporal(elem, ref(in.args[0]), ref(in.args[1]), ref(in.args[2]))
                                            : d_.store(elem, ref(in.args[0]), ref(in.args[1]), ref(in.args[2]))) +

@@ -6,6 +6,8 @@
 // virtual hooks below.
 #pragma once
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "codegen/dialect.h"
@@ -58,6 +60,17 @@ class CEmitter {
   // fallback. Returns "" when no vector form exists.
   std::string math_expr(ir::Op op, ir::Type operand, ir::Type result, std::vector<std::string> args) const;
   void emit_lanewise(const ir::Instr& in);
+
+  // Runs of element accesses that make whole lines, emitted as one vector
+  // access where the dialect has them (Dialect::load_line/store_line):
+  // constructs of loads at consecutive indices of one buffer, with no write
+  // in the block between the first load and the construct; and stores of a
+  // line's lanes, in order, at consecutive indices, with only pure
+  // instructions between them (the line is stored at the first).
+  void find_line_accesses(const ir::Block& b);
+  std::unordered_set<ir::ValueId> line_loads_;                  // Construct ids
+  std::unordered_map<const ir::Instr*, ir::ValueId> line_stores_;  // first Store -> the line
+  std::unordered_set<const ir::Instr*> merged_stores_;           // the run's other Stores
 
   const ir::Kernel& k_;
   const Dialect& d_;

@@ -244,6 +244,18 @@ std::string CppDialect::store(Type elem, const std::string& ptr, const std::stri
   return ptr + "[" + idx + "] = " + v;
 }
 
+// An unaligned vector load/store (memcpy of the line: one vmovups). Without
+// it, a line built from element loads and taken apart lane by lane, as a
+// transpose does, folds back into scalar loads and stores.
+std::string CppDialect::load_line(Type line, const std::string& ptr, const std::string& idx) const {
+  return "kg_loadu<" + type_name(line) + ">(&" + ptr + "[" + idx + "])";
+}
+
+std::string CppDialect::store_line(Type line, const std::string& ptr, const std::string& idx, const std::string& v) const {
+  (void)line;
+  return "kg_storeu(&" + ptr + "[" + idx + "], " + v + ")";
+}
+
 // Streaming stores for whole lines of 16, 32 or 64 bytes (movntps/vmovntps
 // xmm/ymm/zmm). These need the address aligned to the store's size, which a
 // line buffer has by construction: CPU buffers are 64-byte aligned and a line
@@ -785,6 +797,8 @@ template <class V, class F> KG_MATH V kg_map2(V x, V y, F f) {
   for (int l = 0; l < N; ++l) a[l] = f(a[l], b[l]);
   V r; __builtin_memcpy(&r, a, sizeof a); return r;
 }
+template <class V, class E> static inline V kg_loadu(const E* p) { V r; __builtin_memcpy(&r, p, sizeof(V)); return r; }
+template <class V, class E> static inline void kg_storeu(E* p, V v) { __builtin_memcpy(p, &v, sizeof(V)); }
 template <class T> static inline T kg_div(T a, T b) { if constexpr ((T)-1 < (T)0) { if (b == (T)-1) return (T)(0 - a); } return (T)(a / b); }
 template <class T> static inline T kg_rem(T a, T b) { if constexpr ((T)-1 < (T)0) { if (b == (T)-1) return (T)0; } return (T)(a % b); }
 template <class T> static inline T kg_xchg(T* p, T v) { T r; __atomic_exchange(p, &v, &r, __ATOMIC_RELAXED); return r; }

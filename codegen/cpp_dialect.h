@@ -25,6 +25,10 @@ class CppDialect : public Dialect {
   std::string reduce(ir::Op op, ir::Type vec, const std::string& x) const override;
   std::string load(ir::Type elem, const std::string& ptr, const std::string& idx) const override;
   std::string store(ir::Type elem, const std::string& ptr, const std::string& idx, const std::string& v) const override;
+  bool has_line_access() const override { return true; }
+  std::string load_line(ir::Type line, const std::string& ptr, const std::string& idx) const override;
+  std::string store_line(ir::Type line, const std::string& ptr, const std::string& idx,
+                         const std::string& v) const override;
   std::string store_nontemporal(ir::Type elem, const std::string& ptr, const std::string& idx,
                                 const std::string& v) const override;
   std::string prefetch(const std::string& ptr, const std::string& idx) const override;

@@ -91,6 +91,21 @@ class Dialect {
   virtual bool pointer_offsets() const { return false; }
   virtual std::string store(ir::Type elem, const std::string& ptr, const std::string& idx,
                             const std::string& v) const = 0;
+  // Lines at any element offset of a buffer of scalars: the expression
+  // loading line type `line` from ptr[idx .. idx + lanes - 1] and the
+  // statement storing v there, or empty where the dialect has none. The
+  // emitter uses them for runs of element accesses that add up to a whole
+  // line (dsl load_line/store_line), see CEmitter::find_line_accesses.
+  virtual bool has_line_access() const { return false; }
+  virtual std::string load_line(ir::Type line, const std::string& ptr, const std::string& idx) const {
+    (void)line, (void)ptr, (void)idx;
+    return {};
+  }
+  virtual std::string store_line(ir::Type line, const std::string& ptr, const std::string& idx,
+                                 const std::string& v) const {
+    (void)line, (void)ptr, (void)idx, (void)v;
+    return {};
+  }
   // A store with the nontemporal hint (ir.h StoreHint) into a global buffer.
   // Same meaning as store(); a dialect without streaming stores keeps the default.
   virtual std::string store_nontemporal(ir::Type elem, const std::string& ptr, const std::string& idx,

@@ -1,5 +1,11 @@
 #include "dsl/memory.h"
 
+#include <vector>
+
+#include "dsl/line.h"
+#include "dsl/math.h"
+#include "dsl/operators.h"
+
 namespace kgen::dsl {
 
 // ---- ElemRef ---------------------------------------------------------------
@@ -107,6 +113,20 @@ Array shared_array(ir::Type elem, int64_t count, std::source_location loc) {
   if (elem.is_pointer() || elem.is_void() || !ir::valid_lanes(elem.lanes))
     throw ir::Error(l, "shared_array: element type must be a scalar or line value type, got " + elem.str());
   return Array(detail::make(l, ir::Op::SharedAlloc, {}, count, elem.pointer_to(ir::AddrSpace::Shared)));
+}
+
+// ---- lines at any offset ------------------------------------------------------
+
+Value load_line(const Array& a, const Value& at, int lanes) {
+  Value at64 = at.type() == ir::types::U64 ? at : cast(ir::types::U64, at);
+  std::vector<Value> l;
+  for (int q = 0; q < lanes; ++q) l.push_back(a[at64 + uint64_t(q)]);
+  return make_line(l);
+}
+
+void store_line(const Array& a, const Value& at, const Value& v) {
+  Value at64 = at.type() == ir::types::U64 ? at : cast(ir::types::U64, at);
+  for (int q = 0; q < v.type().lanes; ++q) a[at64 + uint64_t(q)] = extract(v, q);
 }
 
 }  // namespace kgen::dsl

@@ -73,6 +73,15 @@ class Array {
   Value ptr_;
 };
 
+// Lines at any element offset of a buffer of scalars (rows of a tensor,
+// GGML blocks): load_line reads a[at .. at + lanes - 1] as one line,
+// store_line writes v's lanes there. Element accesses that clang merges into
+// one vector load or store. `at` is widened to u64 first: u32 sums may wrap
+// (-fwrapv), and clang could then not prove the addresses consecutive (it
+// would gather).
+Value load_line(const Array& a, const Value& at, int lanes = 16);
+void store_line(const Array& a, const Value& at, const Value& v);
+
 // A mutable local variable (one per work-item). Copying a Var copies the
 // handle (both name the same variable); assigning to it records a store.
 class Var {

@@ -26,14 +26,6 @@ namespace {
 
 uint64_t u(int64_t v) { return ir::scalar_slot(uint32_t(v)); }
 
-// 16 consecutive floats of `a` from u64 index `at` as one line.
-Value load_line(const Array& a, const Value& at) {
-  return make_line({a[at], a[at + uint64_t(1)], a[at + uint64_t(2)], a[at + uint64_t(3)], a[at + uint64_t(4)],
-                    a[at + uint64_t(5)], a[at + uint64_t(6)], a[at + uint64_t(7)], a[at + uint64_t(8)],
-                    a[at + uint64_t(9)], a[at + uint64_t(10)], a[at + uint64_t(11)], a[at + uint64_t(12)],
-                    a[at + uint64_t(13)], a[at + uint64_t(14)], a[at + uint64_t(15)]});
-}
-
 }  // namespace
 
 // One work-item per (chunk of kPackChunk j's, oc block, group): per j, the

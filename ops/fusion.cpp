@@ -431,10 +431,7 @@ ir::Kernel chain_kernel(const Chain& c, const Layout& l, const ChainVariant& v) 
       r = cast(ot, r);
       if (v.stream) y[(obase + j) / 16u].stream(r);
       else if (lanes == 1) y[obase + j] = r;
-      else {
-        Value o64 = cast(u64, obase + j);
-        for (int q = 0; q < lanes; ++q) y[o64 + uint64_t(q)] = extract(r, q);
-      }
+      else store_line(y, obase + j, r);
     };
     if (v.stream) {
       for_range(start, end, [&](Value j) { body(16, j); }, 16u);  // whole lines only

@@ -122,22 +122,6 @@ ir::Kernel pack_b_kernel(ir::Type dt, bool trans_b, int nl) {
   });
 }
 
-std::array<Value, 16> transposed_block16(const Array& src, const Value& at, const Value& stride) {
-  std::array<Value, 16> rows, out;
-  for (int i = 0; i < 16; ++i) {
-    Value row = at + stride * uint64_t(i);
-    Var v = var(splat(0.0f, 16));
-    for (int j = 0; j < 16; ++j) v = insert(v, j, to_f32(src[row + uint64_t(j)]));
-    rows[size_t(i)] = v.get();
-  }
-  for (int j = 0; j < 16; ++j) {
-    Var o = var(splat(0.0f, 16));
-    for (int i = 0; i < 16; ++i) o = insert(o, i, rows[size_t(i)].lane(j));
-    out[size_t(j)] = o.get();
-  }
-  return out;
-}
-
 namespace {
 
 // Ap[b][panel][k/16][r] (f32x16 lines) = A(panel·MR + r, k/16·16 + i) as lane

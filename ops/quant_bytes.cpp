@@ -52,14 +52,8 @@ Value PackedBytes::u32le(const Value& off) const {
 
 Value PackedBytes::line16(const Value& off) const {
   if (words) throw std::invalid_argument("PackedBytes::line16 needs a u8 buffer");
-  // Sixteen adjacent byte loads that clang combines into one vector load
-  // (blocks are only 2-byte aligned, so a u8x16 buffer cannot index them).
-  // The offsets are 64-bit: with u32 offsets `off + 15` may wrap around
-  // (-fwrapv) and the loads would not be provably adjacent.
-  const Array& b = buf;
-  Value o = cast(u64, off);
-  return make_line(b[o], b[o + 1u], b[o + 2u], b[o + 3u], b[o + 4u], b[o + 5u], b[o + 6u], b[o + 7u], b[o + 8u],
-                   b[o + 9u], b[o + 10u], b[o + 11u], b[o + 12u], b[o + 13u], b[o + 14u], b[o + 15u]);
+  // Blocks are only 2-byte aligned, so a u8x16 buffer cannot index them.
+  return load_line(buf, off);
 }
 
 Value PackedBytes::half_splat(const Value& off, int lanes) const {

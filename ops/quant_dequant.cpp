@@ -136,13 +136,6 @@ ir::Kernel quantize_kernel(QFormat fmt) {
 
 namespace {
 
-// The 16 bytes of a u8x16 line stored at byte offset `o` (u64) of a u8
-// buffer: sixteen adjacent byte stores, which clang merges into one vector
-// store (blocks are 2-byte aligned, so no line-typed buffer can index them).
-void store_line16(const Array& q, const Value& o, const Value& bytes) {
-  for (int j = 0; j < 16; ++j) q[o + uint64_t(j)] = extract(bytes, j);
-}
-
 // f32 lanes holding integers with |v| <= 2^22 to i32: adding 1.5·2^23 puts
 // the integer in the low mantissa bits (exact). A float->int cast saturates
 // and lowers to a per-lane loop.
@@ -232,13 +225,13 @@ ir::Kernel quantize_lines_kernel(QFormat fmt, int blocks_per_item, int chunk) {
             Value s = xv(i, hf) * idi, t = trunc(s);
             Value sgn = select(s < 0.0f, splat(constant(f32, -1.0f), 16), splat(constant(f32, 1.0f), 16));
             Value r = select(abs(s - t) >= 0.5f, t + sgn, t);
-            store_line16(q, off[size_t(i)] + uint64_t(2 + 16 * hf), bitcast(line(u8, 16), cast(line(i8, 16), small_int_lanes(r))));
+            store_line(q, off[size_t(i)] + uint64_t(2 + 16 * hf), bitcast(line(u8, 16), cast(line(i8, 16), small_int_lanes(r))));
           }
         } else {
           // (int8_t)(x·id + 8.5f) truncates a positive value, capped at 15
           Value n[2];
           for (uint32_t hf = 0; hf < 2; ++hf) n[hf] = min(small_int_lanes(trunc(xv(i, hf) * idi + 8.5f)), 15);
-          store_line16(q, off[size_t(i)] + uint64_t(2), bitcast(line(u8, 16), cast(line(i8, 16), n[0] | (n[1] << 4))));
+          store_line(q, off[size_t(i)] + uint64_t(2), bitcast(line(u8, 16), cast(line(i8, 16), n[0] | (n[1] << 4))));
         }
       }
     };

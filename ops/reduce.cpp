@@ -116,15 +116,6 @@ void store_result(const Array& y, const Value& at, int kind, bool i64out, const 
   else y[at] = v;
 }
 
-// 16 consecutive elements from `at` (any alignment). 64-bit indices: with
-// wrapping u32 arithmetic clang cannot prove the addresses consecutive and
-// would gather instead of one vector load.
-Value line_at(const Array& x, const Value& at32) {
-  Value at = cast(u64, at32);
-  return make_line(x[at], x[at + 1u], x[at + 2u], x[at + 3u], x[at + 4u], x[at + 5u], x[at + 6u], x[at + 7u], x[at + 8u],
-                   x[at + 9u], x[at + 10u], x[at + 11u], x[at + 12u], x[at + 13u], x[at + 14u], x[at + 15u]);
-}
-
 std::string kname(const char* impl, const Shape& s) {
   return std::string("reduce_") + impl + "_" + kind_name(s.kind) + (s.kind == kArgmax && s.i64 ? "_i64" : "");
 }
@@ -141,7 +132,7 @@ ir::Kernel rows_kernel(const Shape& s) {
     Acc lines = Acc::make(s.kind, 16);
     Value full = n / 16u * 16u;
     Value lane_ids = make_line(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-    for_range(0u, full, [&](Value j) { lines.add(line_at(x, base + j), splat(cast(i32, j), 16) + lane_ids); }, 16u);
+    for_range(0u, full, [&](Value j) { lines.add(load_line(x, base + j), splat(cast(i32, j), 16) + lane_ids); }, 16u);
     auto [lv, li] = fold(lines);
     Acc tail = Acc::make(s.kind, 1);
     tail.v = lv;
@@ -183,13 +174,13 @@ ir::Kernel cols_kernel(const Shape& s) {
       for_range(0u, n, [&](Value r) {
         Value row = xbase + r * inner + l0 * 16u;
         Value rv = splat(cast(i32, r), 16);
-        for (int q = 0; q < kColLines; ++q) acc[size_t(q)].add(line_at(x, row + uint32_t(16 * q)), rv);
+        for (int q = 0; q < kColLines; ++q) acc[size_t(q)].add(load_line(x, row + uint32_t(16 * q)), rv);
       });
       for (int q = 0; q < kColLines; ++q) store_line(acc[size_t(q)], l0 * 16u + uint32_t(16 * q));
     }).else_([&] {
       for_range(l0, nfull, [&](Value li) {
         Acc a = Acc::make(s.kind, 16);
-        for_range(0u, n, [&](Value r) { a.add(line_at(x, xbase + r * inner + li * 16u), splat(cast(i32, r), 16)); });
+        for_range(0u, n, [&](Value r) { a.add(load_line(x, xbase + r * inner + li * 16u), splat(cast(i32, r), 16)); });
         store_line(a, li * 16u);
       });
       for_range(nfull * 16u, inner, [&](Value q) {

@@ -93,15 +93,6 @@ ir::Kernel rope_kernel(int mode, bool gpu, int wg) {
 // with swap exchanging the lanes of each pair; D % 16 == 0.
 bool lines_fit(int mode, int64_t D) { return mode == 0 ? D % 16 == 0 : D % 32 == 0; }
 
-Value load16(const Array& x, const Value& at32) {
-  Value at = cast(u64, at32);  // 64-bit: clang proves the 16 addresses consecutive
-  return make_line(x[at], x[at + 1u], x[at + 2u], x[at + 3u], x[at + 4u], x[at + 5u], x[at + 6u], x[at + 7u], x[at + 8u],
-                   x[at + 9u], x[at + 10u], x[at + 11u], x[at + 12u], x[at + 13u], x[at + 14u], x[at + 15u]);
-}
-void store16(const Array& y, const Value& at32, const Value& v) {
-  Value at = cast(u64, at32);
-  for (int q = 0; q < 16; ++q) y[at + uint64_t(q)] = extract(v, q);
-}
 
 ir::Kernel rope_lines_kernel(int mode) {
   return kernel(std::string("rope_lines_") + (mode == 0 ? "norm" : "neox"), [&](KernelBuilder& kb) {
@@ -129,18 +120,18 @@ ir::Kernel rope_lines_kernel(int mode) {
         Value ssn = sn * sgn;
         for_range(0u, H, [&](Value h) {
           Value at = (t * H + h) * D + i0 * 2u;
-          Value v = load16(x, at);
+          Value v = load_line(x, at);
           Value sw = make_line(extract(v, 1), extract(v, 0), extract(v, 3), extract(v, 2), extract(v, 5), extract(v, 4),
                                extract(v, 7), extract(v, 6), extract(v, 9), extract(v, 8), extract(v, 11), extract(v, 10),
                                extract(v, 13), extract(v, 12), extract(v, 15), extract(v, 14));
-          store16(y, at, v * cs + sw * ssn);
+          store_line(y, at, v * cs + sw * ssn);
         });
       } else {
         for_range(0u, H, [&](Value h) {
           Value at = (t * H + h) * D + i0;
-          Value a = load16(x, at), b = load16(x, at + half);
-          store16(y, at, a * cs - b * sn);
-          store16(y, at + half, a * sn + b * cs);
+          Value a = load_line(x, at), b = load_line(x, at + half);
+          store_line(y, at, a * cs - b * sn);
+          store_line(y, at + half, a * sn + b * cs);
         });
       }
     }, pairs);

@@ -11,6 +11,12 @@
 
 namespace kgen::ops {
 
+// out[j] lane i = rows[i] lane j: the transpose of 16 lines of 16 lanes (any
+// lane type) in registers, as 4 stages of 16 two-source shuffles; stage b
+// swaps bit b of the row index with bit b of the lane index. Building each
+// output line lane by lane instead was ~16 inserts a line.
+std::array<dsl::Value, 16> transpose16(const std::array<dsl::Value, 16>& rows);
+
 // out[j] lane i = f32(src[at + i·stride + j]) for i, j < 16 (`at`, `stride`
 // u64 element indices; no bounds checks: the whole block must exist).
 std::array<dsl::Value, 16> transposed_block16(const dsl::Array& src, const dsl::Value& at, const dsl::Value& stride);

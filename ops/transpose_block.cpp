@@ -1,0 +1,46 @@
+#include "ops/transpose_block.h"
+
+#include <vector>
+
+namespace kgen::ops {
+
+using namespace kgen::dsl;
+
+std::array<Value, 16> transpose16(const std::array<Value, 16>& rows) {
+  std::array<Value, 16> r = rows;
+  for (int b = 8; b >= 1; b /= 2) {
+    std::array<Value, 16> next;
+    for (int i = 0; i < 16; ++i) {
+      if (i & b) continue;
+      // rows i (bit b clear) and i + b: lanes with bit b set move across.
+      std::vector<Value> lo, hi;
+      for (int c = 0; c < 16; ++c) {
+        lo.push_back(c & b ? extract(r[size_t(i + b)], c - b) : extract(r[size_t(i)], c));
+        hi.push_back(c & b ? extract(r[size_t(i + b)], c) : extract(r[size_t(i)], c + b));
+      }
+      next[size_t(i)] = make_line(lo);
+      next[size_t(i + b)] = make_line(hi);
+    }
+    r = next;
+  }
+  return r;
+}
+
+std::array<Value, 16> transposed_block16(const Array& src, const Value& at, const Value& stride) {
+  // Rows as lanes inserted one by one (clang merges the loads), not
+  // load_line: with those vector loads the GEMM kernels that pack their own
+  // Bᵀ panels (pb) spilled registers.
+  std::array<Value, 16> rows;
+  for (int i = 0; i < 16; ++i) {
+    Value row = at + stride * uint64_t(i);
+    Var v = var(splat(0.0f, 16));
+    for (int j = 0; j < 16; ++j) {
+      Value e = src[row + uint64_t(j)];
+      v = insert(v, j, e.type().kind == ir::ScalarKind::F32 ? e : cast(f32, e));
+    }
+    rows[size_t(i)] = v.get();
+  }
+  return transpose16(rows);
+}
+
+}  // namespace kgen::ops
