@@ -40,10 +40,10 @@ ir::Kernel dequantize_kernel(QFormat fmt, bool words) {
   });
 }
 
-ir::Kernel dequantize_lines_kernel(QFormat fmt, int blocks_per_item) {
+ir::Kernel dequantize_lines_kernel(QFormat fmt, int blocks_per_item, bool stream) {
   const FormatInfo& fi = info(fmt);
   const uint32_t BPI = uint32_t(blocks_per_item), L = uint32_t(fi.block_elems / 16);
-  std::string name = std::string("quant_dequant_lines_") + fi.name + "_b" + std::to_string(BPI);
+  std::string name = std::string("quant_dequant_lines_") + fi.name + "_b" + std::to_string(BPI) + (stream ? "_nt" : "");
   return kernel(name, [&](KernelBuilder& kb) {
     auto w = kb.input("w", u8);
     auto y = kb.output("y", line(f32, 16));
@@ -54,7 +54,10 @@ ir::Kernel dequantize_lines_kernel(QFormat fmt, int blocks_per_item) {
     Value b0 = group_id(0) * BPI;
     for_range(b0, min(b0 + BPI, nb), [&](Value b) {
       dec.load(b * uint32_t(fi.block_bytes));
-      for (uint32_t gi = 0; gi < L; ++gi) y[b * L + gi] = dec.line(int(gi));
+      for (uint32_t gi = 0; gi < L; ++gi) {
+        if (stream) y[b * L + gi].stream(dec.line(int(gi)));
+        else y[b * L + gi] = dec.line(int(gi));
+      }
     });
   });
 }

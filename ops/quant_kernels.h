@@ -52,7 +52,7 @@ uint32_t dequant_grid_x(uint64_t groups);  // x extent used with that numbering
 // with a line decoder: see has_line_decoder). Buffers (w: u8, y: f32x16),
 // scalar nblocks; grid x = blocks (workgroup 1).
 bool has_line_decoder(QFormat f);
-ir::Kernel dequantize_lines_kernel(QFormat f, int blocks_per_item);
+ir::Kernel dequantize_lines_kernel(QFormat f, int blocks_per_item, bool stream = false);  // stream: nontemporal stores
 
 // Quantize f32 → Q8_0 / Q4_0 (any target): a work-item quantizes two
 // consecutive blocks and writes their bytes as whole u32 words (no two
