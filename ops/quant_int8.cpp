@@ -266,14 +266,22 @@ Value pair_codes(const PackedBytes& w, const Value& base, uint32_t block_bytes, 
 // 4L .. 4L + 3 (one shift per lane), and a multiply by 2^4 + 2^11 + 2^18 +
 // 2^25 moves bit j of that nibble to bit 4 of byte j (the four copies land
 // on disjoint bit ranges: no carries), one mask keeping those.
+Value spread_nibble_bits(const Value& nib) { return (nib * 0x02040810u) & 0x10101010u; }
 Value pair_high_bits(const Value& qh0, const Value& qh1) {
   std::vector<Value> qh, shift;
   for (uint32_t l = 0; l < 16; ++l) {
     qh.push_back(l < 8 ? qh0 : qh1);
     shift.push_back(constant(u32, 4u * (l % 8)));
   }
-  Value nib = (make_line(qh) >> make_line(shift)) & 15u;
-  return (nib * 0x02040810u) & 0x10101010u;
+  return spread_nibble_bits((make_line(qh) >> make_line(shift)) & 15u);
+}
+// Q5_0/Q5_1 block quads: the same for the low (elements 0-15, first = 0) or
+// high (16-31, first = 16) nibbles of the quad codes, from each block's qh
+// word in its four lanes (lane 4q + l holds elements 4l .. 4l + 3).
+Value quad_high_bits(const Value& qh, uint32_t first) {
+  std::vector<Value> shift;
+  for (uint32_t l = 0; l < 16; ++l) shift.push_back(constant(u32, first + 4u * (l % 4)));
+  return spread_nibble_bits((qh >> make_line(shift)) & 15u);
 }
 
 // lo in lanes 0-7, hi in lanes 8-15 of a 16-lane line.
@@ -305,18 +313,20 @@ Value bytes64(const PackedBytes& w, const Value& at, uint32_t distinct = 4) {
   return make_line(words);
 }
 
-// A run of `span` (65-80) bytes at `base` (Q4_0 block quads: 72, Q8_0 block
-// pairs: 68) as two 64-byte tables for permute_bytes: its first 64 bytes,
-// and its last 16 (broadcast).
+// A run of `span` (65-96) bytes at `base` (block quads: Q4_0 72, Q4_1 80,
+// Q5_0 88, Q5_1 96; Q8_0 block pairs: 68) as two 64-byte tables for
+// permute_bytes: its first 64 bytes, and its last 16 (broadcast) or, past
+// 80, its last 32 (twice). Never a byte past the run.
 struct SpanTables {
   Value lo, hi;
 };
+uint32_t span_tail(uint32_t span) { return span <= 80 ? 16u : 32u; }
 SpanTables span_tables(const PackedBytes& w, const Value& base, uint32_t span) {
-  return {bytes64(w, base), bytes64(w, base + uint64_t(span - 16u), 1)};
+  const uint32_t tail = span_tail(span);
+  return {bytes64(w, base), bytes64(w, base + uint64_t(span - tail), tail / 16u)};
 }
 // The table byte of byte `at` (< span) of the run.
-uint32_t span_byte(uint32_t at, uint32_t span) { return at < 64 ? at : 64u + (at - (span - 16u)); }
-uint32_t quad_byte(uint32_t at) { return span_byte(at, 72); }
+uint32_t span_byte(uint32_t at, uint32_t span) { return at < 64 ? at : 64u + (at - (span - span_tail(span))); }
 // A constant index line of `words` u32 lanes from table bytes per result byte.
 Value byte_index(const std::vector<uint32_t>& bytes) {
   std::vector<Value> w;
@@ -324,11 +334,21 @@ Value byte_index(const std::vector<uint32_t>& bytes) {
     w.push_back(constant(u32, bytes[i] | bytes[i + 1] << 8 | bytes[i + 2] << 16 | bytes[i + 3] << 24));
   return make_line(w);
 }
-// The 64 quant bytes of the quad in block order (16 per block).
-Value quad_codes_index() {
+// Block quads of a 32-element format (block_bytes bb, quant bytes at qs):
+// the 64 quant bytes in block order (16 per block).
+Value quad_codes_index(uint32_t bb, uint32_t qs) {
   std::vector<uint32_t> idx;
   for (uint32_t q = 0; q < 4; ++q)
-    for (uint32_t j = 0; j < 16; ++j) idx.push_back(quad_byte(18u * q + 2u + j));
+    for (uint32_t j = 0; j < 16; ++j) idx.push_back(span_byte(bb * q + qs + j, 4 * bb));
+  return byte_index(idx);
+}
+// A field of each block in 16 lanes, four times (lanes 4q..4q+3: block q):
+// `width` bytes at `at`: the f16 scale (at 0, width 2: 32 bytes), Q4_1/Q5_1's
+// f16 min (at 2), Q5's qh word (width 4: 64 bytes).
+Value quad_field_index(uint32_t bb, uint32_t at, uint32_t width) {
+  std::vector<uint32_t> idx;
+  for (uint32_t l = 0; l < 16; ++l)
+    for (uint32_t e = 0; e < width; ++e) idx.push_back(span_byte(bb * (l / 4) + at + e, 4 * bb));
   return byte_index(idx);
 }
 // Q8_0 block pairs: the 64 quant bytes of both blocks, and the two f16
@@ -345,14 +365,6 @@ Value q8_pair_scales_index() {
     for (uint32_t e = 0; e < 2; ++e) idx.push_back(span_byte(34u * (l / 8) + e, 68));
   return byte_index(idx);
 }
-// The four f16 scales, each four times (lanes 4q..4q+3: block q), as 32 bytes.
-Value quad_scales_index() {
-  std::vector<uint32_t> idx;
-  for (uint32_t l = 0; l < 16; ++l)
-    for (uint32_t e = 0; e < 2; ++e) idx.push_back(quad_byte(18u * (l / 4) + e));
-  return byte_index(idx);
-}
-
 // Q4_K's 8 sub-block scales and mins as one f32x16 line [d·sc_0..7,
 // dmin·m_0..7] with line operations: GGML's scale_min_k4 on the 12 scale
 // bytes, regrouped by two 16-byte permutes so every 4-byte word takes one
@@ -379,8 +391,8 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
   if (step_blocks != 1 && step_blocks != 2 && step_blocks != 4)
     throw std::invalid_argument("qgemv_x8_kernel: step_blocks is 1, 2 (pairs) or 4 (quads)");
   const bool nibble_blocks = fmt == QFormat::Q4_0 || fmt == QFormat::Q4_1 || fmt == QFormat::Q5_0 || fmt == QFormat::Q5_1;
-  if (step_blocks > 1 && fmt != QFormat::Q4_0 && !(step_blocks == 2 && (nibble_blocks || fmt == QFormat::Q8_0)))
-    throw std::invalid_argument("qgemv_x8_kernel: block pairs are for Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0, quads for Q4_0");
+  if (step_blocks > 1 && !nibble_blocks && !(step_blocks == 2 && fmt == QFormat::Q8_0))
+    throw std::invalid_argument("qgemv_x8_kernel: block pairs are for Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0, quads for the first four");
   const bool pairs = step_blocks == 2, quads = step_blocks == 4;
   const FormatInfo& fi = info(fmt);
   const uint32_t R = uint32_t(rows), MB = uint32_t(mb), BB = uint32_t(fi.block_bytes);
@@ -556,46 +568,67 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
       });
       store_line_sums(guarded, acc);
     };
-    // Block quads (Q4_0, K a multiple of 128; needs permute_bytes): the 72
-    // bytes of four blocks are two loads, and one byte permute puts their 64
-    // quant bytes in block order, so the low nibbles of a whole line are
-    // elements 0-15 of each block and the high ones 16-31: two 16-lane dot4
-    // (against X's groups regrouped the same way, shared by the rows) with
-    // no byte duplicated. A second permute gathers the four f16 scales, four
-    // lanes each. Per row and 128 weights: 2 loads, 2 permutes, 3 mask/shift,
-    // 2 dot4, 2 conversions, 1 multiply and 1 fma (pairs: 2 × 15).
+    // Block quads (Q4_0, Q4_1, Q5_0, Q5_1; K a multiple of 128; needs
+    // permute_bytes): the 72-96 bytes of four blocks are two loads, and one
+    // byte permute puts their 64 quant bytes in block order, so the low
+    // nibbles of a whole line are elements 0-15 of each block and the high
+    // ones 16-31: two 16-lane dot4 (against X's groups regrouped the same
+    // way, shared by the rows) with no byte duplicated. A second permute
+    // gathers the four f16 scales, four lanes each; Q4_1/Q5_1 a third their
+    // mins (m·dx·Σq: one more fma); Q5 a third each block's qh word, whose
+    // fifth bits quad_high_bits places. Q4_0 per row and 128 weights: 2
+    // loads, 2 permutes, 3 mask/shift, 2 dot4, 2 conversions, 1 multiply and
+    // 1 fma (pairs: 2 × 15).
     auto emit_quads = [&](bool guarded) {
+      const bool five = fmt == QFormat::Q5_0 || fmt == QFormat::Q5_1;
+      const bool with_min = fmt == QFormat::Q4_1 || fmt == QFormat::Q5_1;
+      const int32_t lane_offset = int32_t(probe.offset() / 4);  // o / 4 (Q4_0 2, Q5_0 4; 0 with mins)
+      const uint32_t span = 4 * BB;
       std::vector<Var> acc = line_accumulators();
       const std::vector<Value> wrow = row_offsets(guarded);
-      const Value codes_idx = quad_codes_index(), scales_idx = quad_scales_index();
+      const Value codes_idx = quad_codes_index(BB, qs_offset(fmt)), scales_idx = quad_field_index(BB, 0, 2);
+      const Value mins_idx = with_min ? quad_field_index(BB, 2, 2) : Value();
+      const Value qh_idx = five ? quad_field_index(BB, qh_offset(fmt), 4) : Value();
       for_range(0u, nb / 4u, [&](Value bq) {
         Value b = bq * 4u;
         prefetch_ahead(bq, 4);
-        std::vector<Value> xlo, xhi, init, dx;
+        std::vector<Value> xlo, xhi, init, dx, xmin;
         for (uint32_t i = 0; i < MB; ++i) {
           Value gb = cast(u64, xg[i] + b * 2u), xbb = cast(u64, xb[i] + b);
-          std::vector<Value> lo, hi, s, d;
+          std::vector<Value> lo, hi, s, d, m;
           for (uint32_t q = 0; q < 4; ++q) {
             Value ql = xq[gb + uint64_t(2 * q)], qh = xq[gb + uint64_t(2 * q + 1)];
             for (int k = 0; k < 4; ++k) lo.push_back(extract(ql, k)), hi.push_back(extract(qh, k));
-            // -8·Σq of the block over its 4 lanes
-            s.push_back((xs[gb + uint64_t(2 * q)] + xs[gb + uint64_t(2 * q + 1)]) * -2);
+            Value sum = xs[gb + uint64_t(2 * q)] + xs[gb + uint64_t(2 * q + 1)];
+            s.push_back(sum * -lane_offset);  // -o·Σq of the block over its 4 lanes
             d.push_back(xd[xbb + uint64_t(q)]);
+            if (with_min) m.push_back(d.back() * f(sum) * 0.25f);  // dx·Σq over 4 lanes
           }
           xlo.push_back(make_line(lo));
           xhi.push_back(make_line(hi));
-          init.push_back(quarters(s));
+          init.push_back(lane_offset ? quarters(s) : splat(constant(i32, 0), 16));
           dx.push_back(quarters(d));
+          if (with_min) xmin.push_back(quarters(m));
         }
         for (uint32_t r = 0; r < R; ++r) {
-          const SpanTables t = span_tables(pb, wrow[r] + cast(u64, b) * uint64_t(BB), 72);
+          const SpanTables t = span_tables(pb, wrow[r] + cast(u64, b) * uint64_t(BB), span);
           Value codes = bitcast(line(u32, 16), permute_bytes(t.lo, t.hi, codes_idx));
           Value lo = codes & 0x0f0f0f0fu, hi = (codes >> 4u) & 0x0f0f0f0fu;
-          Value scale = cast(line(f32, 16), bitcast(line(f16, 16), permute_bytes(t.lo, t.hi, scales_idx)));
+          if (five) {
+            Value qh = bitcast(line(u32, 16), permute_bytes(t.lo, t.hi, qh_idx));
+            lo = lo | quad_high_bits(qh, 0);
+            hi = hi | quad_high_bits(qh, 16);
+          }
+          auto halves16 = [&](const Value& idx) {
+            return cast(line(f32, 16), bitcast(line(f16, 16), permute_bytes(t.lo, t.hi, idx)));
+          };
+          Value scale = halves16(scales_idx);
+          Value mins = with_min ? halves16(mins_idx) : Value();
           for (uint32_t i = 0; i < MB; ++i) {
             Var& a = acc[i * R + r];
             Value isum = dot4(hi, xhi[i], dot4(lo, xlo[i], init[i]));
-            a = fma(cast(line(f32, 16), isum), scale * dx[i], a.get());
+            Value prev = with_min ? fma(mins, xmin[i], a.get()) : a.get();
+            a = fma(cast(line(f32, 16), isum), scale * dx[i], prev);
           }
         }
       });

@@ -266,7 +266,7 @@ bool wide_gemv(const QShape& s, const TargetCaps& caps) {
 // 0.47 / 0.38, so the heuristic keeps the units.
 bool q8_pair_gemv(const QShape& s, const TargetCaps& caps) { return s.f == QFormat::Q8_0 && s.k % 64 == 0 && caps.byte_permute; }
 // ... and its block-quad form (four blocks regrouped by byte permutes).
-bool quad_gemv(const QShape& s, const TargetCaps& caps) { return s.f == QFormat::Q4_0 && s.k % 128 == 0 && caps.byte_permute; }
+bool quad_gemv(const QShape& s, const TargetCaps& caps) { return pair_gemv(s) && s.k % 128 == 0 && caps.byte_permute; }
 
 // GGML rows packed into the interleaved tiles inside the GEMM (impl=5):
 // the layout=16 formats, while a row group's tiles fit a 256 KiB stack scratch.
@@ -495,7 +495,14 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
       // Block quads where K allows (their two byte permutes have word-aligned
       // patterns: vpermt2w, AVX512-BW): 15 instructions per row and 128
       // weights against 30 (Zen 5, rotating 1x4096x4096: see README).
-      if (caps.vector_bits >= 512 && quad_gemv(s, caps)) v.set("p4", 1);
+      // Q4_1, Q5_0 and Q5_1 as quads too (bench 1x4096x4096 from DRAM, 1
+      // thread: Q4_1 0.78 -> 0.93 of the triad, Q5_1 0.71 -> 0.87, Q5_0 0.74
+      // either way; kgen tune rotating: 0.37 ms against 0.41). From 2 rows of
+      // X Q5_0 keeps its pairs (M = 4: 0.78 ms against 0.84; for Q4_1 and
+      // Q5_1 the best of two tuning runs disagreed on mb and pf, 0.80-1.05 ms
+      // against 0.86-1.13 for this choice).
+      const bool quads = caps.vector_bits >= 512 && quad_gemv(s, caps) && !(s.f == QFormat::Q5_0 && s.m >= 2);
+      if (quads) v.set("p4", 1);
       else if (caps.vector_bits >= 512 && pair_gemv(s)) v.set("p2", 1);
       // Each row is a short stream of K/32 blocks, R side by side, which the
       // hardware prefetcher picks up late: prefetching the same block of the
@@ -593,8 +600,8 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       const bool pairs = v.get("p2") != 0, quads = v.get("p4") != 0;
       if (pairs && !pair_gemv(s) && !q8_pair_gemv(s, caps))
         throw std::invalid_argument("qmatmul: p2=1 (block pairs) needs Q4_0, Q4_1, Q5_0, Q5_1 or Q8_0 and k % 64 == 0");
-      if (quads && (pairs || s.f != QFormat::Q4_0 || s.k % 128 != 0))
-        throw std::invalid_argument("qmatmul: p4=1 (block quads) needs Q4_0 and k % 128 == 0, without p2");
+      if (quads && (pairs || !quad_gemv(s, caps)))
+        throw std::invalid_argument("qmatmul: p4=1 (block quads) needs Q4_0, Q4_1, Q5_0 or Q5_1, k % 128 == 0 and byte permutes, without p2");
       Step st{qgemv_x8_kernel(s.f, r, mb, sgn, pf, quads ? 4 : pairs ? 2 : 1, w16), {}, {xq, xd, xs, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
       st.dims.grid = {uint32_t(cdiv(s.n, r)), uint32_t(cdiv(s.m, mb)), 1};
       pl.steps.push_back(std::move(st));
