@@ -192,29 +192,48 @@ ir::Kernel quantize_lines_kernel(QFormat fmt, int blocks_per_item, int chunk) {
       for (uint32_t l = 0; l < 2 * CH; ++l) x[x0 + uint64_t(2 * CH * PX + l)].prefetch();
       Value ahead = o0 + uint64_t(2 * CH) * BB;
       for (uint64_t o = 0; o < CH * BB + 63; o += 64) q[ahead + o].prefetch();
-      for (int i = 0; i < int(CH); ++i) m.push_back(max(bits(xv(i, 0)), bits(xv(i, 1))));
-      Value amax_bits = tree_max_lanes(m);
-      Value amax = bitcast(line(f32, int(CH)), amax_bits);
       Value d;
       if (fmt == QFormat::Q8_0) {
-        d = amax / 127.0f;
+        for (int i = 0; i < int(CH); ++i) m.push_back(max(bits(xv(i, 0)), bits(xv(i, 1))));
+        d = bitcast(line(f32, int(CH)), tree_max_lanes(m)) / 127.0f;
       } else {
-        // GGML takes the first element of largest magnitude, with its sign:
-        // the smallest key 2·index + sign bit among the lanes equal to amax.
-        Value none = splat(constant(i32, 64), 16);
-        for (int i = 0; i < int(CH); ++i) {
-          Value am = splat(extract(amax_bits, i), 16), k[2];
-          for (uint32_t hf = 0; hf < 2; ++hf) {
-            Value v = xv(i, hf);
-            Value sign = bitcast(line(i32, 16), bitcast(line(u32, 16), v) >> 31u);
-            k[hf] = select(bits(v) == am, (lane_index(16) + 16 * int(hf)) * 2 + sign, none);
-          }
-          keys.push_back(min(k[0], k[1]));
+        // GGML takes the first element of largest magnitude, with its sign.
+        // The maxima of x's bits as signed integers (the largest x >= 0,
+        // negative if there is none) and as unsigned ones (with the sign bit
+        // set, the negative x of largest magnitude) give both magnitudes;
+        // the sign is the larger one's. Only where they are equal (and not
+        // zero) does the order decide: then the smallest key 2·index + sign
+        // bit among the lanes equal to amax, for the whole chunk.
+        const int L = int(CH);
+        std::vector<Value> sm, um;
+        for (int i = 0; i < L; ++i) {
+          Value r0 = bitcast(line(i32, 16), xv(i, 0)), r1 = bitcast(line(i32, 16), xv(i, 1));
+          sm.push_back(max(r0, r1));
+          um.push_back(max(bitcast(line(u32, 16), r0), bitcast(line(u32, 16), r1)));
         }
-        Value first = tree_min_lanes(keys);
-        // -0.0 counts as negative in the key, but an all-zero block keeps
-        // GGML's +0 (d = -0).
-        d = select(((first & 1) != 0) & (amax != 0.0f), -amax, amax) / -8.0f;
+        Value P = tree_max_lanes(sm), U = tree_max_lanes(um);
+        Value minus1 = splat(constant(i32, -1), L), one = splat(constant(i32, 1), L), zero = splat(constant(i32, 0), L);
+        Value pmag = select(P >= 0, P, minus1);
+        Value nmag = select((U >> 31u) != 0u, bitcast(line(i32, L), U & 0x7fffffffu), minus1);
+        Value amax_bits = max(pmag, nmag);
+        Value tie = (pmag == nmag) & (amax_bits > 0);
+        Var negative = var(select(nmag > pmag, one, zero));
+        if_(tree_max(select(tie, one, zero)) != 0, [&] {
+          Value none = splat(constant(i32, 64), 16);
+          for (int i = 0; i < L; ++i) {
+            Value am = splat(extract(amax_bits, i), 16), k[2];
+            for (uint32_t hf = 0; hf < 2; ++hf) {
+              Value v = xv(i, hf);
+              Value sign = bitcast(line(i32, 16), bitcast(line(u32, 16), v) >> 31u);
+              k[hf] = select(bits(v) == am, (lane_index(16) + 16 * int(hf)) * 2 + sign, none);
+            }
+            keys.push_back(min(k[0], k[1]));
+          }
+          negative = select(tie, tree_min_lanes(keys) & 1, negative.get());
+        });
+        // An all-zero block keeps GGML's +0 (d = -0), whatever its signs.
+        Value amax = bitcast(line(f32, L), amax_bits);
+        d = select((negative.get() != 0) & (amax != 0.0f), -amax, amax) / -8.0f;
       }
       Value id = select(d != 0.0f, 1.0f / d, splat(constant(f32, 0.0f), int(CH)));
       Value dh = bitcast(line(u16, int(CH)), cast(line(f16, int(CH)), d));  // round to nearest even, as GGML
