@@ -462,8 +462,13 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // X, up to 64 rows of X (1 thread, N = K = 4096: Q5_1 M = 9 3.2 ms
     // against 6.3 for the 8-lane rule; Q5_0 M = 16 3.4 (5.3), 48 9.4 (18.7,
     // the GEMM path); Q4_1 M = 32 6.8-7.1 (10.1), 64 14.4 (22.8)).
-    if (caps.byte_dot && caps.vector_bits >= 512 && x8_gemv(s) && pair_gemv(s) && !has_r16(s.f) && s.m > 8)
-      return Variant{}.set("impl", kGemvX8).set("rows", 8).set("mb", 4).set("p2", 1);
+    // Q4_1 and Q5_1 in block quads there (session 15, 1 thread: Q4_1 M = 16
+    // 3.4 ms against 3.6, 64 13.5 against 14.2; Q5_1 3.8 against 4.4-5.2,
+    // 32 9.1 against 8.8, 64 17.7 against 20.1); Q5_0 broke even.
+    if (caps.byte_dot && caps.vector_bits >= 512 && x8_gemv(s) && pair_gemv(s) && !has_r16(s.f) && s.m > 8) {
+      const bool quads = (s.f == QFormat::Q4_1 || s.f == QFormat::Q5_1) && quad_gemv(s, caps);
+      return Variant{}.set("impl", kGemvX8).set("rows", 8).set("mb", 4).set(quads ? "p4" : "p2", 1);
+    }
     if (caps.byte_dot && x8_gemv(s) && !has_r16(s.f) && s.m > 8 && s.m <= 32)
       return Variant{}.set("impl", kGemvX8).set("rows", 4).set("mb", 4);
     if (caps.byte_dot && s.m == 1 && s.f == QFormat::Q6_K && has_line_decoder(s.f))
