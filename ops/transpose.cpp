@@ -145,12 +145,13 @@ ir::Kernel tiled_kernel(ir::Type dt, int nbatch) {
   });
 }
 
-// CPU, input contiguous along A (sa == 1): tiles of 64 x 64 in 16 x 16
-// blocks. A full block reads 16 input lines (16 consecutive A values at 16
-// consecutive B), transposes them in registers (transpose16: 64 two-source
-// shuffles) and writes 16 output lines, so every access is a whole line. The
-// blocks of a tile go along A first: each of the 16 input rows is then read
-// as one sequential run of 256 bytes. Edge blocks go element by element.
+// CPU, input contiguous along A (sa == 1): tiles of ta x tb blocks of 16 x 16
+// (heuristic 8 x 8). A full block reads 16 input lines (16 consecutive A
+// values at 16 consecutive B), transposes them in registers (transpose16: 64
+// two-source shuffles) and writes 16 output lines, so every access is a
+// whole line. The blocks of a tile go along A first: each of the 16 input
+// rows is then read as one sequential run of ta lines. Edge blocks go
+// element by element.
 // (The previous form went through a scratch tile, 256 scalar stores and
 // loads a block, and ran at 5-7 GB/s whatever the pitch.) Zen 5, 1 thread:
 // 4096 x 4096 f32 18.4 -> 4.9 ms (0.65 of the triad), 4000 x 4000 23 ->
