@@ -164,11 +164,10 @@ ir::Kernel quantize_lines_kernel(QFormat fmt, int blocks_per_item, int chunk) {
     // Chunks of CH blocks: the per-block scales are computed as CH-lane lines
     // (lane i = block i: one tree for the chunk's maxima, one division for
     // its scales). Blocks are addressed from one base (c·CH + i), so their
-    // addresses are displacements: with an offset per block, clang spilled
-    // them, and the reloads waited behind stores to q with the same low
-    // address bits (4 KiB aliasing), up to 3x slower from DRAM. The last
-    // chunk, if partial, clamps its indices instead: blocks past the end
-    // repeat the last one, rewriting its bytes with the same values.
+    // addresses are displacements of it, where an offset per block took a
+    // register each (clang spilled them). The last chunk, if partial, clamps
+    // its indices instead: blocks past the end repeat the last one, rewriting
+    // its bytes with the same values.
     auto chunk_body = [&](const Value& c, bool clamp) {
       std::vector<Value> xi, off, m, keys;  // x line index and q byte offset of block i
       // 64-bit indices: u32 sums may wrap (-fwrapv), so clang could not fold
