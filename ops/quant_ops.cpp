@@ -121,8 +121,9 @@ void register_dequantize() {
   d.heuristic = [](const Problem& p, const TargetCaps& caps) {
     if (!is_cpu(caps)) return Variant{}.set("impl", 0).set("words", 1);
     // Large outputs stream (stream_heuristic.h): 4096 x 4096 (64 MiB of f32)
-    // Q4_K 2.3 -> 1.9 ms at 1 thread, 2.1 -> 0.95 at 2 (0.75 -> 1.1 of the
-    // triad: the plain stores' reads for ownership were a third of the traffic).
+    // Q4_K 2.3 -> 1.85-1.9 ms at 1 thread, 2.1 -> 0.95-1.8 at 2 (0.75-0.80 ->
+    // 1.0-1.1 of the triad: the plain stores' reads for ownership were a
+    // third of the traffic).
     if (has_line_decoder(format_of(p)))
       return Variant{}.set("impl", 1).set("bpi", 4).set("nt", stream_output(caps, 4.0 * double(p.dim(0) * p.dim(1))) ? 1 : 0);
     return Variant{}.set("impl", 0).set("words", 0);
@@ -182,8 +183,9 @@ void register_quantize() {
     return c;
   };
   d.heuristic = [](const Problem&, const TargetCaps& caps) {
-    // Chunks of 8 blocks: at 2 threads 1.2 ms against 1.4 for 16 (Q8_0 and
-    // Q4_0 4096 x 4096, Zen 5); 16 are ~5% faster at 1 thread.
+    // Chunks of 8 blocks: at 2 threads 1.2-1.3 ms against 1.4-1.6 for 16
+    // (Q8_0 and Q4_0 4096 x 4096, Zen 5); at 1 thread 16 are as fast (Q8_0)
+    // or up to 10% faster (Q4_0).
     if (!is_cpu(caps)) return Variant{}.set("impl", 0);
     return Variant{}.set("impl", 1).set("bpi", 64).set("ch", 8);
   };
