@@ -325,6 +325,11 @@ SpanTables span_tables(const PackedBytes& w, const Value& base, uint32_t span) {
   const uint32_t tail = span_tail(span);
   return {bytes64(w, base), bytes64(w, base + uint64_t(span - tail), tail / 16u)};
 }
+// The 16 f16 values that byte index line `idx` picks from the tables
+// (scales, mins), as f32.
+Value span_halves(const SpanTables& t, const Value& idx) {
+  return cast(line(f32, 16), bitcast(line(f16, 16), permute_bytes(t.lo, t.hi, idx)));
+}
 // The table byte of byte `at` (< span) of the run.
 uint32_t span_byte(uint32_t at, uint32_t span) { return at < 64 ? at : 64u + (at - (span - span_tail(span))); }
 // A constant index line of `words` u32 lanes from table bytes per result byte.
@@ -541,7 +546,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
           if (q8) {
             const SpanTables t = span_tables(pb, base, 68);
             codes = bitcast(line(u32, 16), permute_bytes(t.lo, t.hi, codes_idx)) ^ 0x80808080u;
-            scale = cast(line(f32, 16), bitcast(line(f16, 16), permute_bytes(t.lo, t.hi, scales_idx)));
+            scale = span_halves(t, scales_idx);
           } else {
             codes = pair_codes(pb, base, BB, qs);
             if (five) codes = codes | pair_high_bits(pb.u32le(base + uint64_t(qh_at)), pb.u32le(base + uint64_t(BB + qh_at)));
@@ -619,11 +624,8 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
             lo = lo | quad_high_bits(qh, 0);
             hi = hi | quad_high_bits(qh, 16);
           }
-          auto halves16 = [&](const Value& idx) {
-            return cast(line(f32, 16), bitcast(line(f16, 16), permute_bytes(t.lo, t.hi, idx)));
-          };
-          Value scale = halves16(scales_idx);
-          Value mins = with_min ? halves16(mins_idx) : Value();
+          Value scale = span_halves(t, scales_idx);
+          Value mins = with_min ? span_halves(t, mins_idx) : Value();
           for (uint32_t i = 0; i < MB; ++i) {
             Var& a = acc[i * R + r];
             Value isum = dot4(hi, xhi[i], dot4(lo, xlo[i], init[i]));
