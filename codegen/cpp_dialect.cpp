@@ -326,6 +326,10 @@ std::string CppDialect::dot4(Type a, Type b, std::span<const std::string> args, 
   return std::string("kg_dot4<") + sign(a) + ", " + sign(b) + f + ">(" + args[0] + ", " + args[1] + ", " + args[2] + ")";
 }
 
+std::string CppDialect::dot2_bf16(Type, std::span<const std::string> args) const {
+  return "kg_dot2_bf16(" + args[0] + ", " + args[1] + ", " + args[2] + ")";
+}
+
 std::string CppDialect::permute_bytes(Type table, Type result, std::span<const std::string> args,
                                       std::span<const int> pattern) const {
   if (pattern.empty())
@@ -717,6 +721,36 @@ template <bool SA, bool SB, int FORM = 0, class A, class B, class C> KG_MATH C k
     r += x * y;
   }
   return r;
+}
+)"},
+    {"dot2_bf16", "kg_dot2_bf16(", "", R"(// dot2_bf16 (ir/ops.h): c + a.1·b.1 + a.0·b.0 over each 32-bit lane's two
+// bf16. Where the host has AVX512-BF16 (KG_HOST_DPBF16, set by the JIT) a line
+// of 16 lanes (8, 4 with VL) is one vdpbf16ps, which adds the products in that
+// order, rounding each sum. It is inline asm because the JIT leaves the
+// feature off (its conversions flush subnormals); the asm still lets clang
+// allocate registers and fold b's load. Elsewhere a half becomes an f32 by a
+// shift or a mask, and two fmas round only the sums (a product of two bf16
+// is exact in f32).
+template <class U, class C> KG_MATH C kg_dot2_bf16(U a, U b, C c) {
+  if constexpr (sizeof(C) == 4)
+    return __builtin_fmaf(__builtin_bit_cast(f32, a << 16), __builtin_bit_cast(f32, b << 16),
+                          __builtin_fmaf(__builtin_bit_cast(f32, a & 0xffff0000u), __builtin_bit_cast(f32, b & 0xffff0000u), c));
+  else {
+#if defined(KG_HOST_DPBF16)
+#if defined(__AVX512VL__)
+    constexpr bool width = sizeof(C) == 64 || sizeof(C) == 32 || sizeof(C) == 16;
+#else
+    constexpr bool width = sizeof(C) == 64;
+#endif
+    if constexpr (width && __builtin_vectorelements(C) * 4 == sizeof(C)) {  // not 3 lanes padded to 4
+      __asm__("vdpbf16ps %2, %1, %0" : "+v"(c) : "v"(a), "vm"(b));
+      return c;
+    }
+#endif
+    return __builtin_elementwise_fma(
+        __builtin_bit_cast(C, a << 16), __builtin_bit_cast(C, b << 16),
+        __builtin_elementwise_fma(__builtin_bit_cast(C, a & 0xffff0000u), __builtin_bit_cast(C, b & 0xffff0000u), c));
+  }
 }
 )"},
     // permute_bytes with an index computed at run time (a constant one is a

@@ -156,6 +156,12 @@ template <class T> KG_INL T kg_atomic_cas(T* p, T c, T v) {
 KG_DOT4(kg_dot4_ss, i32, i32, "s32", "s32") KG_DOT4(kg_dot4_su, i32, u32, "s32", "u32")
 KG_DOT4(kg_dot4_us, u32, i32, "u32", "s32") KG_DOT4(kg_dot4_uu, u32, u32, "u32", "u32")
 #undef KG_DOT4
+// dot2_bf16 (ir/ops.h): the halves as f32 (a product of two bf16 is exact),
+// a.1·b.1 added first.
+KG_INL f32 kg_dot2_bf16(u32 a, u32 b, f32 c) {
+  return fmaf(__uint_as_float(a << 16), __uint_as_float(b << 16),
+              fmaf(__uint_as_float(a & 0xffff0000u), __uint_as_float(b & 0xffff0000u), c));
+}
 // ---- end of prelude ----
 )";
 }

@@ -135,6 +135,11 @@ class Dialect {
   // `form` (ir/byte_bound.h) says when a saturating u8·i8 pair multiply
   // (x86 vpmaddubsw) is exact; dialects without one ignore it.
   virtual std::string dot4(ir::Type a, ir::Type b, std::span<const std::string> args, Dot4Form form) const;
+  // dot2_bf16 (ir/ops.h) of u32 operands of type a and an f32 accumulator:
+  // args {a, b, c}. The default calls the prelude helper kg_dot2_bf16(a, b,
+  // c) on scalars, which every GPU dialect defines; an empty string for a
+  // line means lane by lane.
+  virtual std::string dot2_bf16(ir::Type a, std::span<const std::string> args) const;
   // permute_bytes (ir/ops.h) with tables of type `table` and a result of
   // type `result`: args {a, b, idx}. `pattern` holds the result's table
   // byte per result byte when idx is a constant (else empty). Only the C++

@@ -521,6 +521,14 @@ float kg_erf(float x) {
 )"},
     KG_GLSL_DOT4("kg_dot4_ss", "int", "int") KG_GLSL_DOT4("kg_dot4_su", "int", "uint")
     KG_GLSL_DOT4("kg_dot4_us", "uint", "int") KG_GLSL_DOT4("kg_dot4_uu", "uint", "uint")
+    {"kg_dot2_bf16", "", R"(// dot2_bf16 (ir/ops.h): the halves as floats (a product of two bf16 is
+// exact), a.1·b.1 added first; precise keeps the order.
+float kg_dot2_bf16(uint a, uint b, float c) {
+  precise float h = c + uintBitsToFloat(a & 0xffff0000u) * uintBitsToFloat(b & 0xffff0000u);
+  precise float r = h + uintBitsToFloat(a << 16) * uintBitsToFloat(b << 16);
+  return r;
+}
+)"},
 };
 
 }  // namespace

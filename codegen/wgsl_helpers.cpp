@@ -210,6 +210,13 @@ fn kg_rbf16(x: f32) -> f32 {
 )"},
     KG_WGSL_DOT4("kg_dot4_ss", "i32", "i32") KG_WGSL_DOT4("kg_dot4_su", "i32", "u32")
     KG_WGSL_DOT4("kg_dot4_us", "u32", "i32") KG_WGSL_DOT4("kg_dot4_uu", "u32", "u32")
+    {"kg_dot2_bf16", "", R"(// dot2_bf16 (ir/ops.h): the halves as floats (a product of two bf16 is
+// exact), a.1·b.1 added first.
+fn kg_dot2_bf16(a: u32, b: u32, c: f32) -> f32 {
+  let h = fma(bitcast<f32>(a & 0xffff0000u), bitcast<f32>(b & 0xffff0000u), c);
+  return fma(bitcast<f32>(a << 16u), bitcast<f32>(b << 16u), h);
+}
+)"},
 };
 
 }  // namespace

@@ -31,6 +31,11 @@ Value fma(const Operand& a, const Operand& b, const Operand& c);  // a*b+c, one 
 // u32 (unsigned) lines or scalars, c i32 of the same width (ir/ops.h dot4).
 // Literal operands take i32 (c) or the other packed operand's type.
 Value dot4(const Operand& a, const Operand& b, const Operand& c);
+// c + a.1·b.1 + a.0·b.0 per 32-bit lane, where a and b are u32 lines (or
+// scalars) each lane holding two bf16 (element 0 in the low half) and c is
+// f32 of the same width (ir/ops.h dot2_bf16: one vdpbf16ps per f32x16 line
+// on AVX512-BF16 hosts, lane arithmetic elsewhere).
+Value dot2_bf16(const Operand& a, const Operand& b, const Operand& c);
 // Byte i of the result (idx's type) is byte idx.byte(i) mod 2·bytes(a) of the
 // table a ++ b (a, b one type of 4-64 bytes; ir/ops.h permute_bytes). A
 // constant idx (make_line of literals) is one shuffle on the CPU (vpermi2b).

@@ -98,6 +98,7 @@ namespace kgen::ir {
   X(Select, "select", Select, Any)                      \
   X(Fma, "fma", Fma, Float)                             \
   X(Dot4, "dot4", Dot, Int) /* c + Σ bytes(a)·bytes(b) */ \
+  X(Dot2Bf16, "dot2_bf16", Dot, Any) /* c + Σ bf16 halves(a)·halves(b) */ \
   X(PermuteBytes, "permute_bytes", Permute, Any) /* bytes of a ++ b picked by idx's bytes */ \
   X(Cast, "cast", Convert, Any)                         \
   X(Bitcast, "bitcast", Convert, Any)                   \
@@ -137,6 +138,10 @@ enum class OpClass : uint8_t {
   // dot4(a, b, c): per 32-bit lane, c + Σ_{j<4} byte_j(a)·byte_j(b), the
   // bytes signed where the operand is i32, unsigned where u32; c and the
   // result are i32, wrapping (x86 vpdpbusd, CUDA dp4a, SPIR-V OpSDot).
+  // dot2_bf16(a, b, c): per 32-bit lane of u32 a and b, each holding two
+  // bf16 (element 0 in the low half), and f32 c: c + a.1·b.1, rounded, then
+  // + a.0·b.0, rounded; the products are exact (x86 vdpbf16ps, whose order
+  // this is). Subnormal inputs and results may be flushed to zero.
   Dot,
   // permute_bytes(a, b, idx): a table of the bytes of a then b (a and b of
   // one type, 4 to 64 bytes, a power of two); the result has idx's type (an

@@ -315,6 +315,14 @@ template <class T> T sem_Fma(T a, T b, T c) {
   else return T(::fmaf(float(a), float(b), float(c)));
 }
 
+// dot2_bf16: c + a.1·b.1 + a.0·b.0 over the bf16 halves of a and b (half 0
+// the low one), in that order, each sum rounded to f32. A product of two
+// bf16 is exact in f32 (8-bit significands), so fmaf rounds only the sums.
+inline float sem_Dot2Bf16(uint32_t a, uint32_t b, float c) {
+  auto half = [](uint32_t v, int j) { return std::bit_cast<float>(j ? v & 0xFFFF0000u : v << 16); };
+  return ::fmaf(half(a, 0), half(b, 0), ::fmaf(half(a, 1), half(b, 1), c));
+}
+
 // dot4: c + Σ_{j<4} byte_j(a)·byte_j(b), byte 0 the least significant; a
 // byte of an int32_t operand is signed (-128..127), of a uint32_t unsigned.
 // The products and the sum are exact; adding c wraps modulo 2^32.

@@ -171,6 +171,12 @@ Type infer_type(const Instr& in, const Kernel& k, const ValueLookup& lookup) {
     case OpClass::Dot:
       need_args(3);
       for (size_t i = 0; i < 3; ++i) need_value(i);
+      if (in.op == Op::Dot2Bf16) {
+        if (a[0].type.scalar() != types::U32 || a[1].type != a[0].type || a[2].type != Type(ScalarKind::F32, a[0].type.lanes))
+          fail(in, "needs two u32 operands (two bf16 each) and an f32 accumulator of one width, got " + a[0].type.str() +
+                       ", " + a[1].type.str() + ", " + a[2].type.str());
+        return a[2].type;
+      }
       for (size_t i = 0; i < 2; ++i)
         if (a[i].type.scalar() != types::I32 && a[i].type.scalar() != types::U32)
           fail(in, "operand " + std::to_string(i) + " must be i32 or u32 (4 packed bytes; i32: signed), got " + a[i].type.str());

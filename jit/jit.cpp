@@ -53,6 +53,7 @@ struct State {
   std::mutex mu;
   std::string triple, cpu, features;           // features: "+avx2,+fma,..."
   std::vector<std::string> cc1_target_args;    // -triple/-target-cpu/-target-feature...
+  std::string host_defines;                    // macros the host's features define, for the toolchain id
   std::unique_ptr<llvm::TargetMachine> tm[4];  // per codegen opt level
   std::unique_ptr<llvm::orc::LLJIT> lljit;
   uint64_t next_dylib = 0;
@@ -82,6 +83,13 @@ struct State {
       cc1_target_args.push_back("-target-feature");
       cc1_target_args.push_back(f);
       features += (features.empty() ? "" : ",") + f;
+    }
+    // The bf16 pair dot product (vdpbf16ps) has no conversion to get wrong,
+    // but its feature is off above: the prelude emits it as inline asm where
+    // the host has it (KG_HOST_DPBF16), and the toolchain id says so.
+    if (llvm::sys::getHostCPUFeatures().lookup("avx512bf16")) {
+      cc1_target_args.insert(cc1_target_args.end(), {"-D", "KG_HOST_DPBF16=1"});
+      host_defines = " +dpbf16-asm";
     }
 
     auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
@@ -248,7 +256,7 @@ Module::~Module() {
 
 std::string jit_toolchain_id() {
   State& st = state();
-  return "clang " CLANG_VERSION_STRING " " + st.triple + " " + st.cpu + " " + st.features;
+  return "clang " CLANG_VERSION_STRING " " + st.triple + " " + st.cpu + " " + st.features + st.host_defines;
 }
 
 }  // namespace kgen::jit

@@ -24,6 +24,7 @@ ir::Kernel saxpy_lines(int lanes);                        // y = a*x + y on f32 
 ir::Kernel dot_lines(int lanes);                          // out[i] = sum(x[i]*y[i]) per f32 line
 ir::Kernel dot4_packed(int lanes);                        // y = dot4(a, b, c), 4 signedness pairs (1: scalars)
 ir::Kernel dot4_small_packed(int lanes);                  // dot4 of unsigned bytes < 128 and signed bytes
+ir::Kernel dot2_bf16_packed(int lanes);                   // y = dot2_bf16 of bf16 pairs into f32 (1: scalars)
 ir::Kernel permute_bytes_kernel(int table_bytes);         // permute_bytes with run-time and constant indices
 uint8_t permute_sample_index(int k, int table_bytes);     // its constant index: table byte of result byte k
 
@@ -40,6 +41,7 @@ void register_matmul();
 void register_softmax();
 void register_lines();
 void register_dot4();
+void register_dot2_bf16();
 void register_permute();
 
 }  // namespace kgen::samples

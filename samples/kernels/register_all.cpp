@@ -16,6 +16,7 @@ void register_all() {
     register_softmax();
     register_lines();
     register_dot4();
+    register_dot2_bf16();
     register_permute();
   });
 }

@@ -62,6 +62,20 @@ TEST_CASE("dot4 lines use the host's byte dot product instructions") {
   }
 }
 
+TEST_CASE("dot2_bf16 lines use vdpbf16ps on AVX512-BF16 hosts") {
+  // Correctness is the registered dot2_bf16_l* kernels (bit-exact against the
+  // interpreter, whose addition order is the instruction's); this checks the
+  // lowering.
+  auto dev = cpu(1);
+  rt::CompileOptions o;
+  o.keep_ir = true;
+  const std::string s = dev->compile(samples::dot2_bf16_packed(16), o)->debug_asm();
+  REQUIRE(!s.empty());
+  const bool bf16 = __builtin_cpu_supports("avx512bf16");
+  MESSAGE("avx512bf16 " << bf16);
+  CHECK((s.find("vdpbf16ps") != std::string::npos) == bf16);
+}
+
 TEST_CASE("dot4 of unsigned bytes below 128, or of signed bytes one side clamped, uses the saturating pair multiply on AVX2") {
   // codegen proves the masked operand's bytes small, or the clamped one's
   // never -128 (ir/byte_bound.h), so vpmaddubsw cannot saturate (after

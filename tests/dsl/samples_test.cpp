@@ -2,6 +2,7 @@
 // and computes the same as a plain C++ reference loop in the interpreter.
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -118,6 +119,24 @@ Expected dot4_ref(const std::vector<HostBuf>& in, size_t lanes) {
   return {{3, y}};
 }
 
+// dot2_bf16_l<lanes>: each lane's pair holds the upper halves of x[2i]
+// (element 0) and x[2i + 1] (element 1); y[2i] = (c + a.1·b.1) + a.0·b.0 and
+// y[2i + 1] = (-c + b.1·a.1) + b.0·a.0, each sum rounded to f32.
+Expected dot2_bf16_ref(const std::vector<HostBuf>& in, size_t lanes) {
+  auto x = all(in[0]), w = all(in[1]), c = all(in[2]);
+  auto bf = [](double v) { return std::bit_cast<float>(std::bit_cast<uint32_t>(float(v)) & 0xffff0000u); };
+  std::vector<double> y(2 * c.size());
+  for (size_t i = 0; i < c.size(); ++i) {
+    const size_t line = i / lanes, l = i % lanes;
+    const size_t e0 = 2 * line * lanes + l, e1 = e0 + lanes;  // lane l of lines 2·line and 2·line + 1
+    const float p1 = bf(x[e1]) * bf(w[e1]), p0 = bf(x[e0]) * bf(w[e0]);  // exact
+    volatile float h = float(c[i]) + p1, hn = -float(c[i]) + p1;
+    y[e0] = double(float(h + p0));
+    y[e1] = double(float(hn + p0));
+  }
+  return {{3, y}};
+}
+
 // permute_bytes_t<tb>: y[2i] = bytes of a[i] ++ b[i] picked by idx[i]'s 64
 // bytes (mod 2·tb), y[2i + 1] by the sample's constant index, z[i] = bytes of
 // b[i] ++ a[i] by its first 16 entries.
@@ -200,6 +219,10 @@ const std::map<std::string, Reference>& references() {
       {"dot4_l4", [](auto& in, int64_t) { return dot4_ref(in, 4); }},
       {"dot4_l8", [](auto& in, int64_t) { return dot4_ref(in, 8); }},
       {"dot4_l16", [](auto& in, int64_t) { return dot4_ref(in, 16); }},
+      {"dot2_bf16_l1", [](auto& in, int64_t) { return dot2_bf16_ref(in, 1); }},
+      {"dot2_bf16_l4", [](auto& in, int64_t) { return dot2_bf16_ref(in, 4); }},
+      {"dot2_bf16_l8", [](auto& in, int64_t) { return dot2_bf16_ref(in, 8); }},
+      {"dot2_bf16_l16", [](auto& in, int64_t) { return dot2_bf16_ref(in, 16); }},
       {"dot4_small_l1", [](auto& in, int64_t) { return dot4_small_ref(in, 1); }},
       {"dot4_small_l4", [](auto& in, int64_t) { return dot4_small_ref(in, 4); }},
       {"dot4_small_l8", [](auto& in, int64_t) { return dot4_small_ref(in, 8); }},

@@ -132,6 +132,21 @@ TEST_CASE("reductions are left folds in lane order") {
   CHECK(sem_AtomicCas<uint32_t>(5, 4, 9) == 5);
 }
 
+TEST_CASE("dot2_bf16 adds the high halves' product first, then the low halves', rounding each sum") {
+  auto pair = [](uint16_t hi, uint16_t lo) { return uint32_t(hi) << 16 | lo; };
+  const uint16_t one = 0x3F80, minus_one = 0xBF80, two = 0x4000, tiny = 0x3800;  // tiny = 2^-15
+  CHECK(sem_Dot2Bf16(pair(two, one), pair(two, two), 0.5f) == 0.5f + 4.0f + 2.0f);
+  // (1 + -1) + 2^-30 = 2^-30; the other order would lose 2^-30 against 1.
+  CHECK(sem_Dot2Bf16(pair(minus_one, tiny), pair(one, tiny), 1.0f) == std::ldexp(1.0f, -30));
+  // Two roundings: 1 + 2^-24 ties to 1, twice; one rounding of the exact sum
+  // would give 1 + 2^-23.
+  const uint16_t t12 = 0x3980;  // 2^-12
+  CHECK(sem_Dot2Bf16(pair(t12, t12), pair(t12, t12), 1.0f) == 1.0f);
+  // Products are exact: (1 + 2^-7)^2 = 1 + 2^-6 + 2^-14 needs 15 bits.
+  const uint16_t q = 0x3F81;
+  CHECK(sem_Dot2Bf16(pair(q, 0), pair(q, 0), 0.0f) == 1.0f + std::ldexp(1.0f, -6) + std::ldexp(1.0f, -14));
+}
+
 TEST_CASE("dot4 multiplies the four bytes of each operand, signed for i32, and wraps the sum") {
   // Bytes (least significant first) 1, 2, 3, 0xFF and 4, 5, 6, 0xFF.
   const uint32_t a = 0xFF030201u, b = 0xFF060504u;

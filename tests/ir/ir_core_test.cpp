@@ -59,6 +59,18 @@ TEST_CASE("half and bfloat16 conversions round to nearest even") {
   CHECK(f32_to_bf16(1.0f + 1.0f / 256.0f) == 0x3f80);  // tie -> even
 }
 
+TEST_CASE("dot2_bf16 types: u32 operands of one width and an f32 accumulator") {
+  Kernel k;
+  Builder b(k);
+  ValueId u = b.const_int(types::U32, 0x3f803f80), f = b.const_float(types::F32, 1.0), s = b.const_int(types::I32, 1);
+  CHECK(b.type_of(b.op(Op::Dot2Bf16, {u, u, f})) == types::F32);
+  ValueId ul = b.const_int(Type(ScalarKind::U32, 16), 3), fl = b.const_float(Type(ScalarKind::F32, 16), 0.0);
+  CHECK(b.type_of(b.op(Op::Dot2Bf16, {ul, ul, fl})) == Type(ScalarKind::F32, 16));
+  CHECK_THROWS_WITH_AS(b.op(Op::Dot2Bf16, {s, u, f}), doctest::Contains("two u32 operands"), Error);
+  CHECK_THROWS_WITH_AS(b.op(Op::Dot2Bf16, {u, u, s}), doctest::Contains("f32 accumulator"), Error);
+  CHECK_THROWS_WITH_AS(b.op(Op::Dot2Bf16, {ul, ul, f}), doctest::Contains("one width"), Error);
+}
+
 TEST_CASE("dot4 types: packed i32/u32 operands of one width and an i32 accumulator") {
   Kernel k;
   Builder b(k);
