@@ -727,8 +727,9 @@ template <bool SA, bool SB, int FORM = 0, class A, class B, class C> KG_MATH C k
 // bf16. Where the host has AVX512-BF16 (KG_HOST_DPBF16, set by the JIT) a line
 // of 16 lanes (8, 4 with VL) is one vdpbf16ps, which adds the products in that
 // order, rounding each sum. It is inline asm because the JIT leaves the
-// feature off (its conversions flush subnormals); the asm still lets clang
-// allocate registers and fold b's load. Elsewhere a half becomes an f32 by a
+// feature off (its conversions flush subnormals). Register operands only: a
+// "vm" operand makes clang store every B line to the stack to pass it as
+// memory (1024³ bf16 ran 1.6x slower). Elsewhere a half becomes an f32 by a
 // shift or a mask, and two fmas round only the sums (a product of two bf16
 // is exact in f32).
 template <class U, class C> KG_MATH C kg_dot2_bf16(U a, U b, C c) {
@@ -743,7 +744,7 @@ template <class U, class C> KG_MATH C kg_dot2_bf16(U a, U b, C c) {
     constexpr bool width = sizeof(C) == 64;
 #endif
     if constexpr (width && __builtin_vectorelements(C) * 4 == sizeof(C)) {  // not 3 lanes padded to 4
-      __asm__("vdpbf16ps %2, %1, %0" : "+v"(c) : "v"(a), "vm"(b));
+      __asm__("vdpbf16ps %2, %1, %0" : "+v"(c) : "v"(a), "v"(b));
       return c;
     }
 #endif

@@ -17,9 +17,12 @@ using PanelLineStore = std::function<void(const dsl::Value& k, int l, const dsl:
 
 // Lines [k0, k1) (u32) of panel `panel` of B (K×N, or N×K when trans_b;
 // `src` the u32 element offset of this batch's B), converted to f32.
+// `pairs` (GemmTile::bf2): lines of u32 bf16 pairs and k counting pairs; b
+// is u32 pair words when trans_b (N×K pairs, src in words), else u16 bf16
+// bits (2K×N, src = N·K of them per batch, so the batch starts at 2·src).
 void pack_b_panel(const dsl::Array& b, bool trans_b, int nl, const dsl::Value& N, const dsl::Value& K,
                   const dsl::Value& src, const dsl::Value& panel, const dsl::Value& k0, const dsl::Value& k1,
-                  const PanelLineStore& store);
+                  const PanelLineStore& store, bool pairs = false);
 
 // The gated MLP's [G;U] panel: line l holds features panel·8·nl + 16·(l/2)
 // + i of G (l even) or U (l odd), rows of G and U (F×K) running along K.

@@ -59,6 +59,12 @@ struct GemmTile {
   // one row group covers all of M (each panel is then packed once).
   int pb = 0;
   int pbk = 0;  // pb's scratch depth in k when kc = 0 (K rounded up to 16; set by the plan)
+  // bf16 pairs (bf16 inputs, even K): A and B are read as u32 words holding
+  // two consecutive k of one row (A) or column (B), the packed panels hold
+  // such words, and each microkernel step is one dot2_bf16 (vdpbf16ps: 32
+  // multiply-adds per line, twice an fma's) over a pair of k. The kernel's k
+  // (its scalar, kc, pbk, the chunks) then counts pairs.
+  int bf2 = 0;
   int unroll = 0;  // unroll hint for the k loop (0: the compiler's choice); not a variant parameter
   int nr() const { return 16 * nl; }
   std::string str() const;
@@ -76,9 +82,12 @@ constexpr int kPackChunkAcrossRows = 64;
 constexpr int kPackKChunk = kPackChunkAcrossRows;
 inline int pack_chunk(bool rows_along_k) { return rows_along_k ? kPackChunkAlongRows : kPackChunkAcrossRows; }
 // Bp[b][panel][k][line] (f32x16 lines) from B (K×N, or N×K when trans_b).
-ir::Kernel pack_b_kernel(ir::Type dt, bool trans_b, int nl);
+// `pairs` (GemmTile::bf2): u32x16 lines of bf16 pairs, k counting pairs; B
+// is then u32 words (N×K pairs) when trans_b, else u16 (bf16 bits, 2K×N).
+ir::Kernel pack_b_kernel(ir::Type dt, bool trans_b, int nl, bool pairs = false);
 // Ap (f32) from A (M×K row-major, row stride lda) in layout `ak` (GemmTile::ak):
 // 0: Ap[b][panel][k][r]; 16: Ap[b][panel][k/16][r][k%16], zero past M and K.
+// A u32 A holds bf16 pairs (GemmTile::bf2) and is copied as it is.
 ir::Kernel pack_a_kernel(ir::Type dt, int mr, int ak = 0);
 
 // Epilogue of the CPU macro-kernel. Store: C = A·B. GatedSilu: the packed B

@@ -25,7 +25,8 @@ using namespace kgen::dsl;
 std::string GemmTile::str() const {
   return "mr" + std::to_string(mr) + "_nr" + std::to_string(nr()) + "_kc" + std::to_string(kc) + "_mc" +
          std::to_string(mc) + "_nc" + std::to_string(nc) + (ak ? "_ak" + std::to_string(ak) : "") +
-         (ks > 1 ? "_ks" + std::to_string(ks) : "") + (gm ? "_gm" : "") + (bpf ? "_bpf" : "") + (apf ? "_apf" : "") + (pb ? "_pb" : "");
+         (ks > 1 ? "_ks" + std::to_string(ks) : "") + (gm ? "_gm" : "") + (bpf ? "_bpf" : "") + (apf ? "_apf" : "") + (pb ? "_pb" : "") +
+         (bf2 ? "_bf2" : "");
 }
 
 namespace {
@@ -53,6 +54,10 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, con
     throw std::invalid_argument("gemm_cpu_kernel: A layout ak must be 0, 1 or 16, with kc a multiple of 16");
   if ((t.bpf || t.apf) && t.ak == 0) throw std::invalid_argument("gemm_cpu_kernel: bpf and apf need ak = 1 or 16");
   if (t.ks < 1 || (gated && t.ks != 1)) throw std::invalid_argument("gemm_cpu_kernel: ks must be >= 1 (1 for the gated epilogue)");
+  const bool pairs = t.bf2 != 0;
+  if (pairs && (gated || src.kind == GemmBSource::GateUp))
+    throw std::invalid_argument("gemm_cpu_kernel: bf16 pairs (bf2) are for the plain product");
+  const ir::Type et = pairs ? u32 : f32;  // packed A and B elements
   const uint32_t MR = uint32_t(t.mr), NL = uint32_t(t.nl);
   const uint32_t OL = gated ? NL / 2 : NL;  // output lines per panel
   const uint32_t NRO = 16 * OL;             // output columns per panel
@@ -61,9 +66,9 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, con
   if (src.kind == GemmBSource::Raw) name += "_b" + src.dt.str() + (src.trans_b ? "t" : "n");
   if (own_pack) name += "_k" + std::to_string(KCAP);
   return kernel(name, [&](KernelBuilder& kb) {
-    auto ap = kb.input("ap", f32);
+    auto ap = kb.input("ap", et);
     Array bp, braw, gw, uw;
-    if (src.kind == GemmBSource::Packed) bp = kb.input("bp", line(f32, 16));
+    if (src.kind == GemmBSource::Packed) bp = kb.input("bp", line(et, 16));
     else if (src.kind == GemmBSource::Raw) braw = kb.input("b", src.dt);
     else gw = kb.input("g", f32), uw = kb.input("u", f32);
     auto c = t.kc ? kb.inout("c", c_lines ? line(f32, 16) : f32) : kb.output("c", c_lines ? line(f32, 16) : f32);
@@ -73,7 +78,7 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, con
     Value F = src.kind == GemmBSource::GateUp ? kb.scalar("f", u32) : Value();
     kb.workgroup(1);
     // This workgroup's copy of the current panel's K slice (own_pack).
-    Array bs = own_pack ? shared_array(line(f32, 16), int64_t(KCAP) * NL) : Array();
+    Array bs = own_pack ? shared_array(line(et, 16), int64_t(KCAP) * NL) : Array();
     const Array& bsrc = own_pack ? bs : bp;
     // A C with rows that are not whole lines (N % 16 != 0) is read and
     // written through this MR×NRO scratch: straight-line vector stores into
@@ -108,7 +113,7 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, con
           auto store = [&](const Value& k, int l, const Value& v) {
             bs[(k - cast(u64, k0)) * uint64_t(NL) + uint64_t(l)] = v;
           };
-          if (src.kind == GemmBSource::Raw) pack_b_panel(braw, src.trans_b, int(NL), N, K, bz * N * K, p, k0, k1, store);
+          if (src.kind == GemmBSource::Raw) pack_b_panel(braw, src.trans_b, int(NL), N, K, bz * N * K, p, k0, k1, store, pairs);
           else pack_gate_up_panel(gw, uw, int(NL), F, K, p, k0, k1, store);
         }
         for_range(q0, q1, [&](Value q) {
@@ -181,7 +186,7 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, con
             for (uint32_t l = 0; l < NL; ++l) bl.push_back(bsrc[b_line + uint64_t(l)]);
             for (uint32_t r = 0; r < MR; ++r) {
               Value av = splat(ap[a_of(r)], 16);
-              for (uint32_t l = 0; l < NL; ++l) A(r, l) = fma(av, bl[l], A(r, l));
+              for (uint32_t l = 0; l < NL; ++l) A(r, l) = pairs ? dot2_bf16(av, bl[l], A(r, l)) : fma(av, bl[l], A(r, l));
             }
           };
           if (t.ak == 16 || t.ak == 1) {
@@ -214,8 +219,10 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, con
             // lines of k rows [j·RP, (j+1)·RP) of the slice.
             if (t.bpf && src.kind == GemmBSource::Raw && !src.trans_b) {
               const uint32_t RP = (KCAP + uint32_t(t.mc) - 1) / uint32_t(t.mc);
-              Value first = cast(u64, bz * K + k0 + (q - q0) * RP) * cast(u64, N) + cast(u64, (p + 1u) * (16u * NL));
-              for_range(0u, RP, [&](Value i) {
+              // (bf16 pairs: k counts pairs of u16 rows, both prefetched.)
+              const uint64_t RK = pairs ? 2 : 1;
+              Value first = cast(u64, bz * K + k0 + (q - q0) * RP) * uint64_t(RK) * cast(u64, N) + cast(u64, (p + 1u) * (16u * NL));
+              for_range(0u, RP * uint32_t(RK), [&](Value i) {
                 for (uint32_t l = 0; l < NL; ++l) braw[first + cast(u64, i) * cast(u64, N) + uint64_t(16 * l)].prefetch();
               });
             }

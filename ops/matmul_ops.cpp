@@ -35,6 +35,19 @@ Shape shape_of(const Problem& p) {
   return {p.dim(0), p.dim(1), p.dim(2), p.attr("batch", 1), p.attr("trans_b", 0) != 0, ir::Type(p.dtype)};
 }
 
+// bf16 inputs with an even K can run the GEMM on pairs of k (GemmTile::bf2):
+// one dot2_bf16 (vdpbf16ps) per line and pair does two fmas' work. The
+// pair kernels see K/2 steps of u32 words (A's rows, and Bᵀ's, are read as
+// words; a K×N B as u16 rows joined in pairs).
+bool pairs_fit(const Shape& s) { return s.dt == ir::ScalarKind::BF16 && s.k % 2 == 0; }
+Shape pair_shape(Shape s) {
+  s.k /= 2;
+  s.dt = ir::Type(ir::ScalarKind::U32);
+  return s;
+}
+// B's element type as the pair kernels read it.
+ir::Type pair_b_type(const Shape& s) { return ir::Type(s.trans_b ? ir::ScalarKind::U32 : ir::ScalarKind::U16); }
+
 bool gemv_fits(const Shape& s) {
   if (s.m > kGemvMaxM) return false;
   return s.trans_b ? s.k % 16 == 0 : (s.n % 16 == 0 && s.k % 16 == 0);
@@ -148,7 +161,19 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
     if (pb_fits(s, t) && (form == 0 || t.bpf || t.ak == 1)) out.push_back(variant_of(t).set("impl", kGemm));
   }
   // The heuristic's choice (one row group over all of M, B packed in the kernel).
-  if (Variant h = heuristic(p, caps); std::find(out.begin(), out.end(), h) == out.end()) out.push_back(h);
+  const Variant h = heuristic(p, caps);
+  if (std::find(out.begin(), out.end(), h) == out.end()) out.push_back(h);
+  // bf16 pairs on hosts with the pair dot product: the heuristic takes them;
+  // also with B packed by a launch, and with A packed.
+  if (caps.bf16_dot && pairs_fit(s)) {
+    GemmTile t = tile_of(h);
+    for (int form : {1, 2}) {
+      GemmTile u = t;
+      if (form == 1) u.pb = 0, u.bpf = 0;
+      if (form == 2) u.ak = t.ak == 1 ? 16 : t.ak;
+      if (Variant v = variant_of(u).set("impl", kGemm); std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+    }
+  }
   // K splits for products with few M×N blocks and a long K.
   GemmTile d = def;
   d.ks = 1;
@@ -175,8 +200,14 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     if (s.trans_b && caps.vector_bits >= 512) return Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1);
     return Variant{}.set("impl", kGemv).set("rows", 4);
   }
-  GemmTile t = default_cpu_tile(s.m, s.n, s.k, caps);
-  t.ks = default_ksplit(s, t);
+  // bf16 pairs (where the host has vdpbf16ps): the same blocking for a
+  // product of K/2 steps, each a pair of k. Zen 5, 1 thread: see bench/
+  // matmul/bf16.
+  const bool pairs = caps.bf16_dot && pairs_fit(s);
+  const Shape g = pairs ? pair_shape(s) : s;  // what the macro-kernel steps over
+  GemmTile t = default_cpu_tile(g.m, g.n, g.k, caps);
+  t.bf2 = pairs;
+  t.ks = default_ksplit(g, t);
   // Square-ish products on AVX-512 (the 8×8-panel blocks): walk the M blocks
   // fastest, so consecutive workgroups share the B block (~4 MB at 1024³)
   // and the A block, 8 panels × K, is what changes. Zen 5 (kgen op, 4 runs
@@ -193,9 +224,9 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // (without it the A stream made these erratic): 2048³ 70.4-72.2 -> 68.2-68.6,
   // 2 threads 37.3-37.7 -> 34.8-35.2; 4096×1024×1024 38.4-38.8 -> 35.6;
   // 2048×4096×2048 2 threads 76-77 -> 70-72.
-  const int64_t mp = (s.m + t.mr - 1) / t.mr, panels = (s.n + t.nr() - 1) / t.nr();
+  const int64_t mp = (g.m + t.mr - 1) / t.mr, panels = (g.n + t.nr() - 1) / t.nr();
   const int64_t a_max = caps.llc_bytes ? int64_t(caps.llc_bytes / 2) : int64_t(16) << 20;
-  if (t.nl >= 2 && t.ks == 1 && s.m * s.k * 4 <= a_max && panels >= 8 && (mp > t.mc || t.kc)) {
+  if (t.nl >= 2 && t.ks == 1 && g.m * g.k * 4 <= a_max && panels >= 8 && (mp > t.mc || t.kc)) {
     t.mc = int(mp);
     t.nc = 1;
     t.gm = 0;
@@ -203,14 +234,14 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     // as the microkernel's broadcast streams. 1024³ 1 thread 8.96-9.06 ->
     // 8.71-8.75 ms, 2048³ 68.0-70.1 -> 66.9-67.6; with K slices A's rows
     // re-read per slice lost (512×4096×4096 71.8 -> 74.5), so not there.
-    if (t.kc == 0 && s.dt == ir::ScalarKind::F32) t.ak = 1;
+    if (t.kc == 0 && (g.dt == ir::ScalarKind::F32 || pairs)) t.ak = 1;
   }
   // One row group over all of M: each B panel is used by this workgroup
   // only, so it packs the panel itself (pb) instead of a packing launch
   // writing all of B out and the product reading it back. Zen 5, Bᵀ, 1
   // thread: 64×4096×4096 17.5 -> 12.1 ms; 256×1024×11008 2 threads 16.0 ->
   // 13.6 ms.
-  if (t.nl >= 2 && pb_fits(s, t)) t.pb = 1;
+  if (t.nl >= 2 && pb_fits(g, t)) t.pb = 1;
   return variant_of(t).set("impl", kGemm);
 }
 
@@ -223,23 +254,27 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     case kGemm: {
       if (!is_cpu(caps)) throw std::invalid_argument("matmul: impl=0 (packed CPU gemm) is for the cpu target");
       GemmTile t = tile_of(v);
-      if (t.mr < 1 || t.nl < 1 || t.mr * t.nl + t.nl > 32 || t.kc < 0 || t.mc < 1 || t.nc < 1)
+      if (t.mr < 1 || t.nl < 1 || t.mr * t.nl + t.nl > 32 || t.kc < 0 || t.mc < 1 || t.nc < 1 || t.bf2 < 0 || t.bf2 > 1)
         throw std::invalid_argument("matmul: bad gemm tile " + v.str());
-      if (t.ak == 1 && s.dt != ir::ScalarKind::F32)
-        throw std::invalid_argument("matmul: ak=1 (A read unpacked) needs f32 inputs: " + v.str());
-      const int ap = t.ak == 1 ? 0 : plan_pack_a(pl, nio, s.dt, 0, s.batch, s.m, s.k, s.k, t.mr, t.ak);
+      if (t.bf2 && !pairs_fit(s))
+        throw std::invalid_argument("matmul: bf2=1 (bf16 pairs) needs bf16 inputs and an even K: " + v.str());
+      const Shape g = t.bf2 ? pair_shape(s) : s;  // what the macro-kernel steps over
+      if (t.ak == 1 && g.dt != ir::ScalarKind::F32 && !t.bf2)
+        throw std::invalid_argument("matmul: ak=1 (A read unpacked) needs f32 inputs or bf16 pairs: " + v.str());
+      const ir::Type bt = t.bf2 ? pair_b_type(s) : s.dt;
+      const int ap = t.ak == 1 ? 0 : plan_pack_a(pl, nio, g.dt, 0, s.batch, s.m, g.k, g.k, t.mr, t.ak);
       if (t.pb) {  // B's panels packed inside the macro-kernel
-        if (!pb_scratch_fits(t, s.k))
+        if (!pb_scratch_fits(t, g.k))
           throw std::invalid_argument("matmul: pb=1 needs a K slice (kc, else K) of at most 512 KiB of B panel: " + v.str());
         GemmBSource src;
         src.kind = GemmBSource::Raw;
-        src.dt = s.dt;
+        src.dt = bt;
         src.trans_b = s.trans_b;
-        plan_gemm_cpu(pl, t, ap, 1, 2, s.batch, s.m, s.n, s.k, GemmEpilogue::Store, nio, src);
+        plan_gemm_cpu(pl, t, ap, 1, 2, s.batch, s.m, s.n, g.k, GemmEpilogue::Store, nio, src);
         return pl;
       }
-      int bp = plan_pack_b(pl, nio, s.dt, s.trans_b, 1, s.batch, s.n, s.k, t.nl);
-      plan_gemm_cpu(pl, t, ap, bp, 2, s.batch, s.m, s.n, s.k, GemmEpilogue::Store, nio);
+      int bp = plan_pack_b(pl, nio, bt, s.trans_b, 1, s.batch, s.n, g.k, t.nl, t.bf2);
+      plan_gemm_cpu(pl, t, ap, bp, 2, s.batch, s.m, s.n, g.k, GemmEpilogue::Store, nio);
       return pl;
     }
     case kGemv: {
@@ -361,6 +396,8 @@ void register_matmul_ops() {
                      mm(15, 19, 23, 1, 3),
                      mm(20, 50, 33, 0, 1, ScalarKind::F16),
                      mm(20, 50, 33, 1, 1, ScalarKind::BF16),
+                     mm(21, 50, 34, 1, 1, ScalarKind::BF16),   // bf16 pairs where the host has vdpbf16ps
+                     mm(37, 70, 130, 0, 2, ScalarKind::BF16),  // ... K×N, batched
                      mm(1, 100, 64, 1),      // gemv, N not a multiple of the rows
                      mm(3, 48, 32, 0, 2),    // gemv over K×N, batched
                      mm(2, 40, 48, 1, 1, ScalarKind::F16),

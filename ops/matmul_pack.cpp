@@ -18,16 +18,30 @@ using namespace kgen::dsl;
 
 namespace {
 
-Value to_f32(const Value& v) { return v.type() == f32 ? v : cast(f32, v); }
+// A packed element: f32, and u32 words of bf16 pairs (GemmTile::bf2), as
+// they are; f16 and bf16 widened to f32.
+Value to_panel(const Value& v) { return v.type() == f32 || v.type() == u32 ? v : cast(f32, v); }
+Value zero_line(bool pairs) { return pairs ? splat(constant(u32, 0u), 16) : splat(0.0f, 16); }
 
 }  // namespace
 
 void pack_b_panel(const Array& b, bool trans_b, int nl, const Value& N, const Value& K, const Value& src,
-                  const Value& panel, const Value& k0, const Value& k1, const PanelLineStore& store) {
+                  const Value& panel, const Value& k0, const Value& k1, const PanelLineStore& store, bool pairs) {
   const uint32_t NR = uint32_t(16 * nl);
   Value col0 = panel * NR;
   // B(k, n) in the source layout.
   auto at = [&](const Value& k, const Value& n) { return trans_b ? src + n * K + k : src + k * N + n; };
+  // A K×N source of bf16 pairs: pair k of column n is rows 2k (low half) and
+  // 2k + 1 of the u16 bits, joined; a line of them from two row lines.
+  const bool row_pairs = pairs && !trans_b;
+  auto pair_of = [](const Value& lo, const Value& hi) {
+    const ir::Type t = lo.type().lanes > 1 ? line(u32, lo.type().lanes) : ir::Type(u32);
+    return cast(t, lo) | (cast(t, hi) << 16u);
+  };
+  auto pair_at = [&](const Value& k, const Value& n) {  // u64 k (pairs), u32 n
+    Value lo = cast(u64, src) * uint64_t(2) + k * uint64_t(2) * cast(u64, N) + cast(u64, n);
+    return pair_of(b[lo], b[lo + cast(u64, N)]);
+  };
   auto emit = [&](bool guarded) {
     // Interior panels index in 64 bits from one base per k (and, for Bᵀ,
     // one per column), so the offsets fold into the addressing modes.
@@ -49,12 +63,18 @@ void pack_b_panel(const Array& b, bool trans_b, int nl, const Value& N, const Va
     for_range(kt, k1, [&](Value k) {
       Value rbase = trans_b ? cbase + cast(u64, k) : cast(u64, src + k * N + col0);
       for (int l = 0; l < nl; ++l) {
-        Var v = var(splat(0.0f, 16));
+        if (row_pairs && !guarded) {  // two row lines of 16 bf16 -> one line of pairs
+          Value lo = cast(u64, src) * uint64_t(2) + cast(u64, k) * uint64_t(2) * cast(u64, N) + cast(u64, col0) + uint64_t(16 * l);
+          store(cast(u64, k), l, pair_of(load_line(b, lo), load_line(b, lo + cast(u64, N))));
+          continue;
+        }
+        Var v = var(zero_line(pairs));
         for (int i = 0; i < 16; ++i) {
           const uint32_t j = uint32_t(16 * l + i);
           Value n = col0 + j;
-          if (guarded) if_(n < N, [&] { v = insert(v, i, to_f32(b[at(k, n)])); });
-          else v = insert(v, i, to_f32(b[trans_b ? rbase + K64 * uint64_t(j) : rbase + uint64_t(j)]));
+          if (row_pairs) if_(n < N, [&] { v = insert(v, i, pair_at(cast(u64, k), n)); });
+          else if (guarded) if_(n < N, [&] { v = insert(v, i, to_panel(b[at(k, n)])); });
+          else v = insert(v, i, to_panel(b[trans_b ? rbase + K64 * uint64_t(j) : rbase + uint64_t(j)]));
         }
         store(cast(u64, k), l, v.get());
       }
@@ -102,12 +122,12 @@ void pack_gate_up_panel(const Array& g, const Array& u, int nl, const Value& F, 
 
 // Bp[b][panel][k][l] = B(k, panel·NR + 16·l + i) as lane i, 0 past N.
 // One work-item per (panel, chunk of K, batch); see pack_chunk.
-ir::Kernel pack_b_kernel(ir::Type dt, bool trans_b, int nl) {
+ir::Kernel pack_b_kernel(ir::Type dt, bool trans_b, int nl, bool pairs) {
   const uint32_t NR = uint32_t(16 * nl);
-  std::string name = "matmul_pack_b_" + dt.str() + (trans_b ? "_t" : "_n") + "_nr" + std::to_string(NR);
+  std::string name = "matmul_pack_b_" + dt.str() + (trans_b ? "_t" : "_n") + "_nr" + std::to_string(NR) + (pairs ? "_bf2" : "");
   return kernel(name, [&](KernelBuilder& kb) {
     auto b = kb.input("b", dt);
-    auto bp = kb.output("bp", line(f32, 16));
+    auto bp = kb.output("bp", line(pairs ? u32 : f32, 16));
     auto N = kb.scalar("n", u32);
     auto K = kb.scalar("k", u32);
     kb.workgroup(1);
@@ -118,7 +138,7 @@ ir::Kernel pack_b_kernel(ir::Type dt, bool trans_b, int nl) {
     Value k1 = min(k0 + CH, K);
     Value dst = cast(u64, (bz * np + panel) * K * uint32_t(nl));  // this panel, in lines
     pack_b_panel(b, trans_b, nl, N, K, bz * N * K, panel, k0, k1,
-                 [&](const Value& k, int l, const Value& v) { bp[dst + k * uint64_t(nl) + uint64_t(l)] = v; });
+                 [&](const Value& k, int l, const Value& v) { bp[dst + k * uint64_t(nl) + uint64_t(l)] = v; }, pairs);
   });
 }
 
@@ -132,7 +152,8 @@ ir::Kernel pack_a_lines_kernel(ir::Type dt, int mr) {
   std::string name = "matmul_pack_a_" + dt.str() + "_mr" + std::to_string(MR) + "_ak16";
   return kernel(name, [&](KernelBuilder& kb) {
     auto a = kb.input("a", dt);
-    auto ap = kb.output("ap", line(f32, 16));
+    const ir::Type et = dt == u32 ? u32 : f32;  // u32: bf16 pairs, copied
+    auto ap = kb.output("ap", line(et, 16));
     auto M = kb.scalar("m", u32);
     auto K = kb.scalar("k", u32);
     auto lda = kb.scalar("lda", u32);
@@ -150,17 +171,17 @@ ir::Kernel pack_a_lines_kernel(ir::Type dt, int mr) {
       Value in = src64 + lda64 * cast(u64, r), out = dst64 + cast(u64, r);
       auto copy = [&](bool guard_k) {
         for_range(cast(u64, c0), cast(u64, c1), [&](Value c) {
-          Var v = var(splat(0.0f, 16));
+          Var v = var(zero_line(et == u32));
           Value k0 = c * uint64_t(16);
           for (int i = 0; i < 16; ++i) {
-            if (guard_k) if_(k0 + uint64_t(i) < cast(u64, K), [&] { v = insert(v, i, to_f32(a[in + k0 + uint64_t(i)])); });
-            else v = insert(v, i, to_f32(a[in + k0 + uint64_t(i)]));
+            if (guard_k) if_(k0 + uint64_t(i) < cast(u64, K), [&] { v = insert(v, i, to_panel(a[in + k0 + uint64_t(i)])); });
+            else v = insert(v, i, to_panel(a[in + k0 + uint64_t(i)]));
           }
           ap[out + c * uint64_t(MR)] = v.get();
         });
       };
       auto zero = [&] {
-        for_range(cast(u64, c0), cast(u64, c1), [&](Value c) { ap[out + c * uint64_t(MR)] = splat(0.0f, 16); });
+        for_range(cast(u64, c0), cast(u64, c1), [&](Value c) { ap[out + c * uint64_t(MR)] = zero_line(et == u32); });
       };
       // Whole lines inside K take the unguarded copy; only the group holding
       // the last, partial line of a row guards its lanes.
@@ -179,7 +200,8 @@ ir::Kernel pack_a_kernel(ir::Type dt, int mr, int ak) {
   std::string name = "matmul_pack_a_" + dt.str() + "_mr" + std::to_string(MR);
   return kernel(name, [&](KernelBuilder& kb) {
     auto a = kb.input("a", dt);
-    auto ap = kb.output("ap", f32);
+    const ir::Type et = dt == u32 ? u32 : f32;  // u32: bf16 pairs, copied
+    auto ap = kb.output("ap", et);
     auto M = kb.scalar("m", u32);
     auto K = kb.scalar("k", u32);
     auto lda = kb.scalar("lda", u32);  // A's row stride (>= k): gated_mlp packs a row-padded H
@@ -201,12 +223,12 @@ ir::Kernel pack_a_kernel(ir::Type dt, int mr, int ak) {
         Value in = src64 + lda64 * uint64_t(r);
         auto body = [&] {
           for_range(cast(u64, k0), cast(u64, k1), [&](Value k) {
-            ap[dst64 + k * uint64_t(MR) + uint64_t(r)] = to_f32(a[in + k]);
+            ap[dst64 + k * uint64_t(MR) + uint64_t(r)] = to_panel(a[in + k]);
           });
         };
         if (!guarded) body();
         else if_(row0 + r < M, body).else_([&] {
-          for_range(cast(u64, k0), cast(u64, k1), [&](Value k) { ap[dst64 + k * uint64_t(MR) + uint64_t(r)] = 0.0f; });
+          for_range(cast(u64, k0), cast(u64, k1), [&](Value k) { ap[dst64 + k * uint64_t(MR) + uint64_t(r)] = constant(et, 0); });
         });
       }
     };

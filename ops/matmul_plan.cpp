@@ -24,11 +24,12 @@ int plan_pack_a(Plan& pl, size_t nio, ir::Type dt, int a, int64_t batch, int64_t
   return ap;
 }
 
-int plan_pack_b(Plan& pl, size_t nio, ir::Type dt, bool trans_b, int b, int64_t batch, int64_t n, int64_t k, int nl) {
+int plan_pack_b(Plan& pl, size_t nio, ir::Type dt, bool trans_b, int b, int64_t batch, int64_t n, int64_t k, int nl,
+                bool pairs) {
   int64_t np = cdiv(n, 16 * nl);
   int bp = pl.add_temp(nio, size_t(batch * np * 16 * nl * k) * 4);
   Step s;
-  s.kernel = pack_b_kernel(dt, trans_b, nl);
+  s.kernel = pack_b_kernel(dt, trans_b, nl, pairs);
   uint32_t chunks = uint32_t(cdiv(k, pack_chunk(trans_b)));
   s.dims.grid = trans_b ? std::array<uint32_t, 3>{chunks, uint32_t(np), uint32_t(batch)}
                         : std::array<uint32_t, 3>{uint32_t(np), chunks, uint32_t(batch)};
@@ -173,6 +174,7 @@ GemmTile tile_of(const Variant& v) {
   t.bpf = int(v.get("bpf", t.bpf));
   t.apf = int(v.get("apf", t.apf));
   t.pb = int(v.get("pb", t.pb));
+  t.bf2 = int(v.get("bf2", t.bf2));
   return t;
 }
 
@@ -185,6 +187,7 @@ Variant variant_of(const GemmTile& t) {
   if (t.bpf) v.set("bpf", t.bpf);
   if (t.apf) v.set("apf", t.apf);
   if (t.pb) v.set("pb", t.pb);
+  if (t.bf2) v.set("bf2", t.bf2);
   return v;
 }
 

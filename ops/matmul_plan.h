@@ -14,7 +14,10 @@ namespace kgen::ops {
 int plan_pack_a(Plan& pl, size_t nio, ir::Type dt, int a, int64_t batch, int64_t m, int64_t k, int64_t lda, int mr,
                 int ak = 0);
 // Packs B (batch × K × N, or batch × N × K when trans_b) into a new temporary.
-int plan_pack_b(Plan& pl, size_t nio, ir::Type dt, bool trans_b, int b, int64_t batch, int64_t n, int64_t k, int nl);
+// `pairs` (GemmTile::bf2): k counts bf16 pairs; dt is u32 (trans_b: pair
+// words) or u16 (K×N: bf16 bits, rows 2k and 2k + 1 joined).
+int plan_pack_b(Plan& pl, size_t nio, ir::Type dt, bool trans_b, int b, int64_t batch, int64_t n, int64_t k, int nl,
+                bool pairs = false);
 // The macro-kernel over packed ap/bp into c (n = C's columns).
 // A K split (t.ks > 1) needs `nio` (the op's tensor count) for its partials.
 // B from `src`: Packed reads slot bp (packed lines); Raw reads B itself from

@@ -30,13 +30,15 @@ std::array<Value, 16> transposed_block16(const Array& src, const Value& at, cons
   // Rows as lanes inserted one by one (clang merges the loads), not
   // load_line: with those vector loads the GEMM kernels that pack their own
   // Bᵀ panels (pb) spilled registers.
+  // u32 elements (the GEMM's bf16 pair words) stay as they are.
+  const bool words = src.elem_type() == u32;
   std::array<Value, 16> rows;
   for (int i = 0; i < 16; ++i) {
     Value row = at + stride * uint64_t(i);
-    Var v = var(splat(0.0f, 16));
+    Var v = var(words ? splat(constant(u32, 0u), 16) : splat(0.0f, 16));
     for (int j = 0; j < 16; ++j) {
       Value e = src[row + uint64_t(j)];
-      v = insert(v, j, e.type().kind == ir::ScalarKind::F32 ? e : cast(f32, e));
+      v = insert(v, j, words || e.type().kind == ir::ScalarKind::F32 ? e : cast(f32, e));
     }
     rows[size_t(i)] = v.get();
   }

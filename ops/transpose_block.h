@@ -18,7 +18,8 @@ namespace kgen::ops {
 std::array<dsl::Value, 16> transpose16(const std::array<dsl::Value, 16>& rows);
 
 // out[j] lane i = f32(src[at + i·stride + j]) for i, j < 16 (`at`, `stride`
-// u64 element indices; no bounds checks: the whole block must exist).
+// u64 element indices; no bounds checks: the whole block must exist); u32
+// elements (bf16 pair words) are kept as u32.
 std::array<dsl::Value, 16> transposed_block16(const dsl::Array& src, const dsl::Value& at, const dsl::Value& stride);
 
 }  // namespace kgen::ops

@@ -137,6 +137,35 @@ TEST_CASE("matmul: every candidate of small shapes, 1 and 2 threads") {
   }
 }
 
+TEST_CASE("matmul: bf16 pairs (bf2) in every form, on every host (vdpbf16ps or lane arithmetic), 1 and 2 threads") {
+  // Odd M and N, even K that is not a multiple of the 16-pair chunks;
+  // Bᵀ words and K×N rows joined in pairs; B packed in the kernel (with
+  // slices, prefetching the next panel's rows) or by a launch; A read as
+  // words, in chunks or k-major; a K split; a batch.
+  ops::register_all_ops();
+  const std::vector<std::string> forms = {
+      "impl=0 mr=6 nl=2 kc=0 mc=8 nc=1 ak=1 apf=1 pb=1 bf2=1", "impl=0 mr=6 nl=2 kc=32 mc=8 nc=1 ak=16 pb=1 bpf=1 bf2=1",
+      "impl=0 mr=6 nl=2 kc=0 mc=2 nc=2 ak=16 bpf=1 bf2=1",     "impl=0 mr=4 nl=2 kc=64 mc=2 nc=2 ak=0 bf2=1",
+      "impl=0 mr=6 nl=2 kc=0 mc=2 nc=2 ak=16 ks=2 bf2=1"};
+  for (unsigned t : {1u, 2u}) {
+    auto dev = cpu(t);
+    for (int tb : {0, 1})
+      for (const auto& f : forms)
+        for (auto p : {problem("matmul", {45, 77, 302}, {{"trans_b", tb}}, ir::ScalarKind::BF16),
+                       problem("matmul", {7, 50, 18}, {{"trans_b", tb}, {"batch", 3}}, ir::ScalarKind::BF16)})
+          check(*dev, p, ops::Variant::parse(f));
+  }
+  // The heuristic takes pairs exactly where the host has the instruction.
+  const auto& d = *ops::find_op("matmul");
+  auto caps = codegen::cpu_caps();
+  CHECK(d.heuristic(problem("matmul", {512, 512, 512}, {{"trans_b", 1}}, ir::ScalarKind::BF16), caps).get("bf2", 0) ==
+        (caps.bf16_dot ? 1 : 0));
+  CHECK(d.heuristic(problem("matmul", {512, 512, 511}, {{"trans_b", 1}}, ir::ScalarKind::BF16), caps).get("bf2", 0) == 0);
+  CHECK_THROWS_WITH_AS(d.plan(problem("matmul", {8, 8, 9}, {}, ir::ScalarKind::BF16),
+                              ops::Variant::parse("impl=0 mr=4 nl=1 kc=0 mc=2 nc=1 ak=16 bf2=1"), caps),
+                       doctest::Contains("even K"), std::invalid_argument);
+}
+
 TEST_CASE("gated_mlp: every candidate of a small shape, 1 and 2 threads") {
   ops::register_all_ops();
   const auto& d = *ops::find_op("gated_mlp");
@@ -191,6 +220,14 @@ TEST_CASE("matmul and gated_mlp: tiny problems through the interpreter") {
        ops::Variant::parse("impl=0 mr=4 nl=1 kc=0 mc=1 nc=1 pb=1")},
       {problem("matmul", {9, 40, 37}, {{"trans_b", 1}}), ops::Variant::parse("impl=0 mr=4 nl=1 kc=0 mc=3 nc=2 ak=16 ks=2 pb=1 bpf=1")},
       {problem("gated_mlp", {9, 40, 20}), ops::Variant::parse("impl=0 mr=4 nl=2 kc=0 mc=3 nc=2 ak=16 pb=1 bpf=1")},
+      // bf16 pairs (bf2): Bᵀ words packed in the kernel with A read as words;
+      // K×N rows joined in pairs, k-major A, K slices of 16 pairs; packed by
+      // a launch, batched, with a partial last chunk of pairs.
+      {problem("matmul", {13, 40, 38}, {{"trans_b", 1}}, ir::ScalarKind::BF16),
+       ops::Variant::parse("impl=0 mr=4 nl=1 kc=0 mc=4 nc=1 ak=1 pb=1 bf2=1")},
+      {problem("matmul", {5, 19, 74}, {}, ir::ScalarKind::BF16), ops::Variant::parse("impl=0 mr=4 nl=1 kc=16 mc=2 nc=1 pb=1 bf2=1")},
+      {problem("matmul", {9, 33, 22}, {{"batch", 2}}, ir::ScalarKind::BF16),
+       ops::Variant::parse("impl=0 mr=4 nl=1 kc=0 mc=2 nc=2 ak=16 bf2=1")},
   };
   for (const auto& c : cases) {
     CAPTURE(c.p.str());
