@@ -5,6 +5,9 @@
 //   matmul/gemv/1x4096x4096/threads:<t>    (trans_b=1) vs the STREAM triad,
 //                                          bytes = weights read once, inputs
 //                                          rotated through copies beyond the L3
+//   matmul/bf16/<M>x<N>x<K>/threads:<t>    bf16 A, Bᵀ (f32 C) vs oneDNN's bf16
+//                                          matmul primitive on the same buffers;
+//                                          also ours widening to f32 (bf2=0)
 //   gated_mlp/<T>x<D>x<F>/threads:<t>      vs the unfused path: 3 vendor SGEMMs
 //                                          (the faster vendor) + a SiLU kernel +
 //                                          a product kernel (our f32x16 line
@@ -41,10 +44,12 @@ struct OurOp {
   std::vector<ops::DeviceTensors> sets;
   std::string variant;
   size_t next = 0;
-  OurOp(const ops::Problem& p, int threads, int copies = 1) : dev(cpu_device(threads)) {
+  // `forced`: run this variant instead of the dispatched one.
+  OurOp(const ops::Problem& p, int threads, int copies = 1, const ops::Variant* forced = nullptr)
+      : dev(cpu_device(threads)) {
     ops::register_all_ops();
-    std::string src;
-    ops::Variant v = ops::choose_variant(*dev, p, &src);
+    std::string src = "forced";
+    ops::Variant v = forced ? *forced : ops::choose_variant(*dev, p, &src);
     variant = v.str() + " (" + src + ")";
     pp = ops::prepare(*dev, p, v);
     for (int i = 0; i < copies; ++i) sets.push_back(ops::upload(*dev, ops::make_host_tensors(p, 7 + i)));
@@ -93,6 +98,52 @@ void BM_Sgemm(benchmark::State& state, int64_t m, int64_t n, int64_t k) {
   state.counters["onednn_GFLOP_per_s"] = g_dn;
   state.counters["ratio"] = g_ours / std::max(g_ob, g_dn);
   state.SetLabel(ours.variant);
+}
+
+// bf16 A (M×K) and B (N×K, trans_b) into f32 C. Ours as dispatched (bf16
+// pairs on vdpbf16ps where the host has it) against oneDNN's bf16 matmul on
+// the same buffers, interleaved; also our widening GEMM (the heuristic as
+// without the pair dot product: bf16 converted to f32 while packing).
+void BM_Bf16Gemm(benchmark::State& state, int64_t m, int64_t n, int64_t k) {
+  const int threads = int(state.range(0));
+  ops::Problem p;
+  p.op = "matmul";
+  p.dims = {m, n, k};
+  p.dtype = ir::ScalarKind::BF16;
+  p.attrs["trans_b"] = 1;
+  OurOp ours(p, threads);
+  auto caps = ours.dev->caps();
+  caps.bf16_dot = false;
+  const ops::Variant wide_v = ops::find_op("matmul")->heuristic(p, caps);
+  OurOp wide(p, threads, 1, &wide_v);
+  auto& io = ours.sets[0];
+  std::vector<float> c(size_t(m * n));
+  set_vendor_threads(threads);
+  OnednnBf16Matmul dn(m, n, k, io.bufs[0]->host_ptr(), io.bufs[1]->host_ptr(), c.data());
+  auto vendor = [&] { return seconds([&] { dn.run(); }); };
+  ours.run();
+  wide.run();
+  if (dn.ok()) vendor();
+  for (auto _ : state) state.SetIterationTime(ours.run());
+  std::vector<double> t_ours, t_wide, t_dn;
+  for (int r = 0; r < 11; ++r) {
+    t_ours.push_back(ours.run());
+    t_wide.push_back(wide.run());
+    if (dn.ok()) t_dn.push_back(vendor());
+  }
+  const double flop = 2.0 * double(m) * double(n) * double(k);
+  const double g_ours = flop / median(t_ours) / 1e9, g_wide = flop / median(t_wide) / 1e9;
+  state.counters["GFLOP_per_s"] = g_ours;
+  state.counters["widened_GFLOP_per_s"] = g_wide;
+  state.counters["ratio_vs_widened"] = g_ours / g_wide;
+  if (dn.ok()) {
+    const double g_dn = flop / median(t_dn) / 1e9;
+    state.counters["onednn_bf16_GFLOP_per_s"] = g_dn;
+    state.counters["ratio"] = g_ours / g_dn;
+    state.SetLabel(ours.variant + "; oneDNN " + dn.impl());
+  } else {
+    state.SetLabel(ours.variant + "; oneDNN bf16 matmul unavailable: no ratio");
+  }
 }
 
 void BM_Gemv(benchmark::State& state, int64_t n, int64_t k) {
@@ -217,6 +268,9 @@ std::string shape(int64_t a, int64_t b, int64_t c) {
 void register_matmul_benchmarks() {
   for (int64_t s : {1024, 2048})
     benchmark::RegisterBenchmark(("matmul/sgemm/" + shape(s, s, s)).c_str(), BM_Sgemm, s, s, s)
+        ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
+  for (int64_t s : {1024, 2048})
+    benchmark::RegisterBenchmark(("matmul/bf16/" + shape(s, s, s)).c_str(), BM_Bf16Gemm, s, s, s)
         ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
   benchmark::RegisterBenchmark("matmul/gemv/1x4096x4096", BM_Gemv, 4096, 4096)
       ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.3);

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace kgen::bench {
@@ -57,6 +58,59 @@ inline void openblas_sgemm(bool tb, int64_t m, int64_t n, int64_t k, const float
 inline void onednn_sgemm(bool tb, int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
   dnnl_sgemm('N', tb ? 'T' : 'N', m, n, k, 1.0f, a, k, b, tb ? k : n, 0.0f, c, n);
 }
+
+// oneDNN's bf16 matmul primitive (2.x C API): C (M×N f32) = A (M×K bf16) ·
+// Bᵀ (B: N×K bf16, the weight layout), on caller-owned buffers. oneDNN has
+// no bf16 GEMM function; the primitive is what its frameworks run (brgemm
+// kernels with vdpbf16ps where the CPU has AVX512-BF16). ok() is false when
+// any call fails (then the benchmark says so instead of comparing).
+class OnednnBf16Matmul {
+ public:
+  OnednnBf16Matmul(int64_t m, int64_t n, int64_t k, const void* a, const void* b, float* c) {
+    dnnl_memory_desc_t amd, bmd, cmd;
+    dnnl_dims_t ad = {m, k}, bd = {k, n}, cd = {m, n};
+    ok_ = dnnl_engine_create(&eng_, dnnl_cpu, 0) == dnnl_success &&
+          dnnl_stream_create(&stream_, eng_, dnnl_stream_default_flags) == dnnl_success &&
+          dnnl_memory_desc_init_by_tag(&amd, 2, ad, dnnl_bf16, dnnl_ab) == dnnl_success &&
+          dnnl_memory_desc_init_by_tag(&bmd, 2, bd, dnnl_bf16, dnnl_ba) == dnnl_success &&  // K×N stored N×K
+          dnnl_memory_desc_init_by_tag(&cmd, 2, cd, dnnl_f32, dnnl_ab) == dnnl_success;
+    dnnl_matmul_desc_t md;
+    ok_ = ok_ && dnnl_matmul_desc_init(&md, &amd, &bmd, nullptr, &cmd) == dnnl_success &&
+          dnnl_primitive_desc_create(&pd_, &md, nullptr, eng_, nullptr) == dnnl_success &&
+          dnnl_primitive_create(&prim_, pd_) == dnnl_success &&
+          dnnl_memory_create(&am_, &amd, eng_, const_cast<void*>(a)) == dnnl_success &&
+          dnnl_memory_create(&bm_, &bmd, eng_, const_cast<void*>(b)) == dnnl_success &&
+          dnnl_memory_create(&cm_, &cmd, eng_, c) == dnnl_success;
+    const char* impl = nullptr;
+    if (ok_ && dnnl_primitive_desc_query(pd_, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl) impl_ = impl;
+  }
+  ~OnednnBf16Matmul() {
+    for (dnnl_memory_t mem : {am_, bm_, cm_})
+      if (mem) dnnl_memory_destroy(mem);
+    if (prim_) dnnl_primitive_destroy(prim_);
+    if (pd_) dnnl_primitive_desc_destroy(pd_);
+    if (stream_) dnnl_stream_destroy(stream_);
+    if (eng_) dnnl_engine_destroy(eng_);
+  }
+  OnednnBf16Matmul(const OnednnBf16Matmul&) = delete;
+  OnednnBf16Matmul& operator=(const OnednnBf16Matmul&) = delete;
+  bool ok() const { return ok_; }
+  const std::string& impl() const { return impl_; }  // e.g. "brg:avx512_core_bf16"
+  void run() {
+    dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, am_}, {DNNL_ARG_WEIGHTS, bm_}, {DNNL_ARG_DST, cm_}};
+    dnnl_primitive_execute(prim_, stream_, 3, args);
+    dnnl_stream_wait(stream_);
+  }
+
+ private:
+  bool ok_ = false;
+  std::string impl_;
+  dnnl_engine_t eng_ = nullptr;
+  dnnl_stream_t stream_ = nullptr;
+  dnnl_primitive_desc_t pd_ = nullptr;
+  dnnl_primitive_t prim_ = nullptr;
+  dnnl_memory_t am_ = nullptr, bm_ = nullptr, cm_ = nullptr;
+};
 
 // Deterministic values in [-1, 1) (an LCG: fast for hundreds of MiB).
 inline std::vector<float> random_floats(size_t n, uint32_t seed) {
