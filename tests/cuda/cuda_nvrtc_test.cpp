@@ -75,7 +75,7 @@ TEST_CASE("NVRTC: every registered kernel compiles to PTX (one compile each, lat
     try {
       codegen::check_capabilities(k, codegen::cuda_caps());
     } catch (const ir::Error& e) {
-      MESSAGE("not for CUDA: " << e.what());  // e.g. permute_bytes, a CPU operation
+      MESSAGE("not for CUDA: " << std::string(e.what()));  // e.g. permute_bytes, a CPU operation (a bare what() prints as a pointer)
       ++refused;
       continue;
     }
