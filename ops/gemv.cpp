@@ -4,6 +4,7 @@
 // stay in L1. A work-item takes `rows` outputs so that several independent
 // streams (trans_b: rows of B) are in flight; the CPU pool hands contiguous
 // runs of work-items to its threads, which split N.
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -15,16 +16,24 @@ namespace kgen::ops {
 using namespace kgen::dsl;
 
 namespace {
-Value to_f32(const Value& v) { return v.type().kind == ir::ScalarKind::F32 ? v : cast(line(f32, 16), v); }
+// A line of B or A as the product takes it: f32, and u32 bf16 pair words, as
+// they are; f16/bf16 widened.
+Value to_f32(const Value& v) {
+  return v.type().kind == ir::ScalarKind::F32 || v.type().kind == ir::ScalarKind::U32 ? v : cast(line(f32, 16), v);
+}
 }  // namespace
 
-ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf) {
+ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf, bool pairs) {
+  if (pairs && (!trans_b || dt.kind != ir::ScalarKind::BF16))
+    throw std::invalid_argument("gemv_kernel: bf16 pairs need bf16 inputs and Bᵀ");
   const uint32_t R = uint32_t(rows), MM = uint32_t(m);
   std::string name = "matmul_gemv_" + dt.str() + (trans_b ? "_t" : "_n") + "_r" + std::to_string(R) + "_m" + std::to_string(MM) +
-                     (pf ? "_pf" + std::to_string(pf) : "");
+                     (pf ? "_pf" + std::to_string(pf) : "") + (pairs ? "_bf2" : "");
+  const ir::Type lt = pairs ? line(u32, 16) : line(dt, 16);  // pairs: 32 bf16 per line
+  const uint32_t LK = pairs ? 32 : 16;                          // k per line
   return kernel(name, [&](KernelBuilder& kb) {
-    auto a = kb.input("a", line(dt, 16));
-    auto b = kb.input("b", line(dt, 16));
+    auto a = kb.input("a", lt);
+    auto b = kb.input("b", lt);
     auto c = kb.output("c", trans_b ? f32 : line(f32, 16));
     auto N = kb.scalar("n", u32);
     auto K = kb.scalar("k", u32);
@@ -33,7 +42,7 @@ ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf) {
     if (trans_b) {
       // C[i][n] = Σ_k A[i][k]·B[n][k]: dot products of lines, one per (i, row),
       // reduced across lanes at the end.
-      Value kl = K / 16u;  // lines per row
+      Value kl = K / LK;  // lines per row
       Value n0 = group_id(0) * R;
       Value abase = bz * MM * kl, bbase = bz * N * kl, cbase = bz * MM * N;
       auto emit = [&](bool guarded) {
@@ -52,7 +61,8 @@ ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf) {
             // only picks up after a few misses; this starts it a group early.
             if (pf) b[rowbase[r] + uint32_t(pf) * R * kl + j].prefetch();
             Value bv = to_f32(b[rowbase[r] + j]);
-            for (uint32_t i = 0; i < MM; ++i) acc[i * R + r] = fma(av[i], bv, acc[i * R + r]);
+            for (uint32_t i = 0; i < MM; ++i)
+              acc[i * R + r] = pairs ? dot2_bf16(av[i], bv, acc[i * R + r]) : fma(av[i], bv, acc[i * R + r]);
           }
         });
         for (uint32_t i = 0; i < MM; ++i)

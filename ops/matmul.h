@@ -127,7 +127,10 @@ ir::Kernel matmul_ksplit_sum_kernel(int ks);
 // all M rows of A. !trans_b: B is K×N, needs N % 16 == 0; each work-item takes
 // `rows` lines (16·rows columns). Grid x = groups, z = batch.
 // pf (trans_b only): prefetch the rows that many workgroups ahead (0: none).
-ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf = 0);
+// pairs (bf16, trans_b, K % 32 == 0): A's and B's rows read as u32x16 lines of
+// bf16 pairs, one dot2_bf16 (vdpbf16ps) per 32 weights instead of two
+// conversions and two fmas.
+ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf = 0, bool pairs = false);
 // The GPU GEMV (ops/gemv_gpu.cpp, matmul impl=3): Bᵀ rows, a workgroup of wg
 // per output column, m (1..8) rows of A. Grid (gx, ceil(N / gx), batch);
 // scalars n, k, gx.

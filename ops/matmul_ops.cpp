@@ -48,6 +48,9 @@ Shape pair_shape(Shape s) {
 // B's element type as the pair kernels read it.
 ir::Type pair_b_type(const Shape& s) { return ir::Type(s.trans_b ? ir::ScalarKind::U32 : ir::ScalarKind::U16); }
 
+// The GEMV on bf16 pairs: Bᵀ rows of whole 32-element lines.
+bool gemv_pairs_fit(const Shape& s) { return s.dt == ir::ScalarKind::BF16 && s.trans_b && s.k % 32 == 0; }
+
 bool gemv_fits(const Shape& s) {
   if (s.m > kGemvMaxM) return false;
   return s.trans_b ? s.k % 16 == 0 : (s.n % 16 == 0 && s.k % 16 == 0);
@@ -115,6 +118,7 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
     for (int rows : {1, 2, 4, 8}) {
       if (rows > 1) out.push_back(Variant{}.set("impl", kGemv).set("rows", rows));
       if (s.trans_b) out.push_back(Variant{}.set("impl", kGemv).set("rows", rows).set("pf", 1));
+      if (caps.bf16_dot && gemv_pairs_fit(s)) out.push_back(Variant{}.set("impl", kGemv).set("rows", rows).set("pf", 1).set("bf2", 1));
     }
   // Register blocks that fit this CPU's registers × K slices × block shapes.
   // A in 16-step line chunks (ak = 16) everywhere; the k-major A layout
@@ -197,6 +201,16 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     // row prefetched. Zen 5, 1×4096×4096, 1 / 2 threads: 1.30 / 0.91 ms
     // against 2.43 / 1.46 for 4 rows without prefetch (rows=2 pf=1 1.70 /
     // 1.10; rows=8 2.12). AVX2 keeps the 4 rows measured there.
+    // f16/bf16 rows (half the bytes per k) want more rows in flight: 1×4096×4096
+    // bf16 1 / 2 threads (kgen tune, rotating inputs) 1.01 / 0.51 ms at rows=1
+    // against 0.56 / 0.29 at rows=2, 0.53 / 0.27 with bf16 pairs (from cache
+    // 1.6x faster than without). From 2 rows of A the pairs lost from DRAM
+    // (M = 4: 0.90 against 0.82 at rows=4) though they win from cache.
+    if (s.trans_b && caps.vector_bits >= 512 && s.dt != ir::ScalarKind::F32) {
+      Variant v = Variant{}.set("impl", kGemv).set("rows", s.m <= 2 ? 2 : 4).set("pf", 1);
+      if (s.m == 1 && caps.bf16_dot && gemv_pairs_fit(s)) v.set("bf2", 1);
+      return v;
+    }
     if (s.trans_b && caps.vector_bits >= 512) return Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1);
     return Variant{}.set("impl", kGemv).set("rows", 4);
   }
@@ -283,7 +297,10 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       Step st;
       const int pf = int(v.get("pf", 0));
       if (rows < 1 || rows > 16 || pf < 0 || pf > 16) throw std::invalid_argument("matmul: bad gemv variant " + v.str());
-      st.kernel = gemv_kernel(s.dt, s.trans_b, rows, int(s.m), s.trans_b ? pf : 0);
+      const bool pairs = v.get("bf2", 0) != 0;
+      if (pairs && !gemv_pairs_fit(s))
+        throw std::invalid_argument("matmul: impl=1 bf2=1 (bf16 pair GEMV) needs bf16 inputs, trans_b and K % 32 == 0: " + v.str());
+      st.kernel = gemv_kernel(s.dt, s.trans_b, rows, int(s.m), s.trans_b ? pf : 0, pairs);
       int64_t units = s.trans_b ? s.n : s.n / 16;
       st.dims.grid = {uint32_t((units + rows - 1) / rows), 1, uint32_t(s.batch)};
       st.buffers = {0, 1, 2};
@@ -398,6 +415,7 @@ void register_matmul_ops() {
                      mm(20, 50, 33, 1, 1, ScalarKind::BF16),
                      mm(21, 50, 34, 1, 1, ScalarKind::BF16),   // bf16 pairs where the host has vdpbf16ps
                      mm(37, 70, 130, 0, 2, ScalarKind::BF16),  // ... K×N, batched
+                     mm(1, 77, 96, 1, 1, ScalarKind::BF16),    // ... the pair GEMV, N odd
                      mm(1, 100, 64, 1),      // gemv, N not a multiple of the rows
                      mm(3, 48, 32, 0, 2),    // gemv over K×N, batched
                      mm(2, 40, 48, 1, 1, ScalarKind::F16),

@@ -155,6 +155,14 @@ TEST_CASE("matmul: bf16 pairs (bf2) in every form, on every host (vdpbf16ps or l
                        problem("matmul", {7, 50, 18}, {{"trans_b", tb}, {"batch", 3}}, ir::ScalarKind::BF16)})
           check(*dev, p, ops::Variant::parse(f));
   }
+  // The pair GEMV (Bᵀ, K % 32 == 0): odd N, several rows of A, a batch.
+  for (unsigned t : {1u, 2u}) {
+    auto dev = cpu(t);
+    for (const char* v : {"impl=1 rows=2 pf=1 bf2=1", "impl=1 rows=4 bf2=1", "impl=1 rows=1 pf=2 bf2=1"})
+      for (auto p : {problem("matmul", {1, 77, 96}, {{"trans_b", 1}}, ir::ScalarKind::BF16),
+                     problem("matmul", {3, 50, 64}, {{"trans_b", 1}, {"batch", 2}}, ir::ScalarKind::BF16)})
+        check(*dev, p, ops::Variant::parse(v));
+  }
   // The heuristic takes pairs exactly where the host has the instruction.
   const auto& d = *ops::find_op("matmul");
   auto caps = codegen::cpu_caps();
@@ -164,6 +172,9 @@ TEST_CASE("matmul: bf16 pairs (bf2) in every form, on every host (vdpbf16ps or l
   CHECK_THROWS_WITH_AS(d.plan(problem("matmul", {8, 8, 9}, {}, ir::ScalarKind::BF16),
                               ops::Variant::parse("impl=0 mr=4 nl=1 kc=0 mc=2 nc=1 ak=16 bf2=1"), caps),
                        doctest::Contains("even K"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(d.plan(problem("matmul", {1, 8, 48}, {{"trans_b", 1}}, ir::ScalarKind::BF16),
+                              ops::Variant::parse("impl=1 rows=2 bf2=1"), caps),
+                       doctest::Contains("K % 32"), std::invalid_argument);
 }
 
 TEST_CASE("gated_mlp: every candidate of a small shape, 1 and 2 threads") {
