@@ -2,7 +2,7 @@
 // interleaved (ours, OpenBLAS, oneDNN, ours, ...) so drift on this shared
 // machine affects every side alike:
 //   matmul/sgemm/<M>x<N>x<K>/threads:<t>   vs cblas_sgemm and dnnl_sgemm
-//   matmul/gemv/1x4096x4096/threads:<t>    (trans_b=1) vs the STREAM triad,
+//   matmul/gemv[_bf16]/1x4096x4096/threads:<t>  (trans_b=1) vs the STREAM triad,
 //                                          bytes = weights read once, inputs
 //                                          rotated through copies beyond the L3
 //   matmul/bf16/<M>x<N>x<K>/threads:<t>    bf16 A, Bᵀ (f32 C) vs oneDNN's bf16
@@ -146,14 +146,16 @@ void BM_Bf16Gemm(benchmark::State& state, int64_t m, int64_t n, int64_t k) {
   }
 }
 
-void BM_Gemv(benchmark::State& state, int64_t n, int64_t k) {
+void BM_Gemv(benchmark::State& state, int64_t n, int64_t k, ir::ScalarKind dt) {
   const int threads = int(state.range(0));
   ops::Problem p;
   p.op = "matmul";
   p.dims = {1, n, k};
+  p.dtype = dt;
   p.attrs["trans_b"] = 1;
-  // 6 copies of the 64 MiB weights (384 MiB) rotate beyond the 260 MiB L3.
-  OurOp ours(p, threads, 6);
+  // 6 copies of the 64 MiB f32 weights (384 MiB) rotate beyond the 260 MiB
+  // L3; 12 of the 32 MiB bf16 ones.
+  OurOp ours(p, threads, dt == ir::ScalarKind::F32 ? 6 : 12);
   ours.run();
   for (auto _ : state) state.SetIterationTime(ours.run());
   constexpr size_t kTriad = size_t(1) << 26;
@@ -165,7 +167,7 @@ void BM_Gemv(benchmark::State& state, int64_t n, int64_t k) {
     t_ours.push_back(r % 3 == 0 ? steady([&] { return ours.run(); }) : ours.run());
     if (r % 3 == 2) t_triad.push_back(steady(run_baseline));
   }
-  double gbs = 4.0 * double(n) * double(k) / median(t_ours) / 1e9;
+  double gbs = double(ir::Type(dt).bytes()) * double(n) * double(k) / median(t_ours) / 1e9;
   double triad = triad_bytes(kTriad) / median(t_triad) / 1e9;
   state.counters["GB_per_s"] = gbs;
   state.counters["triad_GB_per_s"] = triad;
@@ -272,7 +274,9 @@ void register_matmul_benchmarks() {
   for (int64_t s : {1024, 2048})
     benchmark::RegisterBenchmark(("matmul/bf16/" + shape(s, s, s)).c_str(), BM_Bf16Gemm, s, s, s)
         ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
-  benchmark::RegisterBenchmark("matmul/gemv/1x4096x4096", BM_Gemv, 4096, 4096)
+  benchmark::RegisterBenchmark("matmul/gemv/1x4096x4096", BM_Gemv, 4096, 4096, ir::ScalarKind::F32)
+      ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.3);
+  benchmark::RegisterBenchmark("matmul/gemv_bf16/1x4096x4096", BM_Gemv, 4096, 4096, ir::ScalarKind::BF16)
       ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.3);
   benchmark::RegisterBenchmark("gated_mlp/256x1024x11008", BM_GatedMlp, 256, 1024, 11008)
       ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);

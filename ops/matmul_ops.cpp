@@ -201,15 +201,15 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     // row prefetched. Zen 5, 1×4096×4096, 1 / 2 threads: 1.30 / 0.91 ms
     // against 2.43 / 1.46 for 4 rows without prefetch (rows=2 pf=1 1.70 /
     // 1.10; rows=8 2.12). AVX2 keeps the 4 rows measured there.
-    // f16/bf16 rows (half the bytes per k) want more rows in flight: 1×4096×4096
-    // bf16 1 / 2 threads (kgen tune, rotating inputs) 1.01 / 0.51 ms at rows=1
-    // against 0.56 / 0.29 at rows=2, 0.53 / 0.27 with bf16 pairs (from cache
-    // 1.6x faster than without). From 2 rows of A the pairs lost from DRAM
-    // (M = 4: 0.90 against 0.82 at rows=4) though they win from cache.
+    // f16/bf16 rows: bf16 pairs where the host has them, up to 2 rows of A;
+    // else more rows per work-item as A has more rows. Zen 5, Bᵀ 4096×4096
+    // from DRAM (kgen tune), 1 thread: bf16 M = 1 1.01 -> 0.83 ms with pairs
+    // (2 threads 0.74 -> 0.70), M = 2 1.09 (rows=2) -> 0.97; M = 4 rows=4
+    // 0.94 (pairs 1.00); f16 M = 1 rows=1 1.04.
     if (s.trans_b && caps.vector_bits >= 512 && s.dt != ir::ScalarKind::F32) {
-      Variant v = Variant{}.set("impl", kGemv).set("rows", s.m <= 2 ? 2 : 4).set("pf", 1);
-      if (s.m == 1 && caps.bf16_dot && gemv_pairs_fit(s)) v.set("bf2", 1);
-      return v;
+      if (s.m <= 2 && caps.bf16_dot && gemv_pairs_fit(s))
+        return Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1).set("bf2", 1);
+      return Variant{}.set("impl", kGemv).set("rows", s.m == 1 ? 1 : s.m == 2 ? 2 : 4).set("pf", 1);
     }
     if (s.trans_b && caps.vector_bits >= 512) return Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1);
     return Variant{}.set("impl", kGemv).set("rows", 4);
