@@ -22,6 +22,7 @@
 #include "ops/matmul_plan.h"
 #include "ops/gemm_panels.h"
 #include "ops/op.h"
+#include "runtimes/check.h"
 
 namespace kgen::ops {
 
@@ -32,11 +33,12 @@ namespace {
 enum Impl : int64_t { kFused = 0, kUnfused = 1, kGpu = 2 };
 
 // Bp[panel][k][l] (see pack_gate_up_panel), one work-item per (chunk of K, panel).
-ir::Kernel pack_gate_up_kernel(int nl) {
-  return kernel("gated_mlp_pack_gate_up_nr" + std::to_string(16 * nl), [&](KernelBuilder& kb) {
-    auto g = kb.input("g", f32);
-    auto u = kb.input("u", f32);
-    auto bp = kb.output("bp", line(f32, 16));
+// `pairs`: G and U are u32 bf16 pair words, k counts pairs (GemmTile::bf2).
+ir::Kernel pack_gate_up_kernel(int nl, ir::Type dt, bool pairs) {
+  return kernel("gated_mlp_pack_gate_up_" + dt.str() + "_nr" + std::to_string(16 * nl) + (pairs ? "_bf2" : ""), [&](KernelBuilder& kb) {
+    auto g = kb.input("g", dt);
+    auto u = kb.input("u", dt);
+    auto bp = kb.output("bp", line(pairs ? u32 : f32, 16));
     auto F = kb.scalar("f", u32);
     auto K = kb.scalar("k", u32);
     kb.workgroup(1);
@@ -45,7 +47,7 @@ ir::Kernel pack_gate_up_kernel(int nl) {
     Value k0 = group_id(0) * CH, k1 = min(k0 + CH, K);
     Value dst = cast(u64, panel * K * uint32_t(nl));
     pack_gate_up_panel(g, u, nl, F, K, panel, k0, k1,
-                       [&](const Value& k, int l, const Value& v) { bp[dst + k * uint64_t(nl) + uint64_t(l)] = v; });
+                       [&](const Value& k, int l, const Value& v) { bp[dst + k * uint64_t(nl) + uint64_t(l)] = v; }, pairs);
   });
 }
 
@@ -54,6 +56,24 @@ struct Dims {
 };
 Dims dims_of(const Problem& p) { return {p.dim(0), p.dim(1), p.dim(2)}; }
 int64_t round16(int64_t x) { return (x + 15) / 16 * 16; }
+
+// bf16 weights with an even D can run the [G;U] GEMM on pairs of k
+// (GemmTile::bf2, as matmul's): X, G and U read as u32 words of two bf16,
+// one dot2_bf16 (vdpbf16ps) per line and pair, K = D/2 steps. H stays f32
+// (no rounding to bf16), so the down projection widens Dn to f32.
+bool pairs_fit(const Problem& p) { return p.dtype == ir::ScalarKind::BF16 && p.dim(1) % 2 == 0; }
+
+// An f32 copy of an f16/bf16 tensor (the GPU down projection's Dn).
+ir::Kernel widen_kernel(ir::Type dt) {
+  return kernel("gated_mlp_widen_" + dt.str(), [&](KernelBuilder& kb) {
+    auto x = kb.input("x", dt);
+    auto y = kb.output("y", f32);
+    auto n = kb.scalar("n", u32);
+    kb.workgroup(256);
+    Value i = global_id(0);
+    if_(i < n, [&] { y[i] = cast(f32, Value(x[i])); });
+  });
+}
 
 // Register blocks for the fused [G;U] GEMM: nl even (gate and up lines in
 // pairs), fitting this CPU's registers (AVX2 has room for 2 × 2 lines only).
@@ -69,7 +89,7 @@ void validate(const Problem& p) {
   if (p.dims.size() != 3) throw std::invalid_argument("expected 3 sizes T D F");
   for (int64_t d : p.dims)
     if (d < 1) throw std::invalid_argument("sizes must be >= 1");
-  if (p.dtype != ir::ScalarKind::F32) throw std::invalid_argument("dtype must be f32");
+  if (p.dtype != ir::ScalarKind::F32 && p.dtype != ir::ScalarKind::BF16) throw std::invalid_argument("dtype must be f32 or bf16");
   if (!p.attrs.empty()) throw std::invalid_argument("gated_mlp takes no attributes");
   Dims s = dims_of(p);
   if (double(round16(s.f) + 64) * double(std::max(s.t + 16, s.d + 64)) >= 4294967295.0)
@@ -89,27 +109,45 @@ void silu_step(Plan& pl, int g, int u, int h, int64_t n) {
 Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   const Dims s = dims_of(p);
   const size_t nio = 5;  // x, g, u, dn, y
-  const ir::Type f32t(ir::ScalarKind::F32);
+  const ir::Type f32t(ir::ScalarKind::F32), dt(p.dtype);
   Plan pl;
   int64_t impl = v.get("impl", kFused);
   if (impl == kGpu) {
     GpuTile t = gpu_tile_of(v);
     int tg = pl.add_temp(nio, size_t(s.t * s.f) * 4), tu = pl.add_temp(nio, size_t(s.t * s.f) * 4);
     int h = pl.add_temp(nio, size_t(s.t * s.f) * 4);
-    plan_gemm_gpu(pl, f32t, true, t, 0, 1, tg, 1, s.t, s.f, s.d);
-    plan_gemm_gpu(pl, f32t, true, t, 0, 2, tu, 1, s.t, s.f, s.d);
+    plan_gemm_gpu(pl, dt, true, t, 0, 1, tg, 1, s.t, s.f, s.d);
+    plan_gemm_gpu(pl, dt, true, t, 0, 2, tu, 1, s.t, s.f, s.d);
     silu_step(pl, tg, tu, h, s.t * s.f);
-    plan_gemm_gpu(pl, f32t, true, t, h, 3, 4, 1, s.t, s.d, s.f);
+    int dn = 3;
+    if (dt != f32t) {  // the GPU GEMM takes one element type: Dn widened to H's f32
+      dn = pl.add_temp(nio, size_t(s.d * s.f) * 4);
+      Step w;
+      w.kernel = widen_kernel(dt);
+      w.dims.grid = {uint32_t((s.d * s.f + 255) / 256), 1, 1};
+      w.dims.workgroup = {256, 1, 1};
+      w.buffers = {3, dn};
+      w.scalars = {ir::scalar_slot(uint32_t(s.d * s.f))};
+      pl.steps.push_back(std::move(w));
+    }
+    plan_gemm_gpu(pl, f32t, true, t, h, dn, 4, 1, s.t, s.d, s.f);
     return pl;
   }
   if (!is_cpu(caps)) throw std::invalid_argument("gated_mlp: impl 0/1 are for the cpu target");
   GemmTile t = tile_of(v);
+  const bool pairs = t.bf2 != 0;
+  if (pairs && (!pairs_fit(p) || impl != kFused))
+    throw std::invalid_argument("gated_mlp: bf2=1 (bf16 pairs) needs bf16 inputs, an even D and the fused impl: " + v.str());
+  if (t.ak == 1 && dt != f32t && !pairs)
+    throw std::invalid_argument("gated_mlp: ak=1 (X read unpacked) needs f32 inputs or bf16 pairs: " + v.str());
+  const int64_t dk = pairs ? s.d / 2 : s.d;      // the [G;U] GEMM's k steps
+  const ir::Type wt = pairs ? ir::Type(ir::ScalarKind::U32) : dt;  // X, G, U as it reads them
   GemmTile down = default_cpu_tile(s.t, s.d, s.f, caps);
   if (t.nl == down.nl) down.mr = t.mr;  // the variant's block for both GEMMs where it is the same shape
   down.ak = t.ak == 1 ? 16 : t.ak;  // H is read packed (its rows are fp apart)
   if (down.ak != 16) down.apf = 0;  // the A prefetch needs the line-chunk layout
   // X as it is (ak = 1: T×D rows, D = the product's K), else packed.
-  const int xp = t.ak == 1 ? 0 : plan_pack_a(pl, nio, f32t, 0, 1, s.t, s.d, s.d, t.mr, t.ak);
+  const int xp = t.ak == 1 ? 0 : plan_pack_a(pl, nio, wt, 0, 1, s.t, dk, dk, t.mr, t.ak);
   if (impl == kFused) {
     if (t.nl % 2) throw std::invalid_argument("gated_mlp: the fused variant needs an even nl");
     t.kc = 0;  // the epilogue needs complete sums
@@ -122,20 +160,21 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     int h = pl.add_temp(nio, size_t(h_rows * fp) * 4);
     if (t.pb) {
       // [G;U] panels packed inside the fused GEMM (all of D deep), Dn's inside the down GEMM.
-      if (!pb_scratch_fits(t, s.d))
+      if (!pb_scratch_fits(t, dk))
         throw std::invalid_argument("gated_mlp: pb=1 needs D·nr·4 <= 512 KiB (the [G;U] panel scratch): " + v.str());
       GemmBSource gu;
       gu.kind = GemmBSource::GateUp;
-      plan_gemm_cpu(pl, t, xp, 1, h, 1, s.t, fp, s.d, ep, nio, gu, 2, s.f);
+      gu.dt = wt;
+      plan_gemm_cpu(pl, t, xp, 1, h, 1, s.t, fp, dk, ep, nio, gu, 2, s.f);
     } else {
-      int gup = pl.add_temp(nio, size_t(2 * (fp + 8 * t.nl) * s.d) * 4);  // 2 floats (g, u) per feature
+      int gup = pl.add_temp(nio, size_t(2 * (fp + 8 * t.nl) * dk) * 4);  // 2 words (g, u) per feature and k step
       Step pk;
-      pk.kernel = pack_gate_up_kernel(t.nl);
-      pk.dims.grid = {uint32_t((s.d + pack_chunk(true) - 1) / pack_chunk(true)), uint32_t((s.f + 8 * t.nl - 1) / (8 * t.nl)), 1};
+      pk.kernel = pack_gate_up_kernel(t.nl, wt, pairs);
+      pk.dims.grid = {uint32_t((dk + pack_chunk(true) - 1) / pack_chunk(true)), uint32_t((s.f + 8 * t.nl - 1) / (8 * t.nl)), 1};
       pk.buffers = {1, 2, gup};
-      pk.scalars = {ir::scalar_slot(uint32_t(s.f)), ir::scalar_slot(uint32_t(s.d))};
+      pk.scalars = {ir::scalar_slot(uint32_t(s.f)), ir::scalar_slot(uint32_t(dk))};
       pl.steps.push_back(std::move(pk));
-      plan_gemm_cpu(pl, t, xp, gup, h, 1, s.t, fp, s.d, ep);
+      plan_gemm_cpu(pl, t, xp, gup, h, 1, s.t, fp, dk, ep);
     }
     const int hp = h_packed ? h : plan_pack_a(pl, nio, f32t, h, 1, s.t, s.f, fp, down.mr, down.ak);
     // Dn's panels packed in the down GEMM too where one row group covers all
@@ -143,25 +182,26 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     if (t.pb && down.kc && pb_scratch_fits(down, s.f) && down.mc * down.mr >= s.t) {
       GemmBSource dn;
       dn.kind = GemmBSource::Raw;
+      dn.dt = dt;
       dn.trans_b = true;
       down.pb = 1;
       plan_gemm_cpu(pl, down, hp, 3, 4, 1, s.t, s.d, s.f, GemmEpilogue::Store, nio, dn);
       return pl;
     }
-    int dp = plan_pack_b(pl, nio, f32t, true, 3, 1, s.d, s.f, down.nl);
+    int dp = plan_pack_b(pl, nio, dt, true, 3, 1, s.d, s.f, down.nl);
     plan_gemm_cpu(pl, down, hp, dp, 4, 1, s.t, s.d, s.f);
     return pl;
   }
   if (impl == kUnfused) {
     int tg = pl.add_temp(nio, size_t(s.t * s.f) * 4), tu = pl.add_temp(nio, size_t(s.t * s.f) * 4);
     int h = pl.add_temp(nio, size_t(s.t * s.f) * 4);
-    int gp = plan_pack_b(pl, nio, f32t, true, 1, 1, s.f, s.d, t.nl);
+    int gp = plan_pack_b(pl, nio, dt, true, 1, 1, s.f, s.d, t.nl);
     plan_gemm_cpu(pl, t, xp, gp, tg, 1, s.t, s.f, s.d);
-    int up = plan_pack_b(pl, nio, f32t, true, 2, 1, s.f, s.d, t.nl);
+    int up = plan_pack_b(pl, nio, dt, true, 2, 1, s.f, s.d, t.nl);
     plan_gemm_cpu(pl, t, xp, up, tu, 1, s.t, s.f, s.d);
     silu_step(pl, tg, tu, h, s.t * s.f);
     int hp = plan_pack_a(pl, nio, f32t, h, 1, s.t, s.f, s.f, down.mr, down.ak);
-    int dp = plan_pack_b(pl, nio, f32t, true, 3, 1, s.d, s.f, down.nl);
+    int dp = plan_pack_b(pl, nio, dt, true, 3, 1, s.d, s.f, down.nl);
     plan_gemm_cpu(pl, down, hp, dp, 4, 1, s.t, s.d, s.f);
     return pl;
   }
@@ -196,8 +236,10 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
   // panels packed in the GEMMs (pb) where that fits, the latter also with X
   // read unpacked (ak = 1).
   Variant h = heuristic(p, caps);
+  const GemmTile ht = tile_of(h);
   for (int form : {0, 1, 2}) {
-    if (form && !pb_scratch_fits(tile_of(h), p.dim(1))) continue;
+    if (form && !pb_scratch_fits(ht, ht.bf2 ? p.dim(1) / 2 : p.dim(1))) continue;
+    if (form == 2 && p.dtype != ir::ScalarKind::F32 && !ht.bf2) continue;  // X unpacked: f32 or bf16 pairs
     Variant v = h;
     if (form) v.set("pb", 1);
     else v.params.erase("pb");
@@ -226,9 +268,13 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // the outer loop). Zen 5, D = 1024 (kgen tune): mc = 32, nc = 16 against
   // 8, 8: 256×1024×11008 1 thread 125 -> 108 ms, 2 threads 67-91 -> 56 ms;
   // 2048×1024×11008 2 threads 428 -> 346 ms.
+  // bf16 pairs where the host has vdpbf16ps: the [G;U] GEMM steps over D/2
+  // pairs (an X row is then 2·D bytes as read, else 4·D: f32, or widened).
+  const bool pairs = caps.bf16_dot && pairs_fit(p);
+  const int64_t dk = pairs ? p.dim(1) / 2 : p.dim(1);
   int mc = 8;
   for (int c : {32, 16})
-    if (double(c) * mr * double(p.dim(1)) * 4 <= 768.0 * 1024) {
+    if (double(c) * mr * double(dk) * 4 <= 768.0 * 1024) {
       mc = c;
       break;
     }
@@ -240,8 +286,9 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // threads (mc = 32): 340-350 -> 315-326 ms with bpf.
   const int64_t mp = (p.dim(0) + mr - 1) / mr;
   const double a_max = caps.llc_bytes ? double(caps.llc_bytes) / 4 : 8.0 * (1 << 20);
-  if (mp > mc && double(p.dim(0)) * double(p.dim(1)) * 4 <= a_max) mc = int(mp);
+  if (mp > mc && double(p.dim(0)) * double(dk) * 4 <= a_max) mc = int(mp);
   GemmTile t{mr, nl, 0, mc, 16, 16};
+  t.bf2 = pairs;
   t.bpf = 1;
   // And the next X panel (apf; see GemmTile): 2048×1024×11008 2 threads
   // 362-374 -> 305-311 ms, 256×… 1 thread 79-80 -> 77-78.
@@ -251,16 +298,21 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // launch ahead of it: 256×1024×11008, 3 runs, 1 thread 87-91 -> 78-85 ms,
   // 2 threads 47-48 -> 40-43 ms. (2048 tokens, mc = 32: each panel would be
   // packed by 11 row groups.)
-  if (mc >= mp && pb_scratch_fits(t, p.dim(1))) t.pb = 1;
+  if (mc >= mp && pb_scratch_fits(t, dk)) t.pb = 1;
   return variant_of(t).set("impl", kFused);
 }
 
 void reference(const Problem& p, const std::vector<const void*>& in, const std::vector<void*>& out) {
   const Dims s = dims_of(p);
-  const float* x = static_cast<const float*>(in[0]);
-  const float* g = static_cast<const float*>(in[1]);
-  const float* u = static_cast<const float*>(in[2]);
-  const float* dn = static_cast<const float*>(in[3]);
+  // f32 copies of the inputs (exact for bf16).
+  const ir::Type dt(p.dtype);
+  auto widen = [&](int i, int64_t n) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (int64_t j = 0; j < n; ++j) v[size_t(j)] = float(rt::scalar_value(dt, static_cast<const uint8_t*>(in[size_t(i)]) + j * dt.bytes()));
+    return v;
+  };
+  const std::vector<float> xv = widen(0, s.t * s.d), gv = widen(1, s.f * s.d), uv = widen(2, s.f * s.d), dv = widen(3, s.d * s.f);
+  const float *x = xv.data(), *g = gv.data(), *u = uv.data(), *dn = dv.data();
   float* y = static_cast<float*>(out[0]);
   std::vector<double> h(size_t(s.f));
   for (int64_t t = 0; t < s.t; ++t) {
@@ -281,10 +333,11 @@ void reference(const Problem& p, const std::vector<const void*>& in, const std::
   }
 }
 
-Problem gm(int64_t t, int64_t d, int64_t f) {
+Problem gm(int64_t t, int64_t d, int64_t f, ir::ScalarKind dt = ir::ScalarKind::F32) {
   Problem p;
   p.op = "gated_mlp";
   p.dims = {t, d, f};
+  p.dtype = dt;
   return p;
 }
 
@@ -295,12 +348,12 @@ float silu_ref(float x) { return x / (1.0f + std::exp(-x)); }
 void register_gated_mlp_op() {
   OpDef d;
   d.name = "gated_mlp";
-  d.description = "Y = (silu(X·Gᵀ) ⊙ X·Uᵀ)·Dnᵀ (f32; X T×D, G and U F×D, Dn D×F), gate/up GEMM with a fused epilogue";
+  d.description = "Y = (silu(X·Gᵀ) ⊙ X·Uᵀ)·Dnᵀ (f32 or bf16 inputs, f32 Y and H; X T×D, G and U F×D, Dn D×F), gate/up GEMM with a fused epilogue";
   d.dims_help = "T D F";
   d.validate = validate;
   d.inputs = [](const Problem& p) {
     Dims s = dims_of(p);
-    const ir::Type t(ir::ScalarKind::F32);
+    const ir::Type t(p.dtype);
     return std::vector<TensorSpec>{tensor("x", t, {s.t, s.d}), tensor("g", t, {s.f, s.d}), tensor("u", t, {s.f, s.d}),
                                    tensor("dn", t, {s.d, s.f})};
   };
@@ -320,10 +373,13 @@ void register_gated_mlp_op() {
   };
   d.bytes = [](const Problem& p) {
     Dims s = dims_of(p);
-    return 4.0 * (2.0 * double(s.t * s.d) + 3.0 * double(s.f * s.d));
+    const double eb = ir::Type(p.dtype).bytes();
+    return eb * (double(s.t * s.d) + 3.0 * double(s.f * s.d)) + 4.0 * double(s.t * s.d);
   };
   // gm(200, ...): more row panels than 32, so the heuristic's row group spans all of M.
-  d.test_problems = {gm(1, 16, 16), gm(5, 32, 48), gm(17, 40, 33), gm(33, 64, 100), gm(30, 20, 70), gm(200, 24, 40)};
+  // bf16: pairs where the host has them (even D), widened for odd D.
+  d.test_problems = {gm(1, 16, 16),  gm(5, 32, 48),  gm(17, 40, 33), gm(33, 64, 100), gm(30, 20, 70), gm(200, 24, 40),
+                     gm(17, 40, 33, ir::ScalarKind::BF16), gm(60, 36, 70, ir::ScalarKind::BF16), gm(5, 33, 48, ir::ScalarKind::BF16)};
   d.bench_problems = {gm(2048, 1024, 11008), gm(256, 1024, 11008)};
   register_op(std::move(d));
 }

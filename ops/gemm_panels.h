@@ -25,8 +25,11 @@ void pack_b_panel(const dsl::Array& b, bool trans_b, int nl, const dsl::Value& N
                   const PanelLineStore& store, bool pairs = false);
 
 // The gated MLP's [G;U] panel: line l holds features panel·8·nl + 16·(l/2)
-// + i of G (l even) or U (l odd), rows of G and U (F×K) running along K.
+// + i of G (l even) or U (l odd), rows of G and U (F×K) running along K;
+// f16/bf16 widened to f32. `pairs`: g and u are u32 bf16 pair words (F×K
+// pairs), kept as they are.
 void pack_gate_up_panel(const dsl::Array& g, const dsl::Array& u, int nl, const dsl::Value& F, const dsl::Value& K,
-                        const dsl::Value& panel, const dsl::Value& k0, const dsl::Value& k1, const PanelLineStore& store);
+                        const dsl::Value& panel, const dsl::Value& k0, const dsl::Value& k1, const PanelLineStore& store,
+                        bool pairs = false);
 
 }  // namespace kgen::ops

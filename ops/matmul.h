@@ -102,7 +102,8 @@ enum class GemmEpilogue { Store, GatedSilu, GatedSiluPackedA };
 // Where the macro-kernel's B panels come from. Packed: a packed Bp buffer
 // (pack_b_kernel or the gated [G;U] packer). Raw: B itself (dt, K×N or N×K),
 // each panel packed in the kernel (GemmTile::pb). GateUp: the gated MLP's G
-// and U (f32 F×K), packed in the kernel as interleaved [G;U] panels.
+// and U (dt F×K), packed in the kernel as interleaved [G;U] panels. With
+// bf16 pairs (GemmTile::bf2) dt is u32 (pair words; u16 for a K×N B).
 struct GemmBSource {
   enum Kind { Packed, Raw, GateUp };
   Kind kind = Packed;

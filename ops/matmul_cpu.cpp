@@ -55,8 +55,8 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, con
   if ((t.bpf || t.apf) && t.ak == 0) throw std::invalid_argument("gemm_cpu_kernel: bpf and apf need ak = 1 or 16");
   if (t.ks < 1 || (gated && t.ks != 1)) throw std::invalid_argument("gemm_cpu_kernel: ks must be >= 1 (1 for the gated epilogue)");
   const bool pairs = t.bf2 != 0;
-  if (pairs && (gated || src.kind == GemmBSource::GateUp))
-    throw std::invalid_argument("gemm_cpu_kernel: bf16 pairs (bf2) are for the plain product");
+  if (pairs && src.kind != GemmBSource::Packed && src.dt != u32 && !(src.kind == GemmBSource::Raw && !src.trans_b && src.dt == u16))
+    throw std::invalid_argument("gemm_cpu_kernel: bf16 pairs (bf2) read B as u32 pair words (u16 rows for a K×N B)");
   const ir::Type et = pairs ? u32 : f32;  // packed A and B elements
   const uint32_t MR = uint32_t(t.mr), NL = uint32_t(t.nl);
   const uint32_t OL = gated ? NL / 2 : NL;  // output lines per panel
@@ -70,7 +70,7 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, con
     Array bp, braw, gw, uw;
     if (src.kind == GemmBSource::Packed) bp = kb.input("bp", line(et, 16));
     else if (src.kind == GemmBSource::Raw) braw = kb.input("b", src.dt);
-    else gw = kb.input("g", f32), uw = kb.input("u", f32);
+    else gw = kb.input("g", src.dt), uw = kb.input("u", src.dt);
     auto c = t.kc ? kb.inout("c", c_lines ? line(f32, 16) : f32) : kb.output("c", c_lines ? line(f32, 16) : f32);
     auto M = kb.scalar("m", u32);
     auto N = kb.scalar("n", u32);  // output columns
@@ -114,7 +114,7 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, con
             bs[(k - cast(u64, k0)) * uint64_t(NL) + uint64_t(l)] = v;
           };
           if (src.kind == GemmBSource::Raw) pack_b_panel(braw, src.trans_b, int(NL), N, K, bz * N * K, p, k0, k1, store, pairs);
-          else pack_gate_up_panel(gw, uw, int(NL), F, K, p, k0, k1, store);
+          else pack_gate_up_panel(gw, uw, int(NL), F, K, p, k0, k1, store, pairs);
         }
         for_range(q0, q1, [&](Value q) {
           Value row0 = q * MR, col0 = p * NRO;

@@ -84,7 +84,7 @@ void pack_b_panel(const Array& b, bool trans_b, int nl, const Value& N, const Va
 }
 
 void pack_gate_up_panel(const Array& g, const Array& u, int nl, const Value& F, const Value& K, const Value& panel,
-                        const Value& k0, const Value& k1, const PanelLineStore& store) {
+                        const Value& k0, const Value& k1, const PanelLineStore& store, bool pairs) {
   const uint32_t FPP = uint32_t(8 * nl);  // features per panel
   Value f0 = panel * FPP;
   auto emit = [&](bool guarded) {
@@ -107,11 +107,11 @@ void pack_gate_up_panel(const Array& g, const Array& u, int nl, const Value& F, 
     for_range(kt, k1, [&](Value k) {
       for (int l = 0; l < nl; ++l) {
         const Array& w = l % 2 ? u : g;
-        Var v = var(splat(0.0f, 16));
+        Var v = var(zero_line(pairs));
         for (int i = 0; i < 16; ++i) {
           Value f = f0 + uint32_t(16 * (l / 2) + i);
-          if (guarded) if_(f < F, [&] { v = insert(v, i, w[f * K + k]); });
-          else v = insert(v, i, w[f * K + k]);
+          if (guarded) if_(f < F, [&] { v = insert(v, i, to_panel(w[f * K + k])); });
+          else v = insert(v, i, to_panel(w[f * K + k]));
         }
         store(cast(u64, k), l, v.get());
       }

@@ -187,6 +187,21 @@ TEST_CASE("gated_mlp: every candidate of a small shape, 1 and 2 threads") {
   }
 }
 
+TEST_CASE("gated_mlp: bf16 weights, every candidate (pairs where the host has vdpbf16ps, else widened) and forced pairs") {
+  ops::register_all_ops();
+  const auto& d = *ops::find_op("gated_mlp");
+  auto dev = cpu(2);
+  auto p = problem("gated_mlp", {19, 48, 77}, {}, ir::ScalarKind::BF16);
+  for (const auto& v : d.candidates(p, dev->caps())) check(*dev, p, v);
+  // Pairs on any host (lane arithmetic without the instruction): X read as
+  // words or packed, [G;U] packed in the GEMM or by a launch.
+  for (const char* v : {"impl=0 mr=6 nl=4 kc=0 mc=4 nc=2 ak=1 pb=1 bf2=1", "impl=0 mr=6 nl=4 kc=0 mc=2 nc=2 ak=16 bpf=1 bf2=1"})
+    check(*dev, problem("gated_mlp", {29, 34, 70}, {}, ir::ScalarKind::BF16), ops::Variant::parse(v));
+  CHECK_THROWS_WITH_AS(d.plan(problem("gated_mlp", {4, 33, 16}, {}, ir::ScalarKind::BF16),
+                              ops::Variant::parse("impl=0 mr=6 nl=4 kc=0 mc=2 nc=2 ak=16 bf2=1"), dev->caps()),
+                       doctest::Contains("even D"), std::invalid_argument);
+}
+
 TEST_CASE("matmul and gated_mlp: tiny problems through the interpreter") {
   ops::register_all_ops();
   auto caps = codegen::cpu_caps();
@@ -231,6 +246,12 @@ TEST_CASE("matmul and gated_mlp: tiny problems through the interpreter") {
        ops::Variant::parse("impl=0 mr=4 nl=1 kc=0 mc=1 nc=1 pb=1")},
       {problem("matmul", {9, 40, 37}, {{"trans_b", 1}}), ops::Variant::parse("impl=0 mr=4 nl=1 kc=0 mc=3 nc=2 ak=16 ks=2 pb=1 bpf=1")},
       {problem("gated_mlp", {9, 40, 20}), ops::Variant::parse("impl=0 mr=4 nl=2 kc=0 mc=3 nc=2 ak=16 pb=1 bpf=1")},
+      // bf16 weights: the [G;U] GEMM on pairs with H in the packed-A layout
+      // and [G;U] packed by a launch; widened, X packed, the GPU sequence
+      // (Dn widened by its own launch).
+      {problem("gated_mlp", {9, 40, 20}, {}, ir::ScalarKind::BF16), ops::Variant::parse("impl=0 mr=8 nl=2 kc=0 mc=2 nc=2 ak=16 bf2=1")},
+      {problem("gated_mlp", {9, 40, 20}, {}, ir::ScalarKind::BF16), ops::Variant::parse("impl=0 mr=4 nl=2 kc=0 mc=3 nc=2 ak=16 pb=1")},
+      {problem("gated_mlp", {5, 9, 11}, {}, ir::ScalarKind::BF16), ops::Variant::parse("impl=2 wg=4 tm=2 tn=2 tk=4")},
       // bf16 pairs (bf2): Bᵀ words packed in the kernel with A read as words;
       // K×N rows joined in pairs, k-major A, K slices of 16 pairs; packed by
       // a launch, batched, with a partial last chunk of pairs.
