@@ -8,6 +8,9 @@
 //   matmul/bf16/<M>x<N>x<K>/threads:<t>    bf16 A, Bᵀ (f32 C) vs oneDNN's bf16
 //                                          matmul primitive on the same buffers;
 //                                          also ours widening to f32 (bf2=0)
+//   gated_mlp/bf16/<T>x<D>x<F>/threads:<t> bf16 weights vs oneDNN's three bf16
+//                                          matmuls alone (a lower bound of the
+//                                          unfused bf16 path), and vs our f32 op
 //   gated_mlp/<T>x<D>x<F>/threads:<t>      vs the unfused path: 3 vendor SGEMMs
 //                                          (the faster vendor) + a SiLU kernel +
 //                                          a product kernel (our f32x16 line
@@ -261,6 +264,58 @@ void BM_GatedMlp(benchmark::State& state, int64_t t, int64_t d, int64_t f) {
   state.SetLabel(ours.variant);
 }
 
+// bf16 weights: ours (the [G;U] GEMM on bf16 pairs where the host has
+// vdpbf16ps, H in f32) against a lower bound of the unfused bf16 path: the
+// three products alone as oneDNN bf16 matmuls (X·Gᵀ, X·Uᵀ, and H already in
+// bf16 times Dnᵀ; no SiLU or product passes, no rounding of H counted), and
+// against our own op on f32 weights of the same shape.
+void BM_GatedMlpBf16(benchmark::State& state, int64_t t, int64_t d, int64_t f) {
+  const int threads = int(state.range(0));
+  ops::Problem p;
+  p.op = "gated_mlp";
+  p.dims = {t, d, f};
+  p.dtype = ir::ScalarKind::BF16;
+  OurOp ours(p, threads);
+  ops::Problem p32 = p;
+  p32.dtype = ir::ScalarKind::F32;
+  OurOp f32op(p32, threads);
+  auto in = [&](int i) { return ours.sets[0].bufs[size_t(i)]->host_ptr(); };
+  std::vector<uint16_t> h(size_t(t * f), 0x3f00);  // bf16 0.5
+  std::vector<float> cg(size_t(t * f)), cu(size_t(t * f)), y(size_t(t * d));
+  set_vendor_threads(threads);
+  OnednnBf16Matmul gate(t, f, d, in(0), in(1), cg.data()), up(t, f, d, in(0), in(2), cu.data()),
+      down(t, d, f, h.data(), in(3), y.data());
+  if (!gate.ok() || !up.ok() || !down.ok()) {
+    state.SkipWithError("oneDNN bf16 matmul unavailable");
+    return;
+  }
+  auto vendor = [&] {
+    return seconds([&] {
+      gate.run();
+      up.run();
+      down.run();
+    });
+  };
+  ours.run();
+  f32op.run();
+  vendor();
+  for (auto _ : state) state.SetIterationTime(ours.run());
+  std::vector<double> t_ours, t_f32, t_dn;
+  for (int r = 0; r < 3; ++r) {
+    t_ours.push_back(ours.run());
+    t_f32.push_back(f32op.run());
+    t_dn.push_back(vendor());
+  }
+  const double flop = 6.0 * double(t) * double(d) * double(f);
+  const double g_ours = flop / median(t_ours) / 1e9, g_f32 = flop / median(t_f32) / 1e9, g_dn = flop / median(t_dn) / 1e9;
+  state.counters["GFLOP_per_s"] = g_ours;
+  state.counters["f32_op_GFLOP_per_s"] = g_f32;
+  state.counters["onednn_bf16_gemms_GFLOP_per_s"] = g_dn;
+  state.counters["ratio"] = g_ours / g_dn;
+  state.counters["ratio_vs_f32_op"] = g_ours / g_f32;
+  state.SetLabel(ours.variant + "; oneDNN " + gate.impl());
+}
+
 std::string shape(int64_t a, int64_t b, int64_t c) {
   return std::to_string(a) + "x" + std::to_string(b) + "x" + std::to_string(c);
 }
@@ -279,6 +334,8 @@ void register_matmul_benchmarks() {
   benchmark::RegisterBenchmark("matmul/gemv_bf16/1x4096x4096", BM_Gemv, 4096, 4096, ir::ScalarKind::BF16)
       ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.3);
   benchmark::RegisterBenchmark("gated_mlp/256x1024x11008", BM_GatedMlp, 256, 1024, 11008)
+      ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
+  benchmark::RegisterBenchmark("gated_mlp/bf16/256x1024x11008", BM_GatedMlpBf16, 256, 1024, 11008)
       ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
   benchmark::RegisterBenchmark("gated_mlp/2048x1024x11008", BM_GatedMlp, 2048, 1024, 11008)
       ->ArgName("threads")->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(2);
