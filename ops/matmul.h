@@ -96,8 +96,12 @@ ir::Kernel pack_a_kernel(ir::Type dt, int mr, int ak = 0);
 // line of H = silu(g)·u: a panel yields 8·nl output columns instead of 16·nl.
 // GatedSiluPackedA: the same H written straight into the packed-A layout
 // (ak = 16, MR = this tile's mr, zero rows past M) of the GEMM that consumes
-// it, so that GEMM needs no packing launch.
-enum class GemmEpilogue { Store, GatedSilu, GatedSiluPackedA };
+// it, so that GEMM needs no packing launch. The Bf16 forms round H to bf16
+// (the gated MLP's h_bf16), kept in f32 storage; GatedSiluPairsA writes the
+// rounded H as bf16 pair words in the packed-A layout of a pair GEMM
+// (GemmTile::bf2: one u32x16 line per row and 32 features; needs nl % 4 == 0
+// and C's columns, H's padded features, a multiple of 32).
+enum class GemmEpilogue { Store, GatedSilu, GatedSiluPackedA, GatedSiluBf16, GatedSiluBf16PackedA, GatedSiluPairsA };
 
 // Where the macro-kernel's B panels come from. Packed: a packed Bp buffer
 // (pack_b_kernel or the gated [G;U] packer). Raw: B itself (dt, K×N or N×K),
@@ -152,7 +156,7 @@ struct GpuTile {
 ir::Kernel gemm_gpu_kernel(ir::Type dt, bool trans_b, const GpuTile& t);
 // GPU epilogue of gated_mlp: h[i] = silu(g[i])·u[i] over n elements (g = X·Gᵀ,
 // u = X·Uᵀ). Scalar n; any workgroup size (the launcher's choice).
-ir::Kernel gated_silu_gpu_kernel();
+ir::Kernel gated_silu_gpu_kernel(bool round_bf16 = false);  // h_bf16: H rounded to bf16 (f32 storage)
 
 // Scalar f32 SiLU·product (for the unfused baselines and tests):
 // h = silu(g)·u with silu(x) = x / (1 + exp(-x)).

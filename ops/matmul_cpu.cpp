@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dsl/dsl.h"
+#include "ops/bf16_round.h"
 #include "ops/fast_exp.h"
 #include "ops/gemm_panels.h"
 #include "ops/matmul.h"
@@ -40,8 +41,10 @@ Value silu_mul(const Value& g, const Value& u) {
 }  // namespace
 
 ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, const GemmBSource& src) {
-  const bool packed_out = ep == GemmEpilogue::GatedSiluPackedA;
-  const bool gated = ep == GemmEpilogue::GatedSilu || packed_out;
+  const bool pair_out = ep == GemmEpilogue::GatedSiluPairsA;  // H as bf16 pair words
+  const bool packed_out = ep == GemmEpilogue::GatedSiluPackedA || ep == GemmEpilogue::GatedSiluBf16PackedA || pair_out;
+  const bool round_h = ep == GemmEpilogue::GatedSiluBf16 || ep == GemmEpilogue::GatedSiluBf16PackedA || pair_out;
+  const bool gated = ep != GemmEpilogue::Store;
   const bool own_pack = src.kind != GemmBSource::Packed;  // panels packed here, into bs
   const uint32_t KCAP = uint32_t(t.kc ? t.kc : t.pbk);    // bs depth in k
   if (own_pack && (KCAP == 0 || KCAP % 16 || int64_t(KCAP) * t.nl * 64 > (1 << 20)))
@@ -50,6 +53,7 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, con
     throw std::invalid_argument("gemm_cpu_kernel: the [G;U] source goes with the gated epilogue");
   if (gated && (!c_lines || t.nl % 2 || t.kc != 0))
     throw std::invalid_argument("gemm_cpu_kernel: the gated epilogue needs line-aligned C, an even nl and kc = 0");
+  if (pair_out && t.nl % 4) throw std::invalid_argument("gemm_cpu_kernel: H as bf16 pairs needs nl % 4 == 0 (32 features per panel line pair)");
   if ((t.ak != 0 && t.ak != 1 && t.ak != 16) || (t.ak && t.kc % 16))
     throw std::invalid_argument("gemm_cpu_kernel: A layout ak must be 0, 1 or 16, with kc a multiple of 16");
   if ((t.bpf || t.apf) && t.ak == 0) throw std::invalid_argument("gemm_cpu_kernel: bpf and apf need ak = 1 or 16");
@@ -62,7 +66,7 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, con
   const uint32_t OL = gated ? NL / 2 : NL;  // output lines per panel
   const uint32_t NRO = 16 * OL;             // output columns per panel
   std::string name = std::string(gated ? "gated_mlp_gemm_" : "matmul_gemm_") + t.str() + (c_lines ? "_cl" : "_cs") +
-                     (packed_out ? "_hp" : "");
+                     (packed_out ? "_hp" : "") + (round_h ? (pair_out ? "_h2bf" : "_hbf") : "");
   if (src.kind == GemmBSource::Raw) name += "_b" + src.dt.str() + (src.trans_b ? "t" : "n");
   if (own_pack) name += "_k" + std::to_string(KCAP);
   return kernel(name, [&](KernelBuilder& kb) {
@@ -71,7 +75,8 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, con
     if (src.kind == GemmBSource::Packed) bp = kb.input("bp", line(et, 16));
     else if (src.kind == GemmBSource::Raw) braw = kb.input("b", src.dt);
     else gw = kb.input("g", src.dt), uw = kb.input("u", src.dt);
-    auto c = t.kc ? kb.inout("c", c_lines ? line(f32, 16) : f32) : kb.output("c", c_lines ? line(f32, 16) : f32);
+    const ir::Type ct = pair_out ? line(u32, 16) : c_lines ? line(f32, 16) : f32;
+    auto c = t.kc ? kb.inout("c", ct) : kb.output("c", ct);
     auto M = kb.scalar("m", u32);
     auto N = kb.scalar("n", u32);  // output columns
     auto K = kb.scalar("k", u32);
@@ -105,7 +110,7 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, con
     Value abase = bz * mp * K * MR, bbase = bz * np * K * NL;
     Value kl = (K + 15u) / 16u;  // 16-step chunks of K (ak = 16)
     Value cbase = group_id(2) * M * N;  // in elements (this batch's, or this split's partial, C)
-    Value nlines = N / 16u;    // C row length in lines (c_lines only)
+    Value nlines = N / (pair_out ? 32u : 16u);  // C row length in lines (c_lines only; pair lines: 32 columns)
 
     auto slice = [&](const Value& k0, const Value& k1) {
       for_range(p0, p1, [&](Value p) {
@@ -128,10 +133,12 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, con
           auto each_out = [&](bool edge, auto&& fn) {
             for (uint32_t r = 0; r < MR; ++r) {
               Value row = row0 + r;
+              // (H as pairs: line l covers output lines 2l and 2l + 1, 32 columns.)
+              const uint32_t CW = pair_out ? 32 : 16;
               auto lines = [&](auto&& put) {
-                for (uint32_t l = 0; l < OL; ++l) {
-                  Value col = col0 + 16u * l;
-                  Value at = packed_out ? (q * nlines + col / 16u) * MR + r : cbase / 16u + row * nlines + col / 16u;
+                for (uint32_t l = 0; l < (pair_out ? OL / 2 : OL); ++l) {
+                  Value col = col0 + CW * l;
+                  Value at = packed_out ? (q * nlines + col / CW) * MR + r : cbase / 16u + row * nlines + col / 16u;
                   if (edge) if_(col < N, [&] { put(l, at); });
                   else put(l, at);
                 }
@@ -139,7 +146,9 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, con
               auto body = [&] { lines([&](uint32_t l, const Value& at) { fn(r, l, at); }); };
               if (!edge) body();
               else if (!packed_out) if_(row < M, body);
-              else if_(row < M, body).else_([&] { lines([&](uint32_t, const Value& at) { c[at] = splat(0.0f, 16); }); });
+              else if_(row < M, body).else_([&] {
+                lines([&](uint32_t, const Value& at) { c[at] = pair_out ? splat(constant(u32, 0u), 16) : splat(0.0f, 16); });
+              });
             }
           };
           Value full = row0 + MR <= M && col0 + NRO <= N;
@@ -252,9 +261,24 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, con
             }, 1, t.unroll);
           }
           auto out_value = [&](uint32_t r, uint32_t l) {
-            return gated ? silu_mul(A(r, 2 * l).get(), A(r, 2 * l + 1).get()) : A(r, l).get();
+            if (!gated) return A(r, l).get();
+            Value h = silu_mul(A(r, 2 * l).get(), A(r, 2 * l + 1).get());
+            return round_h ? bitcast(line(f32, 16), bf16_upper_bits(h)) : h;
           };
-          auto store = [&](uint32_t r, uint32_t l, const Value& at) { c[at] = out_value(r, l); };
+          // H as bf16 pairs: features 2j and 2j + 1 of the 32 in output lines
+          // 2l, 2l + 1 become pair j (low half: the even feature).
+          auto pair_value = [&](uint32_t r, uint32_t l) {
+            Value lo = bf16_upper_bits(silu_mul(A(r, 4 * l).get(), A(r, 4 * l + 1).get()));
+            Value hi = bf16_upper_bits(silu_mul(A(r, 4 * l + 2).get(), A(r, 4 * l + 3).get()));
+            std::vector<Value> even, odd;
+            for (int j = 0; j < 16; ++j) {
+              const Value& src = j < 8 ? lo : hi;
+              even.push_back(extract(src, 2 * (j % 8)));
+              odd.push_back(extract(src, 2 * (j % 8) + 1));
+            }
+            return make_line(odd) | (make_line(even) >> 16u);
+          };
+          auto store = [&](uint32_t r, uint32_t l, const Value& at) { c[at] = pair_out ? pair_value(r, l) : out_value(r, l); };
           if (c_lines) if_(full, [&] { each_out(false, store); }).else_([&] { each_out(true, store); });
           else store_scratch(out_value);
         });

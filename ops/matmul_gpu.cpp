@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dsl/dsl.h"
+#include "ops/bf16_round.h"
 #include "ops/fast_exp.h"
 #include "ops/line_tile_gemm.h"
 #include "ops/matmul.h"
@@ -121,8 +122,8 @@ ir::Kernel gemm_gpu_kernel(ir::Type dt, bool trans_b, const GpuTile& t) {
   });
 }
 
-ir::Kernel gated_silu_gpu_kernel() {
-  return kernel("gated_mlp_silu_mul", [&](KernelBuilder& kb) {
+ir::Kernel gated_silu_gpu_kernel(bool round_bf16) {
+  return kernel(std::string("gated_mlp_silu_mul") + (round_bf16 ? "_hbf" : ""), [&](KernelBuilder& kb) {
     auto g = kb.input("g", f32);
     auto u = kb.input("u", f32);
     auto h = kb.output("h", f32);
@@ -130,7 +131,8 @@ ir::Kernel gated_silu_gpu_kernel() {
     Value i = global_id(0);
     if_(i < n, [&] {
       Value gv = g[i];
-      h[i] = gv / (exp(-gv) + 1.0f) * u[i];
+      Value hv = gv / (exp(-gv) + 1.0f) * u[i];
+      h[i] = round_bf16 ? bitcast(f32, bf16_upper_bits(hv)) : hv;
     });
   });
 }

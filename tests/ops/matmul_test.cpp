@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -15,6 +16,9 @@
 #include <ctime>
 
 #include "tests/ops/op_test_util.h"
+#include "ir/half.h"
+#include "ir/interpreter.h"
+#include "ops/bf16_round.h"
 #include "ops/executor.h"
 #include "ops/matmul.h"
 #include "ops/matmul_plan.h"
@@ -187,6 +191,60 @@ TEST_CASE("gated_mlp: every candidate of a small shape, 1 and 2 threads") {
   }
 }
 
+TEST_CASE("bf16_upper_bits rounds like ir::f32_to_bf16: ties to even, NaN quiet, on lines and scalars, interpreter and JIT") {
+  // The gated MLP's h_bf16 rounding; its op tests bound H's rounding only by
+  // a whole bf16 ulp, which would not tell truncation from rounding.
+  using namespace kgen::dsl;
+  ir::Kernel k = kernel("bf16_round_test", [](KernelBuilder& kb) {
+    auto x = kb.input("x", line(f32, 16));
+    auto y = kb.output("y", line(f32, 16));
+    auto xs = kb.input("xs", f32);
+    auto ys = kb.output("ys", f32);
+    kb.workgroup(1);
+    Value i = group_id(0);
+    y[i] = bitcast(line(f32, 16), ops::bf16_upper_bits(x[i]));
+    for (uint32_t j = 0; j < 16; ++j) ys[i * 16u + j] = bitcast(f32, ops::bf16_upper_bits(xs[i * 16u + j]));
+  });
+  std::vector<float> in;
+  for (uint32_t b : {0x3f808000u, 0x3f818000u, 0x3f807fffu, 0x3f808001u, 0x7f7fffffu, 0xff7f8000u, 0x00008000u,
+                     0x80018000u, 0x7f800000u, 0xff800000u, 0x7fc00001u, 0x7f800001u, 0xffa00000u, 0x00000000u, 0x80000000u})
+    in.push_back(std::bit_cast<float>(b));
+  std::mt19937 rng(5);
+  while (in.size() % 16 || in.size() < 64) in.push_back(std::bit_cast<float>(uint32_t(rng())));
+  const size_t n = in.size();
+  std::vector<float> want(n);
+  for (size_t j = 0; j < n; ++j) want[j] = ir::bf16_to_f32(ir::f32_to_bf16(in[j]));
+  auto same_bits = [&](const std::vector<float>& got, const char* where) {
+    for (size_t j = 0; j < n; ++j) {
+      CAPTURE(where);
+      CAPTURE(j);
+      CHECK(std::bit_cast<uint32_t>(got[j]) == std::bit_cast<uint32_t>(want[j]));
+    }
+  };
+  ir::LaunchDims dims;
+  dims.grid = {uint32_t(n / 16), 1, 1};
+  std::vector<float> y(n), ys(n);
+  {
+    std::vector<ir::InterpBuffer> bufs = {{in.data(), n * 4}, {y.data(), n * 4}, {in.data(), n * 4}, {ys.data(), n * 4}};
+    ir::interpret(k, dims, bufs, {});
+    same_bits(y, "interpreter lines");
+    same_bits(ys, "interpreter scalars");
+  }
+  auto dev = cpu(1);
+  auto bx = dev->alloc(n * 4), by = dev->alloc(n * 4), bxs = dev->alloc(n * 4), bys = dev->alloc(n * 4);
+  bx->upload(in.data(), n * 4);
+  bxs->upload(in.data(), n * 4);
+  rt::LaunchArgs a;
+  a.dims = dims;
+  a.buffers = {bx.get(), by.get(), bxs.get(), bys.get()};
+  dev->launch(*dev->compile(k), a);
+  dev->synchronize();
+  by->download(y.data(), n * 4);
+  bys->download(ys.data(), n * 4);
+  same_bits(y, "jit lines");
+  same_bits(ys, "jit scalars");
+}
+
 TEST_CASE("gated_mlp: bf16 weights, every candidate (pairs where the host has vdpbf16ps, else widened) and forced pairs") {
   ops::register_all_ops();
   const auto& d = *ops::find_op("gated_mlp");
@@ -197,6 +255,16 @@ TEST_CASE("gated_mlp: bf16 weights, every candidate (pairs where the host has vd
   // words or packed, [G;U] packed in the GEMM or by a launch.
   for (const char* v : {"impl=0 mr=6 nl=4 kc=0 mc=4 nc=2 ak=1 pb=1 bf2=1", "impl=0 mr=6 nl=4 kc=0 mc=2 nc=2 ak=16 bpf=1 bf2=1"})
     check(*dev, problem("gated_mlp", {29, 34, 70}, {}, ir::ScalarKind::BF16), ops::Variant::parse(v));
+  // h_bf16 (H rounded to bf16): with pairs, H written as pair words for a
+  // pair down GEMM (D = 64: both GEMMs take 6-row panels on AVX-512), with
+  // [G;U] and Dn packed in the GEMMs or by launches; widened; unfused.
+  for (const char* v : {"impl=0 mr=6 nl=4 kc=0 mc=8 nc=2 ak=16 pb=1 bf2=1", "impl=0 mr=6 nl=4 kc=0 mc=2 nc=2 ak=16 bf2=1",
+                        "impl=0 mr=6 nl=4 kc=0 mc=2 nc=2 ak=16", "impl=1 mr=6 nl=2 kc=256 mc=8 nc=8 ak=16"})
+    for (auto pr : {problem("gated_mlp", {29, 64, 70}, {{"h_bf16", 1}}, ir::ScalarKind::BF16),
+                    problem("gated_mlp", {7, 64, 102}, {{"h_bf16", 1}}, ir::ScalarKind::BF16)})
+      check(*dev, pr, ops::Variant::parse(v));
+  CHECK_THROWS_WITH_AS(d.validate(problem("gated_mlp", {4, 32, 16}, {{"h_bf16", 1}})), doctest::Contains("bf16 inputs"),
+                       std::invalid_argument);
   CHECK_THROWS_WITH_AS(d.plan(problem("gated_mlp", {4, 33, 16}, {}, ir::ScalarKind::BF16),
                               ops::Variant::parse("impl=0 mr=6 nl=4 kc=0 mc=2 nc=2 ak=16 bf2=1"), dev->caps()),
                        doctest::Contains("even D"), std::invalid_argument);
@@ -252,6 +320,8 @@ TEST_CASE("matmul and gated_mlp: tiny problems through the interpreter") {
       {problem("gated_mlp", {9, 40, 20}, {}, ir::ScalarKind::BF16), ops::Variant::parse("impl=0 mr=8 nl=2 kc=0 mc=2 nc=2 ak=16 bf2=1")},
       {problem("gated_mlp", {9, 40, 20}, {}, ir::ScalarKind::BF16), ops::Variant::parse("impl=0 mr=4 nl=2 kc=0 mc=3 nc=2 ak=16 pb=1")},
       {problem("gated_mlp", {5, 9, 11}, {}, ir::ScalarKind::BF16), ops::Variant::parse("impl=2 wg=4 tm=2 tn=2 tk=4")},
+      {problem("gated_mlp", {9, 64, 40}, {{"h_bf16", 1}}, ir::ScalarKind::BF16), ops::Variant::parse("impl=0 mr=6 nl=4 kc=0 mc=2 nc=1 ak=16 bf2=1")},
+      {problem("gated_mlp", {5, 9, 12}, {{"h_bf16", 1}}, ir::ScalarKind::BF16), ops::Variant::parse("impl=2 wg=4 tm=2 tn=2 tk=4")},
       // bf16 pairs (bf2): Bᵀ words packed in the kernel with A read as words;
       // K×N rows joined in pairs, k-major A, K slices of 16 pairs; packed by
       // a launch, batched, with a partial last chunk of pairs.
