@@ -8,7 +8,8 @@
 //   matmul/bf16/<M>x<N>x<K>/threads:<t>    bf16 A, Bᵀ (f32 C) vs oneDNN's bf16
 //                                          matmul primitive on the same buffers;
 //                                          also ours widening to f32 (bf2=0)
-//   gated_mlp/bf16/<T>x<D>x<F>/threads:<t> bf16 weights vs oneDNN's three bf16
+//   gated_mlp/bf16[_h]/<T>x<D>x<F>/threads:<t>  bf16 weights (_h: h_bf16=1, H
+//                                          rounded to bf16) vs oneDNN's three bf16
 //                                          matmuls alone (a lower bound of the
 //                                          unfused bf16 path), and vs our f32 op
 //   gated_mlp/<T>x<D>x<F>/threads:<t>      vs the unfused path: 3 vendor SGEMMs
@@ -265,19 +266,22 @@ void BM_GatedMlp(benchmark::State& state, int64_t t, int64_t d, int64_t f) {
 }
 
 // bf16 weights: ours (the [G;U] GEMM on bf16 pairs where the host has
-// vdpbf16ps, H in f32) against a lower bound of the unfused bf16 path: the
-// three products alone as oneDNN bf16 matmuls (X·Gᵀ, X·Uᵀ, and H already in
-// bf16 times Dnᵀ; no SiLU or product passes, no rounding of H counted), and
+// vdpbf16ps; H in f32, or with h_bf16 rounded to bf16 and the down GEMM on
+// pairs too) against a lower bound of the unfused bf16 path: the three
+// products alone as oneDNN bf16 matmuls (X·Gᵀ, X·Uᵀ, and H already in bf16
+// times Dnᵀ; no SiLU or product passes, no rounding of H counted), and
 // against our own op on f32 weights of the same shape.
-void BM_GatedMlpBf16(benchmark::State& state, int64_t t, int64_t d, int64_t f) {
+void BM_GatedMlpBf16(benchmark::State& state, int64_t t, int64_t d, int64_t f, bool h_bf16) {
   const int threads = int(state.range(0));
   ops::Problem p;
   p.op = "gated_mlp";
   p.dims = {t, d, f};
   p.dtype = ir::ScalarKind::BF16;
+  if (h_bf16) p.attrs["h_bf16"] = 1;
   OurOp ours(p, threads);
   ops::Problem p32 = p;
   p32.dtype = ir::ScalarKind::F32;
+  p32.attrs.clear();
   OurOp f32op(p32, threads);
   auto in = [&](int i) { return ours.sets[0].bufs[size_t(i)]->host_ptr(); };
   std::vector<uint16_t> h(size_t(t * f), 0x3f00);  // bf16 0.5
@@ -335,8 +339,10 @@ void register_matmul_benchmarks() {
       ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.3);
   benchmark::RegisterBenchmark("gated_mlp/256x1024x11008", BM_GatedMlp, 256, 1024, 11008)
       ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
-  benchmark::RegisterBenchmark("gated_mlp/bf16/256x1024x11008", BM_GatedMlpBf16, 256, 1024, 11008)
-      ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
+  for (bool h : {false, true})
+    benchmark::RegisterBenchmark(h ? "gated_mlp/bf16_h/256x1024x11008" : "gated_mlp/bf16/256x1024x11008", BM_GatedMlpBf16,
+                                 256, 1024, 11008, h)
+        ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
   benchmark::RegisterBenchmark("gated_mlp/2048x1024x11008", BM_GatedMlp, 2048, 1024, 11008)
       ->ArgName("threads")->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(2);
 }
