@@ -18,6 +18,13 @@ std::unique_ptr<rt::Device> cpu(unsigned threads) {
   return rt::create_device("cpu", opt);
 }
 
+// The host assembly of `k` as the CPU device compiles it (1 thread).
+std::string host_asm(const ir::Kernel& k) {
+  rt::CompileOptions o;
+  o.keep_ir = true;
+  return cpu(1)->compile(k, o)->debug_asm();
+}
+
 conformance::DeviceSuite cpu_suite() {
   conformance::DeviceSuite s;
   s.name = "cpu";
@@ -47,10 +54,7 @@ TEST_CASE("dot4 lines use the host's byte dot product instructions") {
   // Correctness is the registered dot4_l* kernels above; this checks the
   // lowering: vpdpbusd with AVX512-VNNI (unsigned x signed only), else
   // vpmaddwd on the even/odd bytes; never four 32-bit multiplies per lane.
-  auto dev = cpu(1);
-  rt::CompileOptions o;
-  o.keep_ir = true;
-  const std::string s = dev->compile(samples::dot4_packed(16), o)->debug_asm();
+  const std::string s = host_asm(samples::dot4_packed(16));
   REQUIRE(!s.empty());
   const bool vnni = __builtin_cpu_supports("avx512vnni");
   const bool avx2 = __builtin_cpu_supports("avx2");
@@ -66,10 +70,7 @@ TEST_CASE("dot2_bf16 lines use vdpbf16ps on AVX512-BF16 hosts") {
   // Correctness is the registered dot2_bf16_l* kernels (bit-exact against the
   // interpreter, whose addition order is the instruction's); this checks the
   // lowering.
-  auto dev = cpu(1);
-  rt::CompileOptions o;
-  o.keep_ir = true;
-  const std::string s = dev->compile(samples::dot2_bf16_packed(16), o)->debug_asm();
+  const std::string s = host_asm(samples::dot2_bf16_packed(16));
   REQUIRE(!s.empty());
   const bool bf16 = __builtin_cpu_supports("avx512bf16");
   MESSAGE("avx512bf16 " << bf16);
@@ -80,10 +81,7 @@ TEST_CASE("dot4 of unsigned bytes below 128, or of signed bytes one side clamped
   // codegen proves the masked operand's bytes small, or the clamped one's
   // never -128 (ir/byte_bound.h), so vpmaddubsw cannot saturate (after
   // vpsignb/vpabsb for signed pairs); correctness is the dot4_small_l* kernels.
-  auto dev = cpu(1);
-  rt::CompileOptions o;
-  o.keep_ir = true;
-  const std::string s = dev->compile(samples::dot4_small_packed(8), o)->debug_asm();
+  const std::string s = host_asm(samples::dot4_small_packed(8));
   REQUIRE(!s.empty());
   if (__builtin_cpu_supports("avx512vnni")) CHECK(s.find("vpdpbusd") != std::string::npos);
   else if (__builtin_cpu_supports("avx2")) CHECK(s.find("vpmaddubsw") != std::string::npos);
