@@ -451,7 +451,7 @@ void register_transpose_ops() {
                      prob({16, 300}, -1),
                      // 16-bit: blocks in pairs along B, whole and at the edges, streamed and not, batched
                      prob({80, 50}, -1, ir::ScalarKind::BF16), prob({2, 70, 50}, 21, ir::ScalarKind::F16)};
-  d.bench_problems = {prob({4096, 4096}, -1), prob({64, 512, 16, 64}, 213)};
+  d.bench_problems = {prob({4096, 4096}, -1), prob({4096, 4096}, -1, ir::ScalarKind::BF16), prob({64, 512, 16, 64}, 213)};
   register_op(std::move(d));
 }
 
