@@ -60,8 +60,9 @@ int64_t round16(int64_t x) { return (x + 15) / 16 * 16; }
 
 // bf16 weights with an even D can run the [G;U] GEMM on pairs of k
 // (GemmTile::bf2, as matmul's): X, G and U read as u32 words of two bf16,
-// one dot2_bf16 (vdpbf16ps) per line and pair, K = D/2 steps. H stays f32
-// (no rounding to bf16), so the down projection widens Dn to f32.
+// one dot2_bf16 (vdpbf16ps) per line and pair, K = D/2 steps. H stays f32,
+// and the down projection widens Dn to f32, unless h_bf16 rounds H to bf16:
+// then the epilogue writes H as pair words and the down GEMM runs on pairs.
 bool pairs_fit(const Problem& p) { return p.dtype == ir::ScalarKind::BF16 && p.dim(1) % 2 == 0; }
 
 // An f32 copy of an f16/bf16 tensor (the GPU down projection's Dn).

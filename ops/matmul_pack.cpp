@@ -38,9 +38,8 @@ void pack_b_panel(const Array& b, bool trans_b, int nl, const Value& N, const Va
     const ir::Type t = lo.type().lanes > 1 ? line(u32, lo.type().lanes) : ir::Type(u32);
     return cast(t, lo) | (cast(t, hi) << 16u);
   };
-  auto pair_at = [&](const Value& k, const Value& n) {  // u64 k (pairs), u32 n
-    Value lo = cast(u64, src) * uint64_t(2) + k * uint64_t(2) * cast(u64, N) + cast(u64, n);
-    return pair_of(b[lo], b[lo + cast(u64, N)]);
+  auto low_row = [&](const Value& k, const Value& n) {  // u16 index of (row 2k, column n); u64 k (pairs), u32 n
+    return cast(u64, src) * uint64_t(2) + k * uint64_t(2) * cast(u64, N) + cast(u64, n);
   };
   auto emit = [&](bool guarded) {
     // Interior panels index in 64 bits from one base per k (and, for Bᵀ,
@@ -64,7 +63,7 @@ void pack_b_panel(const Array& b, bool trans_b, int nl, const Value& N, const Va
       Value rbase = trans_b ? cbase + cast(u64, k) : cast(u64, src + k * N + col0);
       for (int l = 0; l < nl; ++l) {
         if (row_pairs && !guarded) {  // two row lines of 16 bf16 -> one line of pairs
-          Value lo = cast(u64, src) * uint64_t(2) + cast(u64, k) * uint64_t(2) * cast(u64, N) + cast(u64, col0) + uint64_t(16 * l);
+          Value lo = low_row(cast(u64, k), col0 + uint32_t(16 * l));
           store(cast(u64, k), l, pair_of(load_line(b, lo), load_line(b, lo + cast(u64, N))));
           continue;
         }
@@ -72,7 +71,10 @@ void pack_b_panel(const Array& b, bool trans_b, int nl, const Value& N, const Va
         for (int i = 0; i < 16; ++i) {
           const uint32_t j = uint32_t(16 * l + i);
           Value n = col0 + j;
-          if (row_pairs) if_(n < N, [&] { v = insert(v, i, pair_at(cast(u64, k), n)); });
+          if (row_pairs) if_(n < N, [&] {
+            Value lo = low_row(cast(u64, k), n);
+            v = insert(v, i, pair_of(b[lo], b[lo + cast(u64, N)]));
+          });
           else if (guarded) if_(n < N, [&] { v = insert(v, i, to_panel(b[at(k, n)])); });
           else v = insert(v, i, to_panel(b[trans_b ? rbase + K64 * uint64_t(j) : rbase + uint64_t(j)]));
         }
