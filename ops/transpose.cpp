@@ -252,6 +252,53 @@ ir::Kernel lines_kernel(ir::Type dt, int nbatch, int ta, int tb, bool stream) {
   });
 }
 
+// CPU, 16-bit values in whole 32 × 32 blocks (A and B multiples of 32, even
+// strides), read and written as u32 words: each of the block's 32 input rows
+// is one 64-byte line of 16 words. Rows 2I and 2I + 1 interleave into the
+// words (x[2I][2w], x[2I+1][2w]) and (x[2I][2w+1], x[2I+1][2w+1]), which are
+// output rows 2w and 2w + 1 at column pair I; two transpose16 of those words
+// give the block's 32 output rows as whole 64-byte lines. A 16-bit 16 × 16
+// block transposed 32 bytes per 64 shuffles; this, 64 bytes. The rows are
+// loaded twice (from L1), once per parity, so 16 lines are live, not 32.
+ir::Kernel pairs32_kernel(int nbatch, int ta, int tb, bool stream) {
+  const std::string name = "transpose_pairs32_b" + std::to_string(nbatch) + "_t" + std::to_string(ta) + "x" +
+                           std::to_string(tb) + (stream ? "_nt" : "");
+  return kernel(name, [&](KernelBuilder& kb) {
+    auto x = kb.input("x", u32);
+    auto y = kb.output("y", stream ? line(u32, 16) : u32);
+    auto A = kb.scalar("A", u32);  // sizes and strides in 16-bit elements
+    auto B = kb.scalar("B", u32);
+    kb.scalar("sa", u32);  // 1 (the plan checks)
+    auto sb = kb.scalar("sb", u32);
+    const BatchAxes batch = batch_axes(kb, nbatch);
+    kb.workgroup(1);
+    Value ibase = batch.input_base();
+    Value obase = group_id(2) * A * B;
+    for_range(0u, uint32_t(tb), [&](Value bi) {
+      for_range(0u, uint32_t(ta), [&](Value ai) {
+        Value a1 = group_id(1) * uint32_t(32 * ta) + ai * 32u;
+        Value b1 = group_id(0) * uint32_t(32 * tb) + bi * 32u;
+        if_(a1 < A && b1 < B, [&] {
+          for (uint32_t parity = 0; parity < 2; ++parity) {
+            std::array<Value, 16> words;
+            for (uint32_t i = 0; i < 16; ++i) {
+              Value r0 = load_line(x, (ibase + (b1 + 2u * i) * sb + a1) / 2u);
+              Value r1 = load_line(x, (ibase + (b1 + 2u * i + 1u) * sb + a1) / 2u);
+              words[i] = parity ? (r0 >> 16u) | (r1 & 0xffff0000u) : (r0 & 0xffffu) | (r1 << 16u);
+            }
+            auto rows = transpose16(words);
+            for (uint32_t w = 0; w < 16; ++w) {
+              Value o = (obase + (a1 + 2u * w + parity) * B + b1) / 2u;  // in words
+              if (stream) y[o / 16u].stream(rows[w]);
+              else store_line(y, o, rows[w]);
+            }
+          }
+        });
+      });
+    });
+  });
+}
+
 // CPU, input contiguous along the output's inner axis C (rows of C
 // elements, C % 16 == 0), the output as (batch..., A, B, C): tiles of 16 A ×
 // 16 B rows, each copied as 16-element lines. Walking the output in order
@@ -296,6 +343,16 @@ bool inner_contiguous(const View& v) { return v.in_stride.back() == 1; }
 // The row-tiled copy applies: inner-contiguous rows of a multiple of 16
 // elements under at least two other output axes.
 bool rows_fit(const View& v) { return inner_contiguous(v) && v.dims.size() >= 3 && v.dims.back() % 16 == 0; }
+// The 16-bit 32 × 32 word blocks (pairs32_kernel): whole blocks, even input
+// strides (rows and batch elements start on words), A along the input's rows.
+bool pairs32_fit(const Problem& p, const View& v) {
+  const size_t R = v.dims.size();
+  if (ir::Type(p.dtype).bytes() != 2 || R < 2 || v.in_stride[R - 2] != 1) return false;
+  if (v.dims[R - 1] % 32 || v.dims[R - 2] % 32) return false;
+  for (size_t a = 0; a + 2 < R; ++a)
+    if (v.in_stride[a] % 2) return false;
+  return v.in_stride[R - 1] % 2 == 0;
+}
 
 uint64_t u32_slot(int64_t x) { return ir::scalar_slot(uint32_t(x)); }
 
@@ -352,6 +409,15 @@ Plan plan(const Problem& p, const Variant& var, const TargetCaps& caps) {
   const int tile_a = lines ? 16 * ta : kTile, tile_b = lines ? 16 * tb : kTile;
   const bool stream = lines && var.get("nt", 0) != 0;
   if (stream && v.dims[R - 1] % 16 != 0) throw std::invalid_argument("transpose: nt=1 (streaming stores) needs the output's inner size a multiple of 16");
+  if (var.get("w32", 0)) {  // 16-bit 32 × 32 word blocks; ta × tb of them per group
+    if (!lines || !pairs32_fit(p, v))
+      throw std::invalid_argument("transpose: w32=1 needs 16-bit values, A and B multiples of 32 and even strides");
+    pl.steps.push_back(tiled_step(pairs32_kernel(nb, ta, tb, stream), v, nb, groups_for(v.dims[R - 1], 32 * tb),
+                                  groups_for(v.dims[R - 2], 32 * ta),
+                                  {u32_slot(v.dims[R - 2]), u32_slot(v.dims[R - 1]), u32_slot(v.in_stride[R - 2]),
+                                   u32_slot(v.in_stride[R - 1])}));
+    return pl;
+  }
   pl.steps.push_back(tiled_step(lines ? lines_kernel(ir::Type(p.dtype), nb, ta, tb, stream) : tiled_kernel(ir::Type(p.dtype), nb), v, nb,
                                 groups_for(v.dims[R - 1], tile_b), groups_for(v.dims[R - 2], tile_a),
                                 {u32_slot(v.dims[R - 2]), u32_slot(v.dims[R - 1]), u32_slot(v.in_stride[R - 2]),
@@ -415,6 +481,9 @@ void register_transpose_ops() {
       for (auto [ta, tb] : {std::pair{4, 4}, {8, 8}, {16, 1}, {32, 2}, {64, 2}, {64, 4}})
         for (int nt : {0, 1})
           if (!nt || can_stream) v.push_back(Variant{}.set("impl", kLines).set("ta", ta).set("tb", tb).set("nt", nt));
+      if (pairs32_fit(p, view_of(p)))
+        for (auto [ta, tb] : {std::pair{32, 1}, {16, 2}, {8, 4}, {4, 4}})
+          for (int nt : {0, 1}) v.push_back(Variant{}.set("impl", kLines).set("w32", 1).set("ta", ta).set("tb", tb).set("nt", nt));
     }
     return v;
   };
@@ -427,9 +496,13 @@ void register_transpose_ops() {
     if (!is_cpu(caps)) return Variant{}.set("impl", kTiled);
     const double out_bytes = double(fusion::numel(p.dims)) * double(ir::Type(p.dtype).bytes());
     const bool nt = v.dims.back() % 16 == 0 && stream_output(caps, out_bytes);
-    // 16-bit values: tiles of 64 × 2 blocks (1024 A values × 32 B rows: 2 KiB
-    // runs of each input row, whole output cache lines). Zen 5, 4096² bf16,
-    // 1 / 2 threads: 7.4-7.6 / ~4 ms at 8 × 8, 3.8-3.9 / 2.0-2.1 at 64 × 2.
+    // 16-bit values: 32 × 32 word blocks where they fit, 16 × 2 of them per
+    // group, else tiles of 64 × 2 16 × 16 blocks (1024 A values × 32 B rows:
+    // 2 KiB runs of each input row, whole output cache lines). Zen 5, 4096²
+    // bf16 (kgen tune), 1 / 2 threads: 8 × 8 blocks 7.4-7.6 / ~4 ms, 64 × 2
+    // 3.8-4.3 / 2.0-2.2, words 2.7 / 1.7-1.8.
+    if (ir::Type(p.dtype).bytes() == 2 && pairs32_fit(p, v))
+      return Variant{}.set("impl", kLines).set("w32", 1).set("ta", 16).set("tb", 2).set("nt", nt ? 1 : 0);
     const bool half = ir::Type(p.dtype).bytes() == 2;
     return Variant{}.set("impl", kLines).set("ta", half ? 64 : 8).set("tb", half ? 2 : 8).set("nt", nt ? 1 : 0);
   };
@@ -450,7 +523,9 @@ void register_transpose_ops() {
                      prob({48, 37}, -1), prob({2, 32, 21}, 21), prob({64, 45}, -1, ir::ScalarKind::BF16),
                      prob({16, 300}, -1),
                      // 16-bit: blocks in pairs along B, whole and at the edges, streamed and not, batched
-                     prob({80, 50}, -1, ir::ScalarKind::BF16), prob({2, 70, 50}, 21, ir::ScalarKind::F16)};
+                     prob({80, 50}, -1, ir::ScalarKind::BF16), prob({2, 70, 50}, 21, ir::ScalarKind::F16),
+                     // 16-bit 32 × 32 word blocks: partial tiles of them, a batch axis
+                     prob({96, 64}, -1, ir::ScalarKind::BF16), prob({3, 64, 160}, 21, ir::ScalarKind::F16)};
   d.bench_problems = {prob({4096, 4096}, -1), prob({4096, 4096}, -1, ir::ScalarKind::BF16), prob({64, 512, 16, 64}, 213)};
   register_op(std::move(d));
 }
