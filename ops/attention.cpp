@@ -13,6 +13,7 @@
 
 #include "ops/attention.h"
 #include "ops/op.h"
+#include "runtimes/check.h"
 
 namespace kgen::ops {
 
@@ -45,7 +46,8 @@ Att att_of(const Problem& p) {
 
 void validate(const Problem& p) {
   if (p.dims.size() < 4 || p.dims.size() > 6) throw std::invalid_argument("expected dims B H S D [Hkv [Skv]]");
-  if (p.dtype != ir::ScalarKind::F32) throw std::invalid_argument("only f32");
+  if (p.dtype != ir::ScalarKind::F32 && p.dtype != ir::ScalarKind::F16 && p.dtype != ir::ScalarKind::BF16)
+    throw std::invalid_argument("q, k, v must be f32, f16 or bf16 (o is f32)");
   Att a = att_of(p);
   if (a.b < 1 || a.h < 1 || a.s < 1 || a.d < 1 || a.hkv < 1 || a.skv < 1)
     throw std::invalid_argument("every size must be >= 1");
@@ -148,6 +150,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   Att a = att_of(p);
   const size_t n_io = 4;
   const int d = int(a.d);
+  const ir::Type dt(p.dtype);  // q, k, v (widened to f32 as they are loaded)
   Plan pl;
   switch (v.get("impl")) {
     case kNaive: {
@@ -163,7 +166,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
         throw std::invalid_argument("attention: rg (grouped heads) must be H/Hkv (<= 8), on the CPU with D % 16 == 0: " + v.str());
       const uint32_t groups = uint32_t(a.b * a.hkv * a.s);
       const int dl = rg ? std::max(1, std::min(d / 16, 24 / rg)) : 0;  // pv: G·dl <= 24 accumulators
-      Step s1{rg ? attention_scores_grouped_kernel(d, rg) : attention_scores_kernel(d, lanes, cpu ? 1 : 64), {}, {0, 1, t}, sc};
+      Step s1{rg ? attention_scores_grouped_kernel(d, rg, dt) : attention_scores_kernel(d, lanes, cpu ? 1 : 64, dt), {}, {0, 1, t}, sc};
       s1.dims.grid = {cpu ? 1u : groups_for(skvp, 64), rg ? groups : rows, 1};
       s1.dims.workgroup = {cpu ? 1u : 64u, 1, 1};
       const int sl = cpu ? 16 : 1;
@@ -171,7 +174,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
               {ir::scalar_slot(int32_t(rows)), ir::scalar_slot(int32_t(skvp))}};
       s2.dims.grid = {cpu ? rows : groups_for(rows, 64), 1, 1};
       s2.dims.workgroup = {cpu ? 1u : 64u, 1, 1};
-      Step s3{rg ? attention_pv_grouped_kernel(d, rg, dl) : attention_pv_kernel(d, lanes, cpu), {}, {t, 2, 3}, sc};
+      Step s3{rg ? attention_pv_grouped_kernel(d, rg, dl, dt) : attention_pv_kernel(d, lanes, cpu, dt), {}, {t, 2, 3}, sc};
       s3.dims.grid = {rg ? groups_for(d / 16, dl) : cpu ? 1u : groups_for(a.d / lanes, 64), rg ? groups : rows, 1};
       s3.dims.workgroup = {cpu ? 1u : 64u, 1, 1};
       pl.steps = {std::move(s1), std::move(s2), std::move(s3)};
@@ -185,9 +188,9 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       const int64_t skvp = round_up(a.skv, kb);
       auto sc = shape_scalars(a, skvp);
       int t = pl.add_temp(n_io, size_t(a.b * a.hkv * a.d * skvp) * 4);
-      Step s1{attention_kt_kernel(d), {}, {1, t}, sc};
+      Step s1{attention_kt_kernel(d, dt), {}, {1, t}, sc};
       s1.dims.grid = {uint32_t(skvp / 16), uint32_t(a.b * a.hkv), 1};
-      Step s2{flash_attention_cpu_kernel(d, qb, kb / 16), {}, {0, t, 2, 3}, sc};
+      Step s2{flash_attention_cpu_kernel(d, qb, kb / 16, dt), {}, {0, t, 2, 3}, sc};
       s2.dims.grid = {uint32_t(a.b * a.h * ((a.s + qb - 1) / qb)), 1, 1};
       pl.steps = {std::move(s1), std::move(s2)};
       return pl;
@@ -197,7 +200,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       if (bq < 1 || bk < 1) throw std::invalid_argument("attention flash (gpu): bq, bk must be >= 1");
       if (tpr != 1 && (tpr != 4 || !four_per_row(a, caps)))
         throw std::invalid_argument("attention flash (gpu): tpr=4 needs subgroups (of a multiple of 4 lanes) and D % 4 == 0");
-      Step s{flash_attention_gpu_kernel(d, bq, bk, tpr), {}, {0, 1, 2, 3}, shape_scalars(a, a.skv)};
+      Step s{flash_attention_gpu_kernel(d, bq, bk, tpr, dt), {}, {0, 1, 2, 3}, shape_scalars(a, a.skv)};
       s.dims.grid = {uint32_t(a.b * a.h * ((a.s + bq - 1) / bq)), 1, 1};
       s.dims.workgroup = {uint32_t(bq * tpr), 1, 1};
       pl.steps = {std::move(s)};
@@ -210,9 +213,16 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
 // Plain loops in double.
 void reference(const Problem& p, const std::vector<const void*>& in, const std::vector<void*>& out) {
   Att a = att_of(p);
-  const float* q = static_cast<const float*>(in[0]);
-  const float* k = static_cast<const float*>(in[1]);
-  const float* v = static_cast<const float*>(in[2]);
+  // f32 copies of q, k, v (exact for f16/bf16).
+  const ir::Type dt(p.dtype);
+  auto widen = [&](int i, int64_t n) {
+    std::vector<float> w(static_cast<size_t>(n));
+    for (int64_t j = 0; j < n; ++j) w[size_t(j)] = float(rt::scalar_value(dt, static_cast<const uint8_t*>(in[size_t(i)]) + j * dt.bytes()));
+    return w;
+  };
+  const std::vector<float> qw = widen(0, a.rows() * a.d), kw = widen(1, a.b * a.hkv * a.skv * a.d),
+                           vw = widen(2, a.b * a.hkv * a.skv * a.d);
+  const float *q = qw.data(), *k = kw.data(), *v = vw.data();
   float* o = static_cast<float*>(out[0]);
   const int64_t g = a.h / a.hkv, D = a.d;
   std::vector<double> sc(static_cast<size_t>(a.skv)), acc(static_cast<size_t>(D));
@@ -249,11 +259,12 @@ double visible_pairs(const Att& a) {
   return n * double(a.b * a.h);
 }
 
-Problem prob(std::vector<int64_t> dims, bool causal) {
+Problem prob(std::vector<int64_t> dims, bool causal, ir::ScalarKind dt = ir::ScalarKind::F32) {
   Problem p;
   p.op = "attention";
   p.dims = std::move(dims);
   p.attrs["causal"] = causal;
+  p.dtype = dt;
   return p;
 }
 
@@ -262,15 +273,15 @@ Problem prob(std::vector<int64_t> dims, bool causal) {
 void register_attention_ops() {
   OpDef d;
   d.name = "attention";
-  d.description = "scaled dot-product attention, f32, grouped-query, optional causal mask (flash or naive)";
+  d.description = "scaled dot-product attention, f32 (or f16/bf16 q, k, v; f32 o), grouped-query, optional causal mask (flash or naive)";
   d.dims_help = "B H S D [Hkv [Skv]]";
   d.attrs_help = "causal=0|1 scale_milli=<scale*1000> (default 1/sqrt(D))";
   d.validate = validate;
   d.inputs = [](const Problem& p) {
     Att a = att_of(p);
-    return std::vector<TensorSpec>{tensor("q", ir::types::F32, {a.b, a.h, a.s, a.d}),
-                                   tensor("k", ir::types::F32, {a.b, a.hkv, a.skv, a.d}),
-                                   tensor("v", ir::types::F32, {a.b, a.hkv, a.skv, a.d})};
+    const ir::Type t(p.dtype);
+    return std::vector<TensorSpec>{tensor("q", t, {a.b, a.h, a.s, a.d}), tensor("k", t, {a.b, a.hkv, a.skv, a.d}),
+                                   tensor("v", t, {a.b, a.hkv, a.skv, a.d})};
   };
   d.outputs = [](const Problem& p) {
     Att a = att_of(p);
@@ -292,7 +303,8 @@ void register_attention_ops() {
   };
   d.bytes = [](const Problem& p) {
     Att a = att_of(p);
-    return 4.0 * double(a.d) * double(2 * a.rows() + 2 * a.b * a.hkv * a.skv);
+    const double eb = ir::Type(p.dtype).bytes();  // q, k, v; o is f32
+    return double(a.d) * ((eb + 4.0) * double(a.rows()) + 2.0 * eb * double(a.b * a.hkv * a.skv));
   };
   d.test_problems = {
       prob({1, 1, 1, 16}, false),           // one query, one key
@@ -303,6 +315,9 @@ void register_attention_ops() {
       prob({1, 2, 20, 80, 1, 31}, false),   // D = 80 (5 lines)
       prob({1, 2, 40, 16, 2, 24}, true),    // S > Skv causal: first rows see nothing
       prob({1, 2, 19, 24, 2, 21}, true),    // D % 16 != 0: the generic flash kernel
+      // bf16 / f16 q, k, v: decode over a GQA cache (grouped naive), prefill (flash), D % 16 != 0
+      prob({2, 8, 1, 64, 2, 77}, true, ir::ScalarKind::BF16), prob({1, 8, 33, 64, 2, 47}, true, ir::ScalarKind::BF16),
+      prob({1, 2, 19, 24, 2, 21}, false, ir::ScalarKind::F16),
   };
   d.bench_problems = {prob({1, 8, 1024, 64}, false), prob({1, 8, 1024, 64}, true)};
   register_op(std::move(d));

@@ -28,25 +28,25 @@ namespace kgen::ops {
 
 // Naive composition. `lanes` 16 (D % 16 == 0, Skv padded to 16) for the CPU,
 // 1 for GPU targets. `wg` work-items per group (1 on the CPU).
-ir::Kernel attention_scores_kernel(int d, int lanes, int wg);
+ir::Kernel attention_scores_kernel(int d, int lanes, int wg, ir::Type dt = ir::Type(ir::ScalarKind::F32));
 ir::Kernel attention_softmax_kernel(int lanes, int wg, bool cpu);
-ir::Kernel attention_pv_kernel(int d, int lanes, bool cpu);
+ir::Kernel attention_pv_kernel(int d, int lanes, bool cpu, ir::Type dt = ir::Type(ir::ScalarKind::F32));
 // The same on the CPU (D % 16 == 0) with the G = H/Hkv query heads that share
 // a kv head in one work-item (grid y: B·Hkv·S, one per kv head and query
 // position), so each K and V row is read once for all of them instead of
 // once per head (decode-sized S, grouped-query attention). pv: `dl` lines of
 // D per work-item (grid x: ceil(D/16 / dl)), G·dl accumulators.
-ir::Kernel attention_scores_grouped_kernel(int d, int g);
-ir::Kernel attention_pv_grouped_kernel(int d, int g, int dl);
+ir::Kernel attention_scores_grouped_kernel(int d, int g, ir::Type dt = ir::Type(ir::ScalarKind::F32));
+ir::Kernel attention_pv_grouped_kernel(int d, int g, int dl, ir::Type dt = ir::Type(ir::ScalarKind::F32));
 
 // Kᵀ pre-pass for the CPU flash kernel: kt[(bk*D + d)*SkvP + j] = k[bk, j, d]
 // (zero for Skv <= j < SkvP), written as f32x16 lines.
-ir::Kernel attention_kt_kernel(int d);
+ir::Kernel attention_kt_kernel(int d, ir::Type dt = ir::Type(ir::ScalarKind::F32));
 // CPU flash kernel: `qb` query rows per work-item, key blocks of 16*nk keys.
-ir::Kernel flash_attention_cpu_kernel(int d, int qb, int nk);
+ir::Kernel flash_attention_cpu_kernel(int d, int qb, int nk, ir::Type dt = ir::Type(ir::ScalarKind::F32));
 // GPU flash kernel: `bq` rows per workgroup, `bk` keys per staged block,
 // `tpr` work-items per row (1, or 4 on targets with subgroups).
-ir::Kernel flash_attention_gpu_kernel(int d, int bq, int bk, int tpr = 1);
+ir::Kernel flash_attention_gpu_kernel(int d, int bq, int bk, int tpr = 1, ir::Type dt = ir::Type(ir::ScalarKind::F32));
 
 void register_attention_ops();
 

@@ -53,7 +53,14 @@ RowIndex row_index(const Shape& p, const Value& row) {
   return r;
 }
 
-ir::Type elem_of(int lanes) { return lanes == 1 ? f32 : line(f32, lanes); }
+ir::Type elem_of(int lanes, ir::Type dt = f32) { return lanes == 1 ? dt : line(dt, lanes); }
+// A loaded q, k or v value (f32, f16 or bf16) in f32.
+Value wide(const Value& v) {
+  if (v.type().kind == ir::ScalarKind::F32) return v;
+  return cast(v.type().lanes > 1 ? line(f32, v.type().lanes) : ir::Type(f32), v);
+}
+// The kernel-name suffix of an input type ("" for f32).
+std::string dt_tag(ir::Type dt) { return dt == f32 ? "" : "_" + dt.str(); }
 
 }  // namespace
 
@@ -61,13 +68,13 @@ ir::Type elem_of(int lanes) { return lanes == 1 ? f32 : line(f32, lanes); }
 // rest of the padded row. A grid-stride loop over j: on the CPU one
 // work-item walks the whole row (wg = 1, one group per row), on a GPU the
 // x axis of the grid covers the row.
-ir::Kernel attention_scores_kernel(int d, int lanes, int wg) {
+ir::Kernel attention_scores_kernel(int d, int lanes, int wg, ir::Type dt) {
   if (d % lanes) throw std::invalid_argument("attention scores: D must be a multiple of lanes");
   const int nd = d / lanes;
-  return kernel("attention_scores_d" + std::to_string(d) + "_l" + std::to_string(lanes) + "_w" + std::to_string(wg),
+  return kernel("attention_scores_d" + std::to_string(d) + "_l" + std::to_string(lanes) + "_w" + std::to_string(wg) + dt_tag(dt),
                 [&](KernelBuilder& kb) {
-    auto q = kb.input("q", elem_of(lanes));
-    auto k = kb.input("k", elem_of(lanes));
+    auto q = kb.input("q", elem_of(lanes, dt));
+    auto k = kb.input("k", elem_of(lanes, dt));
     auto sc = kb.output("scores", f32);
     Shape p = shape_params(kb);
     kb.workgroup(uint32_t(wg));
@@ -80,7 +87,7 @@ ir::Kernel attention_scores_kernel(int d, int lanes, int wg) {
       if_(j <= r.lim, [&] {
         Value kbase = (r.kv_head * p.skv + j) * nd;
         Var acc = var(lanes == 1 ? constant(f32, 0.0f) : splat(constant(f32, 0.0f), lanes));
-        for_range(0, nd, [&](Value c) { acc = fma(q[qbase + c], k[kbase + c], acc); });
+        for_range(0, nd, [&](Value c) { acc = fma(wide(q[qbase + c]), wide(k[kbase + c]), acc); });
         Value dot = lanes == 1 ? acc.get() : tree_add(acc.get());
         val = dot * p.scale;
       });
@@ -106,12 +113,12 @@ GroupRows group_rows(const Shape& p, int g) {
   return r;
 }
 
-ir::Kernel attention_scores_grouped_kernel(int d, int g) {
+ir::Kernel attention_scores_grouped_kernel(int d, int g, ir::Type dt) {
   if (d % 16 || g < 1) throw std::invalid_argument("attention scores (grouped): D % 16 == 0 and G >= 1");
   const int nd = d / 16;
-  return kernel("attention_scores_d" + std::to_string(d) + "_g" + std::to_string(g), [&](KernelBuilder& kb) {
-    auto q = kb.input("q", line(f32, 16));
-    auto k = kb.input("k", line(f32, 16));
+  return kernel("attention_scores_d" + std::to_string(d) + "_g" + std::to_string(g) + dt_tag(dt), [&](KernelBuilder& kb) {
+    auto q = kb.input("q", line(dt, 16));
+    auto k = kb.input("k", line(dt, 16));
     auto sc = kb.output("scores", f32);
     Shape p = shape_params(kb);
     kb.workgroup(1);
@@ -119,10 +126,10 @@ ir::Kernel attention_scores_grouped_kernel(int d, int g) {
     for_range(0, r.lim + 1, [&](Value j) {
       Value kbase = (r.kv_head * p.skv + j) * nd;
       std::vector<Value> kl;
-      for (int c = 0; c < nd; ++c) kl.push_back(k[kbase + c]);
+      for (int c = 0; c < nd; ++c) kl.push_back(wide(k[kbase + c]));
       for (int h = 0; h < g; ++h) {
         Value acc = splat(constant(f32, 0.0f), 16);
-        for (int c = 0; c < nd; ++c) acc = fma(q[r.rows[size_t(h)] * nd + c], kl[size_t(c)], acc);
+        for (int c = 0; c < nd; ++c) acc = fma(wide(q[r.rows[size_t(h)] * nd + c]), kl[size_t(c)], acc);
         sc[r.rows[size_t(h)] * p.skvp + j] = tree_add(acc) * p.scale;
       }
     });
@@ -133,13 +140,13 @@ ir::Kernel attention_scores_grouped_kernel(int d, int g) {
   });
 }
 
-ir::Kernel attention_pv_grouped_kernel(int d, int g, int dl) {
+ir::Kernel attention_pv_grouped_kernel(int d, int g, int dl, ir::Type dt) {
   if (d % 16 || g < 1 || dl < 1) throw std::invalid_argument("attention pv (grouped): D % 16 == 0, G >= 1, dl >= 1");
   const int nd = d / 16;
-  return kernel("attention_pv_d" + std::to_string(d) + "_g" + std::to_string(g) + "_l" + std::to_string(dl),
+  return kernel("attention_pv_d" + std::to_string(d) + "_g" + std::to_string(g) + "_l" + std::to_string(dl) + dt_tag(dt),
                 [&](KernelBuilder& kb) {
     auto sc = kb.input("p", f32);
-    auto v = kb.input("v", line(f32, 16));
+    auto v = kb.input("v", line(dt, 16));
     auto o = kb.output("o", line(f32, 16));
     Shape p = shape_params(kb);
     kb.workgroup(1);
@@ -154,7 +161,7 @@ ir::Kernel attention_pv_grouped_kernel(int d, int g, int dl) {
     for_range(0, r.lim + 1, [&](Value j) {
       Value vb = (r.kv_head * p.skv + j) * nd;
       std::vector<Value> vl;
-      for (int c = 0; c < dl; ++c) vl.push_back(v[vb + col[size_t(c)]]);
+      for (int c = 0; c < dl; ++c) vl.push_back(wide(v[vb + col[size_t(c)]]));
       for (int h = 0; h < g; ++h) {
         Value pj = splat(sc[r.rows[size_t(h)] * p.skvp + j], 16);
         for (int c = 0; c < dl; ++c) acc[size_t(h * dl + c)] = fma(pj, vl[size_t(c)], acc[size_t(h * dl + c)].get());
@@ -203,13 +210,13 @@ ir::Kernel attention_softmax_kernel(int lanes, int wg, bool cpu) {
 
 // out[row] = Σ_j P[row, j] v[kv, j] over the visible keys. CPU: one
 // work-item per row with D/lanes line accumulators; GPU: one per (row, d).
-ir::Kernel attention_pv_kernel(int d, int lanes, bool cpu) {
+ir::Kernel attention_pv_kernel(int d, int lanes, bool cpu, ir::Type dt) {
   if (d % lanes) throw std::invalid_argument("attention pv: D must be a multiple of lanes");
   const int nd = d / lanes;
-  return kernel("attention_pv_d" + std::to_string(d) + "_l" + std::to_string(lanes) + (cpu ? "_cpu" : "_gpu"),
+  return kernel("attention_pv_d" + std::to_string(d) + "_l" + std::to_string(lanes) + (cpu ? "_cpu" : "_gpu") + dt_tag(dt),
                 [&](KernelBuilder& kb) {
     auto sc = kb.input("p", f32);
-    auto v = kb.input("v", elem_of(lanes));
+    auto v = kb.input("v", elem_of(lanes, dt));
     auto o = kb.output("o", elem_of(lanes));
     Shape p = shape_params(kb);
     Value zero = lanes == 1 ? constant(f32, 0.0f) : splat(constant(f32, 0.0f), lanes);
@@ -223,7 +230,7 @@ ir::Kernel attention_pv_kernel(int d, int lanes, bool cpu) {
         Value pj = sc[row * p.skvp + j];
         Value pv = lanes == 1 ? pj : splat(pj, lanes);
         Value vb = (r.kv_head * p.skv + j) * nd;
-        for (int c = 0; c < nd; ++c) acc[c] = fma(pv, v[vb + c], acc[c]);
+        for (int c = 0; c < nd; ++c) acc[c] = fma(pv, wide(v[vb + c]), acc[c]);
       });
       for (int c = 0; c < nd; ++c) o[row * nd + c] = acc[c];
     } else {
@@ -235,7 +242,7 @@ ir::Kernel attention_pv_kernel(int d, int lanes, bool cpu) {
         Var acc = var(zero);
         for_range(0, r.lim + 1, [&](Value j) {
           Value pj = sc[row * p.skvp + j];
-          acc = fma(lanes == 1 ? pj : splat(pj, lanes), v[(r.kv_head * p.skv + j) * nd + c], acc);
+          acc = fma(lanes == 1 ? pj : splat(pj, lanes), wide(v[(r.kv_head * p.skv + j) * nd + c]), acc);
         });
         o[row * nd + c] = acc;
       });
@@ -245,9 +252,9 @@ ir::Kernel attention_pv_kernel(int d, int lanes, bool cpu) {
 
 // Kᵀ as f32x16 lines over keys: one work-item per (kv head, 16-key line);
 // the grid is (SkvP/16, B*Hkv).
-ir::Kernel attention_kt_kernel(int d) {
-  return kernel("attention_kt_d" + std::to_string(d), [&](KernelBuilder& kb) {
-    auto k = kb.input("k", f32);
+ir::Kernel attention_kt_kernel(int d, ir::Type dt) {
+  return kernel("attention_kt_d" + std::to_string(d) + dt_tag(dt), [&](KernelBuilder& kb) {
+    auto k = kb.input("k", dt);
     auto kt = kb.output("kt", line(f32, 16));
     Shape p = shape_params(kb);
     kb.workgroup(1);
@@ -260,7 +267,7 @@ ir::Kernel attention_kt_kernel(int d) {
     for (int l = 0; l < 16; ++l) rows.push_back((kvh * p.skv + min(j0 + l, p.skv - 1)) * d);
     for_range(0, d, [&](Value dd) {
       Value ln = splat(constant(f32, 0.0f), 16);
-      for (int l = 0; l < 16; ++l) ln = insert(ln, l, k[rows[l] + dd]);
+      for (int l = 0; l < 16; ++l) ln = insert(ln, l, wide(k[rows[l] + dd]));
       kt[(kvh * d + dd) * nl + jl] = select(live, ln, splat(constant(f32, 0.0f), 16));
     });
   });
@@ -271,14 +278,14 @@ ir::Kernel attention_kt_kernel(int d) {
 // keys: scores as qb × nk lines over keys (D broadcast-FMAs per line against
 // Kᵀ), online-softmax update, then P·V as broadcast(p_ij) × V-row lines into
 // qb × D/16 accumulators. Buffers: q scalars (broadcast loads), Kᵀ/v/o lines.
-ir::Kernel flash_attention_cpu_kernel(int d, int qb, int nk) {
+ir::Kernel flash_attention_cpu_kernel(int d, int qb, int nk, ir::Type dt) {
   if (d % 16) throw std::invalid_argument("flash attention (cpu): D must be a multiple of 16");
   const int nd = d / 16, kbk = 16 * nk;
-  return kernel("flash_attention_cpu_d" + std::to_string(d) + "_qb" + std::to_string(qb) + "_kb" + std::to_string(kbk),
+  return kernel("flash_attention_cpu_d" + std::to_string(d) + "_qb" + std::to_string(qb) + "_kb" + std::to_string(kbk) + dt_tag(dt),
                 [&](KernelBuilder& kb) {
-    auto q = kb.input("q", f32);
-    auto kt = kb.input("kt", line(f32, 16));
-    auto v = kb.input("v", line(f32, 16));
+    auto q = kb.input("q", dt);
+    auto kt = kb.input("kt", line(f32, 16));  // written by attention_kt_kernel, in f32
+    auto v = kb.input("v", line(dt, 16));
     auto o = kb.output("o", line(f32, 16));
     Shape p = shape_params(kb);
     kb.workgroup(1);
@@ -321,7 +328,7 @@ ir::Kernel flash_attention_cpu_kernel(int d, int qb, int nk) {
         std::vector<Value> kl;
         for (int c = 0; c < nk; ++c) kl.push_back(kt[kl0 + dd * nl + c]);
         for (int r = 0; r < qb; ++r) {
-          Value qv = splat(q[qrow[r] + dd], 16);
+          Value qv = splat(wide(q[qrow[r] + dd]), 16);
           for (int c = 0; c < nk; ++c) s[r][c] = fma(qv, kl[c], s[r][c]);
         }
       });
@@ -363,7 +370,7 @@ ir::Kernel flash_attention_cpu_kernel(int d, int qb, int nk) {
           if (masked) j = min(j, p.skv - 1);  // p is 0 there; stay in bounds
           Value vr = (vbase + j) * nd;
           std::vector<Value> vl;
-          for (int cc = 0; cc < nd; ++cc) vl.push_back(v[vr + cc]);
+          for (int cc = 0; cc < nd; ++cc) vl.push_back(wide(v[vr + cc]));
           for (int r = 0; r < qb; ++r) {
             Value pj = splat(extract(pr[r][c], lane), 16);
             for (int cc = 0; cc < nd; ++cc) acc[r][cc] = fma(pj, vl[cc], acc[r][cc].get());
@@ -395,14 +402,14 @@ ir::Kernel flash_attention_cpu_kernel(int d, int qb, int nk) {
 // two subgroup shuffles, and walk every key of the block with masked keys
 // folded as no-ops (a shuffle needs its whole subgroup): 4x the work-items,
 // where one per row left an H200 with 2 warps per SM at B1 H8 S1024.
-ir::Kernel flash_attention_gpu_kernel(int d, int bq, int bk, int tpr) {
+ir::Kernel flash_attention_gpu_kernel(int d, int bq, int bk, int tpr, ir::Type dt) {
   if (tpr != 1 && (tpr != 4 || d % 4)) throw std::invalid_argument("flash attention (gpu): tpr 1, or 4 with D % 4 == 0");
   return kernel("flash_attention_gpu_d" + std::to_string(d) + "_bq" + std::to_string(bq) + "_bk" + std::to_string(bk) +
-                    (tpr > 1 ? "_tpr" + std::to_string(tpr) : ""),
+                    (tpr > 1 ? "_tpr" + std::to_string(tpr) : "") + dt_tag(dt),
                 [&](KernelBuilder& kb) {
-    auto q = kb.input("q", f32);
-    auto k = kb.input("k", f32);
-    auto v = kb.input("v", f32);
+    auto q = kb.input("q", dt);
+    auto k = kb.input("k", dt);
+    auto v = kb.input("v", dt);
     auto o = kb.output("o", f32);
     Shape p = shape_params(kb);
     kb.workgroup(uint32_t(bq * tpr));
@@ -424,7 +431,7 @@ ir::Kernel flash_attention_gpu_kernel(int d, int bq, int bk, int tpr) {
     Value qb = (bh * p.s + i) * d;
     auto dim = [&](int ii) { return tpr == 1 ? Value(constant(i32, ii)) : part + tpr * ii; };
     std::vector<Value> qv;
-    for (int ii = 0; ii < dp; ++ii) qv.push_back(q[qb + dim(ii)] * p.scale);
+    for (int ii = 0; ii < dp; ++ii) qv.push_back(wide(q[qb + dim(ii)]) * p.scale);
     std::vector<Var> acc;
     for (int ii = 0; ii < dp; ++ii) acc.push_back(var(constant(f32, 0.0f)));
     Var m = var(constant(f32, kMasked));
@@ -435,8 +442,8 @@ ir::Kernel flash_attention_gpu_kernel(int d, int bq, int bk, int tpr) {
         Value kk = idx / d, dd = idx % d;
         Value j = j0 + kk;
         Value src = (kvh * p.skv + min(j, p.skv - 1)) * d + dd;  // clamped: always in bounds
-        ks[idx] = k[src];
-        vs[idx] = v[src];
+        ks[idx] = wide(k[src]);
+        vs[idx] = wide(v[src]);
       }, bq * tpr);
       barrier();
       auto fold = [&](const Value& kk, const Value& visible) {

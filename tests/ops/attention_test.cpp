@@ -47,6 +47,8 @@ TEST_CASE("attention: every CPU candidate on small odd problems, 1 and 2 threads
       ops::Problem p = att(dims, causal);
       check(*dev, p, ops::Variant{}.set("impl", 0).set("rg", dims[1] / dims[4]));
       check(*dev, p, d->heuristic(p, dev->caps()));
+      p.dtype = ir::ScalarKind::BF16;  // a bf16 KV cache (q too), widened as it is read
+      check(*dev, p, ops::Variant{}.set("impl", 0).set("rg", dims[1] / dims[4]));
     }
   }
 }
@@ -110,5 +112,10 @@ TEST_CASE("attention: GPU targets (naive and flash)") {
     for (const auto& p : {att({2, 4, 17, 16, 2, 23}, true), att({1, 2, 33, 64, 1, 20}, false),
                           att({1, 2, 9, 24}, true)})
       for (const auto& v : d->candidates(p, dev->caps())) check(*dev, p, v);
+    if (dev->caps().bf16) {
+      ops::Problem p = att({1, 4, 9, 32, 2, 23}, true);
+      p.dtype = ir::ScalarKind::BF16;
+      for (const auto& v : d->candidates(p, dev->caps())) check(*dev, p, v);
+    }
   }
 }
