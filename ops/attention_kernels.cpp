@@ -285,7 +285,7 @@ ir::Kernel flash_attention_cpu_kernel(int d, int qb, int nk, ir::Type dt) {
                 [&](KernelBuilder& kb) {
     auto q = kb.input("q", dt);
     auto kt = kb.input("kt", line(f32, 16));  // written by attention_kt_kernel, in f32
-    auto v = kb.input("v", line(dt, 16));
+    auto v = kb.input("v", line(f32, 16));    // f32 (the plan widens f16/bf16 V first)
     auto o = kb.output("o", line(f32, 16));
     Shape p = shape_params(kb);
     kb.workgroup(1);
@@ -308,6 +308,16 @@ ir::Kernel flash_attention_cpu_kernel(int d, int qb, int nk, ir::Type dt) {
     // Blocks fully visible to every row, and the end of the visible range.
     Value nfull = max(lim[0] + 1, 0) / kbk;
     Value nend = (max(lim[qb - 1] + 1, 0) + (kbk - 1)) / kbk;
+    // f16/bf16 queries widened once into a stack copy of the qb rows (each
+    // is read once per key block: converting at every read made bf16
+    // prefill slower than f32).
+    Array qf;
+    if (dt != f32) {
+      qf = shared_array(f32, int64_t(qb) * d);
+      for (int r = 0; r < qb; ++r)
+        for_range(0, d, [&](Value dd) { qf[r * d + dd] = wide(q[qrow[r] + dd]); });
+    }
+    auto q_at = [&](int r, const Value& dd) { return dt != f32 ? Value(qf[r * d + dd]) : Value(q[qrow[r] + dd]); };
 
     std::vector<Var> m, l;
     std::vector<std::vector<Var>> acc(qb);
@@ -328,7 +338,7 @@ ir::Kernel flash_attention_cpu_kernel(int d, int qb, int nk, ir::Type dt) {
         std::vector<Value> kl;
         for (int c = 0; c < nk; ++c) kl.push_back(kt[kl0 + dd * nl + c]);
         for (int r = 0; r < qb; ++r) {
-          Value qv = splat(wide(q[qrow[r] + dd]), 16);
+          Value qv = splat(q_at(r, dd), 16);
           for (int c = 0; c < nk; ++c) s[r][c] = fma(qv, kl[c], s[r][c]);
         }
       });
@@ -370,7 +380,7 @@ ir::Kernel flash_attention_cpu_kernel(int d, int qb, int nk, ir::Type dt) {
           if (masked) j = min(j, p.skv - 1);  // p is 0 there; stay in bounds
           Value vr = (vbase + j) * nd;
           std::vector<Value> vl;
-          for (int cc = 0; cc < nd; ++cc) vl.push_back(wide(v[vr + cc]));
+          for (int cc = 0; cc < nd; ++cc) vl.push_back(v[vr + cc]);
           for (int r = 0; r < qb; ++r) {
             Value pj = splat(extract(pr[r][c], lane), 16);
             for (int cc = 0; cc < nd; ++cc) acc[r][cc] = fma(pj, vl[cc], acc[r][cc].get());

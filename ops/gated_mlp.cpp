@@ -23,6 +23,7 @@
 #include "ops/matmul_plan.h"
 #include "ops/gemm_panels.h"
 #include "ops/op.h"
+#include "ops/widen.h"
 #include "runtimes/check.h"
 
 namespace kgen::ops {
@@ -65,17 +66,6 @@ int64_t round16(int64_t x) { return (x + 15) / 16 * 16; }
 // then the epilogue writes H as pair words and the down GEMM runs on pairs.
 bool pairs_fit(const Problem& p) { return p.dtype == ir::ScalarKind::BF16 && p.dim(1) % 2 == 0; }
 
-// An f32 copy of an f16/bf16 tensor (the GPU down projection's Dn).
-ir::Kernel widen_kernel(ir::Type dt) {
-  return kernel("gated_mlp_widen_" + dt.str(), [&](KernelBuilder& kb) {
-    auto x = kb.input("x", dt);
-    auto y = kb.output("y", f32);
-    auto n = kb.scalar("n", u32);
-    kb.workgroup(256);
-    Value i = global_id(0);
-    if_(i < n, [&] { y[i] = cast(f32, Value(x[i])); });
-  });
-}
 
 // Register blocks for the fused [G;U] GEMM: nl even (gate and up lines in
 // pairs), fitting this CPU's registers (AVX2 has room for 2 × 2 lines only).
