@@ -211,6 +211,13 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
         return Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1).set("bf2", 1);
       return Variant{}.set("impl", kGemv).set("rows", s.m == 1 ? 1 : s.m == 2 ? 2 : 4).set("pf", 1);
     }
+    // f32 with 2-4 rows of A: 8 rows of B per work-item (A's rows, 64 KiB
+    // at M = 4, come from L2 for every row of B; more rows per work-item
+    // read them fewer times). 1 thread, rotating inputs (kgen tune) for
+    // 4096×4096 and kgen op for 11008×4096: M = 2 2.81 -> 2.2 ms and 7.5 ->
+    // 6.4; M = 4 4.74 -> 2.32 and 12.5 -> 6.2 (at M = 1 the same product
+    // takes 4.1: a gap left).
+    if (s.trans_b && caps.vector_bits >= 512 && s.m >= 2) return Variant{}.set("impl", kGemv).set("rows", 8).set("pf", 1);
     if (s.trans_b && caps.vector_bits >= 512) return Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1);
     return Variant{}.set("impl", kGemv).set("rows", 4);
   }
