@@ -25,6 +25,11 @@ namespace {
 
 enum Impl : int64_t { kGemm = 0, kGemv = 1, kGpu = 2, kGpuGemv = 3 };
 constexpr int kGemvMaxM = 4;
+// The CPU GEMV over Bᵀ rows takes up to 8 rows of A: at M = 5-8 the packed
+// GEMM spent its time packing B (a transpose of all of it for a few rows).
+// Zen 5, 1 thread, 5 / 8 × 11008 × 4096: f32 15.7 / 18.1 -> 6.3 / 8.8 ms,
+// bf16 M = 8 7.9 -> 4.2. (At M = 16 the GEMV's 64 accumulators spill.)
+constexpr int kGemvMaxRowsT = 8;
 
 struct Shape {
   int64_t m, n, k, batch;
@@ -52,7 +57,7 @@ ir::Type pair_b_type(const Shape& s) { return ir::Type(s.trans_b ? ir::ScalarKin
 bool gemv_pairs_fit(const Shape& s) { return s.dt == ir::ScalarKind::BF16 && s.trans_b && s.k % 32 == 0; }
 
 bool gemv_fits(const Shape& s) {
-  if (s.m > kGemvMaxM) return false;
+  if (s.m > (s.trans_b ? kGemvMaxRowsT : kGemvMaxM)) return false;
   return s.trans_b ? s.k % 16 == 0 : (s.n % 16 == 0 && s.k % 16 == 0);
 }
 
@@ -216,8 +221,10 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     // read them fewer times). 1 thread, rotating inputs (kgen tune) for
     // 4096×4096 and kgen op for 11008×4096: M = 2 2.81 -> 2.2 ms and 7.5 ->
     // 6.4; M = 4 4.74 -> 2.32 and 12.5 -> 6.2 (at M = 1 the same product
-    // takes 4.1: a gap left).
-    if (s.trans_b && caps.vector_bits >= 512 && s.m >= 2) return Variant{}.set("impl", kGemv).set("rows", 8).set("pf", 1);
+    // takes 4.1: a gap left). From 5 rows of A, 4 rows of B (8 × 11008 ×
+    // 4096: 7.3-9.7 ms against 11.5 for 8).
+    if (s.trans_b && caps.vector_bits >= 512 && s.m >= 2)
+      return Variant{}.set("impl", kGemv).set("rows", s.m <= 4 ? 8 : 4).set("pf", 1);
     if (s.trans_b && caps.vector_bits >= 512) return Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1);
     return Variant{}.set("impl", kGemv).set("rows", 4);
   }
@@ -299,7 +306,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       return pl;
     }
     case kGemv: {
-      if (!gemv_fits(s)) throw std::invalid_argument("matmul: impl=1 (gemv) needs M <= 4 and K (and N unless trans_b) % 16 == 0");
+      if (!gemv_fits(s)) throw std::invalid_argument("matmul: impl=1 (gemv) needs M <= 8 with trans_b (else M <= 4 and N % 16 == 0) and K % 16 == 0");
       int rows = int(v.get("rows", 4));
       Step st;
       const int pf = int(v.get("pf", 0));
@@ -423,6 +430,7 @@ void register_matmul_ops() {
                      mm(21, 50, 34, 1, 1, ScalarKind::BF16),   // bf16 pairs where the host has vdpbf16ps
                      mm(37, 70, 130, 0, 2, ScalarKind::BF16),  // ... K×N, batched
                      mm(1, 77, 96, 1, 1, ScalarKind::BF16),    // ... the pair GEMV, N odd
+                     mm(7, 77, 64, 1), mm(6, 50, 96, 1, 1, ScalarKind::BF16),  // GEMV over Bᵀ with 5-8 rows of A
                      mm(1, 100, 64, 1),      // gemv, N not a multiple of the rows
                      mm(3, 48, 32, 0, 2),    // gemv over K×N, batched
                      mm(2, 40, 48, 1, 1, ScalarKind::F16),
