@@ -4,6 +4,7 @@
 // stay in L1. A work-item takes `rows` outputs so that several independent
 // streams (trans_b: rows of B) are in flight; the CPU pool hands contiguous
 // runs of work-items to its threads, which split N.
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -23,12 +24,13 @@ Value to_f32(const Value& v) {
 }
 }  // namespace
 
-ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf, bool pairs) {
+ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf, bool pairs, int mg) {
   if (pairs && (!trans_b || dt.kind != ir::ScalarKind::BF16))
     throw std::invalid_argument("gemv_kernel: bf16 pairs need bf16 inputs and Bᵀ");
-  const uint32_t R = uint32_t(rows), MM = uint32_t(m);
+  if (mg < 0 || (mg && !trans_b)) throw std::invalid_argument("gemv_kernel: row groups (mg) are for Bᵀ");
+  const uint32_t R = uint32_t(rows), MM = uint32_t(m), MG = mg ? uint32_t(mg) : MM;
   std::string name = "matmul_gemv_" + dt.str() + (trans_b ? "_t" : "_n") + "_r" + std::to_string(R) + "_m" + std::to_string(MM) +
-                     (pf ? "_pf" + std::to_string(pf) : "") + (pairs ? "_bf2" : "");
+                     (pf ? "_pf" + std::to_string(pf) : "") + (pairs ? "_bf2" : "") + (mg ? "_g" + std::to_string(mg) : "");
   const ir::Type lt = pairs ? line(u32, 16) : line(dt, 16);  // pairs: 32 bf16 per line
   const uint32_t LK = pairs ? 32 : 16;                          // k per line
   return kernel(name, [&](KernelBuilder& kb) {
@@ -46,32 +48,38 @@ ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf, bool 
       Value n0 = group_id(0) * R;
       Value abase = bz * MM * kl, bbase = bz * N * kl, cbase = bz * MM * N;
       auto emit = [&](bool guarded) {
-        std::vector<Var> acc;
-        for (uint32_t i = 0; i < MM * R; ++i) acc.push_back(var(splat(0.0f, 16)));
         // Rows past N (last group only) re-read row n0: in bounds, never stored.
         std::vector<Value> rowbase;
         for (uint32_t r = 0; r < R; ++r)
           rowbase.push_back(guarded ? bbase + min(n0 + r, N - 1u) * kl : bbase + (n0 + r) * kl);
-        for_range(0u, kl, [&](Value j) {
-          std::vector<Value> av;
-          for (uint32_t i = 0; i < MM; ++i) av.push_back(to_f32(a[abase + i * kl + j]));
-          for (uint32_t r = 0; r < R; ++r) {
-            // pf > 0: the same line of the rows `pf` workgroups ahead. Each
-            // row is a short stream (K·4 bytes) that the hardware prefetcher
-            // only picks up after a few misses; this starts it a group early.
-            if (pf) b[rowbase[r] + uint32_t(pf) * R * kl + j].prefetch();
-            Value bv = to_f32(b[rowbase[r] + j]);
-            for (uint32_t i = 0; i < MM; ++i)
-              acc[i * R + r] = pairs ? dot2_bf16(av[i], bv, acc[i * R + r]) : fma(av[i], bv, acc[i * R + r]);
-          }
-        });
-        for (uint32_t i = 0; i < MM; ++i)
-          for (uint32_t r = 0; r < R; ++r) {
-            Value n = n0 + r;
-            auto st = [&] { c[cbase + i * N + n] = reduce_add(acc[i * R + r].get()); };
-            if (guarded) if_(n < N, st);
-            else st();
-          }
+        // A's rows in groups of MG, one pass over the R rows of B each (mg):
+        // the later passes read those rows from the cache, and MG × R
+        // accumulators stay in registers for any M.
+        for (uint32_t g0 = 0; g0 < MM; g0 += MG) {
+          const uint32_t GN = std::min(MG, MM - g0);
+          std::vector<Var> acc;
+          for (uint32_t i = 0; i < GN * R; ++i) acc.push_back(var(splat(0.0f, 16)));
+          for_range(0u, kl, [&](Value j) {
+            std::vector<Value> av;
+            for (uint32_t i = 0; i < GN; ++i) av.push_back(to_f32(a[abase + (g0 + i) * kl + j]));
+            for (uint32_t r = 0; r < R; ++r) {
+              // pf > 0: the same line of the rows `pf` workgroups ahead. Each
+              // row is a short stream (K·4 bytes) that the hardware prefetcher
+              // only picks up after a few misses; this starts it a group early.
+              if (pf && g0 == 0) b[rowbase[r] + uint32_t(pf) * R * kl + j].prefetch();
+              Value bv = to_f32(b[rowbase[r] + j]);
+              for (uint32_t i = 0; i < GN; ++i)
+                acc[i * R + r] = pairs ? dot2_bf16(av[i], bv, acc[i * R + r]) : fma(av[i], bv, acc[i * R + r]);
+            }
+          });
+          for (uint32_t i = 0; i < GN; ++i)
+            for (uint32_t r = 0; r < R; ++r) {
+              Value n = n0 + r;
+              auto st = [&] { c[cbase + (g0 + i) * N + n] = reduce_add(acc[i * R + r].get()); };
+              if (guarded) if_(n < N, st);
+              else st();
+            }
+        }
       };
       if_(n0 + R <= N, [&] { emit(false); }).else_([&] { emit(true); });
     } else {

@@ -135,7 +135,9 @@ ir::Kernel matmul_ksplit_sum_kernel(int ks);
 // pairs (bf16, trans_b, K % 32 == 0): A's and B's rows read as u32x16 lines of
 // bf16 pairs, one dot2_bf16 (vdpbf16ps) per 32 weights instead of two
 // conversions and two fmas.
-ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf = 0, bool pairs = false);
+// mg (Bᵀ): A's rows in groups of mg, one pass over the work-item's rows of B
+// each (0: all M at once).
+ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf = 0, bool pairs = false, int mg = 0);
 // The GPU GEMV (ops/gemv_gpu.cpp, matmul impl=3): Bᵀ rows, a workgroup of wg
 // per output column, m (1..8) rows of A. Grid (gx, ceil(N / gx), batch);
 // scalars n, k, gx.

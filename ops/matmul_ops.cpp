@@ -25,11 +25,15 @@ namespace {
 
 enum Impl : int64_t { kGemm = 0, kGemv = 1, kGpu = 2, kGpuGemv = 3 };
 constexpr int kGemvMaxM = 4;
-// The CPU GEMV over Bᵀ rows takes up to 8 rows of A: at M = 5-8 the packed
-// GEMM spent its time packing B (a transpose of all of it for a few rows).
-// Zen 5, 1 thread, 5 / 8 × 11008 × 4096: f32 15.7 / 18.1 -> 6.3 / 8.8 ms,
-// bf16 M = 8 7.9 -> 4.2. (At M = 16 the GEMV's 64 accumulators spill.)
-constexpr int kGemvMaxRowsT = 8;
+// The CPU GEMV over Bᵀ rows takes up to 64 rows of A, above 8 in groups of
+// mg rows per pass over the work-item's rows of B (its accumulators stay in
+// registers). For few rows the packed GEMM spent its time packing B (a
+// transpose of all of it): Zen 5, 1 thread, M × 11008 × 4096 Bᵀ, GEMM ->
+// GEMV: f32 M = 5 15.7 -> 5.5-6.3 ms, 8 18.1 -> 7.3-9.7, 16 17.3 -> 12.9-13.8
+// (mg = 4), 32 21.9 -> 20.2; bf16 M = 8 7.9 -> 4.2, 16 8.7-9.4 -> 6.5 (mg
+// = 4, pairs), 32 11.5 -> 10.1. The heuristic takes it on AVX-512 up to 32.
+constexpr int kGemvMaxRowsT = 64;
+constexpr int kGemvMaxRowsHeuristic = 32;
 
 struct Shape {
   int64_t m, n, k, batch;
@@ -119,12 +123,19 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
           out.push_back(Variant{}.set("impl", kGpuGemv).set("wg", wg));
     return out;
   }
-  if (gemv_fits(s))
+  if (gemv_fits(s) && s.m <= 8)
     for (int rows : {1, 2, 4, 8}) {
       if (rows > 1) out.push_back(Variant{}.set("impl", kGemv).set("rows", rows));
       if (s.trans_b) out.push_back(Variant{}.set("impl", kGemv).set("rows", rows).set("pf", 1));
       if (caps.bf16_dot && gemv_pairs_fit(s)) out.push_back(Variant{}.set("impl", kGemv).set("rows", rows).set("pf", 1).set("bf2", 1));
     }
+  if (gemv_fits(s) && s.m > 8)  // Bᵀ, A's rows in groups
+    for (int rows : {2, 4})
+      for (int mg : {4, 8}) {
+        out.push_back(Variant{}.set("impl", kGemv).set("rows", rows).set("pf", 1).set("mg", mg));
+        if (caps.bf16_dot && gemv_pairs_fit(s))
+          out.push_back(Variant{}.set("impl", kGemv).set("rows", rows).set("pf", 1).set("mg", mg).set("bf2", 1));
+      }
   // Register blocks that fit this CPU's registers × K slices × block shapes.
   // A in 16-step line chunks (ak = 16) everywhere; the k-major A layout
   // (ak = 0) stays a candidate for the default register block.
@@ -201,7 +212,15 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     if (s.trans_b && s.m <= kGemvMaxM) return Variant{}.set("impl", kGpuGemv).set("wg", s.k >= 2048 ? 128 : 64);
     return gpu_tile_variant(default_gpu_tile(s.m, s.n)).set("impl", kGpu);
   }
-  if (gemv_fits(s)) {
+  // Above 4 rows of A only over Bᵀ on AVX-512 (measured there; AVX2's 16
+  // registers would spill the GEMV's accumulators).
+  const bool gemv_heuristic = s.m <= kGemvMaxM || (s.trans_b && caps.vector_bits >= 512 && s.m <= kGemvMaxRowsHeuristic);
+  if (gemv_fits(s) && gemv_heuristic) {
+    if (s.m > 8) {  // A's rows in groups of 4 (bf16 on pairs where the host has them)
+      Variant v = Variant{}.set("impl", kGemv).set("rows", 4).set("pf", 1).set("mg", 4);
+      if (caps.bf16_dot && gemv_pairs_fit(s)) v.set("bf2", 1);
+      return v;
+    }
     // Bᵀ rows (weights N×K) on AVX-512: one row per work-item, the next
     // row prefetched. Zen 5, 1×4096×4096, 1 / 2 threads: 1.30 / 0.91 ms
     // against 2.43 / 1.46 for 4 rows without prefetch (rows=2 pf=1 1.70 /
@@ -306,7 +325,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       return pl;
     }
     case kGemv: {
-      if (!gemv_fits(s)) throw std::invalid_argument("matmul: impl=1 (gemv) needs M <= 8 with trans_b (else M <= 4 and N % 16 == 0) and K % 16 == 0");
+      if (!gemv_fits(s)) throw std::invalid_argument("matmul: impl=1 (gemv) needs M <= 64 with trans_b (else M <= 4 and N % 16 == 0) and K % 16 == 0");
       int rows = int(v.get("rows", 4));
       Step st;
       const int pf = int(v.get("pf", 0));
@@ -314,7 +333,10 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       const bool pairs = v.get("bf2", 0) != 0;
       if (pairs && !gemv_pairs_fit(s))
         throw std::invalid_argument("matmul: impl=1 bf2=1 (bf16 pair GEMV) needs bf16 inputs, trans_b and K % 32 == 0: " + v.str());
-      st.kernel = gemv_kernel(s.dt, s.trans_b, rows, int(s.m), s.trans_b ? pf : 0, pairs);
+      const int mg = int(v.get("mg", 0));
+      if (mg < 0 || mg > 8 || (mg && !s.trans_b) || (s.m > 8 && !mg))
+        throw std::invalid_argument("matmul: impl=1 mg (rows of A per pass, Bᵀ) must be 1..8, and is needed above M = 8: " + v.str());
+      st.kernel = gemv_kernel(s.dt, s.trans_b, rows, int(s.m), s.trans_b ? pf : 0, pairs, mg);
       int64_t units = s.trans_b ? s.n : s.n / 16;
       st.dims.grid = {uint32_t((units + rows - 1) / rows), 1, uint32_t(s.batch)};
       st.buffers = {0, 1, 2};
@@ -431,6 +453,7 @@ void register_matmul_ops() {
                      mm(37, 70, 130, 0, 2, ScalarKind::BF16),  // ... K×N, batched
                      mm(1, 77, 96, 1, 1, ScalarKind::BF16),    // ... the pair GEMV, N odd
                      mm(7, 77, 64, 1), mm(6, 50, 96, 1, 1, ScalarKind::BF16),  // GEMV over Bᵀ with 5-8 rows of A
+                     mm(21, 45, 64, 1), mm(17, 33, 96, 1, 1, ScalarKind::BF16),  // ... and in groups of rows (a partial last group)
                      mm(1, 100, 64, 1),      // gemv, N not a multiple of the rows
                      mm(3, 48, 32, 0, 2),    // gemv over K×N, batched
                      mm(2, 40, 48, 1, 1, ScalarKind::F16),
