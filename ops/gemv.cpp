@@ -20,7 +20,8 @@ namespace {
 // A line of B or A as the product takes it: f32, and u32 bf16 pair words, as
 // they are; f16/bf16 widened.
 Value to_f32(const Value& v) {
-  return v.type().kind == ir::ScalarKind::F32 || v.type().kind == ir::ScalarKind::U32 ? v : cast(line(f32, 16), v);
+  if (v.type().kind == ir::ScalarKind::F32 || v.type().kind == ir::ScalarKind::U32) return v;
+  return cast(v.type().lanes > 1 ? line(f32, v.type().lanes) : ir::Type(f32), v);
 }
 }  // namespace
 
@@ -115,6 +116,38 @@ ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf, bool 
       };
       if_(l0 + R <= nl, [&] { emit(false); }).else_([&] { emit(true); });
     }
+  });
+}
+
+ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m) {
+  const uint32_t MM = uint32_t(m);
+  return kernel("matmul_gemv_kn_split_" + dt.str() + "_m" + std::to_string(MM), [&](KernelBuilder& kb) {
+    auto a = kb.input("a", dt);
+    auto b = kb.input("b", line(dt, 16));
+    auto part = kb.inout("part", line(f32, 16));  // zeroed here, then accumulated
+    auto N = kb.scalar("n", u32);
+    auto K = kb.scalar("k", u32);
+    auto KC = kb.scalar("kc", u32);
+    kb.workgroup(1);
+    Value s = group_id(0), S = num_groups(0), bz = group_id(2);
+    Value nl = N / 16u;
+    Value k0 = min(s * KC, K), k1 = min(k0 + KC, K);
+    // This split's partial rows of C, in the cache while B's rows stream.
+    Value pbase = cast(u64, (bz * S + s) * MM) * cast(u64, nl);
+    for (uint32_t i = 0; i < MM; ++i)
+      for_range(0u, nl, [&](Value l) { part[pbase + cast(u64, i) * cast(u64, nl) + cast(u64, l)] = splat(0.0f, 16); });
+    for_range(k0, k1, [&](Value k) {
+      std::vector<Value> ak;
+      for (uint32_t i = 0; i < MM; ++i) ak.push_back(splat(to_f32(Value(a[(bz * MM + i) * K + k])), 16));
+      Value brow = cast(u64, bz * K + k) * cast(u64, nl);
+      for_range(0u, nl, [&](Value l) {
+        Value bv = to_f32(b[brow + cast(u64, l)]);
+        for (uint32_t i = 0; i < MM; ++i) {
+          Value at = pbase + cast(u64, i) * cast(u64, nl) + cast(u64, l);
+          part[at] = fma(ak[i], bv, part[at]);
+        }
+      });
+    });
   });
 }
 

@@ -135,6 +135,11 @@ ir::Kernel matmul_ksplit_sum_kernel(int ks);
 // pairs (bf16, trans_b, K % 32 == 0): A's and B's rows read as u32x16 lines of
 // bf16 pairs, one dot2_bf16 (vdpbf16ps) per 32 weights instead of two
 // conversions and two fmas.
+// The GEMV over a K×N B (N % 16 == 0) split along K: work-item s of grid x
+// (S of them) sums rows [s·kc, (s+1)·kc) of B, each read once as a whole
+// row, into its partial C lines part[batch][s][M][N/16] (f32x16); scalars
+// n, k, kc; grid (S, 1, batch). matmul_ksplit_sum_kernel(S) adds them up.
+ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m);
 // mg (Bᵀ): A's rows in groups of mg, one pass over the work-item's rows of B
 // each (0: all M at once).
 ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf = 0, bool pairs = false, int mg = 0);

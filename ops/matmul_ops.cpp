@@ -23,7 +23,7 @@ namespace kgen::ops {
 
 namespace {
 
-enum Impl : int64_t { kGemm = 0, kGemv = 1, kGpu = 2, kGpuGemv = 3 };
+enum Impl : int64_t { kGemm = 0, kGemv = 1, kGpu = 2, kGpuGemv = 3, kGemvKSplit = 4 };
 constexpr int kGemvMaxM = 4;
 // The CPU GEMV over Bᵀ rows takes up to 64 rows of A, above 8 in groups of
 // mg rows per pass over the work-item's rows of B (its accumulators stay in
@@ -129,6 +129,8 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
       if (s.trans_b) out.push_back(Variant{}.set("impl", kGemv).set("rows", rows).set("pf", 1));
       if (caps.bf16_dot && gemv_pairs_fit(s)) out.push_back(Variant{}.set("impl", kGemv).set("rows", rows).set("pf", 1).set("bf2", 1));
     }
+  if (gemv_fits(s) && !s.trans_b)  // K×N: split along K
+    for (int ks : {8, 16, 32}) out.push_back(Variant{}.set("impl", kGemvKSplit).set("ks", ks));
   if (gemv_fits(s) && s.m > 8)  // Bᵀ, A's rows in groups
     for (int rows : {2, 4})
       for (int mg : {4, 8}) {
@@ -245,6 +247,13 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     if (s.trans_b && caps.vector_bits >= 512 && s.m >= 2)
       return Variant{}.set("impl", kGemv).set("rows", s.m <= 4 ? 8 : 4).set("pf", 1);
     if (s.trans_b && caps.vector_bits >= 512) return Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1);
+    // K×N: one work-item per 1/16 of K, reading its rows of B whole (the
+    // column strips of rows=4 read 256 bytes of each 16 KiB row: 4096×4096
+    // f32 17 GB/s). Zen 5, 1 / 2 threads, M × 4096 × 4096: f32 M = 1 3.9 /
+    // 2.1 -> 1.76 / 1.21 ms, M = 2 3.64 / 2.21 -> 3.57 / 1.87; bf16 M = 1
+    // 3.28 -> 0.83, M = 2 3.56 / 1.66 -> 2.21 / 1.27, M = 4 4.6 -> 4.1. f32
+    // M = 4 lost (5.6 -> 6.9: its partial rows, 64 KiB, leave L1).
+    if (!s.trans_b && (s.m <= 2 || s.dt != ir::ScalarKind::F32)) return Variant{}.set("impl", kGemvKSplit).set("ks", 16);
     return Variant{}.set("impl", kGemv).set("rows", 4);
   }
   // bf16 pairs (where the host has vdpbf16ps): the same blocking for a
@@ -342,6 +351,28 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       st.buffers = {0, 1, 2};
       st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.k))};
       pl.steps.push_back(std::move(st));
+      return pl;
+    }
+    case kGemvKSplit: {
+      if (!is_cpu(caps) || s.trans_b || !gemv_fits(s))
+        throw std::invalid_argument("matmul: impl=4 (K-split GEMV) is for the CPU, a K×N B with N % 16 == 0, K % 16 == 0 and M <= 4");
+      const int64_t ks = v.get("ks", 32);
+      if (ks < 1 || ks > 64) throw std::invalid_argument("matmul: impl=4 ks must be 1..64: " + v.str());
+      const int64_t kc = (s.k + ks - 1) / ks;
+      const int part = pl.add_temp(nio, size_t(s.batch * ks * s.m * s.n) * 4);
+      Step st;
+      st.kernel = gemv_kn_split_kernel(s.dt, int(s.m));
+      st.dims.grid = {uint32_t(ks), 1, uint32_t(s.batch)};
+      st.buffers = {0, 1, part};
+      st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.k)), ir::scalar_slot(uint32_t(kc))};
+      pl.steps.push_back(std::move(st));
+      Step sum;
+      sum.kernel = matmul_ksplit_sum_kernel(int(ks));
+      sum.dims.grid = {uint32_t((s.m * s.n + 255) / 256), 1, uint32_t(s.batch)};
+      sum.dims.workgroup = {256, 1, 1};
+      sum.buffers = {part, 2};
+      sum.scalars = {ir::scalar_slot(uint32_t(s.m * s.n))};
+      pl.steps.push_back(std::move(sum));
       return pl;
     }
     case kGpu:
@@ -456,6 +487,7 @@ void register_matmul_ops() {
                      mm(21, 45, 64, 1), mm(17, 33, 96, 1, 1, ScalarKind::BF16),  // ... and in groups of rows (a partial last group)
                      mm(1, 100, 64, 1),      // gemv, N not a multiple of the rows
                      mm(3, 48, 32, 0, 2),    // gemv over K×N, batched
+                     mm(2, 64, 48, 0, 3), mm(4, 32, 80, 0, 1, ScalarKind::BF16),  // ... split along K
                      mm(2, 40, 48, 1, 1, ScalarKind::F16),
                      mm(130, 96, 64, 1)};
   d.bench_problems = {mm(1024, 1024, 1024), mm(2048, 2048, 2048), mm(1, 4096, 4096, 1)};

@@ -286,6 +286,8 @@ TEST_CASE("matmul and gated_mlp: tiny problems through the interpreter") {
       {problem("matmul", {3, 17, 9}, {{"trans_b", 1}, {"batch", 2}}, ir::ScalarKind::F16),
        ops::Variant::parse("impl=0 mr=4 nl=1 kc=0 mc=2 nc=1")},
       {problem("matmul", {2, 20, 32}, {{"trans_b", 1}}), ops::Variant::parse("impl=1 rows=4")},
+      // The K-split GEMV over K×N with empty splits (ks > K).
+      {problem("matmul", {2, 32, 16}, {{"batch", 2}}), ops::Variant::parse("impl=4 ks=20")},
       // A's rows in groups of 3 (a partial last group), rows past N.
       {problem("matmul", {11, 9, 32}, {{"trans_b", 1}, {"batch", 2}}), ops::Variant::parse("impl=1 rows=4 pf=1 mg=3")},
       {problem("matmul", {2, 32, 16}), ops::Variant::parse("impl=1 rows=2")},
