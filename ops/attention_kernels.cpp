@@ -12,6 +12,7 @@
 #include "dsl/dsl.h"
 #include "ops/attention.h"
 #include "ops/fast_exp.h"
+#include "ops/widen.h"
 
 namespace kgen::ops {
 
@@ -54,11 +55,6 @@ RowIndex row_index(const Shape& p, const Value& row) {
 }
 
 ir::Type elem_of(int lanes, ir::Type dt = f32) { return lanes == 1 ? dt : line(dt, lanes); }
-// A loaded q, k or v value (f32, f16 or bf16) in f32.
-Value wide(const Value& v) {
-  if (v.type().kind == ir::ScalarKind::F32) return v;
-  return cast(v.type().lanes > 1 ? line(f32, v.type().lanes) : ir::Type(f32), v);
-}
 // The kernel-name suffix of an input type ("" for f32).
 std::string dt_tag(ir::Type dt) { return dt == f32 ? "" : "_" + dt.str(); }
 
@@ -87,7 +83,7 @@ ir::Kernel attention_scores_kernel(int d, int lanes, int wg, ir::Type dt) {
       if_(j <= r.lim, [&] {
         Value kbase = (r.kv_head * p.skv + j) * nd;
         Var acc = var(lanes == 1 ? constant(f32, 0.0f) : splat(constant(f32, 0.0f), lanes));
-        for_range(0, nd, [&](Value c) { acc = fma(wide(q[qbase + c]), wide(k[kbase + c]), acc); });
+        for_range(0, nd, [&](Value c) { acc = fma(as_f32(q[qbase + c]), as_f32(k[kbase + c]), acc); });
         Value dot = lanes == 1 ? acc.get() : tree_add(acc.get());
         val = dot * p.scale;
       });
@@ -126,10 +122,10 @@ ir::Kernel attention_scores_grouped_kernel(int d, int g, ir::Type dt) {
     for_range(0, r.lim + 1, [&](Value j) {
       Value kbase = (r.kv_head * p.skv + j) * nd;
       std::vector<Value> kl;
-      for (int c = 0; c < nd; ++c) kl.push_back(wide(k[kbase + c]));
+      for (int c = 0; c < nd; ++c) kl.push_back(as_f32(k[kbase + c]));
       for (int h = 0; h < g; ++h) {
         Value acc = splat(constant(f32, 0.0f), 16);
-        for (int c = 0; c < nd; ++c) acc = fma(wide(q[r.rows[size_t(h)] * nd + c]), kl[size_t(c)], acc);
+        for (int c = 0; c < nd; ++c) acc = fma(as_f32(q[r.rows[size_t(h)] * nd + c]), kl[size_t(c)], acc);
         sc[r.rows[size_t(h)] * p.skvp + j] = tree_add(acc) * p.scale;
       }
     });
@@ -161,7 +157,7 @@ ir::Kernel attention_pv_grouped_kernel(int d, int g, int dl, ir::Type dt) {
     for_range(0, r.lim + 1, [&](Value j) {
       Value vb = (r.kv_head * p.skv + j) * nd;
       std::vector<Value> vl;
-      for (int c = 0; c < dl; ++c) vl.push_back(wide(v[vb + col[size_t(c)]]));
+      for (int c = 0; c < dl; ++c) vl.push_back(as_f32(v[vb + col[size_t(c)]]));
       for (int h = 0; h < g; ++h) {
         Value pj = splat(sc[r.rows[size_t(h)] * p.skvp + j], 16);
         for (int c = 0; c < dl; ++c) acc[size_t(h * dl + c)] = fma(pj, vl[size_t(c)], acc[size_t(h * dl + c)].get());
@@ -230,7 +226,7 @@ ir::Kernel attention_pv_kernel(int d, int lanes, bool cpu, ir::Type dt) {
         Value pj = sc[row * p.skvp + j];
         Value pv = lanes == 1 ? pj : splat(pj, lanes);
         Value vb = (r.kv_head * p.skv + j) * nd;
-        for (int c = 0; c < nd; ++c) acc[c] = fma(pv, wide(v[vb + c]), acc[c]);
+        for (int c = 0; c < nd; ++c) acc[c] = fma(pv, as_f32(v[vb + c]), acc[c]);
       });
       for (int c = 0; c < nd; ++c) o[row * nd + c] = acc[c];
     } else {
@@ -242,7 +238,7 @@ ir::Kernel attention_pv_kernel(int d, int lanes, bool cpu, ir::Type dt) {
         Var acc = var(zero);
         for_range(0, r.lim + 1, [&](Value j) {
           Value pj = sc[row * p.skvp + j];
-          acc = fma(lanes == 1 ? pj : splat(pj, lanes), wide(v[(r.kv_head * p.skv + j) * nd + c]), acc);
+          acc = fma(lanes == 1 ? pj : splat(pj, lanes), as_f32(v[(r.kv_head * p.skv + j) * nd + c]), acc);
         });
         o[row * nd + c] = acc;
       });
@@ -267,7 +263,7 @@ ir::Kernel attention_kt_kernel(int d, ir::Type dt) {
     for (int l = 0; l < 16; ++l) rows.push_back((kvh * p.skv + min(j0 + l, p.skv - 1)) * d);
     for_range(0, d, [&](Value dd) {
       Value ln = splat(constant(f32, 0.0f), 16);
-      for (int l = 0; l < 16; ++l) ln = insert(ln, l, wide(k[rows[l] + dd]));
+      for (int l = 0; l < 16; ++l) ln = insert(ln, l, as_f32(k[rows[l] + dd]));
       kt[(kvh * d + dd) * nl + jl] = select(live, ln, splat(constant(f32, 0.0f), 16));
     });
   });
@@ -315,7 +311,7 @@ ir::Kernel flash_attention_cpu_kernel(int d, int qb, int nk, ir::Type dt) {
     if (dt != f32) {
       qf = shared_array(f32, int64_t(qb) * d);
       for (int r = 0; r < qb; ++r)
-        for_range(0, d, [&](Value dd) { qf[r * d + dd] = wide(q[qrow[r] + dd]); });
+        for_range(0, d, [&](Value dd) { qf[r * d + dd] = as_f32(q[qrow[r] + dd]); });
     }
     auto q_at = [&](int r, const Value& dd) { return dt != f32 ? Value(qf[r * d + dd]) : Value(q[qrow[r] + dd]); };
 
@@ -441,7 +437,7 @@ ir::Kernel flash_attention_gpu_kernel(int d, int bq, int bk, int tpr, ir::Type d
     Value qb = (bh * p.s + i) * d;
     auto dim = [&](int ii) { return tpr == 1 ? Value(constant(i32, ii)) : part + tpr * ii; };
     std::vector<Value> qv;
-    for (int ii = 0; ii < dp; ++ii) qv.push_back(wide(q[qb + dim(ii)]) * p.scale);
+    for (int ii = 0; ii < dp; ++ii) qv.push_back(as_f32(q[qb + dim(ii)]) * p.scale);
     std::vector<Var> acc;
     for (int ii = 0; ii < dp; ++ii) acc.push_back(var(constant(f32, 0.0f)));
     Var m = var(constant(f32, kMasked));
@@ -452,8 +448,8 @@ ir::Kernel flash_attention_gpu_kernel(int d, int bq, int bk, int tpr, ir::Type d
         Value kk = idx / d, dd = idx % d;
         Value j = j0 + kk;
         Value src = (kvh * p.skv + min(j, p.skv - 1)) * d + dd;  // clamped: always in bounds
-        ks[idx] = wide(k[src]);
-        vs[idx] = wide(v[src]);
+        ks[idx] = as_f32(k[src]);
+        vs[idx] = as_f32(v[src]);
       }, bq * tpr);
       barrier();
       auto fold = [&](const Value& kk, const Value& visible) {

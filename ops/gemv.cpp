@@ -11,6 +11,7 @@
 
 #include "dsl/dsl.h"
 #include "ops/matmul.h"
+#include "ops/widen.h"
 
 namespace kgen::ops {
 
@@ -19,10 +20,7 @@ using namespace kgen::dsl;
 namespace {
 // A line of B or A as the product takes it: f32, and u32 bf16 pair words, as
 // they are; f16/bf16 widened.
-Value to_f32(const Value& v) {
-  if (v.type().kind == ir::ScalarKind::F32 || v.type().kind == ir::ScalarKind::U32) return v;
-  return cast(v.type().lanes > 1 ? line(f32, v.type().lanes) : ir::Type(f32), v);
-}
+Value to_f32(const Value& v) { return v.type().kind == ir::ScalarKind::U32 ? v : as_f32(v); }
 }  // namespace
 
 ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf, bool pairs, int mg) {

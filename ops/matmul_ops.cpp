@@ -232,7 +232,8 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     // from DRAM (kgen tune), 1 thread: bf16 M = 1 1.01 -> 0.83 ms with pairs
     // (2 threads 0.74 -> 0.70), M = 2 1.09 (rows=2) -> 0.97; M = 4 rows=4
     // 0.94 (pairs 1.00); f16 M = 1 rows=1 1.04.
-    if (s.trans_b && caps.vector_bits >= 512 && s.dt != ir::ScalarKind::F32) {
+    const bool wide_bt = s.trans_b && caps.vector_bits >= 512;
+    if (wide_bt && s.dt != ir::ScalarKind::F32) {
       if (s.m <= 2 && caps.bf16_dot && gemv_pairs_fit(s))
         return Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1).set("bf2", 1);
       return Variant{}.set("impl", kGemv).set("rows", s.m == 1 ? 1 : s.m == 2 ? 2 : 4).set("pf", 1);
@@ -244,9 +245,7 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     // 6.4; M = 4 4.74 -> 2.32 and 12.5 -> 6.2 (at M = 1 the same product
     // takes 4.1: a gap left). From 5 rows of A, 4 rows of B (8 × 11008 ×
     // 4096: 7.3-9.7 ms against 11.5 for 8).
-    if (s.trans_b && caps.vector_bits >= 512 && s.m >= 2)
-      return Variant{}.set("impl", kGemv).set("rows", s.m <= 4 ? 8 : 4).set("pf", 1);
-    if (s.trans_b && caps.vector_bits >= 512) return Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1);
+    if (wide_bt) return Variant{}.set("impl", kGemv).set("rows", s.m == 1 ? 1 : s.m <= 4 ? 8 : 4).set("pf", 1);
     // K×N: one work-item per 1/16 of K, reading its rows of B whole (the
     // column strips of rows=4 read 256 bytes of each 16 KiB row: 4096×4096
     // f32 17 GB/s). Zen 5, 1 / 2 threads, M × 4096 × 4096: f32 M = 1 3.9 /

@@ -11,6 +11,7 @@
 #include "ops/gemm_panels.h"
 #include "ops/matmul.h"
 #include "ops/transpose_block.h"
+#include "ops/widen.h"
 
 namespace kgen::ops {
 
@@ -20,7 +21,7 @@ namespace {
 
 // A packed element: f32, and u32 words of bf16 pairs (GemmTile::bf2), as
 // they are; f16 and bf16 widened to f32.
-Value to_panel(const Value& v) { return v.type() == f32 || v.type() == u32 ? v : cast(f32, v); }
+Value to_panel(const Value& v) { return v.type() == u32 ? v : as_f32(v); }
 Value zero_line(bool pairs) { return pairs ? splat(constant(u32, 0u), 16) : splat(0.0f, 16); }
 
 }  // namespace

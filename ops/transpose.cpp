@@ -155,8 +155,8 @@ ir::Kernel tiled_kernel(ir::Type dt, int nbatch) {
 // (The previous form went through a scratch tile, 256 scalar stores and
 // loads a block, and ran at 5-7 GB/s whatever the pitch.) Zen 5, 1 thread:
 // 4096 x 4096 f32 18.4 -> 4.9 ms (0.65 of the triad), 4000 x 4000 23 ->
-// 4.1. f16 lines are half cache lines: 4096 x 4096 f16 7 ms (impl=1 23).
-// The blocks go in runtime loops: unrolled, a tile of 16 blocks was 1.7x
+// 4.1. (16-bit lines are half cache lines: see the block pairs below, and
+// pairs32_kernel.) The blocks go in runtime loops: unrolled, a tile of 16 blocks was 1.7x
 // slower.
 // stream: B % 16 == 0, so every output line (16 B values of one output row)
 // is whole and aligned; the output is then written with streaming stores
@@ -189,17 +189,9 @@ ir::Kernel lines_kernel(ir::Type dt, int nbatch, int ta, int tb, bool stream) {
       for_range(0u, uint32_t(ta), [&](Value ai) {
         Value a1 = group_id(1) * uint32_t(16 * ta) + ai * 16u;
         Value b0 = group_id(0) * uint32_t(16 * tb) + bstep * (16u * BP);
-        auto transposed = [&](const Value& b1) {
-          std::array<Value, 16> rows;
-          for (int k = 0; k < 16; ++k) rows[size_t(k)] = load_line(x, ibase + (b1 + uint32_t(k)) * sb + a1);
-          return transpose16(rows);
-        };
-        auto put_line = [&](const Value& o, const Value& v) {
-          if (stream) y[o / 16u].stream(v);
-          else store_line(y, o, v);
-        };
-        // One 16 x 16 block at B offset b1: whole, or at an edge.
-        auto block = [&](const Value& b1, bool edge) {
+        // The 16 × 16 block at B offset b1 transposed (edge: lanes past A
+        // read A's last value; their rows are not stored).
+        auto transposed = [&](const Value& b1, bool edge) {
           std::array<Value, 16> rows;
           for (int k = 0; k < 16; ++k) {
             Value row = ibase + (b1 + uint32_t(k)) * sb;
@@ -211,7 +203,15 @@ ir::Kernel lines_kernel(ir::Type dt, int nbatch, int ta, int tb, bool stream) {
               rows[size_t(k)] = make_line(l);
             }
           }
-          auto cols = transpose16(rows);
+          return transpose16(rows);
+        };
+        auto put_line = [&](const Value& o, const Value& v) {
+          if (stream) y[o / 16u].stream(v);
+          else store_line(y, o, v);
+        };
+        // One 16 x 16 block at B offset b1: whole, or at an edge.
+        auto block = [&](const Value& b1, bool edge) {
+          auto cols = transposed(b1, edge);
           for (int q = 0; q < 16; ++q) {
             Value o = obase + (a1 + uint32_t(q)) * B + b1;
             auto put = [&] { put_line(o, cols[size_t(q)]); };
@@ -237,7 +237,7 @@ ir::Kernel lines_kernel(ir::Type dt, int nbatch, int ta, int tb, bool stream) {
         // Both blocks whole: each output row's two halves stored together;
         // else the blocks one by one.
         if_(a1 + 16u <= A && b0 + 32u <= B, [&] {
-          auto c0 = transposed(b0), c1 = transposed(b0 + 16u);
+          auto c0 = transposed(b0, false), c1 = transposed(b0 + 16u, false);
           for (int q = 0; q < 16; ++q) {
             Value o = obase + (a1 + uint32_t(q)) * B + b0;
             put_line(o, c0[size_t(q)]);
@@ -513,7 +513,7 @@ void register_transpose_ops() {
     // 2 KiB runs of each input row, whole output cache lines). Zen 5, 4096²
     // bf16 (kgen tune), 1 / 2 threads: 8 × 8 blocks 7.4-7.6 / ~4 ms, 64 × 2
     // 3.8-4.3 / 2.0-2.2, words 2.7 / 1.7-1.8.
-    if (ir::Type(p.dtype).bytes() == 2 && pairs32_fit(p, v))
+    if (pairs32_fit(p, v))  // (16-bit values only)
       return Variant{}.set("impl", kLines).set("w32", 1).set("ta", 16).set("tb", 2).set("nt", nt ? 1 : 0);
     const bool half = ir::Type(p.dtype).bytes() == 2;
     return Variant{}.set("impl", kLines).set("ta", half ? 64 : 8).set("tb", half ? 2 : 8).set("nt", nt ? 1 : 0);

@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "ops/widen.h"
+
 namespace kgen::ops {
 
 using namespace kgen::dsl;
@@ -39,14 +41,11 @@ std::array<Value, 16> transposed_block16(const Array& src, const Value& at, cons
       // f16/bf16: one 32-byte line load widened as a line (element casts
       // inserted one by one made bf16 Dn's in-kernel packing cost the gated
       // MLP's down projection 34.7 ms against 26.2 for f32 Dn).
-      rows[size_t(i)] = cast(line(f32, 16), load_line(src, row));
+      rows[size_t(i)] = as_f32(load_line(src, row));
       continue;
     }
-    Var v = var(words ? splat(constant(u32, 0u), 16) : splat(0.0f, 16));
-    for (int j = 0; j < 16; ++j) {
-      Value e = src[row + uint64_t(j)];
-      v = insert(v, j, words || e.type().kind == ir::ScalarKind::F32 ? e : cast(f32, e));
-    }
+    Var v = var(words ? splat(constant(u32, 0u), 16) : splat(0.0f, 16));  // f32 or u32 rows, as they are
+    for (int j = 0; j < 16; ++j) v = insert(v, j, src[row + uint64_t(j)]);
     rows[size_t(i)] = v.get();
   }
   return transpose16(rows);

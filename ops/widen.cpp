@@ -1,10 +1,13 @@
 #include "ops/widen.h"
 
-#include "dsl/dsl.h"
-
 namespace kgen::ops {
 
 using namespace kgen::dsl;
+
+Value as_f32(const Value& v) {
+  if (v.type().kind == ir::ScalarKind::F32) return v;
+  return cast(v.type().lanes > 1 ? line(f32, v.type().lanes) : ir::Type(f32), v);
+}
 
 ir::Kernel widen_kernel(ir::Type dt) {
   return kernel("widen_" + dt.str() + "_f32", [&](KernelBuilder& kb) {
@@ -13,7 +16,7 @@ ir::Kernel widen_kernel(ir::Type dt) {
     auto n = kb.scalar("n", u32);
     kb.workgroup(256);
     Value i = global_id(0);
-    if_(i < n, [&] { y[i] = cast(f32, Value(x[i])); });
+    if_(i < n, [&] { y[i] = as_f32(x[i]); });
   });
 }
 
