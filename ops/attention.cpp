@@ -12,9 +12,9 @@
 #include <stdexcept>
 
 #include "ops/attention.h"
+#include "ops/fusion.h"
 #include "ops/op.h"
 #include "ops/widen.h"
-#include "runtimes/check.h"
 
 namespace kgen::ops {
 
@@ -228,12 +228,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
 void reference(const Problem& p, const std::vector<const void*>& in, const std::vector<void*>& out) {
   Att a = att_of(p);
   // f32 copies of q, k, v (exact for f16/bf16).
-  const ir::Type dt(p.dtype);
-  auto widen = [&](int i, int64_t n) {
-    std::vector<float> w(static_cast<size_t>(n));
-    for (int64_t j = 0; j < n; ++j) w[size_t(j)] = float(rt::scalar_value(dt, static_cast<const uint8_t*>(in[size_t(i)]) + j * dt.bytes()));
-    return w;
-  };
+  auto widen = [&](int i, int64_t n) { return fusion::load_all_as_f32(p.dtype, in[size_t(i)], n); };
   const std::vector<float> qw = widen(0, a.rows() * a.d), kw = widen(1, a.b * a.hkv * a.skv * a.d),
                            vw = widen(2, a.b * a.hkv * a.skv * a.d);
   const float *q = qw.data(), *k = kw.data(), *v = vw.data();

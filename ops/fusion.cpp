@@ -488,6 +488,11 @@ float load_as_f32(ScalarKind k, const void* base, int64_t i) {
     default: throw std::invalid_argument("load_as_f32: unsupported dtype");
   }
 }
+std::vector<float> load_all_as_f32(ScalarKind k, const void* base, int64_t n) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[size_t(i)] = load_as_f32(k, base, i);
+  return v;
+}
 void store_from_f32(ScalarKind k, void* base, int64_t i, float v) {
   switch (k) {
     case ScalarKind::F32: static_cast<float*>(base)[i] = v; return;

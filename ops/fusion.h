@@ -144,6 +144,9 @@ int64_t numel(const std::vector<int64_t>& shape);
 
 // Host conversions used by the references of this family (f32 <-> storage type).
 float load_as_f32(ir::ScalarKind k, const void* base, int64_t i);
+// Elements [0, n) of `base` as f32 (exact for f16/bf16): the op references'
+// copies of their inputs.
+std::vector<float> load_all_as_f32(ir::ScalarKind k, const void* base, int64_t n);
 void store_from_f32(ir::ScalarKind k, void* base, int64_t i, float v);
 
 }  // namespace kgen::ops::fusion

@@ -19,12 +19,12 @@
 
 #include "dsl/dsl.h"
 #include "ir/half.h"
+#include "ops/fusion.h"
+#include "ops/gemm_panels.h"
 #include "ops/matmul.h"
 #include "ops/matmul_plan.h"
-#include "ops/gemm_panels.h"
 #include "ops/op.h"
 #include "ops/widen.h"
-#include "runtimes/check.h"
 
 namespace kgen::ops {
 
@@ -320,12 +320,7 @@ void reference(const Problem& p, const std::vector<const void*>& in, const std::
   const Dims s = dims_of(p);
   const bool h16 = p.attr("h_bf16", 0) != 0;
   // f32 copies of the inputs (exact for bf16).
-  const ir::Type dt(p.dtype);
-  auto widen = [&](int i, int64_t n) {
-    std::vector<float> v(static_cast<size_t>(n));
-    for (int64_t j = 0; j < n; ++j) v[size_t(j)] = float(rt::scalar_value(dt, static_cast<const uint8_t*>(in[size_t(i)]) + j * dt.bytes()));
-    return v;
-  };
+  auto widen = [&](int i, int64_t n) { return fusion::load_all_as_f32(p.dtype, in[size_t(i)], n); };
   const std::vector<float> xv = widen(0, s.t * s.d), gv = widen(1, s.f * s.d), uv = widen(2, s.f * s.d), dv = widen(3, s.d * s.f);
   const float *x = xv.data(), *g = gv.data(), *u = uv.data(), *dn = dv.data();
   float* y = static_cast<float*>(out[0]);

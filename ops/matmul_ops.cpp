@@ -14,10 +14,10 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "ops/fusion.h"
 #include "ops/matmul.h"
 #include "ops/matmul_plan.h"
 #include "ops/op.h"
-#include "runtimes/check.h"
 
 namespace kgen::ops {
 
@@ -397,12 +397,9 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
 
 void reference(const Problem& p, const std::vector<const void*>& in, const std::vector<void*>& out) {
   const Shape s = shape_of(p);
-  const size_t eb = size_t(s.dt.bytes());
-  auto val = [&](const void* base, int64_t i) { return rt::scalar_value(s.dt, static_cast<const uint8_t*>(base) + i * eb); };
   // f32 copies of the inputs (exact for f16/bf16), then double accumulation.
-  std::vector<float> a(size_t(s.batch * s.m * s.k)), b(size_t(s.batch * s.k * s.n));
-  for (size_t i = 0; i < a.size(); ++i) a[i] = float(val(in[0], int64_t(i)));
-  for (size_t i = 0; i < b.size(); ++i) b[i] = float(val(in[1], int64_t(i)));
+  const std::vector<float> a = fusion::load_all_as_f32(p.dtype, in[0], s.batch * s.m * s.k);
+  const std::vector<float> b = fusion::load_all_as_f32(p.dtype, in[1], s.batch * s.k * s.n);
   float* c = static_cast<float*>(out[0]);
   std::vector<double> row(size_t(s.n));
   for (int64_t z = 0; z < s.batch; ++z) {

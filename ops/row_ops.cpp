@@ -93,11 +93,7 @@ void reference(const Problem& p, const std::vector<const void*>& in, const std::
   // Inputs widened to f32 (as the kernels load them), math in double,
   // outputs rounded to the dtype.
   const ir::ScalarKind dt = p.dtype;
-  auto widen = [&](const void* src, int64_t n) {
-    std::vector<float> v(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) v[size_t(i)] = fusion::load_as_f32(dt, src, i);
-    return v;
-  };
+  auto widen = [&](const void* src, int64_t n) { return fusion::load_all_as_f32(dt, src, n); };
   const std::vector<float> x = widen(in[0], rows * cols);
   const std::vector<float> w = n_params(op) >= 1 ? widen(in[1], cols) : std::vector<float>();
   const std::vector<float> b = n_params(op) >= 2 ? widen(in[2], cols) : std::vector<float>();
