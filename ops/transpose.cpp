@@ -162,6 +162,13 @@ ir::Kernel tiled_kernel(ir::Type dt, int nbatch) {
 // is whole and aligned; the output is then written with streaming stores
 // (no read for ownership: a third less traffic) as a buffer of lines, and
 // blocks past A load clamped indices and store only their rows below A.
+// Output line at element (or word) o: a streaming store into a buffer of
+// lines (o a multiple of 16), else 16 element stores merged into one.
+void put_line(const Array& y, bool stream, const Value& o, const Value& v) {
+  if (stream) y[o / 16u].stream(v);
+  else store_line(y, o, v);
+}
+
 ir::Kernel lines_kernel(ir::Type dt, int nbatch, int ta, int tb, bool stream) {
   // A copy moves bits: 16-bit values go as u16, one kernel for f16 and bf16
   // (bf16 lines were shuffled through f32 conversions: 4096² 8-10 ms
@@ -205,16 +212,12 @@ ir::Kernel lines_kernel(ir::Type dt, int nbatch, int ta, int tb, bool stream) {
           }
           return transpose16(rows);
         };
-        auto put_line = [&](const Value& o, const Value& v) {
-          if (stream) y[o / 16u].stream(v);
-          else store_line(y, o, v);
-        };
         // One 16 x 16 block at B offset b1: whole, or at an edge.
         auto block = [&](const Value& b1, bool edge) {
           auto cols = transposed(b1, edge);
           for (int q = 0; q < 16; ++q) {
             Value o = obase + (a1 + uint32_t(q)) * B + b1;
-            auto put = [&] { put_line(o, cols[size_t(q)]); };
+            auto put = [&] { put_line(y, stream, o, cols[size_t(q)]); };
             if (edge) if_(a1 + uint32_t(q) < A, put);
             else put();
           }
@@ -240,8 +243,8 @@ ir::Kernel lines_kernel(ir::Type dt, int nbatch, int ta, int tb, bool stream) {
           auto c0 = transposed(b0, false), c1 = transposed(b0 + 16u, false);
           for (int q = 0; q < 16; ++q) {
             Value o = obase + (a1 + uint32_t(q)) * B + b0;
-            put_line(o, c0[size_t(q)]);
-            put_line(o + 16u, c1[size_t(q)]);
+            put_line(y, stream, o, c0[size_t(q)]);
+            put_line(y, stream, o + 16u, c1[size_t(q)]);
           }
         }).else_([&] {
           single(b0);
@@ -288,9 +291,7 @@ ir::Kernel pairs32_kernel(int nbatch, int ta, int tb, bool stream) {
             }
             auto rows = transpose16(words);
             for (uint32_t w = 0; w < 16; ++w) {
-              Value o = (obase + (a1 + 2u * w + parity) * B + b1) / 2u;  // in words
-              if (stream) y[o / 16u].stream(rows[w]);
-              else store_line(y, o, rows[w]);
+              put_line(y, stream, (obase + (a1 + 2u * w + parity) * B + b1) / 2u, rows[w]);  // o in words
             }
           }
         });
