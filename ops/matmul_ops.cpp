@@ -10,6 +10,9 @@
 //   2 gpu:  shared-memory tiles (wg, tm, tn, tk: see GpuTile)
 //   3 gpu gemv: M <= 4 with trans_b, a workgroup of wg per output column
 //           (ops/gemv_gpu.cpp); the GPU default there
+//   4 K-split gemv: K×N B, M <= 4 (ks splits, then a sum)
+//   5 swapped: trans_b, Cᵀ = B·Aᵀ on the gemm macro-kernel with B's rows read
+//           in place and A packed (mr, nl, kc, mc), then Cᵀ transposed
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -18,12 +21,13 @@
 #include "ops/matmul.h"
 #include "ops/matmul_plan.h"
 #include "ops/op.h"
+#include "ops/transpose.h"
 
 namespace kgen::ops {
 
 namespace {
 
-enum Impl : int64_t { kGemm = 0, kGemv = 1, kGpu = 2, kGpuGemv = 3, kGemvKSplit = 4 };
+enum Impl : int64_t { kGemm = 0, kGemv = 1, kGpu = 2, kGpuGemv = 3, kGemvKSplit = 4, kSwap = 5 };
 constexpr int kGemvMaxM = 4;
 // The CPU GEMV over Bᵀ rows takes up to 64 rows of A, above 8 in groups of
 // mg rows per pass over the work-item's rows of B (its accumulators stay in
@@ -63,6 +67,42 @@ bool gemv_pairs_fit(const Shape& s) { return s.dt == ir::ScalarKind::BF16 && s.t
 bool gemv_fits(const Shape& s) {
   if (s.m > (s.trans_b ? kGemvMaxRowsT : kGemvMaxM)) return false;
   return s.trans_b ? s.k % 16 == 0 : (s.n % 16 == 0 && s.k % 16 == 0);
+}
+
+// The swapped product (impl 5) for Bᵀ with few rows of A and many of B
+// (prefill of a short prompt, batched decode): Cᵀ = B·Aᵀ on the GEMM
+// macro-kernel. B's rows are its broadcast operand, read where they are (ak
+// = 1: each row is a sequential stream), and A, small, is packed as its
+// panel operand; the product goes to a scratch Cᵀ (N × Mp, Mp = M rounded up
+// to 16 so its rows are whole lines) which a transpose launch turns into C.
+// The packed GEMM instead transposes all of B into panels, which for 64 rows
+// of A costs about as much as the product itself. f32, and bf16 on pairs
+// (B's rows as u32 words).
+bool swap_fits(const Shape& s) { return s.trans_b && (s.dt == ir::ScalarKind::F32 || pairs_fit(s)); }
+int64_t swap_cols(const Shape& s) { return (s.m + 15) / 16 * 16; }
+
+// Its default tile: A's rows in panels of up to 4 lines (3 where that packs
+// them whole), B's rows in groups of 6 (fewer where the registers hold
+// fewer). More rows of B per group lost at every width, most where the
+// block nearly fills the registers: Zen 5, 1 thread, M × 11008 × 4096, kc
+// 1024: M = 16 (nl 1) mr 4 / 6 / 8 / 12 / 16: 11.2 / 8.8 / 8.8 / 10.2 /
+// 11.2 ms; M = 32 (nl 2) mr 6 / 8 / 10 / 12 / 14: 13.1 / 14.4 / 15.9 / 21.4
+// / 27.0; M = 48 (nl 3) mr 6 / 8 / 9: 18.3 / 18.6 / 28.7; M = 64 (nl 4) mr
+// 5 / 6: 24.2 / 23.5.
+GemmTile swap_tile(const Shape& s, const TargetCaps& caps) {
+  const int lines = int(swap_cols(s) / 16);
+  GemmTile t;
+  t.nl = lines <= 4 ? lines : lines % 4 == 0 ? 4 : lines % 3 == 0 ? 3 : 4;
+  t.mr = 6;
+  while (t.mr > 1 && !gemm_block_fits(t.mr, t.nl, caps)) --t.mr;
+  t.ak = 1;
+  t.apf = 1;
+  t.bf2 = s.dt != ir::ScalarKind::F32;
+  const int64_t k = t.bf2 ? s.k / 2 : s.k;
+  t.kc = k > 1024 ? (t.bf2 ? 512 : 1024) : 0;
+  t.mc = 16;
+  t.nc = int((swap_cols(s) + 16 * t.nl - 1) / (16 * t.nl));  // all of Cᵀ's columns
+  return t;
 }
 
 void validate(const Problem& p) {
@@ -196,6 +236,15 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
       if (Variant v = variant_of(u).set("impl", kGemm); std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
     }
   }
+  // The swapped product, its default tile with other K slices and blocks.
+  if (swap_fits(s)) {
+    const GemmTile t = swap_tile(s, caps);
+    for (auto [kc, mc] : {std::pair{t.kc, t.mc}, {t.kc / 2, t.mc}, {t.kc, 2 * t.mc}, {0, t.mc}}) {
+      GemmTile u = t;
+      u.kc = kc, u.mc = mc;
+      if (Variant v = variant_of(u).set("impl", kSwap); std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+    }
+  }
   // K splits for products with few M×N blocks and a long K.
   GemmTile d = def;
   d.ks = 1;
@@ -214,6 +263,20 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     if (s.trans_b && s.m <= kGemvMaxM) return Variant{}.set("impl", kGpuGemv).set("wg", s.k >= 2048 ? 128 : 64);
     return gpu_tile_variant(default_gpu_tile(s.m, s.n)).set("impl", kGpu);
   }
+  // Bᵀ with 9-256 rows of A on AVX-512 (bf16 on pairs from 13: its pair
+  // GEMV holds up longer): the swapped product. Zen 5, 1 thread, M × 11008
+  // × 4096, previous heuristic (GEMV to 32 rows, then the packed GEMM) ->
+  // swapped: f32 M = 9 12.0 -> 9.0 ms, 16 14.1 -> 8.8, 32 20.7 -> 13.1, 64
+  // 35.4 -> 23.5, 96 51.7 -> 37.6, 128 59.4 -> 48.4, 256 105 -> 97 (384:
+  // 153 against 156, 512: 201 against 215); 2 threads M = 16 7.3 -> 5.1, 64
+  // 18.5 -> 12.5, 256 55.2 -> 49.2; 32 × 4096 × 11008 29.6 -> 12.5; bf16 M
+  // = 9 4.7 -> 5.7 (so not there), 16 7.8 -> 5.6, 64 17.7 -> 12.3, 256 53.5
+  // -> 48.0, 512 96.7 -> 98.6. Only where B has over 4× A's rows: 256 ×
+  // 1024 × 11008 (kgen tune) 25.3 for the packed GEMM against 26.7 (its A,
+  // 11 MiB, packed as panels); 128 × 1024 × 11008 12.1 swapped, the best.
+  if (swap_fits(s) && caps.vector_bits >= 512 && s.m <= 256 && s.n > 4 * s.m &&
+      (s.dt == ir::ScalarKind::F32 ? s.m > 8 : caps.bf16_dot && s.m > 12))
+    return variant_of(swap_tile(s, caps)).set("impl", kSwap);
   // Above 4 rows of A only over Bᵀ on AVX-512 (measured there; AVX2's 16
   // registers would spill the GEMV's accumulators).
   const bool gemv_heuristic = s.m <= kGemvMaxM || (s.trans_b && caps.vector_bits >= 512 && s.m <= kGemvMaxRowsHeuristic);
@@ -372,6 +435,31 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       sum.buffers = {part, 2};
       sum.scalars = {ir::scalar_slot(uint32_t(s.m * s.n))};
       pl.steps.push_back(std::move(sum));
+      return pl;
+    }
+    case kSwap: {
+      if (!is_cpu(caps) || !swap_fits(s))
+        throw std::invalid_argument("matmul: impl=5 (Cᵀ = B·Aᵀ) is for the CPU with trans_b=1, f32, or bf16 with an even K");
+      GemmTile t = tile_of(v);
+      t.ak = 1, t.pb = 0, t.bpf = 0, t.gm = 0, t.ks = 1;
+      t.bf2 = s.dt != ir::ScalarKind::F32;
+      const int64_t mp = swap_cols(s);
+      if (t.mr < 1 || t.nl < 1 || t.mr * t.nl + t.nl > 32 || t.kc < 0 || t.kc % 16 || t.mc < 1)
+        throw std::invalid_argument("matmul: bad impl=5 tile " + v.str());
+      t.nc = int((mp + 16 * t.nl - 1) / (16 * t.nl));
+      const Shape g = t.bf2 ? pair_shape(s) : s;
+      const int ap = plan_pack_b(pl, nio, t.bf2 ? pair_b_type(s) : s.dt, true, 0, s.batch, s.m, g.k, t.nl, t.bf2);
+      const int ct = pl.add_temp(nio, size_t(s.batch * s.n * mp) * 4);
+      plan_gemm_cpu(pl, t, 1, ap, ct, s.batch, s.n, mp, g.k, GemmEpilogue::Store, nio);
+      // Cᵀ (batch × N × Mp) -> C (batch × M × N): 16 × 16 blocks in registers.
+      const int ta = int(std::min<int64_t>(8, mp / 16)), tb = 4;
+      Step tr;
+      tr.kernel = transpose_lines_kernel(ir::Type(ir::ScalarKind::F32), s.batch > 1 ? 1 : 0, ta, tb, false);
+      tr.dims.grid = {groups_for(s.n, 16 * tb), groups_for(s.m, 16 * ta), uint32_t(s.batch)};
+      tr.buffers = {ct, 2};
+      tr.scalars = {ir::scalar_slot(uint32_t(s.m)), ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(1u), ir::scalar_slot(uint32_t(mp))};
+      if (s.batch > 1) tr.scalars.insert(tr.scalars.end(), {ir::scalar_slot(uint32_t(s.batch)), ir::scalar_slot(uint32_t(s.n * mp))});
+      pl.steps.push_back(std::move(tr));
       return pl;
     }
     case kGpu:

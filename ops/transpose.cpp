@@ -24,6 +24,7 @@
 #include "ops/broadcast.h"
 #include "ops/fusion.h"
 #include "ops/stream_heuristic.h"
+#include "ops/transpose.h"
 #include "ops/transpose_block.h"
 
 namespace kgen::ops {
@@ -467,6 +468,10 @@ Problem prob(std::vector<int64_t> dims, int64_t perm, ir::ScalarKind dt = ir::Sc
 }
 
 }  // namespace
+
+ir::Kernel transpose_lines_kernel(ir::Type dt, int nbatch, int ta, int tb, bool stream) {
+  return lines_kernel(dt, nbatch, ta, tb, stream);
+}
 
 void register_transpose_ops() {
   OpDef d;

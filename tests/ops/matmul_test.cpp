@@ -141,6 +141,48 @@ TEST_CASE("matmul: every candidate of small shapes, 1 and 2 threads") {
   }
 }
 
+TEST_CASE("matmul: Bᵀ with a few dozen rows of A: the swapped product (Cᵀ = B·Aᵀ) and the grouped GEMV, 1 and 2 threads") {
+  // Odd M (Cᵀ's rows padded to whole lines, a partial last panel), N not a
+  // multiple of the 6-row groups, K with an edge slice; f32 and bf16 on
+  // pairs (vdpbf16ps or lane arithmetic); a batch.
+  ops::register_all_ops();
+  for (unsigned t : {1u, 2u}) {
+    auto dev = cpu(t);
+    CAPTURE(t);
+    for (auto dt : {ir::ScalarKind::F32, ir::ScalarKind::BF16})
+      for (const char* v : {"impl=5 mr=6 nl=1 kc=0 mc=16", "impl=5 mr=6 nl=3 kc=32 mc=2 apf=1", "impl=5 mr=4 nl=2 kc=16 mc=3"})
+        for (auto p : {problem("matmul", {37, 83, 130}, {{"trans_b", 1}}, dt),
+                       problem("matmul", {9, 50, 66}, {{"trans_b", 1}, {"batch", 2}}, dt),
+                       problem("matmul", {70, 29, 64}, {{"trans_b", 1}}, dt)})
+          check(*dev, p, ops::Variant::parse(v));
+    // The GEMV with A's rows in groups (what f16 takes from 9 rows).
+    for (auto dt : {ir::ScalarKind::F32, ir::ScalarKind::F16})
+      for (const char* v : {"impl=1 rows=4 pf=1 mg=4", "impl=1 rows=2 mg=8"})
+        check(*dev, problem("matmul", {21, 45, 64}, {{"trans_b", 1}}, dt), ops::Variant::parse(v));
+  }
+  const auto& d = *ops::find_op("matmul");
+  auto avx512 = test::cpu_caps_with(512, 32);
+  avx512.bf16_dot = true;
+  auto impl = [&](int64_t m, int64_t n, ir::ScalarKind dt = ir::ScalarKind::F32) {
+    return d.heuristic(problem("matmul", {m, n, 4096}, {{"trans_b", 1}}, dt), avx512).get("impl");
+  };
+  CHECK(impl(8, 11008) == 1);
+  CHECK(impl(9, 11008) == 5);
+  CHECK(impl(256, 11008) == 5);
+  CHECK(impl(257, 11008) == 0);
+  CHECK(impl(256, 1024) == 0);  // B not over 4× A's rows
+  CHECK(impl(12, 11008, ir::ScalarKind::BF16) == 1);
+  CHECK(impl(13, 11008, ir::ScalarKind::BF16) == 5);
+  CHECK(impl(32, 11008, ir::ScalarKind::F16) == 1);  // f16: no unpacked A in the macro-kernel
+  CHECK(d.heuristic(problem("matmul", {64, 11008, 4096}, {{"trans_b", 1}}), avx512).get("nl") == 4);
+  CHECK(d.heuristic(problem("matmul", {48, 11008, 4096}, {{"trans_b", 1}}), avx512).get("nl") == 3);
+  CHECK(d.heuristic(problem("matmul", {48, 11008, 4096}, {{"trans_b", 1}}), avx512).get("mr") == 6);
+  CHECK(test::cpu_caps_with(256, 16).vector_bits == 256);
+  CHECK(d.heuristic(problem("matmul", {64, 11008, 4096}, {{"trans_b", 1}}), test::cpu_caps_with(256, 16)).get("impl") == 0);
+  CHECK_THROWS_WITH_AS(d.plan(problem("matmul", {16, 64, 32}), ops::Variant::parse("impl=5 mr=6 nl=1 kc=0 mc=16"), avx512),
+                       doctest::Contains("trans_b=1"), std::invalid_argument);
+}
+
 TEST_CASE("matmul: bf16 pairs (bf2) in every form, on every host (vdpbf16ps or lane arithmetic), 1 and 2 threads") {
   // Odd M and N, even K that is not a multiple of the 16-pair chunks;
   // Bᵀ words and K×N rows joined in pairs; B packed in the kernel (with
@@ -291,6 +333,7 @@ TEST_CASE("matmul and gated_mlp: tiny problems through the interpreter") {
       // A's rows in groups of 3 (a partial last group), rows past N.
       {problem("matmul", {11, 9, 32}, {{"trans_b", 1}, {"batch", 2}}), ops::Variant::parse("impl=1 rows=4 pf=1 mg=3")},
       {problem("matmul", {2, 32, 16}), ops::Variant::parse("impl=1 rows=2")},
+      {problem("matmul", {11, 9, 37}, {{"trans_b", 1}, {"batch", 2}}), ops::Variant::parse("impl=5 mr=4 nl=1 kc=16 mc=2")},
       {problem("matmul", {5, 9, 11}, {{"trans_b", 1}}), ops::Variant::parse("impl=2 wg=4 tm=2 tn=2 tk=4")},
       {problem("gated_mlp", {3, 8, 20}), ops::Variant::parse("impl=0 mr=4 nl=2 kc=0 mc=1 nc=1")},
       // The next B panel prefetched (a hint past the end of bp on the last panel).
