@@ -2,6 +2,8 @@
 // interleaved (ours, OpenBLAS, oneDNN, ours, ...) so drift on this shared
 // machine affects every side alike:
 //   matmul/sgemm/<M>x<N>x<K>/threads:<t>   vs cblas_sgemm and dnnl_sgemm
+//   matmul/sgemm_bt/<M>x<N>x<K>/threads:<t>  the same with B as N×K (trans_b:
+//                                          LLM weights), few rows of A
 //   matmul/gemv[_bf16]/1x4096x4096/threads:<t>  (trans_b=1) vs the STREAM triad,
 //                                          bytes = weights read once, inputs
 //                                          rotated through copies beyond the L3
@@ -67,11 +69,12 @@ struct OurOp {
   }
 };
 
-void BM_Sgemm(benchmark::State& state, int64_t m, int64_t n, int64_t k) {
+void BM_Sgemm(benchmark::State& state, int64_t m, int64_t n, int64_t k, bool tb) {
   const int threads = int(state.range(0));
   ops::Problem p;
   p.op = "matmul";
   p.dims = {m, n, k};
+  if (tb) p.attrs["trans_b"] = 1;
   OurOp ours(p, threads);
   // Every side reads the same A and B (our device buffers are host memory on
   // the CPU): each run then follows one that touched the same inputs, so no
@@ -82,8 +85,8 @@ void BM_Sgemm(benchmark::State& state, int64_t m, int64_t n, int64_t k) {
   const float* b = static_cast<const float*>(io.bufs[1]->host_ptr());
   std::vector<float> c(size_t(m * n));
   set_vendor_threads(threads);
-  auto ob = [&] { return seconds([&] { openblas_sgemm(false, m, n, k, a, b, c.data()); }); };
-  auto dn = [&] { return seconds([&] { onednn_sgemm(false, m, n, k, a, b, c.data()); }); };
+  auto ob = [&] { return seconds([&] { openblas_sgemm(tb, m, n, k, a, b, c.data()); }); };
+  auto dn = [&] { return seconds([&] { onednn_sgemm(tb, m, n, k, a, b, c.data()); }); };
   ours.run();
   ob();
   dn();
@@ -328,8 +331,12 @@ std::string shape(int64_t a, int64_t b, int64_t c) {
 
 void register_matmul_benchmarks() {
   for (int64_t s : {1024, 2048})
-    benchmark::RegisterBenchmark(("matmul/sgemm/" + shape(s, s, s)).c_str(), BM_Sgemm, s, s, s)
+    benchmark::RegisterBenchmark(("matmul/sgemm/" + shape(s, s, s)).c_str(), BM_Sgemm, s, s, s, false)
         ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
+  // A prompt's or a decode batch's rows against a 7B model's up projection.
+  for (int64_t m : {16, 64, 256})
+    benchmark::RegisterBenchmark(("matmul/sgemm_bt/" + shape(m, 11008, 4096)).c_str(), BM_Sgemm, m, 11008, 4096, true)
+        ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.3);
   for (int64_t s : {1024, 2048})
     benchmark::RegisterBenchmark(("matmul/bf16/" + shape(s, s, s)).c_str(), BM_Bf16Gemm, s, s, s)
         ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
