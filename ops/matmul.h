@@ -113,6 +113,9 @@ struct GemmBSource {
   Kind kind = Packed;
   ir::Type dt = ir::Type(ir::ScalarKind::F32);  // Raw: B's element type
   bool trans_b = false;                         // Raw: B is N×K
+  // A's element type where the kernel reads A unpacked (ak = 1): f32 (or u32
+  // bf16 pair words), or f16/bf16 widened as each value is broadcast.
+  ir::Type a_dt = ir::Type(ir::ScalarKind::F32);
 };
 
 // The CPU macro-kernel: buffers (ap f32, then B: bp f32x16 | b | g, u, then

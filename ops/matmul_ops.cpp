@@ -76,9 +76,9 @@ bool gemv_fits(const Shape& s) {
 // panel operand; the product goes to a scratch Cᵀ (N × Mp, Mp = M rounded up
 // to 16 so its rows are whole lines) which a transpose launch turns into C.
 // The packed GEMM instead transposes all of B into panels, which for 64 rows
-// of A costs about as much as the product itself. f32, and bf16 on pairs
-// (B's rows as u32 words).
-bool swap_fits(const Shape& s) { return s.trans_b && (s.dt == ir::ScalarKind::F32 || pairs_fit(s)); }
+// of A costs about as much as the product itself. f32; f16 and bf16 with
+// each broadcast value of B widened, or bf16 on pairs (B's rows as u32 words).
+bool swap_fits(const Shape& s) { return s.trans_b; }
 int64_t swap_cols(const Shape& s) { return (s.m + 15) / 16 * 16; }
 
 // Its default tile: A's rows in panels of up to 4 lines (3 where that packs
@@ -89,15 +89,19 @@ int64_t swap_cols(const Shape& s) { return (s.m + 15) / 16 * 16; }
 // 11.2 ms; M = 32 (nl 2) mr 6 / 8 / 10 / 12 / 14: 13.1 / 14.4 / 15.9 / 21.4
 // / 27.0; M = 48 (nl 3) mr 6 / 8 / 9: 18.3 / 18.6 / 28.7; M = 64 (nl 4) mr
 // 5 / 6: 24.2 / 23.5.
+// f16 (and bf16 off pairs) widens each 16-step chunk of B's rows into lines
+// that clang keeps in registers: groups of 5 rows leave room for them (64 ×
+// 11008 × 4096 f16: mr 4 / 5 / 6 38.2 / 25.0 / 29.0 ms).
 GemmTile swap_tile(const Shape& s, const TargetCaps& caps) {
   const int lines = int(swap_cols(s) / 16);
   GemmTile t;
   t.nl = lines <= 4 ? lines : lines % 4 == 0 ? 4 : lines % 3 == 0 ? 3 : 4;
-  t.mr = 6;
+  t.bf2 = caps.bf16_dot && pairs_fit(s);
+  const bool widened = s.dt != ir::ScalarKind::F32 && !t.bf2;
+  t.mr = widened ? 5 : 6;
   while (t.mr > 1 && !gemm_block_fits(t.mr, t.nl, caps)) --t.mr;
   t.ak = 1;
   t.apf = 1;
-  t.bf2 = s.dt != ir::ScalarKind::F32;
   const int64_t k = t.bf2 ? s.k / 2 : s.k;
   t.kc = k > 1024 ? (t.bf2 ? 512 : 1024) : 0;
   t.mc = 16;
@@ -271,11 +275,13 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // 153 against 156, 512: 201 against 215); 2 threads M = 16 7.3 -> 5.1, 64
   // 18.5 -> 12.5, 256 55.2 -> 49.2; 32 × 4096 × 11008 29.6 -> 12.5; bf16 M
   // = 9 4.7 -> 5.7 (so not there), 16 7.8 -> 5.6, 64 17.7 -> 12.3, 256 53.5
-  // -> 48.0, 512 96.7 -> 98.6. Only where B has over 4× A's rows: 256 ×
-  // 1024 × 11008 (kgen tune) 25.3 for the packed GEMM against 26.7 (its A,
-  // 11 MiB, packed as panels); 128 × 1024 × 11008 12.1 swapped, the best.
-  if (swap_fits(s) && caps.vector_bits >= 512 && s.m <= 256 && s.n > 4 * s.m &&
-      (s.dt == ir::ScalarKind::F32 ? s.m > 8 : caps.bf16_dot && s.m > 12))
+  // -> 48.0, 512 96.7 -> 98.6. f16 (widened) from 33 rows: M = 16 GEMV 7.8
+  // against 10.3, 32 15.2 against 13.9, 64 28.5 -> 25.0, 256 115 -> 99. Only
+  // where B has over 4× A's rows: 256 × 1024 × 11008 (kgen tune) 25.3 for
+  // the packed GEMM against 26.7 (its A, 11 MiB, packed as panels); 128 ×
+  // 1024 × 11008 12.1 swapped, the best.
+  const int64_t swap_from = s.dt == ir::ScalarKind::F32 ? 8 : caps.bf16_dot && pairs_fit(s) ? 12 : 32;
+  if (swap_fits(s) && caps.vector_bits >= 512 && s.m > swap_from && s.m <= 256 && s.n > 4 * s.m)
     return variant_of(swap_tile(s, caps)).set("impl", kSwap);
   // Above 4 rows of A only over Bᵀ on AVX-512 (measured there; AVX2's 16
   // registers would spill the GEMV's accumulators).
@@ -377,9 +383,8 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       if (t.bf2 && !pairs_fit(s))
         throw std::invalid_argument("matmul: bf2=1 (bf16 pairs) needs bf16 inputs and an even K: " + v.str());
       const Shape g = t.bf2 ? pair_shape(s) : s;  // what the macro-kernel steps over
-      if (t.ak == 1 && g.dt != ir::ScalarKind::F32 && !t.bf2)
-        throw std::invalid_argument("matmul: ak=1 (A read unpacked) needs f32 inputs or bf16 pairs: " + v.str());
       const ir::Type bt = t.bf2 ? pair_b_type(s) : s.dt;
+      const ir::Type a_dt = t.bf2 ? ir::Type(ir::ScalarKind::U32) : s.dt;  // A as ak = 1 reads it (f16/bf16 widened)
       const int ap = t.ak == 1 ? 0 : plan_pack_a(pl, nio, g.dt, 0, s.batch, s.m, g.k, g.k, t.mr, t.ak);
       if (t.pb) {  // B's panels packed inside the macro-kernel
         if (!pb_scratch_fits(t, g.k))
@@ -388,11 +393,14 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
         src.kind = GemmBSource::Raw;
         src.dt = bt;
         src.trans_b = s.trans_b;
+        src.a_dt = a_dt;
         plan_gemm_cpu(pl, t, ap, 1, 2, s.batch, s.m, s.n, g.k, GemmEpilogue::Store, nio, src);
         return pl;
       }
       int bp = plan_pack_b(pl, nio, bt, s.trans_b, 1, s.batch, s.n, g.k, t.nl, t.bf2);
-      plan_gemm_cpu(pl, t, ap, bp, 2, s.batch, s.m, s.n, g.k, GemmEpilogue::Store, nio);
+      GemmBSource src;
+      src.a_dt = a_dt;
+      plan_gemm_cpu(pl, t, ap, bp, 2, s.batch, s.m, s.n, g.k, GemmEpilogue::Store, nio, src);
       return pl;
     }
     case kGemv: {
@@ -439,10 +447,10 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     }
     case kSwap: {
       if (!is_cpu(caps) || !swap_fits(s))
-        throw std::invalid_argument("matmul: impl=5 (Cᵀ = B·Aᵀ) is for the CPU with trans_b=1, f32, or bf16 with an even K");
+        throw std::invalid_argument("matmul: impl=5 (Cᵀ = B·Aᵀ) is for the CPU with trans_b=1");
       GemmTile t = tile_of(v);
       t.ak = 1, t.pb = 0, t.bpf = 0, t.gm = 0, t.ks = 1;
-      t.bf2 = s.dt != ir::ScalarKind::F32;
+      if (t.bf2 && !pairs_fit(s)) throw std::invalid_argument("matmul: bf2=1 (bf16 pairs) needs bf16 inputs and an even K: " + v.str());
       const int64_t mp = swap_cols(s);
       if (t.mr < 1 || t.nl < 1 || t.mr * t.nl + t.nl > 32 || t.kc < 0 || t.kc % 16 || t.mc < 1)
         throw std::invalid_argument("matmul: bad impl=5 tile " + v.str());
@@ -450,7 +458,9 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       const Shape g = t.bf2 ? pair_shape(s) : s;
       const int ap = plan_pack_b(pl, nio, t.bf2 ? pair_b_type(s) : s.dt, true, 0, s.batch, s.m, g.k, t.nl, t.bf2);
       const int ct = pl.add_temp(nio, size_t(s.batch * s.n * mp) * 4);
-      plan_gemm_cpu(pl, t, 1, ap, ct, s.batch, s.n, mp, g.k, GemmEpilogue::Store, nio);
+      GemmBSource src;  // A packed; B's rows read as they are, f16/bf16 widened unless on pairs
+      src.a_dt = t.bf2 ? pair_b_type(s) : s.dt;
+      plan_gemm_cpu(pl, t, 1, ap, ct, s.batch, s.n, mp, g.k, GemmEpilogue::Store, nio, src);
       // Cᵀ (batch × N × Mp) -> C (batch × M × N): 16 × 16 blocks in registers.
       const int ta = int(std::min<int64_t>(8, mp / 16)), tb = 4;
       Step tr;

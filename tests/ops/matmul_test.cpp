@@ -149,13 +149,19 @@ TEST_CASE("matmul: Bᵀ with a few dozen rows of A: the swapped product (Cᵀ = 
   for (unsigned t : {1u, 2u}) {
     auto dev = cpu(t);
     CAPTURE(t);
-    for (auto dt : {ir::ScalarKind::F32, ir::ScalarKind::BF16})
-      for (const char* v : {"impl=5 mr=6 nl=1 kc=0 mc=16", "impl=5 mr=6 nl=3 kc=32 mc=2 apf=1", "impl=5 mr=4 nl=2 kc=16 mc=3"})
+    for (auto dt : {ir::ScalarKind::F32, ir::ScalarKind::BF16, ir::ScalarKind::F16})
+      for (const char* v : {"impl=5 mr=6 nl=1 kc=0 mc=16", "impl=5 mr=6 nl=3 kc=32 mc=2 apf=1", "impl=5 mr=4 nl=2 kc=16 mc=3",
+                            "impl=5 mr=5 nl=4 kc=0 mc=4 bf2=1"})
         for (auto p : {problem("matmul", {37, 83, 130}, {{"trans_b", 1}}, dt),
                        problem("matmul", {9, 50, 66}, {{"trans_b", 1}, {"batch", 2}}, dt),
                        problem("matmul", {70, 29, 64}, {{"trans_b", 1}}, dt)})
-          check(*dev, p, ops::Variant::parse(v));
-    // The GEMV with A's rows in groups (what f16 takes from 9 rows).
+          if (std::string(v).find("bf2") == std::string::npos || dt == ir::ScalarKind::BF16) check(*dev, p, ops::Variant::parse(v));
+    // The packed GEMM reading 16-bit A unpacked (ak = 1, widened per chunk),
+    // with B packed in the kernel and by a launch.
+    for (auto dt : {ir::ScalarKind::F16, ir::ScalarKind::BF16})
+      for (const char* v : {"impl=0 mr=5 nl=2 kc=0 mc=8 nc=1 ak=1 apf=1 pb=1", "impl=0 mr=6 nl=1 kc=32 mc=2 nc=2 ak=1"})
+        for (int tb : {0, 1}) check(*dev, problem("matmul", {45, 77, 302}, {{"trans_b", tb}}, dt), ops::Variant::parse(v));
+    // The GEMV with A's rows in groups (what f16 takes from 9 to 32 rows).
     for (auto dt : {ir::ScalarKind::F32, ir::ScalarKind::F16})
       for (const char* v : {"impl=1 rows=4 pf=1 mg=4", "impl=1 rows=2 mg=8"})
         check(*dev, problem("matmul", {21, 45, 64}, {{"trans_b", 1}}, dt), ops::Variant::parse(v));
@@ -173,7 +179,9 @@ TEST_CASE("matmul: Bᵀ with a few dozen rows of A: the swapped product (Cᵀ = 
   CHECK(impl(256, 1024) == 0);  // B not over 4× A's rows
   CHECK(impl(12, 11008, ir::ScalarKind::BF16) == 1);
   CHECK(impl(13, 11008, ir::ScalarKind::BF16) == 5);
-  CHECK(impl(32, 11008, ir::ScalarKind::F16) == 1);  // f16: no unpacked A in the macro-kernel
+  CHECK(impl(32, 11008, ir::ScalarKind::F16) == 1);  // f16 (widened): the grouped GEMV up to 32 rows
+  CHECK(impl(33, 11008, ir::ScalarKind::F16) == 5);
+  CHECK(d.heuristic(problem("matmul", {64, 11008, 4096}, {{"trans_b", 1}}, ir::ScalarKind::F16), avx512).get("mr") == 5);
   CHECK(d.heuristic(problem("matmul", {64, 11008, 4096}, {{"trans_b", 1}}), avx512).get("nl") == 4);
   CHECK(d.heuristic(problem("matmul", {48, 11008, 4096}, {{"trans_b", 1}}), avx512).get("nl") == 3);
   CHECK(d.heuristic(problem("matmul", {48, 11008, 4096}, {{"trans_b", 1}}), avx512).get("mr") == 6);
