@@ -88,6 +88,16 @@ std::string Variant::str() const { return join_params(params, " "); }
 
 Variant Variant::parse(std::string_view s) { return Variant{parse_attrs(s)}; }
 
+void Plan::append(size_t n_io, const Plan& sub, size_t sub_nio, const std::vector<int>& io) {
+  if (io.size() != sub_nio) throw std::logic_error("Plan::append: one slot per tensor of the appended plan");
+  std::vector<int> temps;
+  for (size_t b : sub.temp_bytes) temps.push_back(add_temp(n_io, b));
+  for (Step st : sub.steps) {
+    for (int& slot : st.buffers) slot = size_t(slot) < sub_nio ? io[size_t(slot)] : temps[size_t(slot) - sub_nio];
+    steps.push_back(std::move(st));
+  }
+}
+
 void register_op(OpDef def) {
   if (def.name.empty()) throw std::invalid_argument("register_op: empty op name");
   if (find_op(def.name)) throw std::invalid_argument("register_op: duplicate op '" + def.name + "'");

@@ -88,6 +88,9 @@ struct Plan {
     temp_bytes.push_back(bytes);
     return int(n_io + temp_bytes.size() - 1);
   }
+  // Appends another op's plan (`sub`, over its sub_nio tensors) as steps of
+  // this one: its tensor slots become io[slot], its temporaries new ones.
+  void append(size_t n_io, const Plan& sub, size_t sub_nio, const std::vector<int>& io);
 };
 
 struct OpDef {

@@ -106,6 +106,16 @@ TEST_CASE("matmul: the heuristic picks gemv for decode shapes and the packed gem
   CHECK(g.heuristic(few, avx512).get("mc") == 43);
   CHECK(g.heuristic(few, avx512).get("pb", 0) == 1);
   CHECK(g.heuristic(many, avx512).get("pb", 0) == 0);
+  // Few tokens (f32): the products as the matmul op runs them (impl 3).
+  auto gated = [&](int64_t t, const codegen::TargetCaps& c, ir::ScalarKind dt = ir::ScalarKind::F32) {
+    return g.heuristic(problem("gated_mlp", {t, 1024, 11008}, {}, dt), c).get("impl");
+  };
+  CHECK(gated(1, avx512) == 3);
+  CHECK(gated(128, avx512) == 3);
+  CHECK(gated(129, avx512) == 0);
+  CHECK(gated(16, avx512, ir::ScalarKind::BF16) == 0);
+  CHECK(gated(4, avx2) == 3);
+  CHECK(gated(5, avx2) == 1);
   auto gpu = caps;
   gpu.name = "vulkan";
   CHECK(d.heuristic(problem("matmul", {1024, 1024, 1024}), gpu).get("impl") == 2);
