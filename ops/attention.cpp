@@ -197,12 +197,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       // 1 thread: 8.0 ms widening at every read, f32 7.4.
       int vbuf = 2;
       if (dt != ir::Type(ir::ScalarKind::F32)) {
-        const int64_t n = a.b * a.hkv * a.skv * a.d;
-        vbuf = pl.add_temp(n_io, size_t(n) * 4);
-        Step w{widen_kernel(dt), {}, {2, vbuf}, {ir::scalar_slot(uint32_t(n))}};
-        w.dims.grid = {uint32_t((n + 255) / 256), 1, 1};
-        w.dims.workgroup = {256, 1, 1};
-        pl.steps.push_back(std::move(w));
+        vbuf = plan_widen(pl, n_io, dt, 2, a.b * a.hkv * a.skv * a.d);
       }
       Step s2{flash_attention_cpu_kernel(d, qb, kb / 16, dt), {}, {0, t, vbuf, 3}, sc};
       s2.dims.grid = {uint32_t(a.b * a.h * ((a.s + qb - 1) / qb)), 1, 1};

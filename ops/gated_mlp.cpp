@@ -13,8 +13,8 @@
 // impl 1 (CPU, unfused): X·Gᵀ, X·Uᵀ, an elementwise silu·product, the down
 // GEMM: the same kernels without the fusion, for comparison.
 // impl 2 (GPU): the same unfused sequence with the shared-memory GEMM.
-// impl 3 (CPU, f32, few tokens): the three products as the matmul op runs
-// them (its heuristic: GEMVs, the swapped product), then a SiLU·product pass.
+// impl 3 (CPU, few tokens): the three products as the matmul op runs them
+// (its heuristic: GEMVs, the swapped product), then a SiLU·product pass.
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -120,14 +120,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     silu_step(pl, tg, tu, h, s.t * s.f, h16);
     int dn = 3;
     if (dt != f32t) {  // the GPU GEMM takes one element type: Dn widened to H's f32
-      dn = pl.add_temp(nio, size_t(s.d * s.f) * 4);
-      Step w;
-      w.kernel = widen_kernel(dt);
-      w.dims.grid = {uint32_t((s.d * s.f + 255) / 256), 1, 1};
-      w.dims.workgroup = {256, 1, 1};
-      w.buffers = {3, dn};
-      w.scalars = {ir::scalar_slot(uint32_t(s.d * s.f))};
-      pl.steps.push_back(std::move(w));
+      dn = plan_widen(pl, nio, dt, 3, s.d * s.f);
     }
     plan_gemm_gpu(pl, f32t, true, t, h, dn, 4, 1, s.t, s.d, s.f);
     return pl;
@@ -136,14 +129,16 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   if (impl == kComposed) {
     // The three products as the matmul op runs them (its heuristic: the
     // GEMV, the swapped product, the packed GEMM), H through one SiLU·product pass.
-    if (dt != f32t) throw std::invalid_argument("gated_mlp: impl=3 (composed of matmul ops) is for f32 inputs");
+    // bf16: H stays f32 (rounded to bf16 values with h_bf16) and the down
+    // product reads it as f32 against bf16 Dn (matmul's a_f32).
     const OpDef& mm = *find_op("matmul");
-    auto product = [&](int a, int b, int c, int64_t m, int64_t n, int64_t k) {
+    auto product = [&](int a, int b, int c, int64_t m, int64_t n, int64_t k, bool a_f32 = false) {
       Problem q;
       q.op = "matmul";
       q.dims = {m, n, k};
       q.dtype = p.dtype;
       q.attrs["trans_b"] = 1;
+      if (a_f32 && dt != f32t) q.attrs["a_f32"] = 1;
       pl.append(nio, mm.plan(q, mm.heuristic(q, caps), caps), 3, {a, b, c});
     };
     int tg = pl.add_temp(nio, size_t(s.t * s.f) * 4), tu = pl.add_temp(nio, size_t(s.t * s.f) * 4);
@@ -151,7 +146,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     product(0, 1, tg, s.t, s.f, s.d);
     product(0, 2, tu, s.t, s.f, s.d);
     silu_step(pl, tg, tu, h, s.t * s.f, h16);
-    product(h, 3, 4, s.t, s.d, s.f);
+    product(h, 3, 4, s.t, s.d, s.f, true);
     return pl;
   }
   GemmTile t = tile_of(v);
@@ -284,7 +279,7 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
     if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
   }
   out.push_back(unfused_variant(p, caps));
-  if (p.dtype == ir::ScalarKind::F32) out.push_back(Variant{}.set("impl", kComposed));
+  out.push_back(Variant{}.set("impl", kComposed));
   return out;
 }
 
@@ -293,16 +288,19 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     // One tile for the three GEMMs: the T×F gate/up products' (F > D).
     return gpu_tile_variant(default_gpu_tile(p.dim(0), p.dim(2))).set("impl", kGpu);
   }
-  // Few tokens (f32): the three products as the matmul op dispatches them
+  // Few tokens: the three products as the matmul op dispatches them
   // (GEMVs, then the swapped product, which read the weights in place where
   // the fused GEMMs pack them) and one SiLU·product pass. Zen 5, T × 1024 ×
-  // 11008, fused -> composed, 1 thread: T = 1 11.2 -> 3.6 ms, 4 11.2 -> 5.3,
-  // 16 14.1 -> 6.0, 64 27.0 -> 18.6, 128 43.3 -> 37.2 (256: 75.6 against
-  // 78.3); 2 threads: 1 6.0 -> 3.0, 16 7.6 -> 3.7, 64 14.4 -> 10.0, 128 23.3
-  // -> 19.9. Up to 4 tokens everywhere (GEMVs against weights packed per
-  // call; not measured on AVX2), up to 128 where the swapped product runs.
-  if (p.dtype == ir::ScalarKind::F32 && (p.dim(0) <= 4 || (caps.vector_bits >= 512 && p.dim(0) <= 128)))
-    return Variant{}.set("impl", kComposed);
+  // 11008, fused -> composed, 1 thread: f32 T = 1 11.2 -> 3.6 ms, 4 11.2 ->
+  // 5.3, 16 14.1 -> 6.0, 64 27.0 -> 18.6, 128 43.3 -> 37.2 (256: 75.6
+  // against 78.3); 2 threads: 1 6.0 -> 3.0, 16 7.6 -> 3.7, 64 14.4 -> 10.0,
+  // 128 23.3 -> 19.9. bf16 (the down product f32 H against bf16 Dn): 1 6.6
+  // -> 1.9, 16 8.4 -> 5.4, 64 17.1 -> 14.0, 128 28.4 -> 27.1 (h_bf16: 27.9
+  // against 27.8, so not there). Up to 4 tokens everywhere (GEMVs against
+  // weights packed per call; not measured on AVX2), up to 128 (bf16 64)
+  // where the swapped product runs.
+  const int64_t composed_max = caps.vector_bits < 512 ? 4 : p.dtype == ir::ScalarKind::F32 ? 128 : 64;
+  if (p.dim(0) <= composed_max) return Variant{}.set("impl", kComposed);
   if (caps.vector_bits < 512) {
     // AVX2 fits only a 2-row fused block (2 × [gate, up] lines): the 6×16
     // GEMMs plus a SiLU·product pass are faster (256×1024×11008, 1 thread,
@@ -433,7 +431,7 @@ void register_gated_mlp_op() {
   d.test_problems = {gm(1, 16, 16),  gm(5, 32, 48),  gm(17, 40, 33), gm(33, 64, 100), gm(30, 20, 70), gm(200, 24, 40), gm(131, 40, 70),
                      gm(17, 40, 33, ir::ScalarKind::BF16), gm(60, 36, 70, ir::ScalarKind::BF16), gm(5, 33, 48, ir::ScalarKind::BF16),
                      gm(17, 40, 34, ir::ScalarKind::BF16, 1), gm(60, 36, 70, ir::ScalarKind::BF16, 1), gm(5, 33, 48, ir::ScalarKind::BF16, 1),
-                     gm(30, 64, 70, ir::ScalarKind::BF16, 1)};  // AVX-512 + BF16: H as pair words, both GEMMs on pairs
+                     gm(70, 64, 70, ir::ScalarKind::BF16, 1)};  // AVX-512 + BF16, past the composed form: H as pair words, both GEMMs on pairs
   d.bench_problems = {gm(2048, 1024, 11008), gm(256, 1024, 11008)};
   register_op(std::move(d));
 }

@@ -23,17 +23,18 @@ namespace {
 Value to_f32(const Value& v) { return v.type().kind == ir::ScalarKind::U32 ? v : as_f32(v); }
 }  // namespace
 
-ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf, bool pairs, int mg) {
+ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf, bool pairs, int mg, ir::Type a_dt) {
+  if (a_dt == ir::ScalarKind::Void) a_dt = dt;
   if (pairs && (!trans_b || dt.kind != ir::ScalarKind::BF16))
     throw std::invalid_argument("gemv_kernel: bf16 pairs need bf16 inputs and Bᵀ");
   if (mg < 0 || (mg && !trans_b)) throw std::invalid_argument("gemv_kernel: row groups (mg) are for Bᵀ");
   const uint32_t R = uint32_t(rows), MM = uint32_t(m), MG = mg ? uint32_t(mg) : MM;
   std::string name = "matmul_gemv_" + dt.str() + (trans_b ? "_t" : "_n") + "_r" + std::to_string(R) + "_m" + std::to_string(MM) +
-                     (pf ? "_pf" + std::to_string(pf) : "") + (pairs ? "_bf2" : "") + (mg ? "_g" + std::to_string(mg) : "");
+                     (pf ? "_pf" + std::to_string(pf) : "") + (pairs ? "_bf2" : "") + (mg ? "_g" + std::to_string(mg) : "") + (a_dt != dt ? "_a" + a_dt.str() : "");
   const ir::Type lt = pairs ? line(u32, 16) : line(dt, 16);  // pairs: 32 bf16 per line
   const uint32_t LK = pairs ? 32 : 16;                          // k per line
   return kernel(name, [&](KernelBuilder& kb) {
-    auto a = kb.input("a", lt);
+    auto a = kb.input("a", pairs ? lt : line(a_dt, 16));
     auto b = kb.input("b", lt);
     auto c = kb.output("c", trans_b ? f32 : line(f32, 16));
     auto N = kb.scalar("n", u32);
@@ -117,10 +118,11 @@ ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf, bool 
   });
 }
 
-ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m) {
+ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m, ir::Type a_dt) {
+  if (a_dt == ir::ScalarKind::Void) a_dt = dt;
   const uint32_t MM = uint32_t(m);
-  return kernel("matmul_gemv_kn_split_" + dt.str() + "_m" + std::to_string(MM), [&](KernelBuilder& kb) {
-    auto a = kb.input("a", dt);
+  return kernel("matmul_gemv_kn_split_" + dt.str() + "_m" + std::to_string(MM) + (a_dt != dt ? "_a" + a_dt.str() : ""), [&](KernelBuilder& kb) {
+    auto a = kb.input("a", a_dt);
     auto b = kb.input("b", line(dt, 16));
     auto part = kb.inout("part", line(f32, 16));  // zeroed here, then accumulated
     auto N = kb.scalar("n", u32);

@@ -142,10 +142,11 @@ ir::Kernel matmul_ksplit_sum_kernel(int ks);
 // (S of them) sums rows [s·kc, (s+1)·kc) of B, each read once as a whole
 // row, into its partial C lines part[batch][s][M][N/16] (f32x16); scalars
 // n, k, kc; grid (S, 1, batch). matmul_ksplit_sum_kernel(S) adds them up.
-ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m);
+ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m, ir::Type a_dt = ir::Type(ir::ScalarKind::Void));
 // mg (Bᵀ): A's rows in groups of mg, one pass over the work-item's rows of B
 // each (0: all M at once).
-ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf = 0, bool pairs = false, int mg = 0);
+ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf = 0, bool pairs = false, int mg = 0,
+                       ir::Type a_dt = ir::Type(ir::ScalarKind::Void));  // A's element type (Void: dt)
 // The GPU GEMV (ops/gemv_gpu.cpp, matmul impl=3): Bᵀ rows, a workgroup of wg
 // per output column, m (1..8) rows of A. Grid (gx, ceil(N / gx), batch);
 // scalars n, k, gx.

@@ -22,6 +22,7 @@
 #include "ops/matmul_plan.h"
 #include "ops/op.h"
 #include "ops/transpose.h"
+#include "ops/widen.h"
 
 namespace kgen::ops {
 
@@ -42,27 +43,30 @@ constexpr int kGemvMaxRowsHeuristic = 32;
 struct Shape {
   int64_t m, n, k, batch;
   bool trans_b;
-  ir::Type dt;
+  ir::Type dt;  // B's element type (and A's, unless a_f32)
+  ir::Type at;  // A's: f32 with a_f32=1 (f32 activations against f16/bf16 weights)
 };
 Shape shape_of(const Problem& p) {
-  return {p.dim(0), p.dim(1), p.dim(2), p.attr("batch", 1), p.attr("trans_b", 0) != 0, ir::Type(p.dtype)};
+  const ir::Type dt(p.dtype);
+  return {p.dim(0), p.dim(1), p.dim(2), p.attr("batch", 1), p.attr("trans_b", 0) != 0, dt,
+          p.attr("a_f32", 0) ? ir::Type(ir::ScalarKind::F32) : dt};
 }
 
 // bf16 inputs with an even K can run the GEMM on pairs of k (GemmTile::bf2):
 // one dot2_bf16 (vdpbf16ps) per line and pair does two fmas' work. The
 // pair kernels see K/2 steps of u32 words (A's rows, and Bᵀ's, are read as
 // words; a K×N B as u16 rows joined in pairs).
-bool pairs_fit(const Shape& s) { return s.dt == ir::ScalarKind::BF16 && s.k % 2 == 0; }
+bool pairs_fit(const Shape& s) { return s.dt == ir::ScalarKind::BF16 && s.at == ir::ScalarKind::BF16 && s.k % 2 == 0; }
 Shape pair_shape(Shape s) {
   s.k /= 2;
-  s.dt = ir::Type(ir::ScalarKind::U32);
+  s.dt = s.at = ir::Type(ir::ScalarKind::U32);
   return s;
 }
 // B's element type as the pair kernels read it.
 ir::Type pair_b_type(const Shape& s) { return ir::Type(s.trans_b ? ir::ScalarKind::U32 : ir::ScalarKind::U16); }
 
 // The GEMV on bf16 pairs: Bᵀ rows of whole 32-element lines.
-bool gemv_pairs_fit(const Shape& s) { return s.dt == ir::ScalarKind::BF16 && s.trans_b && s.k % 32 == 0; }
+bool gemv_pairs_fit(const Shape& s) { return pairs_fit(s) && s.trans_b && s.k % 32 == 0; }
 
 bool gemv_fits(const Shape& s) {
   if (s.m > (s.trans_b ? kGemvMaxRowsT : kGemvMaxM)) return false;
@@ -115,11 +119,12 @@ void validate(const Problem& p) {
     if (d < 1) throw std::invalid_argument("sizes must be >= 1");
   if (p.dtype != ir::ScalarKind::F32 && p.dtype != ir::ScalarKind::F16 && p.dtype != ir::ScalarKind::BF16)
     throw std::invalid_argument("dtype must be f32, f16 or bf16");
-  int64_t tb = p.attr("trans_b", 0), batch = p.attr("batch", 1);
+  int64_t tb = p.attr("trans_b", 0), batch = p.attr("batch", 1), af = p.attr("a_f32", 0);
   if (tb != 0 && tb != 1) throw std::invalid_argument("trans_b must be 0 or 1");
+  if (af != 0 && af != 1) throw std::invalid_argument("a_f32 must be 0 or 1");
   if (batch < 1) throw std::invalid_argument("batch must be >= 1");
   for (const auto& [k, v] : p.attrs)
-    if (k != "trans_b" && k != "batch") throw std::invalid_argument("unknown attribute '" + k + "' (trans_b, batch)");
+    if (k != "trans_b" && k != "batch" && k != "a_f32") throw std::invalid_argument("unknown attribute '" + k + "' (trans_b, batch, a_f32)");
   // Index arithmetic is u32, packed buffers included (~(M + 16) · (K + 32) · batch).
   const Shape s = shape_of(p);
   double biggest = double(batch) * std::max({double(s.m + 16) * double(s.k), double(s.n + 64) * double(s.k),
@@ -223,7 +228,7 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
     GemmTile t = def;
     t.pb = 1;
     t.bpf = form == 1 && def.ak == 16;
-    if (form == 2) t.ak = s.dt == ir::ScalarKind::F32 && def.ak == 16 ? 1 : 0;
+    if (form == 2) t.ak = s.at == ir::ScalarKind::F32 && def.ak == 16 ? 1 : 0;
     if (pb_fits(s, t) && (form == 0 || t.bpf || t.ak == 1)) out.push_back(variant_of(t).set("impl", kGemm));
   }
   // The heuristic's choice (one row group over all of M, B packed in the kernel).
@@ -358,7 +363,7 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     // as the microkernel's broadcast streams. 1024³ 1 thread 8.96-9.06 ->
     // 8.71-8.75 ms, 2048³ 68.0-70.1 -> 66.9-67.6; with K slices A's rows
     // re-read per slice lost (512×4096×4096 71.8 -> 74.5), so not there.
-    if (t.kc == 0 && (g.dt == ir::ScalarKind::F32 || pairs)) t.ak = 1;
+    if (t.kc == 0 && (g.at == ir::ScalarKind::F32 || pairs)) t.ak = 1;
   }
   // One row group over all of M: each B panel is used by this workgroup
   // only, so it packs the panel itself (pb) instead of a packing launch
@@ -369,6 +374,12 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   return variant_of(t).set("impl", kGemm);
 }
 
+
+// The GPU kernels take one element type: with a_f32, B widened to f32 by a
+// launch first (slot of the B they read).
+int gpu_b(Plan& pl, const Shape& s, size_t nio) {
+  return s.at == s.dt ? 1 : plan_widen(pl, nio, s.dt, 1, s.batch * s.n * s.k);
+}
 
 Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   const Shape s = shape_of(p);
@@ -384,8 +395,8 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
         throw std::invalid_argument("matmul: bf2=1 (bf16 pairs) needs bf16 inputs and an even K: " + v.str());
       const Shape g = t.bf2 ? pair_shape(s) : s;  // what the macro-kernel steps over
       const ir::Type bt = t.bf2 ? pair_b_type(s) : s.dt;
-      const ir::Type a_dt = t.bf2 ? ir::Type(ir::ScalarKind::U32) : s.dt;  // A as ak = 1 reads it (f16/bf16 widened)
-      const int ap = t.ak == 1 ? 0 : plan_pack_a(pl, nio, g.dt, 0, s.batch, s.m, g.k, g.k, t.mr, t.ak);
+      const ir::Type a_dt = g.at;  // A as ak = 1 reads it (f16/bf16 widened)
+      const int ap = t.ak == 1 ? 0 : plan_pack_a(pl, nio, g.at, 0, s.batch, s.m, g.k, g.k, t.mr, t.ak);
       if (t.pb) {  // B's panels packed inside the macro-kernel
         if (!pb_scratch_fits(t, g.k))
           throw std::invalid_argument("matmul: pb=1 needs a K slice (kc, else K) of at most 512 KiB of B panel: " + v.str());
@@ -415,7 +426,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       const int mg = int(v.get("mg", 0));
       if (mg < 0 || mg > 8 || (mg && !s.trans_b) || (s.m > 8 && !mg))
         throw std::invalid_argument("matmul: impl=1 mg (rows of A per pass, Bᵀ) must be 1..8, and is needed above M = 8: " + v.str());
-      st.kernel = gemv_kernel(s.dt, s.trans_b, rows, int(s.m), s.trans_b ? pf : 0, pairs, mg);
+      st.kernel = gemv_kernel(s.dt, s.trans_b, rows, int(s.m), s.trans_b ? pf : 0, pairs, mg, s.at);
       int64_t units = s.trans_b ? s.n : s.n / 16;
       st.dims.grid = {uint32_t((units + rows - 1) / rows), 1, uint32_t(s.batch)};
       st.buffers = {0, 1, 2};
@@ -431,7 +442,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       const int64_t kc = (s.k + ks - 1) / ks;
       const int part = pl.add_temp(nio, size_t(s.batch * ks * s.m * s.n) * 4);
       Step st;
-      st.kernel = gemv_kn_split_kernel(s.dt, int(s.m));
+      st.kernel = gemv_kn_split_kernel(s.dt, int(s.m), s.at);
       st.dims.grid = {uint32_t(ks), 1, uint32_t(s.batch)};
       st.buffers = {0, 1, part};
       st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.k)), ir::scalar_slot(uint32_t(kc))};
@@ -456,7 +467,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
         throw std::invalid_argument("matmul: bad impl=5 tile " + v.str());
       t.nc = int((mp + 16 * t.nl - 1) / (16 * t.nl));
       const Shape g = t.bf2 ? pair_shape(s) : s;
-      const int ap = plan_pack_b(pl, nio, t.bf2 ? pair_b_type(s) : s.dt, true, 0, s.batch, s.m, g.k, t.nl, t.bf2);
+      const int ap = plan_pack_b(pl, nio, t.bf2 ? pair_b_type(s) : s.at, true, 0, s.batch, s.m, g.k, t.nl, t.bf2);
       const int ct = pl.add_temp(nio, size_t(s.batch * s.n * mp) * 4);
       GemmBSource src;  // A packed; B's rows read as they are, f16/bf16 widened unless on pairs
       src.a_dt = t.bf2 ? pair_b_type(s) : s.dt;
@@ -473,7 +484,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       return pl;
     }
     case kGpu:
-      plan_gemm_gpu(pl, s.dt, s.trans_b, gpu_tile_of(v), 0, 1, 2, s.batch, s.m, s.n, s.k);
+      plan_gemm_gpu(pl, s.at, s.trans_b, gpu_tile_of(v), 0, gpu_b(pl, s, nio), 2, s.batch, s.m, s.n, s.k);
       return pl;
     case kGpuGemv: {
       if (!s.trans_b || s.m > kGemvMaxM) throw std::invalid_argument("matmul: impl=3 (GPU gemv) needs trans_b=1 and M <= 4");
@@ -481,10 +492,10 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       if (caps.max_workgroup_threads && uint32_t(wg) > caps.max_workgroup_threads)
         throw std::invalid_argument("matmul: wg " + std::to_string(wg) + " exceeds the target's workgroup size");
       Step st;
-      st.kernel = gemv_gpu_kernel(s.dt, int(s.m), wg, caps.subgroups);
+      st.kernel = gemv_gpu_kernel(s.at, int(s.m), wg, caps.subgroups);
       st.dims.grid = wrapped_grid(s.n, uint32_t(s.batch));
       st.dims.workgroup = {uint32_t(wg), 1, 1};
-      st.buffers = {0, 1, 2};
+      st.buffers = {0, gpu_b(pl, s, nio), 2};
       st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.k)), ir::scalar_slot(st.dims.grid[0])};
       pl.steps.push_back(std::move(st));
       return pl;
@@ -496,7 +507,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
 void reference(const Problem& p, const std::vector<const void*>& in, const std::vector<void*>& out) {
   const Shape s = shape_of(p);
   // f32 copies of the inputs (exact for f16/bf16), then double accumulation.
-  const std::vector<float> a = fusion::load_all_as_f32(p.dtype, in[0], s.batch * s.m * s.k);
+  const std::vector<float> a = fusion::load_all_as_f32(s.at.kind, in[0], s.batch * s.m * s.k);
   const std::vector<float> b = fusion::load_all_as_f32(p.dtype, in[1], s.batch * s.k * s.n);
   float* c = static_cast<float*>(out[0]);
   std::vector<double> row(size_t(s.n));
@@ -528,6 +539,11 @@ Problem mm(int64_t m, int64_t n, int64_t k, int64_t trans_b = 0, int64_t batch =
   return p;
 }
 
+Problem f32_a(Problem p) {
+  p.attrs["a_f32"] = 1;
+  return p;
+}
+
 }  // namespace
 
 void register_gated_mlp_op();  // ops/gated_mlp.cpp
@@ -535,13 +551,13 @@ void register_gated_mlp_op();  // ops/gated_mlp.cpp
 void register_matmul_ops() {
   OpDef d;
   d.name = "matmul";
-  d.description = "C = A·B (f32 C; f32/f16/bf16 A and B, f32 accumulation); batched; B as K×N or N×K (trans_b=1)";
+  d.description = "C = A·B (f32 C; f32/f16/bf16 A and B, or f32 A with a_f32=1, f32 accumulation); batched; B as K×N or N×K (trans_b=1)";
   d.dims_help = "M N K";
-  d.attrs_help = "trans_b=0|1 batch=1";
+  d.attrs_help = "trans_b=0|1 batch=1 a_f32=0|1 (A f32 whatever dtype is: activations against f16/bf16 weights)";
   d.validate = validate;
   d.inputs = [](const Problem& p) {
     Shape s = shape_of(p);
-    return std::vector<TensorSpec>{tensor("a", s.dt, {s.batch, s.m, s.k}),
+    return std::vector<TensorSpec>{tensor("a", s.at, {s.batch, s.m, s.k}),
                                    tensor("b", s.dt, s.trans_b ? std::vector<int64_t>{s.batch, s.n, s.k}
                                                                : std::vector<int64_t>{s.batch, s.k, s.n})};
   };
@@ -560,8 +576,8 @@ void register_matmul_ops() {
   };
   d.bytes = [](const Problem& p) {
     Shape s = shape_of(p);
-    double eb = s.dt.bytes();
-    return double(s.batch) * (eb * double(s.m * s.k + s.k * s.n) + 4.0 * double(s.m * s.n));
+    return double(s.batch) * (double(s.at.bytes()) * double(s.m * s.k) + double(s.dt.bytes()) * double(s.k * s.n) +
+                              4.0 * double(s.m * s.n));
   };
   using ir::ScalarKind;
   d.test_problems = {mm(1, 1, 1),
@@ -583,7 +599,11 @@ void register_matmul_ops() {
                      mm(3, 48, 32, 0, 2),    // gemv over K×N, batched
                      mm(2, 64, 48, 0, 3), mm(4, 32, 80, 0, 1, ScalarKind::BF16),  // ... split along K
                      mm(2, 40, 48, 1, 1, ScalarKind::F16),
-                     mm(130, 96, 64, 1)};
+                     mm(130, 96, 64, 1),
+                     // f32 A against f16/bf16 B (a_f32): the GEMVs, the K-split GEMV, the swapped product, the GEMM
+                     f32_a(mm(1, 77, 96, 1, 1, ScalarKind::BF16)), f32_a(mm(3, 48, 64, 0, 1, ScalarKind::F16)),
+                     f32_a(mm(40, 300, 70, 1, 2, ScalarKind::BF16)), f32_a(mm(45, 70, 130, 1, 1, ScalarKind::F16)),
+                     f32_a(mm(37, 33, 29, 0, 1, ScalarKind::BF16))};
   d.bench_problems = {mm(1024, 1024, 1024), mm(2048, 2048, 2048), mm(1, 4096, 4096, 1)};
   register_op(std::move(d));
   register_gated_mlp_op();

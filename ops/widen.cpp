@@ -14,10 +14,23 @@ ir::Kernel widen_kernel(ir::Type dt) {
     auto x = kb.input("x", dt);
     auto y = kb.output("y", f32);
     auto n = kb.scalar("n", u32);
+    auto gx = kb.scalar("gx", u32);  // the wrapped grid's x size
     kb.workgroup(256);
-    Value i = global_id(0);
+    Value i = (group_id(1) * gx + group_id(0)) * 256u + local_id(0);
     if_(i < n, [&] { y[i] = as_f32(x[i]); });
   });
+}
+
+int plan_widen(Plan& pl, size_t n_io, ir::Type dt, int src, int64_t n) {
+  const int y = pl.add_temp(n_io, size_t(n) * 4);
+  Step w;
+  w.kernel = widen_kernel(dt);
+  w.dims.grid = wrapped_grid(groups_for(n, 256));
+  w.dims.workgroup = {256, 1, 1};
+  w.buffers = {src, y};
+  w.scalars = {ir::scalar_slot(uint32_t(n)), ir::scalar_slot(w.dims.grid[0])};
+  pl.steps.push_back(std::move(w));
+  return y;
 }
 
 }  // namespace kgen::ops

@@ -4,6 +4,7 @@
 #pragma once
 #include "dsl/dsl.h"
 #include "ir/ir.h"
+#include "ops/op.h"
 
 namespace kgen::ops {
 
@@ -11,7 +12,11 @@ namespace kgen::ops {
 // the same width.
 dsl::Value as_f32(const dsl::Value& v);
 
-// y[i] = f32(x[i]) for i < n; scalar n; workgroup 256, grid ceil(n / 256).
+// y[i] = f32(x[i]) for i < n; scalars n, gx; workgroup 256, the wrapped
+// grid of ceil(n / 256) groups (x size gx).
 ir::Kernel widen_kernel(ir::Type dt);
+// Appends a widen launch of slot src's n values into a new f32 temporary;
+// returns its slot.
+int plan_widen(Plan& pl, size_t n_io, ir::Type dt, int src, int64_t n);
 
 }  // namespace kgen::ops

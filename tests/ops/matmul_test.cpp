@@ -113,7 +113,8 @@ TEST_CASE("matmul: the heuristic picks gemv for decode shapes and the packed gem
   CHECK(gated(1, avx512) == 3);
   CHECK(gated(128, avx512) == 3);
   CHECK(gated(129, avx512) == 0);
-  CHECK(gated(16, avx512, ir::ScalarKind::BF16) == 0);
+  CHECK(gated(64, avx512, ir::ScalarKind::BF16) == 3);
+  CHECK(gated(65, avx512, ir::ScalarKind::BF16) == 0);
   CHECK(gated(4, avx2) == 3);
   CHECK(gated(5, avx2) == 1);
   auto gpu = caps;
