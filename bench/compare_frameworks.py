@@ -4,7 +4,7 @@ latter two from PyPI, each only when installed) on the same thread counts and
 prints one comparison table (median ms per run; ratio = framework ms / kgen
 ms, so > 1 means kgen is faster).
 
-    python3 bench/compare_frameworks.py [--kgen build/tools/kgen] [--threads 1 2] [--only matmul,softmax]
+    python3 bench/compare_frameworks.py [--kgen build/tools/kgen] [--threads 1 2] [--only sgemm,softmax]
     python3 bench/compare_frameworks.py --device cuda    # kgen's CUDA device against PyTorch on the GPU
 
 On the GPU both sides are timed the same way, host wall time of one call up to
@@ -105,6 +105,7 @@ def cases():
         ("sgemm 4096^3", *matmul(4096, 4096, 4096)),
         ("sgemm 2048^3", *matmul(2048, 2048, 2048)),
         ("gemv 1x4096x4096", *matmul(1, 4096, 4096, trans_b=1)),
+        ("linear 64x11008x4096 (Bᵀ)", *matmul(64, 11008, 4096, trans_b=1)),
         ("softmax 4096x4096", *rowop("softmax", 4096, 4096)),
         ("rmsnorm 2048x1024", *rowop("rmsnorm", 2048, 1024)),
         ("layernorm 2048x1024", *rowop("layernorm", 2048, 1024)),
