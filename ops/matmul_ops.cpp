@@ -127,8 +127,9 @@ void validate(const Problem& p) {
     if (k != "trans_b" && k != "batch" && k != "a_f32") throw std::invalid_argument("unknown attribute '" + k + "' (trans_b, batch, a_f32)");
   // Index arithmetic is u32, packed buffers included (~(M + 16) · (K + 32) · batch).
   const Shape s = shape_of(p);
+  // (The swapped product's Cᵀ has rows of M rounded up to 16.)
   double biggest = double(batch) * std::max({double(s.m + 16) * double(s.k), double(s.n + 64) * double(s.k),
-                                             double(s.m) * double(s.n)});
+                                             double(s.m + 16) * double(s.n)});
   if (biggest >= 4294967295.0) throw std::invalid_argument("too large for 32-bit indexing");
 }
 
