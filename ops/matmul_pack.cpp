@@ -239,4 +239,34 @@ ir::Kernel pack_a_kernel(ir::Type dt, int mr, int ak) {
   });
 }
 
+// Ap[b][panel][k][c] = A(panel·NR + c, k), 0 past M: the packed-B panel
+// layout from rows running along K (A of the swapped product). Rows and K in
+// runtime loops: A is small there, and the Bᵀ packer's unrolled register
+// transposes took 0.7 s to compile (an unrolled row loop, 6 s).
+ir::Kernel pack_rows_kmajor_kernel(ir::Type dt, int nr) {
+  const uint32_t NR = uint32_t(nr);
+  return kernel("matmul_pack_rows_" + dt.str() + "_nr" + std::to_string(NR), [&](KernelBuilder& kb) {
+    auto a = kb.input("a", dt);
+    const ir::Type et = dt == u32 ? u32 : f32;  // u32: bf16 pairs, copied
+    auto ap = kb.output("ap", et);
+    auto M = kb.scalar("m", u32);
+    auto K = kb.scalar("k", u32);
+    kb.workgroup(1);
+    const uint32_t CH = uint32_t(pack_chunk(true));
+    Value panel = group_id(1), bz = group_id(2);
+    Value np = (M + (NR - 1)) / NR;
+    Value k0 = group_id(0) * CH, k1 = min(k0 + CH, K);
+    Value dst = cast(u64, (bz * np + panel) * K) * uint64_t(NR);
+    for_range(0u, NR, [&](Value c) {
+      Value row = panel * NR + c;
+      Value in = cast(u64, bz * M + row) * cast(u64, K);
+      if_(row < M, [&] {
+        for_range(cast(u64, k0), cast(u64, k1), [&](Value k) { ap[dst + k * uint64_t(NR) + cast(u64, c)] = to_panel(a[in + k]); });
+      }).else_([&] {
+        for_range(cast(u64, k0), cast(u64, k1), [&](Value k) { ap[dst + k * uint64_t(NR) + cast(u64, c)] = constant(et, 0); });
+      });
+    });
+  });
+}
+
 }  // namespace kgen::ops
