@@ -118,7 +118,7 @@ struct GemmBSource {
   ir::Type dt = ir::Type(ir::ScalarKind::F32);  // Raw: B's element type
   bool trans_b = false;                         // Raw: B is N×K
   // A's element type where the kernel reads A unpacked (ak = 1): f32 (or u32
-  // bf16 pair words), or f16/bf16 widened as each value is broadcast.
+  // bf16 pair words), or f16/bf16 widened a 16-step chunk of each row at a time.
   ir::Type a_dt = ir::Type(ir::ScalarKind::F32);
 };
 

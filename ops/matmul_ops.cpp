@@ -396,7 +396,6 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
         throw std::invalid_argument("matmul: bf2=1 (bf16 pairs) needs bf16 inputs and an even K: " + v.str());
       const Shape g = t.bf2 ? pair_shape(s) : s;  // what the macro-kernel steps over
       const ir::Type bt = t.bf2 ? pair_b_type(s) : s.dt;
-      const ir::Type a_dt = g.at;  // A as ak = 1 reads it (f16/bf16 widened)
       const int ap = t.ak == 1 ? 0 : plan_pack_a(pl, nio, g.at, 0, s.batch, s.m, g.k, g.k, t.mr, t.ak);
       if (t.pb) {  // B's panels packed inside the macro-kernel
         if (!pb_scratch_fits(t, g.k))
@@ -405,13 +404,13 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
         src.kind = GemmBSource::Raw;
         src.dt = bt;
         src.trans_b = s.trans_b;
-        src.a_dt = a_dt;
+        src.a_dt = g.at;  // A as ak = 1 reads it (f16/bf16 widened)
         plan_gemm_cpu(pl, t, ap, 1, 2, s.batch, s.m, s.n, g.k, GemmEpilogue::Store, nio, src);
         return pl;
       }
       int bp = plan_pack_b(pl, nio, bt, s.trans_b, 1, s.batch, s.n, g.k, t.nl, t.bf2);
       GemmBSource src;
-      src.a_dt = a_dt;
+      src.a_dt = g.at;
       plan_gemm_cpu(pl, t, ap, bp, 2, s.batch, s.m, s.n, g.k, GemmEpilogue::Store, nio, src);
       return pl;
     }
