@@ -83,7 +83,8 @@ void validate(const Problem& p) {
   if (p.dims.size() != 3) throw std::invalid_argument("expected 3 sizes T D F");
   for (int64_t d : p.dims)
     if (d < 1) throw std::invalid_argument("sizes must be >= 1");
-  if (p.dtype != ir::ScalarKind::F32 && p.dtype != ir::ScalarKind::BF16) throw std::invalid_argument("dtype must be f32 or bf16");
+  if (p.dtype != ir::ScalarKind::F32 && p.dtype != ir::ScalarKind::BF16 && p.dtype != ir::ScalarKind::F16)
+    throw std::invalid_argument("dtype must be f32, f16 or bf16");
   for (const auto& [k, v] : p.attrs) {
     if (k != "h_bf16") throw std::invalid_argument("unknown attribute '" + k + "' (h_bf16)");
     if (v != 0 && v != 1) throw std::invalid_argument("h_bf16 must be 0 or 1");
@@ -129,8 +130,8 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   if (impl == kComposed) {
     // The three products as the matmul op runs them (its heuristic: the
     // GEMV, the swapped product, the packed GEMM), H through one SiLU·product pass.
-    // bf16: H stays f32 (rounded to bf16 values with h_bf16) and the down
-    // product reads it as f32 against bf16 Dn (matmul's a_f32).
+    // f16/bf16: H stays f32 (rounded to bf16 values with h_bf16) and the
+    // down product reads it as f32 against the 16-bit Dn (matmul's a_f32).
     const OpDef& mm = *find_op("matmul");
     auto product = [&](int a, int b, int c, int64_t m, int64_t n, int64_t k, bool a_f32 = false) {
       Problem q;
@@ -296,9 +297,10 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // against 78.3); 2 threads: 1 6.0 -> 3.0, 16 7.6 -> 3.7, 64 14.4 -> 10.0,
   // 128 23.3 -> 19.9. bf16 (the down product f32 H against bf16 Dn): 1 6.6
   // -> 1.9, 16 8.4 -> 5.4, 64 17.1 -> 14.0, 128 28.4 -> 27.1 (h_bf16: 27.9
-  // against 27.8, so not there). Up to 4 tokens everywhere (GEMVs against
-  // weights packed per call; not measured on AVX2), up to 128 (bf16 64)
-  // where the swapped product runs.
+  // against 27.8, so not there). f16 (widened): 1 8.9 -> 2.2, 16 11.5 ->
+  // 6.4, 64 24.0 -> 20.1, 128 40.0 -> 39.0. Up to 4 tokens everywhere
+  // (GEMVs against weights packed per call; not measured on AVX2), up to 128
+  // (f16/bf16 64) where the swapped product runs.
   const int64_t composed_max = caps.vector_bits < 512 ? 4 : p.dtype == ir::ScalarKind::F32 ? 128 : 64;
   if (p.dim(0) <= composed_max) return Variant{}.set("impl", kComposed);
   if (caps.vector_bits < 512) {
@@ -392,7 +394,7 @@ float silu_ref(float x) { return x / (1.0f + std::exp(-x)); }
 void register_gated_mlp_op() {
   OpDef d;
   d.name = "gated_mlp";
-  d.description = "Y = (silu(X·Gᵀ) ⊙ X·Uᵀ)·Dnᵀ (f32 or bf16 inputs, f32 Y and H; X T×D, G and U F×D, Dn D×F), gate/up GEMM with a fused epilogue";
+  d.description = "Y = (silu(X·Gᵀ) ⊙ X·Uᵀ)·Dnᵀ (f32, f16 or bf16 inputs, f32 Y and H; X T×D, G and U F×D, Dn D×F), gate/up GEMM with a fused epilogue";
   d.dims_help = "T D F";
   d.attrs_help = "h_bf16=0|1 (bf16 inputs: H rounded to bf16 before the down projection, as bf16 frameworks store it)";
   d.validate = validate;
@@ -431,7 +433,8 @@ void register_gated_mlp_op() {
   d.test_problems = {gm(1, 16, 16),  gm(5, 32, 48),  gm(17, 40, 33), gm(33, 64, 100), gm(30, 20, 70), gm(200, 24, 40), gm(131, 40, 70),
                      gm(17, 40, 33, ir::ScalarKind::BF16), gm(60, 36, 70, ir::ScalarKind::BF16), gm(5, 33, 48, ir::ScalarKind::BF16),
                      gm(17, 40, 34, ir::ScalarKind::BF16, 1), gm(60, 36, 70, ir::ScalarKind::BF16, 1), gm(5, 33, 48, ir::ScalarKind::BF16, 1),
-                     gm(70, 64, 70, ir::ScalarKind::BF16, 1)};  // AVX-512 + BF16, past the composed form: H as pair words, both GEMMs on pairs
+                     gm(70, 64, 70, ir::ScalarKind::BF16, 1),
+                     gm(17, 40, 33, ir::ScalarKind::F16), gm(131, 36, 70, ir::ScalarKind::F16)};  // f16: widened  // AVX-512 + BF16, past the composed form: H as pair words, both GEMMs on pairs
   d.bench_problems = {gm(2048, 1024, 11008), gm(256, 1024, 11008)};
   register_op(std::move(d));
 }

@@ -312,6 +312,9 @@ TEST_CASE("gated_mlp: bf16 weights, every candidate (pairs where the host has vd
   auto dev = cpu(2);
   auto p = problem("gated_mlp", {19, 48, 77}, {}, ir::ScalarKind::BF16);
   for (const auto& v : d.candidates(p, dev->caps())) check(*dev, p, v);
+  // f16 weights (widened), every candidate too.
+  auto ph = problem("gated_mlp", {19, 48, 77}, {}, ir::ScalarKind::F16);
+  for (const auto& v : d.candidates(ph, dev->caps())) check(*dev, ph, v);
   // Pairs on any host (lane arithmetic without the instruction): X read as
   // words or packed, [G;U] packed in the GEMM or by a launch.
   for (const char* v : {"impl=0 mr=6 nl=4 kc=0 mc=4 nc=2 ak=1 pb=1 bf2=1", "impl=0 mr=6 nl=4 kc=0 mc=2 nc=2 ak=16 bpf=1 bf2=1"})
