@@ -414,10 +414,13 @@ void register_gated_mlp_op() {
   d.reference = reference;
   // Both GEMMs' rounding, plus the vectorised exp's few ulps in the epilogue.
   // With h_bf16 an element of H that lands near a bf16 rounding boundary may
-  // round the other way than the reference's: at most one bf16 ulp (2^-8
-  // relative) of each product with Dn.
+  // round the other way than the reference's: one bf16 ulp (2^-8 to 2^-7
+  // relative) of its product with Dn. A GPU's exp (a few ulps on lavapipe)
+  // flips several in one row: webgpu 60×36×70 once in ~100 runs reached
+  // 0.0046 with 3 flips, over the 2^-8 this allowed. 2^-6 covers a few; the
+  // rounding itself is checked bit for bit by the bf16_upper_bits test.
   d.tolerance = [](const Problem& p) {
-    return 2 * (dot_tolerance(p.dim(1)) + dot_tolerance(p.dim(2))) + 1e-5 + (p.attr("h_bf16", 0) ? 1.0 / 256 : 0.0);
+    return 2 * (dot_tolerance(p.dim(1)) + dot_tolerance(p.dim(2))) + 1e-5 + (p.attr("h_bf16", 0) ? 1.0 / 64 : 0.0);
   };
   d.flops = [](const Problem& p) {
     Dims s = dims_of(p);
