@@ -14,6 +14,8 @@
 //                                          rounded to bf16) vs oneDNN's three bf16
 //                                          matmuls alone (a lower bound of the
 //                                          unfused bf16 path), and vs our f32 op
+//   gated_mlp/decode[_bf16]/1x<D>x<F>/threads:<t>  one token (the composed form)
+//                                          vs the triad, bytes = the three weights
 //   gated_mlp/<T>x<D>x<F>/threads:<t>      vs the unfused path: 3 vendor SGEMMs
 //                                          (the faster vendor) + a SiLU kernel +
 //                                          a product kernel (our f32x16 line
@@ -153,16 +155,9 @@ void BM_Bf16Gemm(benchmark::State& state, int64_t m, int64_t n, int64_t k) {
   }
 }
 
-void BM_Gemv(benchmark::State& state, int64_t n, int64_t k, ir::ScalarKind dt) {
-  const int threads = int(state.range(0));
-  ops::Problem p;
-  p.op = "matmul";
-  p.dims = {1, n, k};
-  p.dtype = dt;
-  p.attrs["trans_b"] = 1;
-  // 6 copies of the 64 MiB f32 weights (384 MiB) rotate beyond the 260 MiB
-  // L3; 12 of the 32 MiB bf16 ones.
-  OurOp ours(p, threads, dt == ir::ScalarKind::F32 ? 6 : 12);
+// Ours (reading `bytes` of weights per run) against the triad, interleaved:
+// GB/s of weights read, and their ratio.
+void weights_vs_triad(benchmark::State& state, OurOp& ours, double bytes, int threads) {
   ours.run();
   for (auto _ : state) state.SetIterationTime(ours.run());
   constexpr size_t kTriad = size_t(1) << 26;
@@ -174,12 +169,37 @@ void BM_Gemv(benchmark::State& state, int64_t n, int64_t k, ir::ScalarKind dt) {
     t_ours.push_back(r % 3 == 0 ? steady([&] { return ours.run(); }) : ours.run());
     if (r % 3 == 2) t_triad.push_back(steady(run_baseline));
   }
-  double gbs = double(ir::Type(dt).bytes()) * double(n) * double(k) / median(t_ours) / 1e9;
+  double gbs = bytes / median(t_ours) / 1e9;
   double triad = triad_bytes(kTriad) / median(t_triad) / 1e9;
   state.counters["GB_per_s"] = gbs;
   state.counters["triad_GB_per_s"] = triad;
   state.counters["ratio"] = gbs / triad;
   state.SetLabel(ours.variant);
+}
+
+void BM_Gemv(benchmark::State& state, int64_t n, int64_t k, ir::ScalarKind dt) {
+  const int threads = int(state.range(0));
+  ops::Problem p;
+  p.op = "matmul";
+  p.dims = {1, n, k};
+  p.dtype = dt;
+  p.attrs["trans_b"] = 1;
+  // 6 copies of the 64 MiB f32 weights (384 MiB) rotate beyond the 260 MiB
+  // L3; 12 of the 32 MiB bf16 ones.
+  OurOp ours(p, threads, dt == ir::ScalarKind::F32 ? 6 : 12);
+  weights_vs_triad(state, ours, double(ir::Type(dt).bytes()) * double(n) * double(k), threads);
+}
+
+// One token through a gated MLP (decode): G, U and Dn read once each.
+void BM_GatedDecode(benchmark::State& state, int64_t d, int64_t f, ir::ScalarKind dt) {
+  const int threads = int(state.range(0));
+  ops::Problem p;
+  p.op = "gated_mlp";
+  p.dims = {1, d, f};
+  p.dtype = dt;
+  // 3 copies of the 3 × 43 MiB f32 weights (387 MiB) beyond the L3; 6 of bf16's.
+  OurOp ours(p, threads, dt == ir::ScalarKind::F32 ? 3 : 6);
+  weights_vs_triad(state, ours, 3.0 * double(ir::Type(dt).bytes()) * double(d) * double(f), threads);
 }
 
 // The unfused baseline's elementwise kernels, on f32x16 lines.
@@ -344,6 +364,10 @@ void register_matmul_benchmarks() {
       ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.3);
   benchmark::RegisterBenchmark("matmul/gemv_bf16/1x4096x4096", BM_Gemv, 4096, 4096, ir::ScalarKind::BF16)
       ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.3);
+  for (auto dt : {ir::ScalarKind::F32, ir::ScalarKind::BF16})
+    benchmark::RegisterBenchmark(dt == ir::ScalarKind::F32 ? "gated_mlp/decode/1x1024x11008" : "gated_mlp/decode_bf16/1x1024x11008",
+                                 BM_GatedDecode, 1024, 11008, dt)
+        ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.3);
   benchmark::RegisterBenchmark("gated_mlp/256x1024x11008", BM_GatedMlp, 256, 1024, 11008)
       ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
   for (bool h : {false, true})
