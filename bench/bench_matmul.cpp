@@ -155,9 +155,12 @@ void BM_Bf16Gemm(benchmark::State& state, int64_t m, int64_t n, int64_t k) {
   }
 }
 
-// Ours (reading `bytes` of weights per run) against the triad, interleaved:
-// GB/s of weights read, and their ratio.
-void weights_vs_triad(benchmark::State& state, OurOp& ours, double bytes, int threads) {
+// Problem p as dispatched (reading `bytes` of weights per run, rotating
+// `copies` of its inputs) against the triad, interleaved: GB/s of weights
+// read, and their ratio.
+void weights_vs_triad(benchmark::State& state, const ops::Problem& p, int copies, double bytes) {
+  const int threads = int(state.range(0));
+  OurOp ours(p, threads, copies);
   ours.run();
   for (auto _ : state) state.SetIterationTime(ours.run());
   constexpr size_t kTriad = size_t(1) << 26;
@@ -178,7 +181,6 @@ void weights_vs_triad(benchmark::State& state, OurOp& ours, double bytes, int th
 }
 
 void BM_Gemv(benchmark::State& state, int64_t n, int64_t k, ir::ScalarKind dt) {
-  const int threads = int(state.range(0));
   ops::Problem p;
   p.op = "matmul";
   p.dims = {1, n, k};
@@ -186,20 +188,17 @@ void BM_Gemv(benchmark::State& state, int64_t n, int64_t k, ir::ScalarKind dt) {
   p.attrs["trans_b"] = 1;
   // 6 copies of the 64 MiB f32 weights (384 MiB) rotate beyond the 260 MiB
   // L3; 12 of the 32 MiB bf16 ones.
-  OurOp ours(p, threads, dt == ir::ScalarKind::F32 ? 6 : 12);
-  weights_vs_triad(state, ours, double(ir::Type(dt).bytes()) * double(n) * double(k), threads);
+  weights_vs_triad(state, p, dt == ir::ScalarKind::F32 ? 6 : 12, double(ir::Type(dt).bytes()) * double(n) * double(k));
 }
 
 // One token through a gated MLP (decode): G, U and Dn read once each.
 void BM_GatedDecode(benchmark::State& state, int64_t d, int64_t f, ir::ScalarKind dt) {
-  const int threads = int(state.range(0));
   ops::Problem p;
   p.op = "gated_mlp";
   p.dims = {1, d, f};
   p.dtype = dt;
   // 3 copies of the 3 × 43 MiB f32 weights (387 MiB) beyond the L3; 6 of bf16's.
-  OurOp ours(p, threads, dt == ir::ScalarKind::F32 ? 3 : 6);
-  weights_vs_triad(state, ours, 3.0 * double(ir::Type(dt).bytes()) * double(d) * double(f), threads);
+  weights_vs_triad(state, p, dt == ir::ScalarKind::F32 ? 3 : 6, 3.0 * double(ir::Type(dt).bytes()) * double(d) * double(f));
 }
 
 // The unfused baseline's elementwise kernels, on f32x16 lines.
