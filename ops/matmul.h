@@ -89,10 +89,6 @@ ir::Kernel pack_b_kernel(ir::Type dt, bool trans_b, int nl, bool pairs = false);
 // 0: Ap[b][panel][k][r]; 16: Ap[b][panel][k/16][r][k%16], zero past M and K.
 // A u32 A holds bf16 pairs (GemmTile::bf2) and is copied as it is.
 ir::Kernel pack_a_kernel(ir::Type dt, int mr, int ak = 0);
-// Bp[b][panel][k][c] = A(panel·nr + c, k) (0 past M): rows along K packed as
-// B panels of nr columns (the swapped product's A). Scalars m, k; grid
-// (ceil(k / pack_chunk(true)), panels, batch).
-ir::Kernel pack_rows_kmajor_kernel(ir::Type dt, int nr);
 
 // Epilogue of the CPU macro-kernel. Store: C = A·B. GatedSilu: the packed B
 // interleaves gate and up panels line by line (line 2i from G, 2i+1 from U,

@@ -467,15 +467,9 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
         throw std::invalid_argument("matmul: bad impl=5 tile " + v.str());
       t.nc = int((mp + 16 * t.nl - 1) / (16 * t.nl));
       const Shape g = t.bf2 ? pair_shape(s) : s;
-      // A packed as the panel operand (pack_rows_kmajor_kernel).
-      const int64_t np = (s.m + 16 * t.nl - 1) / (16 * t.nl);
-      const int ap = pl.add_temp(nio, size_t(s.batch * np * 16 * t.nl * g.k) * 4);
-      Step pk;
-      pk.kernel = pack_rows_kmajor_kernel(g.at, 16 * t.nl);
-      pk.dims.grid = {groups_for(g.k, pack_chunk(true)), uint32_t(np), uint32_t(s.batch)};
-      pk.buffers = {0, ap};
-      pk.scalars = {ir::scalar_slot(uint32_t(s.m)), ir::scalar_slot(uint32_t(g.k))};
-      pl.steps.push_back(std::move(pk));
+      // A packed as the panel operand: packed A's k-major layout with
+      // panels of NR rows is the packed-B panel layout (Bp[panel][k][c]).
+      const int ap = plan_pack_a(pl, nio, g.at, 0, s.batch, s.m, g.k, g.k, 16 * t.nl, 0);
       const int ct = pl.add_temp(nio, size_t(s.batch * s.n * mp) * 4);
       GemmBSource src;  // A packed; B's rows read as they are, f16/bf16 widened unless on pairs
       src.a_dt = t.bf2 ? pair_b_type(s) : s.dt;
