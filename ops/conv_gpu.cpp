@@ -9,6 +9,7 @@
 #include "dsl/dsl.h"
 #include "ops/conv.h"
 #include "ops/line_tile_gemm.h"
+#include "ops/matmul_plan.h"
 
 namespace kgen::ops {
 
@@ -122,55 +123,116 @@ void plan_conv_gpu(Plan& pl, const ConvShape& s, int wg, int ocb) {
 // im2col would lay it out (zero in the padding) while the tile is staged, W
 // read as Bᵀ rows, and the store writing y[n][oc][oh][ow] with bias and ReLU.
 // The line-tile loop (ops/line_tile_gemm.h) multiplies.
-ir::Kernel conv_gpu_gemm_kernel(int tn, bool bias, bool relu) {
-  std::string name = "conv_gpu_gemm_tn" + std::to_string(tn) + (bias ? "_bias" : "") + (relu ? "_relu" : "");
+ir::Kernel conv_gpu_gemm_kernel(int tn, bool bias, bool relu, int ks) {
+  const uint32_t KS = uint32_t(ks);
+  const bool split = KS > 1;  // partial sums to part[split][y], bias and ReLU in conv_ksplit_sum_kernel
+  std::string name = "conv_gpu_gemm_tn" + std::to_string(tn) + (split ? "_ks" + std::to_string(ks) : "") +
+                     (bias && !split ? "_bias" : "") + (relu && !split ? "_relu" : "");
   return kernel(name, [&](KernelBuilder& kb) {
     // NP: the batch's output positions N·OH·OW.
-    auto [x, w, b, y, C, H, W, CG, OCG, NP, OH, OW, KH, KW, SH, SW, PT, PL, DH, DW] = conv_params(kb, bias, "positions");
+    auto [x, w, b, y, C, H, W, CG, OCG, NP, OH, OW, KH, KW, SH, SW, PT, PL, DH, DW] = conv_params(kb, bias && !split, "positions");
     kb.workgroup(16, 16);
-    Value g = group_id(2);
+    Value g = split ? group_id(2) / KS : group_id(2);
     Value taps = KH * KW, K = CG * taps, OC = OCG * (C / CG), plane = OH * OW;
+    // This split's K range [kbeg, kbeg + klen), in whole 16-steps.
+    Value kbeg = constant(u32, 0u), klen = K;
+    if (split) {
+      Value per = ((K + (KS - 1)) / KS + 15u) / 16u * 16u;
+      kbeg = min(group_id(2) % KS * per, K);
+      klen = min(kbeg + per, K) - kbeg;
+    }
     LineTileOperands io;
-    io.a = [&](const Value& pos, const Value& k, bool) {
+    io.a = [&](const Value& pos, const Value& kk, bool) {
+      Value k = kbeg + kk;
       Value n = pos / plane, rem = pos - n * plane, oh = rem / OW, ow = rem - oh * OW;
       Value c = k / taps, t = k - c * taps, kh = t / KW, kw = t - kh * KW;
       Value ih = cast(i32, oh) * SH - PT + cast(i32, kh) * DH, iw = cast(i32, ow) * SW - PL + cast(i32, kw) * DW;
       Var v = var(f32, 0.0f);
-      if_(pos < NP && k < K && ih >= 0 && ih < H && iw >= 0 && iw < W, [&] {
+      if_(pos < NP && kk < klen && ih >= 0 && ih < H && iw >= 0 && iw < W, [&] {
         v = x[(((n * C + g * CG + c) * cast(u32, H)) + cast(u32, ih)) * cast(u32, W) + cast(u32, iw)];
       });
       return v.get();
     };
-    io.b = [&](const Value& oc, const Value& k, bool) {
+    io.b = [&](const Value& oc, const Value& kk, bool) {
       Var v = var(f32, 0.0f);
-      if_(oc < OCG && k < K, [&] { v = w[(g * OCG + oc) * K + k]; });
+      if_(oc < OCG && kk < klen, [&] { v = w[(g * OCG + oc) * K + kbeg + kk]; });
       return v.get();
     };
     io.store = [&](const Value& pos, const Value& oc, const Value& acc) {
       Value n = pos / plane, rem = pos - n * plane;
       Value goc = g * OCG + oc;
       Value v = acc;
-      if (bias) v = v + b[goc];
-      if (relu) v = max(v, 0.0f);
-      y[(n * OC + goc) * plane + rem] = v;
+      if (bias && !split) v = v + b[goc];
+      if (relu && !split) v = max(v, 0.0f);
+      Value at = (n * OC + goc) * plane + rem;
+      y[split ? group_id(2) % KS * (NP * OC) + at : at] = v;
     };
     io.b_k_fastest = true;
     io.always_guarded = true;
-    line_tile_gemm(io, NP, OCG, K, 16, uint32_t(tn), true);
+    line_tile_gemm(io, NP, OCG, klen, 16, uint32_t(tn), true);
+  });
+}
+
+ir::Kernel conv_ksplit_sum_kernel(int ks, bool bias, bool relu) {
+  std::string name = "conv_ksplit_sum_" + std::to_string(ks) + (bias ? "_bias" : "") + (relu ? "_relu" : "");
+  return kernel(name, [&](KernelBuilder& kb) {
+    auto part = kb.input("part", f32);
+    Array b;
+    if (bias) b = kb.input("b", f32);
+    auto y = kb.output("y", f32);
+    auto n = kb.scalar("n", u32);
+    auto plane = kb.scalar("plane", u32);
+    auto oc = kb.scalar("oc", u32);
+    auto gx = kb.scalar("gx", u32);
+    kb.workgroup(256);
+    Value i = (group_id(1) * gx + group_id(0)) * 256u + local_id(0);
+    if_(i < n, [&] {
+      Value v = part[i];
+      for (int j = 1; j < ks; ++j) v = v + part[i + n * uint32_t(j)];
+      if (bias) v = v + b[i / plane % oc];
+      if (relu) v = max(v, 0.0f);
+      y[i] = v;
+    });
   });
 }
 
 bool conv_gpu_gemm_fits(const ConvShape& s) { return (s.n * s.oh() * s.ow() + 127) / 128 <= 65535; }
 
-void plan_conv_gpu_gemm(Plan& pl, const ConvShape& s, int tn) {
+int conv_gpu_k_split(const ConvShape& s, int tn) {
+  const int64_t tiles = (s.n * s.oh() * s.ow() + 127) / 128 * ((s.ocg() + 16 * tn - 1) / (16 * tn)) * s.groups;
+  const int64_t k = s.cg() * s.kh * s.kw;
+  int ks = 1;
+  while (ks < 8 && tiles * ks < kGpuGroupsWanted && k / (2 * ks) >= 128) ks *= 2;
+  return ks;
+}
+
+void plan_conv_gpu_gemm(Plan& pl, size_t nio, const ConvShape& s, int tn, int ks) {
   if (tn != 4 && tn != 8) throw std::invalid_argument("conv2d: the implicit GEMM takes tn 4 or 8");
-  const int64_t positions = s.n * s.oh() * s.ow();
+  if (ks < 1 || ks > 16) throw std::invalid_argument("conv2d: the implicit GEMM's K split (ks) is 1-16");
+  const int64_t positions = s.n * s.oh() * s.ow(), ysize = positions * s.oc;
   if (!conv_gpu_gemm_fits(s))
     throw std::invalid_argument("conv2d: the implicit GEMM takes at most 65535 tiles of 128 positions (N·OH·OW)");
-  Step st = conv_step(conv_gpu_gemm_kernel(tn, s.bias, s.relu), s, positions);
-  st.dims.grid = {uint32_t((s.ocg() + 16 * tn - 1) / (16 * tn)), uint32_t((positions + 127) / 128), uint32_t(s.groups)};
+  if (ks > 1 && (s.groups * ks > 65535 || ysize * ks >= (int64_t(1) << 32)))
+    throw std::invalid_argument("conv2d: the implicit GEMM's K split takes fewer than 2^32 partial outputs");
+  Step st = conv_step(conv_gpu_gemm_kernel(tn, s.bias, s.relu, ks), s, positions);
+  st.dims.grid = {uint32_t((s.ocg() + 16 * tn - 1) / (16 * tn)), uint32_t((positions + 127) / 128), uint32_t(s.groups * ks)};
   st.dims.workgroup = {16, 16, 1};
+  if (ks == 1) {
+    pl.steps.push_back(std::move(st));
+    return;
+  }
+  const int part = pl.add_temp(nio, size_t(ysize * ks) * 4), y = s.bias ? 3 : 2;
+  st.buffers = {0, 1, part};  // no bias: the sum adds it
   pl.steps.push_back(std::move(st));
+  Step sum;
+  sum.kernel = conv_ksplit_sum_kernel(ks, s.bias, s.relu);
+  sum.dims.grid = wrapped_grid(groups_for(ysize, 256));
+  sum.dims.workgroup = {256, 1, 1};
+  sum.buffers = {part};
+  if (s.bias) sum.buffers.push_back(2);
+  sum.buffers.push_back(y);
+  sum.scalars = {u(ysize), u(s.oh() * s.ow()), u(s.oc), u(sum.dims.grid[0])};
+  pl.steps.push_back(std::move(sum));
 }
 
 }  // namespace kgen::ops

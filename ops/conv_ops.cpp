@@ -72,7 +72,13 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
   if (!is_cpu(caps)) {
     for (int ocb : {1, 4}) out.push_back(Variant{}.set("impl", kGpu).set("wg", 64).set("ocb", ocb));
     if (conv_gpu_gemm_fits(s))
-      for (int tn : {4, 8}) out.push_back(Variant{}.set("impl", kGpuGemm).set("tn", tn));
+      for (int tn : {4, 8})
+        for (int ks : {1, 2, 4, 8})
+          if (ks == 1 || s.cg() * s.kh * s.kw / ks >= 32) {
+            Variant v = Variant{}.set("impl", kGpuGemm).set("tn", tn);
+            if (ks > 1) v.set("ks", ks);
+            out.push_back(v);
+          }
     return out;
   }
   if (is_depthwise(s)) {
@@ -102,7 +108,12 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     // The implicit GEMM where a group has channels enough to fill its tiles
     // (H200, 3×3 64->64 56×56: batch 1 0.135 -> 0.070 ms, batch 8 0.486 ->
     // 0.115 against the direct kernel; tn 8 0.099 / 0.189).
-    if (s.ocg() >= 16 && conv_gpu_gemm_fits(s)) return Variant{}.set("impl", kGpuGemm).set("tn", s.ocg() <= 64 ? 4 : 8);
+    if (s.ocg() >= 16 && conv_gpu_gemm_fits(s)) {
+      const int tn = s.ocg() <= 64 ? 4 : 8, ks = conv_gpu_k_split(s, tn);
+      Variant v = Variant{}.set("impl", kGpuGemm).set("tn", tn);
+      if (ks > 1) v.set("ks", ks);
+      return v;
+    }
     return Variant{}.set("impl", kGpu).set("wg", 64).set("ocb", s.ocg() >= 4 ? 4 : 1);
   }
   if (is_depthwise(s)) return Variant{}.set("impl", kDepthwise).set("lines", direct_block_fits(1, 8, caps) ? 8 : 3).set("pb", 4);
@@ -167,7 +178,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       return pl;
     }
     case kGpuGemm:
-      plan_conv_gpu_gemm(pl, s, int(v.get("tn", 4)));
+      plan_conv_gpu_gemm(pl, nio, s, int(v.get("tn", 4)), int(v.get("ks", 1)));
       return pl;
   }
   throw std::invalid_argument("conv2d: unknown impl in variant '" + v.str() + "'");

@@ -98,10 +98,10 @@ void validate(const Problem& p) {
 void silu_step(Plan& pl, int g, int u, int h, int64_t n, bool round_bf16) {
   Step s;
   s.kernel = gated_silu_gpu_kernel(round_bf16);
-  s.dims.grid = {uint32_t((n + 255) / 256), 1, 1};
+  s.dims.grid = wrapped_grid(groups_for(n, 256));
   s.dims.workgroup = {256, 1, 1};
   s.buffers = {g, u, h};
-  s.scalars = {ir::scalar_slot(uint32_t(n))};
+  s.scalars = {ir::scalar_slot(uint32_t(n)), ir::scalar_slot(s.dims.grid[0])};
   pl.steps.push_back(std::move(s));
 }
 
@@ -116,17 +116,16 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     GpuTile t = gpu_tile_of(v);
     int tg = pl.add_temp(nio, size_t(s.t * s.f) * 4), tu = pl.add_temp(nio, size_t(s.t * s.f) * 4);
     int h = pl.add_temp(nio, size_t(s.t * s.f) * 4);
-    plan_gemm_gpu(pl, dt, true, t, 0, 1, tg, 1, s.t, s.f, s.d);
-    plan_gemm_gpu(pl, dt, true, t, 0, 2, tu, 1, s.t, s.f, s.d);
+    plan_gemm_gpu(pl, dt, true, t, 0, 1, tg, 1, s.t, s.f, s.d, nio);
+    plan_gemm_gpu(pl, dt, true, t, 0, 2, tu, 1, s.t, s.f, s.d, nio);
     silu_step(pl, tg, tu, h, s.t * s.f, h16);
     int dn = 3;
     if (dt != f32t) {  // the GPU GEMM takes one element type: Dn widened to H's f32
       dn = plan_widen(pl, nio, dt, 3, s.d * s.f);
     }
-    plan_gemm_gpu(pl, f32t, true, t, h, dn, 4, 1, s.t, s.d, s.f);
+    plan_gemm_gpu(pl, f32t, true, t, h, dn, 4, 1, s.t, s.d, s.f, nio);
     return pl;
   }
-  if (!is_cpu(caps)) throw std::invalid_argument("gated_mlp: impl 0/1/3 are for the cpu target");
   if (impl == kComposed) {
     // The three products as the matmul op runs them (its heuristic: the
     // GEMV, the swapped product, the packed GEMM), H through one SiLU·product pass.
@@ -150,6 +149,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     product(h, 3, 4, s.t, s.d, s.f, true);
     return pl;
   }
+  if (!is_cpu(caps)) throw std::invalid_argument("gated_mlp: impl 0/1 are for the cpu target");
   GemmTile t = tile_of(v);
   const bool pairs = t.bf2 != 0;
   if (pairs && (!pairs_fit(p) || impl != kFused))
@@ -256,6 +256,8 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
   if (!is_cpu(caps)) {
     for (int b : {2, 4}) out.push_back(Variant{}.set("impl", kGpu).set("wg", 16).set("tm", b).set("tn", b).set("tk", 16));
     out.push_back(Variant{}.set("impl", kGpu).set("wg", 16).set("tm", 8).set("tn", 8).set("tk", 16).set("vec", 1));
+    out.push_back(Variant{}.set("impl", kGpu).set("wg", 16).set("tm", 8).set("tn", 8).set("tk", 16).set("vec", 2));
+    out.push_back(Variant{}.set("impl", kComposed));
     return out;
   }
   for (auto [mr, nl] : fused_blocks(caps))
@@ -285,10 +287,10 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
 }
 
 Variant heuristic(const Problem& p, const TargetCaps& caps) {
-  if (!is_cpu(caps)) {
-    // One tile for the three GEMMs: the T×F gate/up products' (F > D).
-    return gpu_tile_variant(default_gpu_tile(p.dim(0), p.dim(2))).set("impl", kGpu);
-  }
+  // GPUs: the three products as the matmul op dispatches them (each its own
+  // tile, K split or swapped form; the GEMV for few tokens), where impl=2
+  // takes one tile for all three.
+  if (!is_cpu(caps)) return Variant{}.set("impl", kComposed);
   // Few tokens: the three products as the matmul op dispatches them
   // (GEMVs, then the swapped product, which read the weights in place where
   // the fused GEMMs pack them) and one SiLU·product pass. Zen 5, T × 1024 ×

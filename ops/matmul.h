@@ -127,8 +127,9 @@ struct GemmBSource {
 ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep = GemmEpilogue::Store,
                            const GemmBSource& src = {});
 // c[b][i] = Σ_s part[b][s][i] over `ks` partial products of mn elements each;
-// workgroup 256, grid x = ceil(mn / 256), z = batch.
-ir::Kernel matmul_ksplit_sum_kernel(int ks);
+// workgroup 256, grid x = ceil(mn / 256), z = batch. index64 = false: u32
+// indices (GLSL and WGSL have no 64-bit integers), for fewer than 2^32 partials.
+ir::Kernel matmul_ksplit_sum_kernel(int ks, bool index64 = true);
 
 // GEMV for small M on the CPU (C: M×N f32). trans_b: B is N×K (weights rows),
 // needs K % 16 == 0; each work-item takes `rows` consecutive outputs n and
@@ -161,12 +162,20 @@ ir::Kernel gemv_gpu_kernel(ir::Type dt, int m, int wg, bool subgroups);
 // 64 + 4·ty + i), so a K step is 4 16-byte shared loads for 64 FMAs instead
 // of 16 scalar ones (ops/matmul_gpu.cpp). vec = 2: the same with the next
 // tile's global loads issued into registers before this tile's FMAs.
+// The line tiles also take tn = 4 (128×64 tiles, tk 16), and:
+// - ks > 1: a K split; grid z = batch·ks, each split writes its partial C
+//   (part[batch][ks][M][N]) and matmul_ksplit_sum_kernel adds them up. For
+//   products with too few 128×128 tiles to fill the GPU (1024², skinny M).
+// - sw = 1 (Bᵀ only): the swapped product Cᵀ = B·Aᵀ, B's N rows on the
+//   tile's 128 rows and A's M rows on its 16·tn columns, C stored
+//   transposed from the registers. For M ≤ 128 against a large N, where
+//   A's rows would fill a fraction of the 128-row tile.
 struct GpuTile {
-  int wg = 16, tm = 4, tn = 4, tk = 16, vec = 0;
+  int wg = 16, tm = 4, tn = 4, tk = 16, vec = 0, ks = 1, sw = 0;
 };
 ir::Kernel gemm_gpu_kernel(ir::Type dt, bool trans_b, const GpuTile& t);
 // GPU epilogue of gated_mlp: h[i] = silu(g[i])·u[i] over n elements (g = X·Gᵀ,
-// u = X·Uᵀ). Scalar n; any workgroup size (the launcher's choice).
+// u = X·Uᵀ). Scalars n and gx; workgroup 256 on a wrapped grid (ops/op.h).
 ir::Kernel gated_silu_gpu_kernel(bool round_bf16 = false);  // h_bf16: H rounded to bf16 (f32 storage)
 
 // Scalar f32 SiLU·product (for the unfused baselines and tests):

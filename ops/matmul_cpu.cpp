@@ -313,18 +313,20 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, con
   });
 }
 
-ir::Kernel matmul_ksplit_sum_kernel(int ks) {
-  return kernel("matmul_ksplit_sum_" + std::to_string(ks), [&](KernelBuilder& kb) {
+ir::Kernel matmul_ksplit_sum_kernel(int ks, bool index64) {
+  return kernel("matmul_ksplit_sum_" + std::to_string(ks) + (index64 ? "" : "_32"), [&](KernelBuilder& kb) {
     auto part = kb.input("part", f32);
     auto c = kb.output("c", f32);
     auto MN = kb.scalar("mn", u32);
     kb.workgroup(256);
+    auto ix = [&](const Value& v) { return index64 ? cast(u64, v) : v; };
+    auto lit = [&](int j) { return index64 ? constant(u64, uint64_t(j)) : constant(u32, uint32_t(j)); };
     Value i = global_id(0), bz = group_id(2);
     if_(i < MN, [&] {
-      Value base = cast(u64, bz) * uint64_t(ks) * cast(u64, MN) + cast(u64, i);
+      Value base = ix(bz) * lit(ks) * ix(MN) + ix(i);
       Value s = part[base];
-      for (int j = 1; j < ks; ++j) s = s + part[base + cast(u64, MN) * uint64_t(j)];
-      c[cast(u64, bz) * cast(u64, MN) + cast(u64, i)] = s;
+      for (int j = 1; j < ks; ++j) s = s + part[base + ix(MN) * lit(j)];
+      c[ix(bz) * ix(MN) + ix(i)] = s;
     });
   });
 }

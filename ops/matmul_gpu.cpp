@@ -38,14 +38,27 @@ GemmArgs gemm_args(KernelBuilder& kb, ir::Type dt) {
 }
 
 // The vec forms (matmul.h: GpuTile) over A and B (or Bᵀ) in memory: interior
-// tiles stage without bounds checks, edge tiles check each element.
-ir::Kernel gemm_gpu_vec_kernel(ir::Type dt, bool trans_b, uint32_t TK, bool prefetch) {
-  std::string name = "matmul_gpu_vec_" + dt.str() + (trans_b ? "_t" : "_n") + "_tk" + std::to_string(TK) + (prefetch ? "_pf" : "");
+// tiles stage without bounds checks, edge tiles check each element. A K
+// split's group z = batch·ks + split takes K range [kbeg, kend) (whole tk
+// steps) and writes its partial C at group z's M×N slab. Swapped (Bᵀ): the
+// tile's rows are B's rows, its columns A's rows, and C is stored transposed.
+ir::Kernel gemm_gpu_vec_kernel(ir::Type dt, bool trans_b, const GpuTile& t) {
+  const uint32_t TK = uint32_t(t.tk), TN = uint32_t(t.tn), KS = uint32_t(t.ks);
+  const bool prefetch = t.vec == 2, swapped = t.sw == 1;
+  std::string name = "matmul_gpu_vec_" + dt.str() + (trans_b ? "_t" : "_n") + "_tk" + std::to_string(TK) +
+                     (TN != 8 ? "_tn" + std::to_string(TN) : "") + (prefetch ? "_pf" : "") +
+                     (KS > 1 ? "_ks" + std::to_string(KS) : "") + (swapped ? "_sw" : "");
   return kernel(name, [&](KernelBuilder& kb) {
     auto [A, B, C, M, N, K] = gemm_args(kb, dt);
     kb.workgroup(16, 16);
-    Value bz = group_id(2);
-    Value abase = bz * M * K, bbase = bz * K * N, cbase = bz * M * N;
+    Value bz = KS > 1 ? group_id(2) / KS : group_id(2);
+    Value kbeg = constant(u32, 0u), klen = K;
+    if (KS > 1) {
+      Value per = ((K + (KS - 1)) / KS + (TK - 1)) / TK * TK;
+      kbeg = min(group_id(2) % KS * per, K);
+      klen = min(kbeg + per, K) - kbeg;
+    }
+    Value abase = bz * M * K + kbeg, bbase = bz * K * N, cbase = group_id(2) * M * N;
     auto f = [&](const Value& v) { return v.type() == f32 ? v : cast(f32, v); };
     auto element = [&](const Array& buf, const Value& at, const Value& ok, bool guarded) {
       if (!guarded) return f(buf[at]);
@@ -53,21 +66,32 @@ ir::Kernel gemm_gpu_vec_kernel(ir::Type dt, bool trans_b, uint32_t TK, bool pref
       if_(ok, [&] { v = f(buf[at]); });
       return v.get();
     };
-    LineTileOperands io;
-    io.a = [&](const Value& r, const Value& k, bool g) { return element(A, abase + r * K + k, r < M && k < K, g); };
-    io.b = [&](const Value& c, const Value& k, bool g) {
-      return element(B, trans_b ? bbase + c * K + k : bbase + k * N + c, c < N && k < K, g);
+    // A's row r and B's column c (Bᵀ's row c) at k of this split.
+    auto a_at = [&](const Value& r, const Value& k, bool g) { return element(A, abase + r * K + k, r < M && k < klen, g); };
+    auto b_at = [&](const Value& c, const Value& k, bool g) {
+      return element(B, trans_b ? bbase + c * K + kbeg + k : bbase + (kbeg + k) * N + c, c < N && k < klen, g);
     };
-    io.store = [&](const Value& row, const Value& col, const Value& v) { C[cbase + row * N + col] = v; };
-    io.b_k_fastest = trans_b;
-    line_tile_gemm(io, M, N, K, TK, 8, prefetch);
+    LineTileOperands io;
+    if (swapped) {
+      io.a = b_at;
+      io.b = a_at;
+      io.store = [&](const Value& row, const Value& col, const Value& v) { C[cbase + col * N + row] = v; };
+      io.b_k_fastest = true;
+      line_tile_gemm(io, N, M, klen, TK, TN, prefetch);
+    } else {
+      io.a = a_at;
+      io.b = b_at;
+      io.store = [&](const Value& row, const Value& col, const Value& v) { C[cbase + row * N + col] = v; };
+      io.b_k_fastest = trans_b;
+      line_tile_gemm(io, M, N, klen, TK, TN, prefetch);
+    }
   });
 }
 
 }  // namespace
 
 ir::Kernel gemm_gpu_kernel(ir::Type dt, bool trans_b, const GpuTile& t) {
-  if (t.vec) return gemm_gpu_vec_kernel(dt, trans_b, uint32_t(t.tk), t.vec == 2);
+  if (t.vec) return gemm_gpu_vec_kernel(dt, trans_b, t);
   const uint32_t WG = uint32_t(t.wg), TM = uint32_t(t.tm), TN = uint32_t(t.tn), TK = uint32_t(t.tk);
   const uint32_t BM = WG * TM, BN = WG * TN, NT = WG * WG;
   std::string name = "matmul_gpu_" + dt.str() + (trans_b ? "_t" : "_n") + "_wg" + std::to_string(WG) + "_tm" +
@@ -128,7 +152,9 @@ ir::Kernel gated_silu_gpu_kernel(bool round_bf16) {
     auto u = kb.input("u", f32);
     auto h = kb.output("h", f32);
     auto n = kb.scalar("n", u32);
-    Value i = global_id(0);
+    auto gx = kb.scalar("gx", u32);  // ops/op.h: wrapped_grid (T·F passes 65535 groups of 256)
+    kb.workgroup(256);
+    Value i = (group_id(1) * gx + group_id(0)) * 256u + local_id(0);
     if_(i < n, [&] {
       Value gv = g[i];
       Value hv = gv / (exp(-gv) + 1.0f) * u[i];

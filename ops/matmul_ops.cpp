@@ -30,6 +30,9 @@ namespace {
 
 enum Impl : int64_t { kGemm = 0, kGemv = 1, kGpu = 2, kGpuGemv = 3, kGemvKSplit = 4, kSwap = 5 };
 constexpr int kGemvMaxM = 4;
+// The GPU GEMV (gemv_gpu_kernel) takes up to 8 rows of A; the heuristic
+// dispatches it to kGemvMaxM, the swapped line tiles above.
+constexpr int kGpuGemvMaxM = 8;
 // The CPU GEMV over Bᵀ rows takes up to 64 rows of A, above 8 in groups of
 // mg rows per pass over the work-item's rows of B (its accumulators stay in
 // registers). For few rows the packed GEMM spent its time packing B (a
@@ -167,7 +170,22 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
     }
     for (int vec : {1, 2})
       for (int tk : {8, 16}) out.push_back(Variant{}.set("impl", kGpu).set("wg", 16).set("tm", 8).set("tn", 8).set("tk", tk).set("vec", vec));
-    if (s.trans_b && s.m <= kGemvMaxM)
+    // The line tiles with 64 columns, K splits and the swapped product (Bᵀ).
+    for (int sw : {0, 1}) {
+      if (sw && !s.trans_b) continue;
+      for (int tn : {8, 4})
+        for (int ks : {1, 2, 4, 8}) {
+          if ((!sw && tn == 8 && ks == 1) || (ks > 1 && (s.k / ks < 128 || s.m * s.n > int64_t(65535) * 256))) continue;
+          GpuTile t;
+          t.tm = 8;
+          t.tn = tn;
+          t.vec = 2;
+          t.ks = ks;
+          t.sw = sw;
+          out.push_back(gpu_tile_variant(t).set("impl", kGpu));
+        }
+    }
+    if (s.trans_b && s.m <= kGpuGemvMaxM)
       for (int wg : {64, 128, 256})
         if (!caps.max_workgroup_threads || uint32_t(wg) <= caps.max_workgroup_threads)
           out.push_back(Variant{}.set("impl", kGpuGemv).set("wg", wg));
@@ -271,7 +289,7 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   const Shape s = shape_of(p);
   if (!is_cpu(caps)) {
     if (s.trans_b && s.m <= kGemvMaxM) return Variant{}.set("impl", kGpuGemv).set("wg", s.k >= 2048 ? 128 : 64);
-    return gpu_tile_variant(default_gpu_tile(s.m, s.n)).set("impl", kGpu);
+    return gpu_tile_variant(default_gpu_tile(s.m, s.n, s.k, s.trans_b, s.batch)).set("impl", kGpu);
   }
   // Bᵀ with 9-256 rows of A on AVX-512 (bf16 on pairs from 13: its pair
   // GEMV holds up longer): the swapped product. Zen 5, 1 thread, M × 11008
@@ -486,10 +504,10 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       return pl;
     }
     case kGpu:
-      plan_gemm_gpu(pl, s.at, s.trans_b, gpu_tile_of(v), 0, gpu_b(pl, s, nio), 2, s.batch, s.m, s.n, s.k);
+      plan_gemm_gpu(pl, s.at, s.trans_b, gpu_tile_of(v), 0, gpu_b(pl, s, nio), 2, s.batch, s.m, s.n, s.k, nio);
       return pl;
     case kGpuGemv: {
-      if (!s.trans_b || s.m > kGemvMaxM) throw std::invalid_argument("matmul: impl=3 (GPU gemv) needs trans_b=1 and M <= 4");
+      if (!s.trans_b || s.m > kGpuGemvMaxM) throw std::invalid_argument("matmul: impl=3 (GPU gemv) needs trans_b=1 and M <= 8");
       const int wg = int(v.get("wg", 128));
       if (caps.max_workgroup_threads && uint32_t(wg) > caps.max_workgroup_threads)
         throw std::invalid_argument("matmul: wg " + std::to_string(wg) + " exceeds the target's workgroup size");

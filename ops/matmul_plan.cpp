@@ -72,14 +72,30 @@ int64_t pb_depth(const GemmTile& t, int64_t k) { return t.kc ? t.kc : cdiv(cdiv(
 bool pb_scratch_fits(const GemmTile& t, int64_t k) { return pb_depth(t, k) * t.nl * 64 <= (512 << 10); }
 
 void plan_gemm_gpu(Plan& pl, ir::Type dt, bool trans_b, const GpuTile& t, int a, int b, int c, int64_t batch, int64_t m,
-                   int64_t n, int64_t k) {
+                   int64_t n, int64_t k, size_t nio) {
+  if (t.sw && !trans_b) throw std::invalid_argument("GPU tiles: sw=1 (swapped product) needs trans_b=1");
+  if (t.ks > 1 && nio == 0) throw std::logic_error("plan_gemm_gpu: a K split needs the op's tensor count");
+  if (t.ks > 1 && (m * n > int64_t(65535) * 256 || batch * t.ks > 65535 || batch * t.ks * m * n >= (int64_t(1) << 32)))
+    throw std::invalid_argument("GPU tiles: a K split's sum covers at most 65535·256 outputs, 65535 batch·ks slabs and 2^32 partials");
+  const int part = t.ks > 1 ? pl.add_temp(nio, size_t(batch * t.ks * m * n) * 4) : c;
   Step s;
   s.kernel = gemm_gpu_kernel(dt, trans_b, t);
-  s.dims.grid = {uint32_t(cdiv(n, t.wg * t.tn)), uint32_t(cdiv(m, t.wg * t.tm)), uint32_t(batch)};
+  // Tile rows over grid y, tile columns over x: swapped, B's rows are the rows.
+  const int64_t rows = t.sw ? n : m, cols = t.sw ? m : n;
+  s.dims.grid = {uint32_t(cdiv(cols, t.wg * t.tn)), uint32_t(cdiv(rows, t.wg * t.tm)), uint32_t(batch * t.ks)};
   s.dims.workgroup = {uint32_t(t.wg), uint32_t(t.wg), 1};
-  s.buffers = {a, b, c};
+  s.buffers = {a, b, part};
   s.scalars = {u(m), u(n), u(k)};
   pl.steps.push_back(std::move(s));
+  if (t.ks > 1) {
+    Step sum;
+    sum.kernel = matmul_ksplit_sum_kernel(t.ks, false);
+    sum.dims.grid = {uint32_t(cdiv(m * n, 256)), 1, uint32_t(batch)};
+    sum.dims.workgroup = {256, 1, 1};
+    sum.buffers = {part, c};
+    sum.scalars = {u(m * n)};
+    pl.steps.push_back(std::move(sum));
+  }
 }
 
 bool gemm_block_fits(int mr, int nl, const TargetCaps& caps) { return codegen::lines_fit(caps, mr * nl + nl, 1); }
@@ -191,20 +207,41 @@ Variant variant_of(const GemmTile& t) {
   return v;
 }
 
-GpuTile default_gpu_tile(int64_t m, int64_t n) {
+GpuTile default_gpu_tile(int64_t m, int64_t n, int64_t k, bool trans_b, int64_t batch) {
   GpuTile t;
-  if (m >= 256 && n >= 256) {
+  const bool sw = k > 0 && swap_fits_gpu(m, n, k, trans_b);
+  if (sw || (m >= 256 && n >= 256)) {
     t.tm = t.tn = 8;
     t.vec = 2;
+    if (sw) {
+      t.sw = 1;
+      t.tn = 4;  // 128×64 tiles: A's rows fill the columns
+    }
+    if (k > 0) t.ks = gpu_k_split(t, m, n, k, batch);
     return t;
   }
   t.tm = t.tn = m >= 64 && n >= 64 ? 4 : 2;
   return t;
 }
 
+bool swap_fits_gpu(int64_t m, int64_t n, int64_t k, bool trans_b) {
+  return trans_b && m > 4 && m <= 64 && n >= 1024 && k >= 256;
+}
+
+int gpu_k_split(const GpuTile& t, int64_t m, int64_t n, int64_t k, int64_t batch) {
+  const int64_t rows = t.sw ? n : m, cols = t.sw ? m : n;
+  const int64_t tiles = cdiv(rows, 16 * t.tm) * cdiv(cols, 16 * t.tn) * batch;
+  if (m * n > int64_t(65535) * 256) return 1;
+  int ks = 1;
+  while (ks < 8 && tiles * ks < kGpuGroupsWanted && k / (2 * ks) >= 512) ks *= 2;
+  return ks;
+}
+
 Variant gpu_tile_variant(const GpuTile& t) {
   Variant v = Variant{}.set("wg", t.wg).set("tm", t.tm).set("tn", t.tn).set("tk", t.tk);
   if (t.vec) v.set("vec", t.vec);
+  if (t.ks > 1) v.set("ks", t.ks);
+  if (t.sw) v.set("sw", t.sw);
   return v;
 }
 
@@ -215,9 +252,14 @@ GpuTile gpu_tile_of(const Variant& v) {
   t.tn = int(v.get("tn", t.tn));
   t.tk = int(v.get("tk", t.tk));
   t.vec = int(v.get("vec", 0));
+  t.ks = int(v.get("ks", 1));
+  t.sw = int(v.get("sw", 0));
   if (t.vec < 0 || t.vec > 2) throw std::invalid_argument("vec must be 0, 1 or 2");
-  if (t.vec && (t.wg != 16 || t.tm != 8 || t.tn != 8 || (t.tk != 8 && t.tk != 16)))
-    throw std::invalid_argument("vec=1 GPU tiles are wg=16 tm=8 tn=8 with tk 8 or 16");
+  if (t.vec && (t.wg != 16 || t.tm != 8 || !((t.tn == 8 && (t.tk == 8 || t.tk == 16)) || (t.tn == 4 && t.tk == 16))))
+    throw std::invalid_argument("GPU line tiles (vec) are wg=16 tm=8 with tn=8 tk 8 or 16, or tn=4 tk=16: " + v.str());
+  if (t.ks < 1 || t.ks > 16) throw std::invalid_argument("GPU tiles: ks (K split) must be 1-16: " + v.str());
+  if ((t.ks > 1 || t.sw) && !t.vec) throw std::invalid_argument("GPU tiles: ks and sw need the line tiles (vec): " + v.str());
+  if (t.sw != 0 && t.sw != 1) throw std::invalid_argument("GPU tiles: sw must be 0 or 1: " + v.str());
   return t;
 }
 

@@ -30,9 +30,10 @@ void plan_gemm_cpu(Plan& pl, const GemmTile& t, int ap, int bp, int c, int64_t b
 // it stays within 512 KiB (the plans' bound; the kernel allows 1 MiB).
 int64_t pb_depth(const GemmTile& t, int64_t k);
 bool pb_scratch_fits(const GemmTile& t, int64_t k);
-// C = A·B (or A·Bᵀ) on a GPU target with the shared-memory kernel.
+// C = A·B (or A·Bᵀ) on a GPU target with the shared-memory kernel; a K
+// split (t.ks > 1) needs `nio` (the op's tensor count) for its partials.
 void plan_gemm_gpu(Plan& pl, ir::Type dt, bool trans_b, const GpuTile& t, int a, int b, int c, int64_t batch, int64_t m,
-                   int64_t n, int64_t k);
+                   int64_t n, int64_t k, size_t nio = 0);
 
 // The untuned CPU tile for an M×N×K product on this CPU's register file.
 GemmTile default_cpu_tile(int64_t m, int64_t n, int64_t k, const TargetCaps& caps);
@@ -46,13 +47,26 @@ bool gemm_block_fits(int mr, int nl, const TargetCaps& caps);
 GemmTile tile_of(const Variant& v);
 Variant variant_of(const GemmTile& t);
 GpuTile gpu_tile_of(const Variant& v);
-// The GPU GEMM tile for an M×N product and its variant: the f32x4-line
+// The GPU GEMM tile for an M×N×K product and its variant: the f32x4-line
 // 128×128 tiles with the next tile's loads in registers (vec 2, tk 16) from
 // 256×256 (H200, kgen tune: 1024³ 0.129 ms, 2048³ 0.452, 4096³ 3.50, against
 // 0.22, 1.17 and 8.8 for the best scalar tiles and 0.142, 0.483, 3.77 for
 // vec 1; cuBLAS fp32 in the same run 0.078, 0.377, 2.72), else 4×4 blocks
-// (2×2 below 64, keeping more workgroups).
-GpuTile default_gpu_tile(int64_t m, int64_t n);
+// (2×2 below 64, keeping more workgroups). Given K (k > 0): the swapped
+// product where swap_fits_gpu, and a K split (gpu_k_split) where the tiles
+// are too few to fill the GPU.
+GpuTile default_gpu_tile(int64_t m, int64_t n, int64_t k = 0, bool trans_b = false, int64_t batch = 1);
+// Bᵀ with 5-64 rows of A against N ≥ 1024: Cᵀ = B·Aᵀ on 128×64 line tiles
+// (A's rows fill the 64 columns, where they would fill half of 128 rows or
+// less). H100, 64 × 11008 × 4096: 0.27 ms against 0.42 for the best
+// unswapped tile (K split 4); at 128 rows the two are even (0.44 / 0.42).
+bool swap_fits_gpu(int64_t m, int64_t n, int64_t k, bool trans_b);
+// The K split that brings the line tiles' workgroups to kGpuGroupsWanted
+// (2 waves on a 132-SM H100/H200), keeping ≥ 512 of K per split; at most 8.
+// H100: 1024³ 0.134 ms unsplit, ks 2 / 4 / 8 0.080 / 0.087 / 0.104; 64 ×
+// 11008 × 4096 swapped, ks 1 / 2 / 4 / 8 0.332 / 0.329 / 0.271 / 0.280.
+constexpr int64_t kGpuGroupsWanted = 256;
+int gpu_k_split(const GpuTile& t, int64_t m, int64_t n, int64_t k, int64_t batch);
 Variant gpu_tile_variant(const GpuTile& t);
 
 // |err| bound for an f32-accumulated dot product of length k (relative to

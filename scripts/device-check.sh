@@ -81,7 +81,11 @@ EOF
   for s in 1x4096x4096 64x4096x4096; do
     "$B/tools/kgen" op qmatmul --shape $s --attrs format=2 --device cuda --json --no-check 2>&1 | tail -1
   done
-  "$B/tools/kgen" op gated_mlp --shape 2048x1024x11008 --device cuda --json --no-check 2>&1 | tail -1
+  # The gated MLP as matmul dispatches its products (the heuristic) and on one tile for all three.
+  for g in 2048x1024x11008 64x1024x11008 1x1024x11008; do
+    "$B/tools/kgen" op gated_mlp --shape $g --device cuda --json --no-check 2>&1 | tail -1
+    "$B/tools/kgen" op gated_mlp --shape $g --device cuda --json --no-check --variant "impl=2 wg=16 tm=8 tn=8 tk=16 vec=2" 2>&1 | tail -1
+  done
   # The 128x128 line tiles on odd sizes (interior and edge tiles), checked.
   for v in "vec=1 tk=16" "vec=2 tk=8"; do
     for tb in 0 1; do
@@ -92,10 +96,12 @@ EOF
 } 2>&1 | tee -a "$O/perf.txt"
 # Every candidate of a few shapes (progress lines to tune.txt; the winners here).
 for t in "conv2d 1x64x56x56x64x3x3 pad_h=1,pad_w=1" "conv2d 8x64x56x56x64x3x3 pad_h=1,pad_w=1" \
-         "attention 1x8x1024x64 causal=0" "attention 1x8x1024x64 causal=1" "matmul 2048x2048x2048"; do
+         "attention 1x8x1024x64 causal=0" "attention 1x8x1024x64 causal=1" "matmul 2048x2048x2048" \
+         "matmul 1024x1024x1024" "matmul 8x11008x4096 trans_b=1" "matmul 16x11008x4096 trans_b=1" "matmul 64x11008x4096 trans_b=1" \
+         "matmul 128x11008x4096 trans_b=1" "qmatmul 64x4096x4096 format=2"; do
   set -- $t
   timeout "${TUNE_TIMEOUT:-60}" "$B/tools/kgen" tune "$1" --shape "$2" ${3:+--attrs "$3"} --device cuda --no-store --no-check \
-    --min-time 0.05 >>"$O/tune.txt" 2>&1
+    --min-time 0.03 >>"$O/tune.txt" 2>&1
 done
 grep -E '^\[kgen\] tuning|^best|^heuristic' "$O/tune.txt"
 echo "=== summary"

@@ -454,9 +454,19 @@ TEST_CASE("matmul and gated_mlp: the GPU kernels' variants at odd sizes, on the 
       {problem("matmul", {130, 260, 70}), tiles},
       {problem("matmul", {257, 129, 33}, {{"trans_b", 1}, {"batch", 2}}), tiles},
       {problem("matmul", {129, 131, 20}, {{"trans_b", 1}}, ir::ScalarKind::BF16), tiles},
-      {problem("gated_mlp", {130, 40, 150}), {"impl=2 wg=16 tm=8 tn=8 tk=16 vec=2"}},
+      {problem("gated_mlp", {130, 40, 150}), {"impl=2 wg=16 tm=8 tn=8 tk=16 vec=2", "impl=3"}},
+      // 128×64 line tiles, K splits (an empty last split at K = 33 with 4;
+      // K = 70 in 3 uneven ones) and the swapped product (Bᵀ), batched.
+      {problem("matmul", {130, 70, 70}), {"impl=2 wg=16 tm=8 tn=4 tk=16 vec=2", "impl=2 wg=16 tm=8 tn=8 tk=8 vec=1 ks=3",
+                                         "impl=2 wg=16 tm=8 tn=4 tk=16 vec=2 ks=2"}},
+      {problem("matmul", {37, 150, 33}, {{"trans_b", 1}, {"batch", 2}}),
+       {"impl=2 wg=16 tm=8 tn=4 tk=16 vec=2 sw=1", "impl=2 wg=16 tm=8 tn=8 tk=16 vec=2 sw=1 ks=4",
+        "impl=2 wg=16 tm=8 tn=4 tk=16 vec=1 sw=1 ks=2", "impl=2 wg=16 tm=8 tn=8 tk=8 vec=2 ks=4"}},
+      {problem("matmul", {70, 131, 100}, {{"trans_b", 1}, {"a_f32", 1}}, ir::ScalarKind::BF16),
+       {"impl=2 wg=16 tm=8 tn=8 tk=16 vec=2 sw=1 ks=3"}},
       // The GEMV: M of 1 and 3, batched, N past one grid row of 65535 groups.
       {problem("matmul", {3, 100, 64}, {{"trans_b", 1}, {"batch", 2}}), {"impl=3 wg=64", "impl=3 wg=128"}},
+      {problem("matmul", {8, 70, 100}, {{"trans_b", 1}}), {"impl=3 wg=64"}},
       {problem("matmul", {1, 70000, 33}, {{"trans_b", 1}}), {"impl=3 wg=64"}},
   };
   for (auto& dev : devs)
