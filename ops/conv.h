@@ -96,12 +96,13 @@ void plan_conv_gpu(Plan& pl, const ConvShape& s, int wg, int ocb);
 // ks > 1: a K split, grid z = groups·ks; each split writes its partial y to
 // part[split] (no bias or ReLU) and conv_ksplit_sum_kernel adds them up,
 // then bias and ReLU (for few position tiles: batch 1 at 56×56 is 25).
-ir::Kernel conv_gpu_gemm_kernel(int tn, bool bias, bool relu, int ks = 1);
+// double_buffer: two shared buffers (ops/line_tile_gemm.h), variant db=1.
+ir::Kernel conv_gpu_gemm_kernel(int tn, bool bias, bool relu, int ks = 1, bool double_buffer = false);
 ir::Kernel conv_ksplit_sum_kernel(int ks, bool bias, bool relu);
 // The K split that brings the implicit GEMM's workgroups to
 // kGpuGroupsWanted (ops/matmul_plan.h), keeping ≥ 64 of K per split.
 int conv_gpu_k_split(const ConvShape& s, int tn);
-void plan_conv_gpu_gemm(Plan& pl, size_t nio, const ConvShape& s, int tn, int ks);
+void plan_conv_gpu_gemm(Plan& pl, size_t nio, const ConvShape& s, int tn, int ks, bool double_buffer);
 bool conv_gpu_gemm_fits(const ConvShape& s);  // grid y: at most 65535 position tiles
 
 // Plain C++ conv2d (double accumulation), the op's reference.

@@ -123,11 +123,11 @@ void plan_conv_gpu(Plan& pl, const ConvShape& s, int wg, int ocb) {
 // im2col would lay it out (zero in the padding) while the tile is staged, W
 // read as Bᵀ rows, and the store writing y[n][oc][oh][ow] with bias and ReLU.
 // The line-tile loop (ops/line_tile_gemm.h) multiplies.
-ir::Kernel conv_gpu_gemm_kernel(int tn, bool bias, bool relu, int ks) {
+ir::Kernel conv_gpu_gemm_kernel(int tn, bool bias, bool relu, int ks, bool double_buffer) {
   const uint32_t KS = uint32_t(ks);
   const bool split = KS > 1;  // partial sums to part[split][y], bias and ReLU in conv_ksplit_sum_kernel
   std::string name = "conv_gpu_gemm_tn" + std::to_string(tn) + (split ? "_ks" + std::to_string(ks) : "") +
-                     (bias && !split ? "_bias" : "") + (relu && !split ? "_relu" : "");
+                     (bias && !split ? "_bias" : "") + (relu && !split ? "_relu" : "") + (double_buffer ? "_db" : "");
   return kernel(name, [&](KernelBuilder& kb) {
     // NP: the batch's output positions N·OH·OW.
     auto [x, w, b, y, C, H, W, CG, OCG, NP, OH, OW, KH, KW, SH, SW, PT, PL, DH, DW] = conv_params(kb, bias && !split, "positions");
@@ -169,7 +169,7 @@ ir::Kernel conv_gpu_gemm_kernel(int tn, bool bias, bool relu, int ks) {
     };
     io.b_k_fastest = true;
     io.always_guarded = true;
-    line_tile_gemm(io, NP, OCG, klen, 16, uint32_t(tn), true);
+    line_tile_gemm(io, NP, OCG, klen, 16, uint32_t(tn), true, double_buffer);
   });
 }
 
@@ -206,7 +206,7 @@ int conv_gpu_k_split(const ConvShape& s, int tn) {
   return ks;
 }
 
-void plan_conv_gpu_gemm(Plan& pl, size_t nio, const ConvShape& s, int tn, int ks) {
+void plan_conv_gpu_gemm(Plan& pl, size_t nio, const ConvShape& s, int tn, int ks, bool double_buffer) {
   if (tn != 4 && tn != 8) throw std::invalid_argument("conv2d: the implicit GEMM takes tn 4 or 8");
   if (ks < 1 || ks > 16) throw std::invalid_argument("conv2d: the implicit GEMM's K split (ks) is 1-16");
   const int64_t positions = s.n * s.oh() * s.ow(), ysize = positions * s.oc;
@@ -214,7 +214,7 @@ void plan_conv_gpu_gemm(Plan& pl, size_t nio, const ConvShape& s, int tn, int ks
     throw std::invalid_argument("conv2d: the implicit GEMM takes at most 65535 tiles of 128 positions (N·OH·OW)");
   if (ks > 1 && (s.groups * ks > 65535 || ysize * ks >= (int64_t(1) << 32)))
     throw std::invalid_argument("conv2d: the implicit GEMM's K split takes fewer than 2^32 partial outputs");
-  Step st = conv_step(conv_gpu_gemm_kernel(tn, s.bias, s.relu, ks), s, positions);
+  Step st = conv_step(conv_gpu_gemm_kernel(tn, s.bias, s.relu, ks, double_buffer), s, positions);
   st.dims.grid = {uint32_t((s.ocg() + 16 * tn - 1) / (16 * tn)), uint32_t((positions + 127) / 128), uint32_t(s.groups * ks)};
   st.dims.workgroup = {16, 16, 1};
   if (ks == 1) {

@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "ops/conv.h"
+#include "ops/line_tile_gemm.h"
 #include "ops/matmul.h"
 #include "ops/matmul_plan.h"
 #include "ops/op.h"
@@ -74,11 +75,14 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
     if (conv_gpu_gemm_fits(s))
       for (int tn : {4, 8})
         for (int ks : {1, 2, 4, 8})
-          if (ks == 1 || s.cg() * s.kh * s.kw / ks >= 32) {
-            Variant v = Variant{}.set("impl", kGpuGemm).set("tn", tn);
-            if (ks > 1) v.set("ks", ks);
-            out.push_back(v);
-          }
+          if (ks == 1 || s.cg() * s.kh * s.kw / ks >= 32)
+            for (int db : {0, 1}) {
+              if (!line_tile_fits(caps.max_shared_bytes, 16, tn, db)) continue;
+              Variant v = Variant{}.set("impl", kGpuGemm).set("tn", tn);
+              if (ks > 1) v.set("ks", ks);
+              if (db) v.set("db", 1);
+              out.push_back(v);
+            }
     return out;
   }
   if (is_depthwise(s)) {
@@ -178,7 +182,8 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       return pl;
     }
     case kGpuGemm:
-      plan_conv_gpu_gemm(pl, nio, s, int(v.get("tn", 4)), int(v.get("ks", 1)));
+      if (v.get("db", 0) != 0 && v.get("db", 0) != 1) throw std::invalid_argument("conv2d: db must be 0 or 1");
+      plan_conv_gpu_gemm(pl, nio, s, int(v.get("tn", 4)), int(v.get("ks", 1)), v.get("db", 0) == 1);
       return pl;
   }
   throw std::invalid_argument("conv2d: unknown impl in variant '" + v.str() + "'");

@@ -17,15 +17,17 @@ namespace kgen::ops {
 using namespace kgen::dsl;
 
 void line_tile_gemm(const LineTileOperands& io, const Value& M, const Value& N, const Value& K, uint32_t TK, uint32_t TN,
-                    bool prefetch) {
+                    bool prefetch, bool double_buffer) {
+  if (double_buffer && !prefetch) throw std::invalid_argument("line_tile_gemm: double buffering needs the prefetch");
   if (!(TN == 8 && (TK == 8 || TK == 16)) && !(TN == 4 && TK == 16))
     throw std::invalid_argument("line_tile_gemm: tn 8 with tk 8 or 16, or tn 4 with tk 16");
   constexpr uint32_t NT = 256, BM = 128, LA = 32;  // LA: lines per k row of the A tile
   const uint32_t BN = 16 * TN, LB = BN / 4;        // LB: lines per k row of the B tile
   const uint32_t EA = TK * LA / NT, EB = TK * LB / NT;  // staged lines per work-item
   const uint32_t NB = TN / 4;                           // B lines per work-item and k
-  auto As = shared_array(line(f32, 4), int64_t(TK * LA));  // [k][4-row line]
-  auto Bs = shared_array(line(f32, 4), int64_t(TK * LB));  // [k][4-column line]
+  const uint32_t NBUF = double_buffer ? 2 : 1;
+  auto As = shared_array(line(f32, 4), int64_t(NBUF * TK * LA));  // [buffer][k][4-row line]
+  auto Bs = shared_array(line(f32, 4), int64_t(NBUF * TK * LB));  // [buffer][k][4-column line]
   Value tx = local_id(0), ty = local_id(1), tid = ty * 16u + tx;
   Value row0 = group_id(1) * BM, col0 = group_id(0) * BN;
   std::vector<Var> acc;
@@ -63,44 +65,63 @@ void line_tile_gemm(const LineTileOperands& io, const Value& M, const Value& N, 
     if (io.always_guarded) return load(k0, true);
     if_(row0 + BM <= M && col0 + BN <= N && k0 + TK <= K, [&] { load(k0, false); }).else_([&] { load(k0, true); });
   };
-  auto store_tile = [&] {
+  // buf: the shared buffer (0 or 1) as a u32 value, double buffering only.
+  auto store_tile = [&](const Value& buf) {
+    Value ab = buf * (TK * LA), bb = buf * (TK * LB);
     for (uint32_t e = 0; e < EA; ++e) {
       auto [kk, li] = a_pos(e);
-      As[kk * LA + li] = ra[e].get();
+      As[ab + kk * LA + li] = ra[e].get();
     }
     for (uint32_t e = 0; e < EB; ++e) {
       auto [kk, li] = b_pos(e);
-      Bs[kk * LB + li] = rb[e].get();
+      Bs[bb + kk * LB + li] = rb[e].get();
     }
   };
-  auto compute = [&] {
+  auto compute = [&](const Value& buf) {
+    Value ab = buf * (TK * LA), bb = buf * (TK * LB);
     for (uint32_t kk = 0; kk < TK; ++kk) {
-      Value a[2] = {As[kk * LA + ty], As[kk * LA + 16u + ty]};
+      Value a[2] = {As[ab + kk * LA + ty], As[ab + kk * LA + 16u + ty]};
       std::vector<Value> b;
-      for (uint32_t j = 0; j < NB; ++j) b.push_back(Bs[kk * LB + 16u * j + tx]);
+      for (uint32_t j = 0; j < NB; ++j) b.push_back(Bs[bb + kk * LB + 16u * j + tx]);
       for (uint32_t i = 0; i < 8; ++i)
         for (uint32_t j = 0; j < TN; ++j)
           acc[i * TN + j] = fma(a[i / 4].lane(int(i % 4)), b[j / 4].lane(int(j % 4)), acc[i * TN + j].get());
     }
   };
-  if (prefetch) {
+  const Value zero = constant(u32, 0);
+  if (double_buffer) {
+    // Two shared buffers: the next tile goes to the other one right after
+    // this tile's FMAs, so one barrier per K step suffices (every work-item
+    // finished reading that buffer before the previous step's barrier).
+    load_tile(zero);
+    store_tile(zero);
+    barrier();
+    for_range(0u, K, [&](Value k0) {
+      Value cur = k0 / TK % 2u;
+      Value more = k0 + TK < K;
+      if_(more, [&] { load_tile(k0 + TK); });
+      compute(cur);
+      if_(more, [&] { store_tile(1u - cur); });
+      barrier();
+    }, TK);
+  } else if (prefetch) {
     // The next tile's global loads are issued before this tile's FMAs and
     // land in registers, so their latency hides behind the arithmetic; they
     // go to shared memory after the closing barrier.
-    load_tile(constant(u32, 0));
+    load_tile(zero);
     for_range(0u, K, [&](Value k0) {
-      store_tile();
+      store_tile(zero);
       barrier();
       if_(k0 + TK < K, [&] { load_tile(k0 + TK); });
-      compute();
+      compute(zero);
       barrier();
     }, TK);
   } else {
     for_range(0u, K, [&](Value k0) {
       load_tile(k0);
-      store_tile();
+      store_tile(zero);
       barrier();
-      compute();
+      compute(zero);
       barrier();
     }, TK);
   }

@@ -22,8 +22,20 @@ struct LineTileOperands {
 // Records the tile loop into the kernel being built: workgroup (16, 16), a
 // 128 × (16·tn) tile of C at rows group_id(1)·128, columns group_id(0)·16·tn;
 // tn 8 (tk 8 or 16) or 4 (tk 16); prefetch: the next tile's loads go to
-// registers before this tile's FMAs. The caller declares kb.workgroup(16, 16).
+// registers before this tile's FMAs; double_buffer (with prefetch): two
+// shared buffers, one barrier per K step. The caller declares
+// kb.workgroup(16, 16).
+// The loop's shared memory in bytes (A: tk × 32 lines, B: tk × 4·tn lines of
+// 16 bytes; twice that double-buffered): 16 KiB at tk 16 / tn 8, WebGPU's
+// guaranteed minimum.
+constexpr uint32_t line_tile_shared_bytes(uint32_t tk, uint32_t tn, bool double_buffer) {
+  return (double_buffer ? 2u : 1u) * tk * (32u + 4u * tn) * 16u;
+}
+// True when the target's shared memory (max_shared_bytes, 0: unknown) holds it.
+inline bool line_tile_fits(uint32_t max_shared_bytes, uint32_t tk, uint32_t tn, bool double_buffer) {
+  return !max_shared_bytes || line_tile_shared_bytes(tk, tn, double_buffer) <= max_shared_bytes;
+}
 void line_tile_gemm(const LineTileOperands& io, const dsl::Value& M, const dsl::Value& N, const dsl::Value& K,
-                    uint32_t tk, uint32_t tn, bool prefetch);
+                    uint32_t tk, uint32_t tn, bool prefetch, bool double_buffer = false);
 
 }  // namespace kgen::ops

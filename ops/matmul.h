@@ -161,7 +161,8 @@ ir::Kernel gemv_gpu_kernel(ir::Type dt, int m, int wg, bool subgroups);
 // each work-item's 8 rows and 8 columns as two lines each (rows 4·ty + i and
 // 64 + 4·ty + i), so a K step is 4 16-byte shared loads for 64 FMAs instead
 // of 16 scalar ones (ops/matmul_gpu.cpp). vec = 2: the same with the next
-// tile's global loads issued into registers before this tile's FMAs.
+// tile's global loads issued into registers before this tile's FMAs; vec =
+// 3: that and two shared buffers, one barrier per K step.
 // The line tiles also take tn = 4 (128×64 tiles, tk 16), and:
 // - ks > 1: a K split; grid z = batch·ks, each split writes its partial C
 //   (part[batch][ks][M][N]) and matmul_ksplit_sum_kernel adds them up. For

@@ -44,9 +44,9 @@ GemmArgs gemm_args(KernelBuilder& kb, ir::Type dt) {
 // tile's rows are B's rows, its columns A's rows, and C is stored transposed.
 ir::Kernel gemm_gpu_vec_kernel(ir::Type dt, bool trans_b, const GpuTile& t) {
   const uint32_t TK = uint32_t(t.tk), TN = uint32_t(t.tn), KS = uint32_t(t.ks);
-  const bool prefetch = t.vec == 2, swapped = t.sw == 1;
+  const bool prefetch = t.vec >= 2, double_buffer = t.vec == 3, swapped = t.sw == 1;
   std::string name = "matmul_gpu_vec_" + dt.str() + (trans_b ? "_t" : "_n") + "_tk" + std::to_string(TK) +
-                     (TN != 8 ? "_tn" + std::to_string(TN) : "") + (prefetch ? "_pf" : "") +
+                     (TN != 8 ? "_tn" + std::to_string(TN) : "") + (prefetch ? "_pf" : "") + (double_buffer ? "_db" : "") +
                      (KS > 1 ? "_ks" + std::to_string(KS) : "") + (swapped ? "_sw" : "");
   return kernel(name, [&](KernelBuilder& kb) {
     auto [A, B, C, M, N, K] = gemm_args(kb, dt);
@@ -77,13 +77,13 @@ ir::Kernel gemm_gpu_vec_kernel(ir::Type dt, bool trans_b, const GpuTile& t) {
       io.b = a_at;
       io.store = [&](const Value& row, const Value& col, const Value& v) { C[cbase + col * N + row] = v; };
       io.b_k_fastest = true;
-      line_tile_gemm(io, N, M, klen, TK, TN, prefetch);
+      line_tile_gemm(io, N, M, klen, TK, TN, prefetch, double_buffer);
     } else {
       io.a = a_at;
       io.b = b_at;
       io.store = [&](const Value& row, const Value& col, const Value& v) { C[cbase + row * N + col] = v; };
       io.b_k_fastest = trans_b;
-      line_tile_gemm(io, M, N, klen, TK, TN, prefetch);
+      line_tile_gemm(io, M, N, klen, TK, TN, prefetch, double_buffer);
     }
   });
 }

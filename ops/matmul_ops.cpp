@@ -18,6 +18,7 @@
 #include <stdexcept>
 
 #include "ops/fusion.h"
+#include "ops/line_tile_gemm.h"
 #include "ops/matmul.h"
 #include "ops/matmul_plan.h"
 #include "ops/op.h"
@@ -30,8 +31,7 @@ namespace {
 
 enum Impl : int64_t { kGemm = 0, kGemv = 1, kGpu = 2, kGpuGemv = 3, kGemvKSplit = 4, kSwap = 5 };
 constexpr int kGemvMaxM = 4;
-// The GPU GEMV (gemv_gpu_kernel) takes up to 8 rows of A; the heuristic
-// dispatches it to kGemvMaxM, the swapped line tiles above.
+// The GPU GEMV (gemv_gpu_kernel) takes up to 8 rows of A.
 constexpr int kGpuGemvMaxM = 8;
 // The CPU GEMV over Bᵀ rows takes up to 64 rows of A, above 8 in groups of
 // mg rows per pass over the work-item's rows of B (its accumulators stay in
@@ -168,21 +168,26 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
       t.tn = tn;
       out.push_back(Variant{}.set("impl", kGpu).set("wg", t.wg).set("tm", tm).set("tn", tn).set("tk", t.tk));
     }
-    for (int vec : {1, 2})
-      for (int tk : {8, 16}) out.push_back(Variant{}.set("impl", kGpu).set("wg", 16).set("tm", 8).set("tn", 8).set("tk", tk).set("vec", vec));
+    for (int vec : {1, 2, 3})
+      for (int tk : {8, 16})
+        if (line_tile_fits(caps.max_shared_bytes, tk, 8, vec == 3))
+          out.push_back(Variant{}.set("impl", kGpu).set("wg", 16).set("tm", 8).set("tn", 8).set("tk", tk).set("vec", vec));
     // The line tiles with 64 columns, K splits and the swapped product (Bᵀ).
     for (int sw : {0, 1}) {
       if (sw && !s.trans_b) continue;
       for (int tn : {8, 4})
         for (int ks : {1, 2, 4, 8}) {
           if ((!sw && tn == 8 && ks == 1) || (ks > 1 && (s.k / ks < 128 || s.m * s.n > int64_t(65535) * 256))) continue;
-          GpuTile t;
-          t.tm = 8;
-          t.tn = tn;
-          t.vec = 2;
-          t.ks = ks;
-          t.sw = sw;
-          out.push_back(gpu_tile_variant(t).set("impl", kGpu));
+          for (int vec : {2, 3}) {
+            if (!line_tile_fits(caps.max_shared_bytes, 16, tn, vec == 3)) continue;
+            GpuTile t;
+            t.tm = 8;
+            t.tn = tn;
+            t.vec = vec;
+            t.ks = ks;
+            t.sw = sw;
+            out.push_back(gpu_tile_variant(t).set("impl", kGpu));
+          }
         }
     }
     if (s.trans_b && s.m <= kGpuGemvMaxM)
@@ -288,7 +293,10 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
 Variant heuristic(const Problem& p, const TargetCaps& caps) {
   const Shape s = shape_of(p);
   if (!is_cpu(caps)) {
-    if (s.trans_b && s.m <= kGemvMaxM) return Variant{}.set("impl", kGpuGemv).set("wg", s.k >= 2048 ? 128 : 64);
+    // Up to 8 rows the GEMV, which reads B once (H100, 8 × 11008 × 4096: wg
+    // 64 / 128 / 256 0.32 / 0.23 / 0.16 ms, the swapped line tiles 0.25).
+    if (s.trans_b && s.m <= kGpuGemvMaxM)
+      return Variant{}.set("impl", kGpuGemv).set("wg", s.m > kGemvMaxM ? 256 : s.k >= 2048 ? 128 : 64);
     return gpu_tile_variant(default_gpu_tile(s.m, s.n, s.k, s.trans_b, s.batch)).set("impl", kGpu);
   }
   // Bᵀ with 9-256 rows of A on AVX-512 (bf16 on pairs from 13: its pair

@@ -210,7 +210,7 @@ Variant variant_of(const GemmTile& t) {
 GpuTile default_gpu_tile(int64_t m, int64_t n, int64_t k, bool trans_b, int64_t batch) {
   GpuTile t;
   const bool sw = k > 0 && swap_fits_gpu(m, n, k, trans_b);
-  if (sw || (m >= 256 && n >= 256)) {
+  if (sw || (m > 64 && n >= 256)) {
     t.tm = t.tn = 8;
     t.vec = 2;
     if (sw) {
@@ -254,7 +254,7 @@ GpuTile gpu_tile_of(const Variant& v) {
   t.vec = int(v.get("vec", 0));
   t.ks = int(v.get("ks", 1));
   t.sw = int(v.get("sw", 0));
-  if (t.vec < 0 || t.vec > 2) throw std::invalid_argument("vec must be 0, 1 or 2");
+  if (t.vec < 0 || t.vec > 3) throw std::invalid_argument("vec must be 0, 1, 2 or 3");
   if (t.vec && (t.wg != 16 || t.tm != 8 || !((t.tn == 8 && (t.tk == 8 || t.tk == 16)) || (t.tn == 4 && t.tk == 16))))
     throw std::invalid_argument("GPU line tiles (vec) are wg=16 tm=8 with tn=8 tk 8 or 16, or tn=4 tk=16: " + v.str());
   if (t.ks < 1 || t.ks > 16) throw std::invalid_argument("GPU tiles: ks (K split) must be 1-16: " + v.str());

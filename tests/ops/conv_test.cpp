@@ -11,6 +11,7 @@
 #include "tests/ops/op_test_util.h"
 #include "ops/conv.h"
 #include "ops/executor.h"
+#include "ops/line_tile_gemm.h"
 #include "ops/op.h"
 
 using namespace kgen;
@@ -54,7 +55,7 @@ TEST_CASE("conv2d: the GEMM paths and the GPU kernels on every test problem (CPU
     if (ops::conv_is_pointwise(ops::conv_shape(p))) check(*dev, p, ops::Variant::parse("impl=2 mr=14 nl=2 kc=0 mc=8 nc=8"));
     // The GPU kernels are plain SIMT code: they run on the CPU too.
     check(*dev, p, ops::Variant::parse("impl=4 wg=64 ocb=4"));
-    for (const char* v : {"impl=5 tn=4", "impl=5 tn=8", "impl=5 tn=4 ks=3", "impl=5 tn=8 ks=2"}) check(*dev, p, ops::Variant::parse(v));
+    for (const char* v : {"impl=5 tn=4", "impl=5 tn=8", "impl=5 tn=4 ks=3", "impl=5 tn=8 ks=2 db=1"}) check(*dev, p, ops::Variant::parse(v));
   }
 }
 
@@ -65,7 +66,10 @@ TEST_CASE("conv2d: the implicit GEMM on every test problem, on the GPU devices")
     if (!have_device(name)) continue;  // (the heuristic-variant case below says so)
     auto dev = rt::create_device(name);
     for (const auto& p : d.test_problems)
-      for (const char* v : {"impl=5 tn=4", "impl=5 tn=8", "impl=5 tn=4 ks=3", "impl=5 tn=8 ks=2"}) check(*dev, p, ops::Variant::parse(v));
+      for (const char* s : {"impl=5 tn=4", "impl=5 tn=8", "impl=5 tn=4 ks=3", "impl=5 tn=8 ks=2 db=1"}) {
+        auto v = ops::Variant::parse(s);
+        if (ops::line_tile_fits(dev->caps().max_shared_bytes, 16, uint32_t(v.get("tn")), v.get("db", 0) == 1)) check(*dev, p, v);
+      }
   }
 }
 
