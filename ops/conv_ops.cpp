@@ -111,11 +111,16 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   if (!is_cpu(caps)) {
     // The implicit GEMM where a group has channels enough to fill its tiles
     // (H200, 3×3 64->64 56×56: batch 1 0.135 -> 0.070 ms, batch 8 0.486 ->
-    // 0.115 against the direct kernel; tn 8 0.099 / 0.189).
+    // 0.115 against the direct kernel; tn 8 0.099 / 0.189), with a K split
+    // where its tiles are few (H100, batch 1: 25 tiles, ks 1 / 2 / 4 / 8
+    // 0.071 / 0.046 / 0.035 / 0.037 ms; batch 8: ks 2 0.110 against 0.118).
     if (s.ocg() >= 16 && conv_gpu_gemm_fits(s)) {
       const int tn = s.ocg() <= 64 ? 4 : 8, ks = conv_gpu_k_split(s, tn);
       Variant v = Variant{}.set("impl", kGpuGemm).set("tn", tn);
       if (ks > 1) v.set("ks", ks);
+      // Double-buffered where the shared memory holds it (H100, ks 4 / 2:
+      // batch 1 0.0363 -> 0.0334 ms, batch 8 0.1107 -> 0.1034).
+      if (line_tile_fits(caps.max_shared_bytes, 16, uint32_t(tn), true)) v.set("db", 1);
       return v;
     }
     return Variant{}.set("impl", kGpu).set("wg", 64).set("ocb", s.ocg() >= 4 ? 4 : 1);
