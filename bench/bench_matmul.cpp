@@ -4,6 +4,7 @@
 //   matmul/sgemm/<M>x<N>x<K>/threads:<t>   vs cblas_sgemm and dnnl_sgemm
 //   matmul/sgemm_bt/<M>x<N>x<K>/threads:<t>  the same with B as N×K (trans_b:
 //                                          LLM weights), few rows of A
+//   matmul/sgemm_kn/<M>x<N>x<K>/threads:<t>  few rows of A against a K×N B
 //   matmul/gemv[_bf16]/1x4096x4096/threads:<t>  (trans_b=1) vs the STREAM triad,
 //                                          bytes = weights read once, inputs
 //                                          rotated through copies beyond the L3
@@ -355,6 +356,10 @@ void register_matmul_benchmarks() {
   // A prompt's or a decode batch's rows against a 7B model's up projection.
   for (int64_t m : {16, 64, 256})
     benchmark::RegisterBenchmark(("matmul/sgemm_bt/" + shape(m, 11008, 4096)).c_str(), BM_Sgemm, m, 11008, 4096, true)
+        ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.3);
+  // ... and against a K×N B (ONNX MatMul's weight layout).
+  for (int64_t m : {16, 64})
+    benchmark::RegisterBenchmark(("matmul/sgemm_kn/" + shape(m, 11008, 4096)).c_str(), BM_Sgemm, m, 11008, 4096, false)
         ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.3);
   for (int64_t s : {1024, 2048})
     benchmark::RegisterBenchmark(("matmul/bf16/" + shape(s, s, s)).c_str(), BM_Bf16Gemm, s, s, s)

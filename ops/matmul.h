@@ -35,7 +35,8 @@ struct GemmTile {
   // microkernel, unrolled over the 16 steps of a chunk, broadcasts from one
   // base pointer plus constant offsets. Needs kc % 16 == 0. 1: A as it is
   // (f32, row-major, K per row: no packing launch), read in the same 16-step
-  // chunks from MR row pointers.
+  // chunks from MR row pointers. 2: A column-major as it is (f32, K × M, M
+  // per k: B of a K×N product as the swapped product's A), MR scalars per k.
   int ak = 0;
   // K split across workgroups (tall-skinny products: few M×N blocks, long K):
   // each split accumulates a partial C, a second launch sums them.

@@ -85,7 +85,11 @@ bool gemv_fits(const Shape& s) {
 // The packed GEMM instead transposes all of B into panels, which for 64 rows
 // of A costs about as much as the product itself. f32; f16 and bf16 with
 // each broadcast value of B widened, or bf16 on pairs (B's rows as u32 words).
-bool swap_fits(const Shape& s) { return s.trans_b; }
+// Bᵀ (B's rows read as A rows, ak = 1), or an f32 K×N B (read column-major,
+// ak = 2).
+bool swap_fits(const Shape& s) {
+  return s.trans_b || (s.dt == ir::ScalarKind::F32 && s.at == ir::ScalarKind::F32);
+}
 int64_t swap_cols(const Shape& s) { return (s.m + 15) / 16 * 16; }
 
 // Its default tile: A's rows in panels of up to 4 lines (3 where that packs
@@ -99,10 +103,26 @@ int64_t swap_cols(const Shape& s) { return (s.m + 15) / 16 * 16; }
 // f16 (and bf16 off pairs) widens each 16-step chunk of B's rows into lines
 // that clang keeps in registers: groups of 5 rows leave room for them (64 ×
 // 11008 × 4096 f16: mr 4 / 5 / 6 38.2 / 25.0 / 29.0 ms).
+// K×N (f32, B read column-major, one line per k shared by the block's rows):
+// more rows per block use more of each line, so 16 rows (a whole line) for
+// one line of A's rows, 14 for two, 8 for three (Zen 5, 1 thread, M × 11008
+// × 4096 K×N, the packed GEMM -> swapped: M = 5 12.9 -> 11.8 ms, 8 11.8 ->
+// 10.9, 16 15.9 -> 10.8 (mr 12: 13.9), 32 21.8 -> 15.7 (mr 6 / 16: 22.6 /
+// 21.1), 48 26.5 -> 19.9 (mr 6: 23.8), 64 33.0 -> 26.4, 128 58.2 -> 52.7,
+// 256 107 -> 105; 2 threads M = 16 7.4 -> 6.1, 64 17.1 -> 14.3).
 GemmTile swap_tile(const Shape& s, const TargetCaps& caps) {
   const int lines = int(swap_cols(s) / 16);
   GemmTile t;
   t.nl = lines <= 4 ? lines : lines % 4 == 0 ? 4 : lines % 3 == 0 ? 3 : 4;
+  if (!s.trans_b) {
+    t.mr = t.nl == 1 ? 16 : t.nl == 2 ? 14 : t.nl == 3 ? 8 : 6;
+    while (t.mr > 1 && !gemm_block_fits(t.mr, t.nl, caps)) --t.mr;
+    t.ak = 2;
+    t.kc = s.k > 1024 ? (t.nl <= 2 ? 1024 : 512) : 0;
+    t.mc = t.nl <= 2 ? 16 : 32;
+    t.nc = int((swap_cols(s) + 16 * t.nl - 1) / (16 * t.nl));
+    return t;
+  }
   t.bf2 = caps.bf16_dot && pairs_fit(s);
   const bool widened = s.dt != ir::ScalarKind::F32 && !t.bf2;
   t.mr = widened ? 5 : 6;
@@ -313,7 +333,10 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // the packed GEMM against 26.7 (its A, 11 MiB, packed as panels); 128 ×
   // 1024 × 11008 12.1 swapped, the best.
   const int64_t swap_from = s.dt == ir::ScalarKind::F32 ? 8 : caps.bf16_dot && pairs_fit(s) ? 12 : 32;
-  if (swap_fits(s) && caps.vector_bits >= 512 && s.m > swap_from && s.m <= 256 && s.n > 4 * s.m)
+  if (s.trans_b && swap_fits(s) && caps.vector_bits >= 512 && s.m > swap_from && s.m <= 256 && s.n > 4 * s.m)
+    return variant_of(swap_tile(s, caps)).set("impl", kSwap);
+  // f32 K×N past the K×N GEMV's rows, to 128 (swap_tile has the figures).
+  if (!s.trans_b && swap_fits(s) && caps.vector_bits >= 512 && s.m > kGemvMaxM && s.m <= 128 && s.n > 4 * s.m)
     return variant_of(swap_tile(s, caps)).set("impl", kSwap);
   // Above 4 rows of A only over Bᵀ on AVX-512 (measured there; AVX2's 16
   // registers would spill the GEMV's accumulators).
@@ -484,9 +507,10 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     }
     case kSwap: {
       if (!is_cpu(caps) || !swap_fits(s))
-        throw std::invalid_argument("matmul: impl=5 (Cᵀ = B·Aᵀ) is for the CPU with trans_b=1");
+        throw std::invalid_argument("matmul: impl=5 (Cᵀ = B·Aᵀ) is for the CPU with trans_b=1 or an f32 K×N B");
       GemmTile t = tile_of(v);
-      t.ak = 1, t.pb = 0, t.bpf = 0, t.gm = 0, t.ks = 1;
+      t.ak = s.trans_b ? 1 : 2, t.pb = 0, t.bpf = 0, t.gm = 0, t.ks = 1;
+      if (!s.trans_b) t.apf = 0, t.bf2 = 0;
       if (t.bf2 && !pairs_fit(s)) throw std::invalid_argument("matmul: bf2=1 (bf16 pairs) needs bf16 inputs and an even K: " + v.str());
       const int64_t mp = swap_cols(s);
       if (t.mr < 1 || t.nl < 1 || t.mr * t.nl + t.nl > 32 || t.kc < 0 || t.kc % 16 || t.mc < 1)

@@ -168,6 +168,12 @@ TEST_CASE("matmul: Bᵀ with a few dozen rows of A: the swapped product (Cᵀ = 
                        problem("matmul", {9, 50, 66}, {{"trans_b", 1}, {"batch", 2}}, dt),
                        problem("matmul", {70, 29, 64}, {{"trans_b", 1}}, dt)})
           if (std::string(v).find("bf2") == std::string::npos || dt == ir::ScalarKind::BF16) check(*dev, p, ops::Variant::parse(v));
+    // f32 K×N: B read column-major in place (ak = 2), 16 / 14 / 8 / 6 rows
+    // of it per block, rows past N clamped.
+    for (const char* v : {"impl=5 mr=16 nl=1 kc=0 mc=16", "impl=5 mr=14 nl=2 kc=32 mc=2", "impl=5 mr=8 nl=3 kc=16 mc=3",
+                          "impl=5 mr=6 nl=4 kc=0 mc=4"})
+      for (auto p : {problem("matmul", {37, 83, 130}), problem("matmul", {9, 50, 66}, {{"batch", 2}}), problem("matmul", {70, 29, 64})})
+        check(*dev, p, ops::Variant::parse(v));
     // The packed GEMM reading 16-bit A unpacked (ak = 1, widened per chunk),
     // with B packed in the kernel and by a launch.
     for (auto dt : {ir::ScalarKind::F16, ir::ScalarKind::BF16})
@@ -199,8 +205,18 @@ TEST_CASE("matmul: Bᵀ with a few dozen rows of A: the swapped product (Cᵀ = 
   CHECK(d.heuristic(problem("matmul", {48, 11008, 4096}, {{"trans_b", 1}}), avx512).get("mr") == 6);
   CHECK(test::cpu_caps_with(256, 16).vector_bits == 256);
   CHECK(d.heuristic(problem("matmul", {64, 11008, 4096}, {{"trans_b", 1}}), test::cpu_caps_with(256, 16)).get("impl") == 0);
-  CHECK_THROWS_WITH_AS(d.plan(problem("matmul", {16, 64, 32}), ops::Variant::parse("impl=5 mr=6 nl=1 kc=0 mc=16"), avx512),
-                       doctest::Contains("trans_b=1"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(d.plan(problem("matmul", {16, 64, 32}, {}, ir::ScalarKind::F16), ops::Variant::parse("impl=5 mr=6 nl=1 kc=0 mc=16"),
+                              avx512),
+                       doctest::Contains("f32 K×N B"), std::invalid_argument);
+  // f32 K×N: from past the K×N GEMV's 4 rows to 128.
+  auto kn = [&](int64_t m) { return d.heuristic(problem("matmul", {m, 11008, 4096}), avx512); };
+  CHECK(kn(4).get("impl") == 1);
+  CHECK(kn(5).get("impl") == 5);
+  CHECK(kn(16).get("mr") == 16);
+  CHECK(kn(32).get("mr") == 14);
+  CHECK(kn(128).get("impl") == 5);
+  CHECK(kn(129).get("impl") == 0);
+  CHECK(d.heuristic(problem("matmul", {16, 11008, 4096}, {}, ir::ScalarKind::BF16), avx512).get("impl") != 5);
 }
 
 TEST_CASE("matmul: bf16 pairs (bf2) in every form, on every host (vdpbf16ps or lane arithmetic), 1 and 2 threads") {
