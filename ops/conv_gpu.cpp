@@ -135,12 +135,7 @@ ir::Kernel conv_gpu_gemm_kernel(int tn, bool bias, bool relu, int ks, bool doubl
     Value g = split ? group_id(2) / KS : group_id(2);
     Value taps = KH * KW, K = CG * taps, OC = OCG * (C / CG), plane = OH * OW;
     // This split's K range [kbeg, kbeg + klen), in whole 16-steps.
-    Value kbeg = constant(u32, 0u), klen = K;
-    if (split) {
-      Value per = ((K + (KS - 1)) / KS + 15u) / 16u * 16u;
-      kbeg = min(group_id(2) % KS * per, K);
-      klen = min(kbeg + per, K) - kbeg;
-    }
+    auto [kbeg, klen] = split ? k_split_range(K, KS, 16, group_id(2) % KS) : KRange{constant(u32, 0u), K};
     LineTileOperands io;
     io.a = [&](const Value& pos, const Value& kk, bool) {
       Value k = kbeg + kk;

@@ -19,6 +19,13 @@ struct LineTileOperands {
   bool always_guarded = false;  // no unguarded interior path (A has padding inside the matrix)
 };
 
+// A K split's range for split `s` of `ks`: [kbeg, kbeg + klen), each split
+// a whole number of `step`s of K (the last ones shorter or empty).
+struct KRange {
+  dsl::Value kbeg, klen;
+};
+KRange k_split_range(const dsl::Value& K, uint32_t ks, uint32_t step, const dsl::Value& s);
+
 // Records the tile loop into the kernel being built: workgroup (16, 16), a
 // 128 × (16·tn) tile of C at rows group_id(1)·128, columns group_id(0)·16·tn;
 // tn 8 (tk 8 or 16) or 4 (tk 16); prefetch: the next tile's loads go to

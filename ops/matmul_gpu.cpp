@@ -52,12 +52,7 @@ ir::Kernel gemm_gpu_vec_kernel(ir::Type dt, bool trans_b, const GpuTile& t) {
     auto [A, B, C, M, N, K] = gemm_args(kb, dt);
     kb.workgroup(16, 16);
     Value bz = KS > 1 ? group_id(2) / KS : group_id(2);
-    Value kbeg = constant(u32, 0u), klen = K;
-    if (KS > 1) {
-      Value per = ((K + (KS - 1)) / KS + (TK - 1)) / TK * TK;
-      kbeg = min(group_id(2) % KS * per, K);
-      klen = min(kbeg + per, K) - kbeg;
-    }
+    auto [kbeg, klen] = KS > 1 ? k_split_range(K, KS, TK, group_id(2) % KS) : KRange{constant(u32, 0u), K};
     Value abase = bz * M * K + kbeg, bbase = bz * K * N, cbase = group_id(2) * M * N;
     auto f = [&](const Value& v) { return v.type() == f32 ? v : cast(f32, v); };
     auto element = [&](const Array& buf, const Value& at, const Value& ok, bool guarded) {
