@@ -317,7 +317,7 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     // 64 / 128 / 256 0.32 / 0.23 / 0.16 ms, the swapped line tiles 0.25).
     if (s.trans_b && s.m <= kGpuGemvMaxM)
       return Variant{}.set("impl", kGpuGemv).set("wg", s.m > kGemvMaxM ? 256 : s.k >= 2048 ? 128 : 64);
-    return gpu_tile_variant(default_gpu_tile(s.m, s.n, s.k, s.trans_b, s.batch)).set("impl", kGpu);
+    return gpu_tile_variant(default_gpu_tile(s.m, s.n, s.k, s.trans_b, s.batch, caps.max_shared_bytes)).set("impl", kGpu);
   }
   // Bᵀ with 9-256 rows of A on AVX-512 (bf16 on pairs from 13: its pair
   // GEMV holds up longer): the swapped product. Zen 5, 1 thread, M × 11008

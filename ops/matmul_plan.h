@@ -56,7 +56,8 @@ GpuTile gpu_tile_of(const Variant& v);
 // (2×2 below 64, keeping more workgroups). Given K (k > 0): the swapped
 // product where swap_fits_gpu, and a K split (gpu_k_split) where the tiles
 // are too few to fill the GPU.
-GpuTile default_gpu_tile(int64_t m, int64_t n, int64_t k = 0, bool trans_b = false, int64_t batch = 1);
+GpuTile default_gpu_tile(int64_t m, int64_t n, int64_t k = 0, bool trans_b = false, int64_t batch = 1,
+                         uint32_t max_shared_bytes = 0);
 // Bᵀ with 5-64 rows of A against N ≥ 1024: Cᵀ = B·Aᵀ on 128×64 line tiles
 // (A's rows fill the 64 columns, where they would fill half of 128 rows or
 // less). H100, 64 × 11008 × 4096: 0.27 ms against 0.42 for the best

@@ -294,7 +294,7 @@ std::vector<Variant> r16_candidates(const QShape& s, const TargetCaps& caps) {
     c.push_back(variant_of(default_cpu_tile(s.m, s.n, s.k, caps)).set("impl", kTiled));
     return c;
   }
-  c.push_back(gpu_tile_variant(default_gpu_tile(s.m, s.n, s.k, true)).set("impl", kTiled));
+  c.push_back(gpu_tile_variant(default_gpu_tile(s.m, s.n, s.k, true, 1, caps.max_shared_bytes)).set("impl", kTiled));
   return c;
 }
 
@@ -352,7 +352,7 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
         c.push_back(Variant{}.set("impl", kGemvAny).set("wg", wg));
     if (gpu_block_gemv(s))
       for (int wg : {32, 64, 128}) c.push_back(Variant{}.set("impl", kGemvBlocks).set("wg", wg));
-    c.push_back(gpu_tile_variant(default_gpu_tile(s.m, s.n, s.k, true)).set("impl", kTiled));
+    c.push_back(gpu_tile_variant(default_gpu_tile(s.m, s.n, s.k, true, 1, caps.max_shared_bytes)).set("impl", kTiled));
   }
   return c;
 }
@@ -534,7 +534,7 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
   // 256 work-items per row: H200, 1x4096x4096, Q4_0 0.051 ms and Q8_0 0.046
   // against 0.058 and 0.056 with 64 (kgen tune).
   if (s.m <= 4) return Variant{}.set("impl", kGemvAny).set("wg", !caps.max_workgroup_threads || caps.max_workgroup_threads >= 256 ? 256 : 64);
-  return gpu_tile_variant(default_gpu_tile(s.m, s.n, s.k, true)).set("impl", kTiled);
+  return gpu_tile_variant(default_gpu_tile(s.m, s.n, s.k, true, 1, caps.max_shared_bytes)).set("impl", kTiled);
 }
 
 Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {

@@ -487,6 +487,15 @@ TEST_CASE("matmul and gated_mlp: the GPU kernels' variants at odd sizes, on the 
       {problem("matmul", {8, 70, 100}, {{"trans_b", 1}}), {"impl=3 wg=64"}},
       {problem("matmul", {1, 70000, 33}, {{"trans_b", 1}}), {"impl=3 wg=64"}},
   };
+  // The heuristic's swapped tiles (double-buffered where the shared memory
+  // holds them: not WebGPU's 16 KiB) and K splits.
+  const auto& mm = *ops::find_op("matmul");
+  for (auto& dev : devs)
+    for (const auto& p : {problem("matmul", {20, 1030, 300}, {{"trans_b", 1}}), problem("matmul", {100, 300, 1100})}) {
+      auto v = mm.heuristic(p, dev->caps());
+      if (dev->caps().name.rfind("cpu", 0) != 0) CHECK((v.get("sw", 0) == 1 || v.get("ks", 1) > 1));
+      check(*dev, p, v);
+    }
   for (auto& dev : devs)
     for (const auto& c : cases) {
       if (c.p.dtype == ir::ScalarKind::BF16 && !dev->caps().bf16) continue;
