@@ -510,7 +510,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
         throw std::invalid_argument("matmul: impl=5 (Cᵀ = B·Aᵀ) is for the CPU with trans_b=1 or an f32 K×N B");
       GemmTile t = tile_of(v);
       t.ak = s.trans_b ? 1 : 2, t.pb = 0, t.bpf = 0, t.gm = 0, t.ks = 1;
-      if (!s.trans_b) t.apf = 0, t.bf2 = 0;
+      if (!s.trans_b) t.apf = 0;  // ak = 2 prefetches its own lines
       if (t.bf2 && !pairs_fit(s)) throw std::invalid_argument("matmul: bf2=1 (bf16 pairs) needs bf16 inputs and an even K: " + v.str());
       const int64_t mp = swap_cols(s);
       if (t.mr < 1 || t.nl < 1 || t.mr * t.nl + t.nl > 32 || t.kc < 0 || t.kc % 16 || t.mc < 1)
