@@ -23,14 +23,15 @@ namespace {
 Value to_f32(const Value& v) { return v.type().kind == ir::ScalarKind::U32 ? v : as_f32(v); }
 }  // namespace
 
-ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf, bool pairs, int mg, ir::Type a_dt) {
+ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf, bool pairs, int mg, ir::Type a_dt, int kp) {
   if (a_dt == ir::ScalarKind::Void) a_dt = dt;
+  if (kp < 1 || (kp > 1 && !trans_b)) throw std::invalid_argument("gemv_kernel: K parts (kp) are for Bᵀ");
   if (pairs && (!trans_b || dt.kind != ir::ScalarKind::BF16))
     throw std::invalid_argument("gemv_kernel: bf16 pairs need bf16 inputs and Bᵀ");
   if (mg < 0 || (mg && !trans_b)) throw std::invalid_argument("gemv_kernel: row groups (mg) are for Bᵀ");
   const uint32_t R = uint32_t(rows), MM = uint32_t(m), MG = mg ? uint32_t(mg) : MM;
   std::string name = "matmul_gemv_" + dt.str() + (trans_b ? "_t" : "_n") + "_r" + std::to_string(R) + "_m" + std::to_string(MM) +
-                     (pf ? "_pf" + std::to_string(pf) : "") + (pairs ? "_bf2" : "") + (mg ? "_g" + std::to_string(mg) : "") + (a_dt != dt ? "_a" + a_dt.str() : "");
+                     (pf ? "_pf" + std::to_string(pf) : "") + (pairs ? "_bf2" : "") + (mg ? "_g" + std::to_string(mg) : "") + (a_dt != dt ? "_a" + a_dt.str() : "") + (kp > 1 ? "_kp" + std::to_string(kp) : "");
   const ir::Type lt = pairs ? line(u32, 16) : line(dt, 16);  // pairs: 32 bf16 per line
   const uint32_t LK = pairs ? 32 : 16;                          // k per line
   return kernel(name, [&](KernelBuilder& kb) {
@@ -47,6 +48,16 @@ ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf, bool 
       Value kl = K / LK;  // lines per row
       Value n0 = group_id(0) * R;
       Value abase = bz * MM * kl, bbase = bz * N * kl, cbase = bz * MM * N;
+      // K parts (kp > 1): group y takes lines [j0, j1) of every row and
+      // writes its partial C (part[batch][part][M][N]); the groups of a part
+      // run in a row, so its slice of A stays in L1 while B streams past.
+      Value j0 = constant(u32, 0u), j1 = kl;
+      if (kp > 1) {
+        Value per = (kl + uint32_t(kp - 1)) / uint32_t(kp);
+        j0 = min(group_id(1) * per, kl);
+        j1 = min(j0 + per, kl);
+        cbase = (bz * uint32_t(kp) + group_id(1)) * MM * N;
+      }
       auto emit = [&](bool guarded) {
         // Rows past N (last group only) re-read row n0: in bounds, never stored.
         std::vector<Value> rowbase;
@@ -59,7 +70,7 @@ ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf, bool 
           const uint32_t GN = std::min(MG, MM - g0);
           std::vector<Var> acc;
           for (uint32_t i = 0; i < GN * R; ++i) acc.push_back(var(splat(0.0f, 16)));
-          for_range(0u, kl, [&](Value j) {
+          for_range(j0, j1, [&](Value j) {
             std::vector<Value> av;
             for (uint32_t i = 0; i < GN; ++i) av.push_back(to_f32(a[abase + (g0 + i) * kl + j]));
             for (uint32_t r = 0; r < R; ++r) {

@@ -147,8 +147,10 @@ ir::Kernel matmul_ksplit_sum_kernel(int ks, bool index64 = true);
 ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m, ir::Type a_dt = ir::Type(ir::ScalarKind::Void));
 // mg (Bᵀ): A's rows in groups of mg, one pass over the work-item's rows of B
 // each (0: all M at once).
+// kp > 1 (Bᵀ): K in kp parts, grid y; each part's partial C goes to
+// part[batch][kp][M][N] for matmul_ksplit_sum_kernel(kp).
 ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf = 0, bool pairs = false, int mg = 0,
-                       ir::Type a_dt = ir::Type(ir::ScalarKind::Void));  // A's element type (Void: dt)
+                       ir::Type a_dt = ir::Type(ir::ScalarKind::Void), int kp = 1);  // A's element type (Void: dt)
 // The GPU GEMV (ops/gemv_gpu.cpp, matmul impl=3): Bᵀ rows, a workgroup of wg
 // per output column, m (1..8) rows of A. Grid (gx, ceil(N / gx), batch);
 // scalars n, k, gx.

@@ -222,6 +222,9 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
       if (s.trans_b) out.push_back(Variant{}.set("impl", kGemv).set("rows", rows).set("pf", 1));
       if (caps.bf16_dot && gemv_pairs_fit(s)) out.push_back(Variant{}.set("impl", kGemv).set("rows", rows).set("pf", 1).set("bf2", 1));
     }
+  if (gemv_fits(s) && s.trans_b && s.m >= 2 && s.m <= 8)  // Bᵀ, K in parts (A's slice stays in L1)
+    for (int kp : {2, 4, 8})
+      if (s.k / 16 >= kp) out.push_back(Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1).set("kp", kp));
   if (gemv_fits(s) && !s.trans_b)  // K×N: split along K
     for (int ks : {8, 16, 32}) out.push_back(Variant{}.set("impl", kGemvKSplit).set("ks", ks));
   if (gemv_fits(s) && s.m > 8)  // Bᵀ, A's rows in groups
@@ -369,6 +372,21 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     // 6.4; M = 4 4.74 -> 2.32 and 12.5 -> 6.2 (at M = 1 the same product
     // takes 4.1: a gap left). From 5 rows of A, 4 rows of B (8 × 11008 ×
     // 4096: 7.3-9.7 ms against 11.5 for 8).
+    // Better for 2-4 rows: K in parts (kp) whose slice of A and one row's
+    // slice of B fit in L1 ((M + 1)·(K / kp)·4 ≤ 40 KiB of Zen 5's 48), one
+    // row per work-item: A stays in L1 while B streams. Zen 5, kgen op,
+    // rows=8 -> kp: 1 thread, 4096×4096 M = 2 2.37 -> 1.64 ms (kp 2), 4
+    // 2.17 -> 1.64 (2); 11008×4096 M = 2 6.8 -> 5.8 (2), 3 6.9 -> 6.0 (2), 4
+    // 6.7 -> 5.1 (2; kp 4 6.2); 4096×11008 M = 4 6.45 -> 5.45 (8; kp 2 8.8);
+    // 2 threads 4096×4096 M = 2 1.50 -> 1.15, 4 1.37 -> 1.09; 11008×4096 M
+    // = 4 4.84 -> 4.41. 6 rows lost (2.59 against 2.72-2.78).
+    if (wide_bt && s.m >= 2 && s.m <= 4) {
+      int kp = 1;
+      while (kp < 16 && (s.m + 1) * (s.k / kp) * 4 > 40 * 1024) kp *= 2;
+      Variant v = Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1);
+      if (kp > 1) v.set("kp", kp);
+      return v;
+    }
     if (wide_bt) return Variant{}.set("impl", kGemv).set("rows", s.m == 1 ? 1 : s.m <= 4 ? 8 : 4).set("pf", 1);
     // K×N: one work-item per 1/16 of K, reading its rows of B whole (the
     // column strips of rows=4 read 256 bytes of each 16 KiB row: 4096×4096
@@ -475,12 +493,24 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       const int mg = int(v.get("mg", 0));
       if (mg < 0 || mg > 8 || (mg && !s.trans_b) || (s.m > 8 && !mg))
         throw std::invalid_argument("matmul: impl=1 mg (rows of A per pass, Bᵀ) must be 1..8, and is needed above M = 8: " + v.str());
-      st.kernel = gemv_kernel(s.dt, s.trans_b, rows, int(s.m), s.trans_b ? pf : 0, pairs, mg, s.at);
+      const int kp = int(v.get("kp", 1));
+      if (kp < 1 || kp > 16 || (kp > 1 && !s.trans_b)) throw std::invalid_argument("matmul: impl=1 kp (K parts) is 1..16, for Bᵀ: " + v.str());
+      st.kernel = gemv_kernel(s.dt, s.trans_b, rows, int(s.m), s.trans_b ? pf : 0, pairs, mg, s.at, kp);
       int64_t units = s.trans_b ? s.n : s.n / 16;
-      st.dims.grid = {uint32_t((units + rows - 1) / rows), 1, uint32_t(s.batch)};
-      st.buffers = {0, 1, 2};
+      st.dims.grid = {uint32_t((units + rows - 1) / rows), uint32_t(kp), uint32_t(s.batch)};
+      const int part = kp > 1 ? pl.add_temp(nio, size_t(s.batch * kp * s.m * s.n) * 4) : 2;
+      st.buffers = {0, 1, part};
       st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.k))};
       pl.steps.push_back(std::move(st));
+      if (kp > 1) {
+        Step sum;
+        sum.kernel = matmul_ksplit_sum_kernel(kp);
+        sum.dims.grid = {groups_for(s.m * s.n, 256), 1, uint32_t(s.batch)};
+        sum.dims.workgroup = {256, 1, 1};
+        sum.buffers = {part, 2};
+        sum.scalars = {ir::scalar_slot(uint32_t(s.m * s.n))};
+        pl.steps.push_back(std::move(sum));
+      }
       return pl;
     }
     case kGemvKSplit: {

@@ -179,6 +179,11 @@ TEST_CASE("matmul: Bᵀ with a few dozen rows of A: the swapped product (Cᵀ = 
     for (auto dt : {ir::ScalarKind::F16, ir::ScalarKind::BF16})
       for (const char* v : {"impl=0 mr=5 nl=2 kc=0 mc=8 nc=1 ak=1 apf=1 pb=1", "impl=0 mr=6 nl=1 kc=32 mc=2 nc=2 ak=1"})
         for (int tb : {0, 1}) check(*dev, problem("matmul", {45, 77, 302}, {{"trans_b", tb}}, dt), ops::Variant::parse(v));
+    // The GEMV over Bᵀ with K in parts (K = 208: 13 lines in 2, 4 or 8
+    // uneven parts, some empty), batched; f32 and widened f16.
+    for (auto dt : {ir::ScalarKind::F32, ir::ScalarKind::F16})
+      for (const char* v : {"impl=1 rows=1 pf=1 kp=2", "impl=1 rows=3 pf=1 kp=4", "impl=1 rows=1 kp=8"})
+        check(*dev, problem("matmul", {3, 45, 208}, {{"trans_b", 1}, {"batch", 2}}, dt), ops::Variant::parse(v));
     // The GEMV with A's rows in groups (what f16 takes from 9 to 32 rows).
     for (auto dt : {ir::ScalarKind::F32, ir::ScalarKind::F16})
       for (const char* v : {"impl=1 rows=4 pf=1 mg=4", "impl=1 rows=2 mg=8"})
@@ -191,6 +196,14 @@ TEST_CASE("matmul: Bᵀ with a few dozen rows of A: the swapped product (Cᵀ = 
     return d.heuristic(problem("matmul", {m, n, 4096}, {{"trans_b", 1}}, dt), avx512).get("impl");
   };
   CHECK(impl(8, 11008) == 1);
+  // f32 with 2-4 rows: K in parts where A's slice and a row of B pass 40 KiB.
+  auto gemv_kp = [&](int64_t m, int64_t k) {
+    return d.heuristic(problem("matmul", {m, 11008, k}, {{"trans_b", 1}}), avx512).get("kp", 1);
+  };
+  CHECK(gemv_kp(1, 4096) == 1);
+  CHECK(gemv_kp(2, 4096) == 2);
+  CHECK(gemv_kp(4, 11008) == 8);
+  CHECK(gemv_kp(2, 1024) == 1);
   CHECK(impl(9, 11008) == 5);
   CHECK(impl(256, 11008) == 5);
   CHECK(impl(257, 11008) == 0);
