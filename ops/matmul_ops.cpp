@@ -372,20 +372,26 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     // 6.4; M = 4 4.74 -> 2.32 and 12.5 -> 6.2 (at M = 1 the same product
     // takes 4.1: a gap left). From 5 rows of A, 4 rows of B (8 × 11008 ×
     // 4096: 7.3-9.7 ms against 11.5 for 8).
-    // Better for 2-4 rows: K in parts (kp) whose slice of A and one row's
-    // slice of B fit in L1 ((M + 1)·(K / kp)·4 ≤ 40 KiB of Zen 5's 48), one
-    // row per work-item: A stays in L1 while B streams. Zen 5, kgen op,
-    // rows=8 -> kp: 1 thread, 4096×4096 M = 2 2.37 -> 1.64 ms (kp 2), 4
-    // 2.17 -> 1.64 (2); 11008×4096 M = 2 6.8 -> 5.8 (2), 3 6.9 -> 6.0 (2), 4
-    // 6.7 -> 5.1 (2; kp 4 6.2); 4096×11008 M = 4 6.45 -> 5.45 (8; kp 2 8.8);
-    // 2 threads 4096×4096 M = 2 1.50 -> 1.15, 4 1.37 -> 1.09; 11008×4096 M
-    // = 4 4.84 -> 4.41. 6 rows lost (2.59 against 2.72-2.78).
-    if (wide_bt && s.m >= 2 && s.m <= 4) {
+    // Better for 2-8 rows: K in parts (kp) whose slice of A and the
+    // work-item's rows' slices of B fit in L1 ((M + rows)·(K / kp)·4 ≤ 40
+    // KiB of Zen 5's 48; parts of ≥ 1024 k, shorter row pieces lost), one
+    // row of B per work-item to 4 rows of A, two above: A stays in L1 while
+    // B streams. Zen 5, kgen op, 1 thread, old rows -> kp: 4096×4096 M = 2
+    // 2.37 -> 1.64 ms (kp 2), 4 2.17 -> 1.64 (2), 5 2.37 -> 1.69 (4), 6
+    // 2.82 -> 1.84 (4), 8 3.68 -> 2.52 (4); 11008×4096 M = 2 6.8 -> 5.8
+    // (2), 3 6.9 -> 6.0, 4 6.7 -> 5.1 (2; kp 4 6.2), 8 8.9 -> 7.0 (4);
+    // 4096×11008 M = 4 6.45 -> 5.45 (8; kp 2 8.8); 8 stays at 7.8 (kp 2-16
+    // with 2 rows 9.6-12.2); 2 threads 4096×4096 M = 2 1.50 -> 1.15, 4 1.37
+    // -> 1.09; 11008×4096 M = 4 4.84 -> 4.41.
+    if (wide_bt && s.m >= 2 && s.m <= 8) {
+      const int rows = s.m <= 4 ? 1 : 2;
       int kp = 1;
-      while (kp < 16 && (s.m + 1) * (s.k / kp) * 4 > 40 * 1024) kp *= 2;
-      Variant v = Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1);
-      if (kp > 1) v.set("kp", kp);
-      return v;
+      while (kp < 16 && (s.m + rows) * (s.k / kp) * 4 > 40 * 1024) kp *= 2;
+      if (kp == 1 || s.k / kp >= 1024) {
+        Variant v = Variant{}.set("impl", kGemv).set("rows", rows).set("pf", 1);
+        if (kp > 1) v.set("kp", kp);
+        return v;
+      }
     }
     if (wide_bt) return Variant{}.set("impl", kGemv).set("rows", s.m == 1 ? 1 : s.m <= 4 ? 8 : 4).set("pf", 1);
     // K×N: one work-item per 1/16 of K, reading its rows of B whole (the

@@ -204,6 +204,8 @@ TEST_CASE("matmul: Bᵀ with a few dozen rows of A: the swapped product (Cᵀ = 
   CHECK(gemv_kp(2, 4096) == 2);
   CHECK(gemv_kp(4, 11008) == 8);
   CHECK(gemv_kp(2, 1024) == 1);
+  CHECK(gemv_kp(8, 4096) == 4);
+  CHECK(gemv_kp(8, 11008) == 1);  // parts under 1024 k: the old rows=4
   CHECK(impl(9, 11008) == 5);
   CHECK(impl(256, 11008) == 5);
   CHECK(impl(257, 11008) == 0);
