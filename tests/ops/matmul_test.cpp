@@ -231,6 +231,10 @@ TEST_CASE("matmul: Bᵀ with a few dozen rows of A: the swapped product (Cᵀ = 
   CHECK(kn(32).get("mr") == 14);
   CHECK(kn(128).get("impl") == 5);
   CHECK(kn(129).get("impl") == 0);
+  auto kn_impl = [&](int64_t m, int64_t n, int64_t k) { return d.heuristic(problem("matmul", {m, n, k}), avx512).get("impl"); };
+  CHECK(kn_impl(48, 2048, 2048) == 5);
+  CHECK(kn_impl(64, 2048, 2048) == 0);  // B in the cache: the packed GEMM from 4 lines of A's rows
+  CHECK(kn_impl(8, 1024, 64) != 5);     // short K
   CHECK(d.heuristic(problem("matmul", {16, 11008, 4096}, {}, ir::ScalarKind::BF16), avx512).get("impl") != 5);
 }
 
