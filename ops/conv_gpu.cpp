@@ -8,6 +8,7 @@
 
 #include "dsl/dsl.h"
 #include "ops/conv.h"
+#include "ops/k_split.h"
 #include "ops/line_tile_gemm.h"
 #include "ops/matmul_plan.h"
 
@@ -135,7 +136,11 @@ ir::Kernel conv_gpu_gemm_kernel(int tn, bool bias, bool relu, int ks, bool doubl
     Value g = split ? group_id(2) / KS : group_id(2);
     Value taps = KH * KW, K = CG * taps, OC = OCG * (C / CG), plane = OH * OW;
     // This split's K range [kbeg, kbeg + klen), in whole 16-steps.
-    auto [kbeg, klen] = split ? k_split_range(K, KS, 16, group_id(2) % KS) : KRange{constant(u32, 0u), K};
+    Value kbeg = constant(u32, 0u), klen = K;
+    if (split) {
+      const KRange r = k_split_range(K, KS, 16, group_id(2) % KS);
+      kbeg = r.begin, klen = r.end - r.begin;
+    }
     LineTileOperands io;
     io.a = [&](const Value& pos, const Value& kk, bool) {
       Value k = kbeg + kk;
@@ -195,10 +200,7 @@ bool conv_gpu_gemm_fits(const ConvShape& s) { return (s.n * s.oh() * s.ow() + 12
 
 int conv_gpu_k_split(const ConvShape& s, int tn) {
   const int64_t tiles = (s.n * s.oh() * s.ow() + 127) / 128 * ((s.ocg() + 16 * tn - 1) / (16 * tn)) * s.groups;
-  const int64_t k = s.cg() * s.kh * s.kw;
-  int ks = 1;
-  while (ks < 8 && tiles * ks < kGpuGroupsWanted && k / (2 * ks) >= 128) ks *= 2;
-  return ks;
+  return gpu_k_split_for(tiles, s.cg() * s.kh * s.kw, 128);
 }
 
 void plan_conv_gpu_gemm(Plan& pl, size_t nio, const ConvShape& s, int tn, int ks, bool double_buffer) {

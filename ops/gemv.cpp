@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dsl/dsl.h"
+#include "ops/k_split.h"
 #include "ops/matmul.h"
 #include "ops/widen.h"
 
@@ -53,9 +54,8 @@ ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf, bool 
       // run in a row, so its slice of A stays in L1 while B streams past.
       Value j0 = constant(u32, 0u), j1 = kl;
       if (kp > 1) {
-        Value per = (kl + uint32_t(kp - 1)) / uint32_t(kp);
-        j0 = min(group_id(1) * per, kl);
-        j1 = min(j0 + per, kl);
+        const KRange r = k_split_range(kl, uint32_t(kp), 1, group_id(1));
+        j0 = r.begin, j1 = r.end;
         cbase = (bz * uint32_t(kp) + group_id(1)) * MM * N;
       }
       auto emit = [&](bool guarded) {

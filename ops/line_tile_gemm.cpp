@@ -16,12 +16,6 @@ namespace kgen::ops {
 
 using namespace kgen::dsl;
 
-KRange k_split_range(const Value& K, uint32_t ks, uint32_t step, const Value& s) {
-  Value per = ((K + (ks - 1)) / ks + (step - 1)) / step * step;
-  Value kbeg = min(s * per, K);
-  return {kbeg, min(kbeg + per, K) - kbeg};
-}
-
 void line_tile_gemm(const LineTileOperands& io, const Value& M, const Value& N, const Value& K, uint32_t TK, uint32_t TN,
                     bool prefetch, bool double_buffer) {
   if (double_buffer && !prefetch) throw std::invalid_argument("line_tile_gemm: double buffering needs the prefetch");

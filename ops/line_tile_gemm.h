@@ -19,19 +19,6 @@ struct LineTileOperands {
   bool always_guarded = false;  // no unguarded interior path (A has padding inside the matrix)
 };
 
-// A K split's range for split `s` of `ks`: [kbeg, kbeg + klen), each split
-// a whole number of `step`s of K (the last ones shorter or empty).
-struct KRange {
-  dsl::Value kbeg, klen;
-};
-KRange k_split_range(const dsl::Value& K, uint32_t ks, uint32_t step, const dsl::Value& s);
-
-// Records the tile loop into the kernel being built: workgroup (16, 16), a
-// 128 × (16·tn) tile of C at rows group_id(1)·128, columns group_id(0)·16·tn;
-// tn 8 (tk 8 or 16) or 4 (tk 16); prefetch: the next tile's loads go to
-// registers before this tile's FMAs; double_buffer (with prefetch): two
-// shared buffers, one barrier per K step. The caller declares
-// kb.workgroup(16, 16).
 // The loop's shared memory in bytes (A: tk × 32 lines, B: tk × 4·tn lines of
 // 16 bytes; twice that double-buffered): 16 KiB at tk 16 / tn 8, WebGPU's
 // guaranteed minimum.
@@ -42,6 +29,13 @@ constexpr uint32_t line_tile_shared_bytes(uint32_t tk, uint32_t tn, bool double_
 inline bool line_tile_fits(uint32_t max_shared_bytes, uint32_t tk, uint32_t tn, bool double_buffer) {
   return !max_shared_bytes || line_tile_shared_bytes(tk, tn, double_buffer) <= max_shared_bytes;
 }
+
+// Records the tile loop into the kernel being built: workgroup (16, 16), a
+// 128 × (16·tn) tile of C at rows group_id(1)·128, columns group_id(0)·16·tn;
+// tn 8 (tk 8 or 16) or 4 (tk 16); prefetch: the next tile's loads go to
+// registers before this tile's FMAs; double_buffer (with prefetch): two
+// shared buffers, one barrier per K step. The caller declares
+// kb.workgroup(16, 16).
 void line_tile_gemm(const LineTileOperands& io, const dsl::Value& M, const dsl::Value& N, const dsl::Value& K,
                     uint32_t tk, uint32_t tn, bool prefetch, bool double_buffer = false);
 

@@ -17,6 +17,7 @@
 #include "ops/bf16_round.h"
 #include "ops/fast_exp.h"
 #include "ops/gemm_panels.h"
+#include "ops/k_split.h"
 #include "ops/matmul.h"
 #include "ops/widen.h"
 
@@ -104,9 +105,8 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, con
     Value bz = KSPLIT > 1 ? group_id(2) / KSPLIT : group_id(2);
     Value kbeg = constant(u32, 0u), kend = K;
     if (KSPLIT > 1) {
-      Value per = ((K + (KSPLIT - 1)) / KSPLIT + 15u) / 16u * 16u;
-      kbeg = min(group_id(2) % KSPLIT * per, K);
-      kend = min(kbeg + per, K);
+      const KRange r = k_split_range(K, KSPLIT, 16, group_id(2) % KSPLIT);
+      kbeg = r.begin, kend = r.end;
     }
     Value np = (N + (NRO - 1)) / NRO, mp = (M + (MR - 1)) / MR;
     // Grid order: gm = 0 walks the N blocks fastest (consecutive groups share

@@ -12,6 +12,7 @@
 #include "dsl/dsl.h"
 #include "ops/bf16_round.h"
 #include "ops/fast_exp.h"
+#include "ops/k_split.h"
 #include "ops/line_tile_gemm.h"
 #include "ops/matmul.h"
 
@@ -52,7 +53,11 @@ ir::Kernel gemm_gpu_vec_kernel(ir::Type dt, bool trans_b, const GpuTile& t) {
     auto [A, B, C, M, N, K] = gemm_args(kb, dt);
     kb.workgroup(16, 16);
     Value bz = KS > 1 ? group_id(2) / KS : group_id(2);
-    auto [kbeg, klen] = KS > 1 ? k_split_range(K, KS, TK, group_id(2) % KS) : KRange{constant(u32, 0u), K};
+    Value kbeg = constant(u32, 0u), klen = K;
+    if (KS > 1) {
+      const KRange r = k_split_range(K, KS, TK, group_id(2) % KS);
+      kbeg = r.begin, klen = r.end - r.begin;
+    }
     Value abase = bz * M * K + kbeg, bbase = bz * K * N, cbase = group_id(2) * M * N;
     auto f = [&](const Value& v) { return v.type() == f32 ? v : cast(f32, v); };
     auto element = [&](const Array& buf, const Value& at, const Value& ok, bool guarded) {

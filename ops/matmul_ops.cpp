@@ -515,15 +515,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       st.buffers = {0, 1, part};
       st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.k))};
       pl.steps.push_back(std::move(st));
-      if (kp > 1) {
-        Step sum;
-        sum.kernel = matmul_ksplit_sum_kernel(kp);
-        sum.dims.grid = {groups_for(s.m * s.n, 256), 1, uint32_t(s.batch)};
-        sum.dims.workgroup = {256, 1, 1};
-        sum.buffers = {part, 2};
-        sum.scalars = {ir::scalar_slot(uint32_t(s.m * s.n))};
-        pl.steps.push_back(std::move(sum));
-      }
+      if (kp > 1) plan_ksplit_sum(pl, kp, part, 2, s.batch, s.m * s.n);
       return pl;
     }
     case kGemvKSplit: {
@@ -539,13 +531,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       st.buffers = {0, 1, part};
       st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.k)), ir::scalar_slot(uint32_t(kc))};
       pl.steps.push_back(std::move(st));
-      Step sum;
-      sum.kernel = matmul_ksplit_sum_kernel(int(ks));
-      sum.dims.grid = {uint32_t((s.m * s.n + 255) / 256), 1, uint32_t(s.batch)};
-      sum.dims.workgroup = {256, 1, 1};
-      sum.buffers = {part, 2};
-      sum.scalars = {ir::scalar_slot(uint32_t(s.m * s.n))};
-      pl.steps.push_back(std::move(sum));
+      plan_ksplit_sum(pl, int(ks), part, 2, s.batch, s.m * s.n);
       return pl;
     }
     case kSwap: {

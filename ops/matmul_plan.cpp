@@ -58,15 +58,17 @@ void plan_gemm_cpu(Plan& pl, const GemmTile& t, int ap, int bp, int c, int64_t b
   s.scalars = {u(m), u(n), u(k)};
   if (src.kind == GemmBSource::GateUp) s.scalars.push_back(u(f));
   pl.steps.push_back(std::move(s));
-  if (t.ks > 1) {
-    Step sum;
-    sum.kernel = matmul_ksplit_sum_kernel(t.ks);
-    sum.dims.grid = {uint32_t(cdiv(m * n, 256)), 1, uint32_t(batch)};
-    sum.dims.workgroup = {256, 1, 1};
-    sum.buffers = {part, c};
-    sum.scalars = {u(m * n)};
-    pl.steps.push_back(std::move(sum));
-  }
+  if (t.ks > 1) plan_ksplit_sum(pl, t.ks, part, c, batch, m * n);
+}
+
+void plan_ksplit_sum(Plan& pl, int ks, int part, int c, int64_t batch, int64_t mn, bool index64) {
+  Step sum;
+  sum.kernel = matmul_ksplit_sum_kernel(ks, index64);
+  sum.dims.grid = {uint32_t(cdiv(mn, 256)), 1, uint32_t(batch)};
+  sum.dims.workgroup = {256, 1, 1};
+  sum.buffers = {part, c};
+  sum.scalars = {u(mn)};
+  pl.steps.push_back(std::move(sum));
 }
 
 int64_t pb_depth(const GemmTile& t, int64_t k) { return t.kc ? t.kc : cdiv(cdiv(k, t.ks), 16) * 16; }
@@ -89,15 +91,7 @@ void plan_gemm_gpu(Plan& pl, ir::Type dt, bool trans_b, const GpuTile& t, int a,
   s.buffers = {a, b, part};
   s.scalars = {u(m), u(n), u(k)};
   pl.steps.push_back(std::move(s));
-  if (t.ks > 1) {
-    Step sum;
-    sum.kernel = matmul_ksplit_sum_kernel(t.ks, false);
-    sum.dims.grid = {uint32_t(cdiv(m * n, 256)), 1, uint32_t(batch)};
-    sum.dims.workgroup = {256, 1, 1};
-    sum.buffers = {part, c};
-    sum.scalars = {u(m * n)};
-    pl.steps.push_back(std::move(sum));
-  }
+  if (t.ks > 1) plan_ksplit_sum(pl, t.ks, part, c, batch, m * n, false);
 }
 
 bool gemm_block_fits(int mr, int nl, const TargetCaps& caps) { return codegen::lines_fit(caps, mr * nl + nl, 1); }
@@ -237,8 +231,12 @@ int gpu_k_split(const GpuTile& t, int64_t m, int64_t n, int64_t k, int64_t batch
   const int64_t rows = t.sw ? n : m, cols = t.sw ? m : n;
   const int64_t tiles = cdiv(rows, 16 * t.tm) * cdiv(cols, 16 * t.tn) * batch;
   if (m * n > int64_t(65535) * 256) return 1;
+  return gpu_k_split_for(tiles, k, 512);
+}
+
+int gpu_k_split_for(int64_t tiles, int64_t k, int64_t min_k) {
   int ks = 1;
-  while (ks < 8 && tiles * ks < kGpuGroupsWanted && k / (2 * ks) >= 512) ks *= 2;
+  while (ks < 8 && tiles * ks < kGpuGroupsWanted && k / (2 * ks) >= min_k) ks *= 2;
   return ks;
 }
 

@@ -30,6 +30,9 @@ void plan_gemm_cpu(Plan& pl, const GemmTile& t, int ap, int bp, int c, int64_t b
 // it stays within 512 KiB (the plans' bound; the kernel allows 1 MiB).
 int64_t pb_depth(const GemmTile& t, int64_t k);
 bool pb_scratch_fits(const GemmTile& t, int64_t k);
+// The launch adding up ks partial products part[batch][ks][mn] into c
+// (matmul_ksplit_sum_kernel; index64 = false for the GPU dialects).
+void plan_ksplit_sum(Plan& pl, int ks, int part, int c, int64_t batch, int64_t mn, bool index64 = true);
 // C = A·B (or A·Bᵀ) on a GPU target with the shared-memory kernel; a K
 // split (t.ks > 1) needs `nio` (the op's tensor count) for its partials.
 void plan_gemm_gpu(Plan& pl, ir::Type dt, bool trans_b, const GpuTile& t, int a, int b, int c, int64_t batch, int64_t m,
@@ -69,6 +72,9 @@ bool swap_fits_gpu(int64_t m, int64_t n, int64_t k, bool trans_b);
 // 11008 × 4096 swapped, ks 1 / 2 / 4 / 8 0.332 / 0.329 / 0.271 / 0.280.
 constexpr int64_t kGpuGroupsWanted = 256;
 int gpu_k_split(const GpuTile& t, int64_t m, int64_t n, int64_t k, int64_t batch);
+// The split (a power of two, at most 8) of a product of `tiles` workgroups
+// over depth k that reaches kGpuGroupsWanted, keeping ≥ min_k per split.
+int gpu_k_split_for(int64_t tiles, int64_t k, int64_t min_k);
 Variant gpu_tile_variant(const GpuTile& t);
 
 // |err| bound for an f32-accumulated dot product of length k (relative to
