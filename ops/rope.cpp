@@ -12,11 +12,13 @@
 // impl 0 (CPU, any D): one work-item per position, scalar; impl 1 (GPU): one
 // work-item per (position, pair). Each computes a pair's cos/sin once and
 // applies it to every head.
+#include <array>
 #include <cmath>
 #include <stdexcept>
 
 #include "dsl/dsl.h"
 #include "ops/broadcast.h"
+#include "ops/stream_heuristic.h"
 
 namespace kgen::ops {
 
@@ -86,56 +88,88 @@ ir::Kernel rope_kernel(int mode, bool gpu, int wg) {
   });
 }
 
-// CPU lines: per position, blocks of 16 features: cos/sin computed once per
-// block as lines (vectorised), applied to every head with line loads/stores.
-// neox: lines of 16 pairs (i, i + D/2), D % 32 == 0. Interleaved: a line holds
-// 8 pairs (x0 x1 x2 x3 ...), rotated as x * cos + swap(x) * (-sin, sin, ...)
-// with swap exchanging the lanes of each pair; D % 16 == 0.
+// CPU lines (impl 2): one work-item per position, D a compile-time constant.
+// First the position's cos/sin lines into a small shared table (trig of 16
+// distinct pairs per line: the table is D/2 cos and D/2 sin values, in L1),
+// then every head streams through in memory order, one line per 16
+// features, so the hardware prefetcher sees one forward stream per position.
+//   neox: lines j and j + D/32 of a head hold pairs (i, i + D/2); D % 32 == 0.
+//   interleaved: a line holds 8 pairs (x0 x1 x2 x3 ...), rotated as
+//   x * cos + swap(x) * (-sin, sin, ...), swap exchanging each pair's lanes
+//   (one in-lane shuffle); the table stores cos and signed sin with each
+//   pair's value in both of its lanes. D % 16 == 0.
+// `stream` writes y with non-temporal stores (outputs larger than the cache).
 bool lines_fit(int mode, int64_t D) { return mode == 0 ? D % 16 == 0 : D % 32 == 0; }
 
+// The f32x16 line whose lane l is v's lane src[l] (one shuffle).
+Value permute_lanes(const Value& v, const std::array<int, 16>& src) {
+  std::vector<Value> words;
+  for (int l = 0; l < 16; ++l) {
+    uint32_t b = uint32_t(4 * src[size_t(l)]);
+    words.push_back(constant(u32, b | (b + 1) << 8 | (b + 2) << 16 | (b + 3) << 24));
+  }
+  Value u = bitcast(line(u32, 16), v);
+  return bitcast(line(f32, 16), permute_bytes(u, u, make_line(words)));
+}
 
-ir::Kernel rope_lines_kernel(int mode) {
-  return kernel(std::string("rope_lines_") + (mode == 0 ? "norm" : "neox"), [&](KernelBuilder& kb) {
-    auto x = kb.input("x", f32);
-    auto y = kb.output("y", f32);
-    auto T = kb.scalar("T", u32);
+ir::Kernel rope_lines_kernel(int mode, int64_t D, bool stream) {
+  std::string name = std::string("rope_lines_") + (mode == 0 ? "norm" : "neox") + "_d" + std::to_string(D) +
+                     (stream ? "_st" : "");
+  return kernel(name, [&](KernelBuilder& kb) {
+    auto x = kb.input("x", line(f32, 16));
+    auto y = kb.output("y", line(f32, 16));
     auto H = kb.scalar("H", u32);
-    auto D = kb.scalar("D", u32);
     auto pos = kb.scalar("pos", u32);
     auto c = kb.scalar("c", f32);
     kb.workgroup(1);
-    Value t = group_id(0), half = D / 2u;
+    const uint32_t L = uint32_t(D / 16);                  // lines per head
+    const uint32_t blocks = uint32_t((D / 2 + 15) / 16);  // trig lines of 16 pairs
+    const int64_t rows = mode == 0 ? 2 * int64_t(blocks) : int64_t(blocks);
+    auto cs = shared_array(line(f32, 16), rows), sn = shared_array(line(f32, 16), rows);
+    Value t = group_id(0);
     Value tpos = splat(cast(f32, pos + t), 16);
-    // Pair index of each lane relative to the block's first pair.
-    Value rel = mode == 0 ? make_line(0u, 0u, 1u, 1u, 2u, 2u, 3u, 3u, 4u, 4u, 5u, 5u, 6u, 6u, 7u, 7u)
-                          : make_line(0u, 1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u, 9u, 10u, 11u, 12u, 13u, 14u, 15u);
-    const uint32_t pairs = mode == 0 ? 8 : 16;
-    for_range(0u, half, [&](Value i0) {
-      Value fi = cast(line(f32, 16), splat(i0, 16) + rel);
+    Value rel = make_line(0u, 1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u, 9u, 10u, 11u, 12u, 13u, 14u, 15u);
+    for_range(0u, blocks, [&](Value b) {
+      // Pairs past D/2 (interleaved, D % 32 == 16) fill a table row no line reads.
+      Value fi = cast(line(f32, 16), splat(b * 16u, 16) + rel);
       Value ang = tpos * exp2(fi * splat(c, 16));
-      Value cs = cos(ang), sn = sin(ang);
+      Value cv = cos(ang), sv = sin(ang);
+      if (mode == 1) {
+        cs[b] = cv;
+        sn[b] = sv;
+        return;
+      }
+      std::array<int, 16> lo{}, hi{};
+      for (int l = 0; l < 16; ++l) lo[size_t(l)] = l / 2, hi[size_t(l)] = 8 + l / 2;
+      Value sgn = make_line(-1.0f, 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f, 1.0f,
+                            -1.0f, 1.0f);
+      cs[b * 2u] = permute_lanes(cv, lo);
+      cs[b * 2u + 1u] = permute_lanes(cv, hi);
+      sn[b * 2u] = permute_lanes(sv, lo) * sgn;
+      sn[b * 2u + 1u] = permute_lanes(sv, hi) * sgn;
+    });
+    auto put = [&](const Value& at, const Value& v) {
+      if (stream) y[at].stream(v);
+      else y[at] = v;
+    };
+    std::array<int, 16> swap{};
+    for (int l = 0; l < 16; ++l) swap[size_t(l)] = l ^ 1;
+    for_range(0u, H, [&](Value h) {
+      Value base = (t * H + h) * L;
       if (mode == 0) {
-        Value sgn = make_line(-1.0f, 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f, 1.0f, -1.0f, 1.0f,
-                              -1.0f, 1.0f);
-        Value ssn = sn * sgn;
-        for_range(0u, H, [&](Value h) {
-          Value at = (t * H + h) * D + i0 * 2u;
-          Value v = load_line(x, at);
-          Value sw = make_line(extract(v, 1), extract(v, 0), extract(v, 3), extract(v, 2), extract(v, 5), extract(v, 4),
-                               extract(v, 7), extract(v, 6), extract(v, 9), extract(v, 8), extract(v, 11), extract(v, 10),
-                               extract(v, 13), extract(v, 12), extract(v, 15), extract(v, 14));
-          store_line(y, at, v * cs + sw * ssn);
+        for_range(0u, L, [&](Value j) {
+          Value v = x[base + j];
+          put(base + j, v * Value(cs[j]) + permute_lanes(v, swap) * Value(sn[j]));
         });
       } else {
-        for_range(0u, H, [&](Value h) {
-          Value at = (t * H + h) * D + i0;
-          Value a = load_line(x, at), b = load_line(x, at + half);
-          store_line(y, at, a * cs - b * sn);
-          store_line(y, at + half, a * sn + b * cs);
+        for_range(0u, L / 2, [&](Value j) {
+          Value a = x[base + j], b = x[base + j + L / 2];
+          Value cv = cs[j], sv = sn[j];
+          put(base + j, a * cv - b * sv);
+          put(base + j + L / 2, a * sv + b * cv);
         });
       }
-    }, pairs);
-    (void)T;
+    });
   });
 }
 
@@ -144,11 +178,16 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   const bool gpu = v.get("impl") == 1, lines = v.get("impl") == 2;
   const int wg = int(v.get("wg", 64));
   if (lines && !lines_fit(s.mode, s.D)) throw std::invalid_argument("rope lines: D % 16 (interleaved) or D % 32 (neox)");
+  const bool stream = v.get("st") == 1;
+  if (stream && !lines) throw std::invalid_argument("rope: st=1 needs the lines kernel (impl=2)");
   Step st;
-  st.kernel = lines ? rope_lines_kernel(s.mode) : rope_kernel(s.mode, gpu, wg);
+  st.kernel = lines ? rope_lines_kernel(s.mode, s.D, stream) : rope_kernel(s.mode, gpu, wg);
   st.buffers = {0, 1};
-  st.scalars = {ir::scalar_slot(uint32_t(s.T)), ir::scalar_slot(uint32_t(s.H)), ir::scalar_slot(uint32_t(s.D)),
-                ir::scalar_slot(uint32_t(s.pos)), ir::scalar_slot(s.c)};
+  if (lines)
+    st.scalars = {ir::scalar_slot(uint32_t(s.H)), ir::scalar_slot(uint32_t(s.pos)), ir::scalar_slot(s.c)};
+  else
+    st.scalars = {ir::scalar_slot(uint32_t(s.T)), ir::scalar_slot(uint32_t(s.H)), ir::scalar_slot(uint32_t(s.D)),
+                  ir::scalar_slot(uint32_t(s.pos)), ir::scalar_slot(s.c)};
   if (!gpu) st.dims.grid = {uint32_t(s.T), 1, 1};
   else {
     st.dims.grid = {groups_for(s.D / 2, wg), uint32_t(s.T), 1};
@@ -203,14 +242,16 @@ void register_rope_ops() {
     std::vector<Variant> v;
     Shape s = shape_of(p);
     if (is_cpu(caps)) v.push_back(Variant{}.set("impl", 0));
-    if (is_cpu(caps) && lines_fit(s.mode, s.D)) v.push_back(Variant{}.set("impl", 2));
+    if (is_cpu(caps) && lines_fit(s.mode, s.D))
+      for (int stream : {0, 1}) v.push_back(Variant{}.set("impl", 2).set("st", stream));
     v.push_back(Variant{}.set("impl", 1).set("wg", 64));
     return v;
   };
   d.heuristic = [](const Problem& p, const TargetCaps& caps) {
     Shape s = shape_of(p);
     if (!is_cpu(caps)) return Variant{}.set("impl", 1).set("wg", 64);
-    return Variant{}.set("impl", lines_fit(s.mode, s.D) ? 2 : 0);
+    if (!lines_fit(s.mode, s.D)) return Variant{}.set("impl", 0);
+    return Variant{}.set("impl", 2).set("st", stream_output(caps, 4.0 * double(fusion::numel(p.dims))) ? 1 : 0);
   };
   d.plan = plan;
   d.reference = reference;
@@ -228,6 +269,8 @@ void register_rope_ops() {
     d.test_problems.push_back(prob(5, 2, 6, mode, 100));
     d.test_problems.push_back(prob(1, 1, 2, mode, 0, 500000));
     d.test_problems.push_back(prob(33, 4, 128, mode, 7));
+    d.test_problems.push_back(prob(9, 5, 80, mode, 3));  // interleaved lines with a half-used trig row
+    d.test_problems.push_back(prob(3, 2, 96, mode, 4000));
     d.bench_problems.push_back(prob(2048, 32, 128, mode));
   }
   register_op(std::move(d));
