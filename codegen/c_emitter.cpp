@@ -1,5 +1,7 @@
 #include "codegen/c_emitter.h"
 
+#include <algorithm>
+
 #include "ir/byte_bound.h"
 
 namespace kgen::codegen {
@@ -215,6 +217,24 @@ std::vector<int> CEmitter::permute_pattern(const Instr& in) const {
   return pattern;
 }
 
+std::string CEmitter::construct_shuffle(const Instr& in) const {
+  std::vector<ir::ValueId> sources;
+  std::vector<int> pattern;
+  for (ir::ValueId v : in.args) {
+    const Instr* d = index_.def(v);
+    if (!d || d->op != Op::Extract || index_.type(d->args[0]) != in.type) return "";
+    auto at = std::find(sources.begin(), sources.end(), d->args[0]);
+    if (at == sources.end()) {
+      if (sources.size() == 2) return "";
+      at = sources.insert(sources.end(), d->args[0]);
+    }
+    pattern.push_back(int(at - sources.begin()) * in.type.lanes + int(d->attr));
+  }
+  if (sources.empty()) return "";
+  const std::string a = ref(sources[0]), b = sources.size() == 2 ? ref(sources[1]) : a;
+  return d_.shuffle(in.type, a, b, pattern);
+}
+
 std::string CEmitter::value_expr(const Instr& in) const {
   std::vector<std::string> a;
   a.reserve(in.args.size());
@@ -238,6 +258,7 @@ std::string CEmitter::value_expr(const Instr& in) const {
             const Instr* l0 = index_.def(in.args[0]);
             return d_.load_line(in.type, ref(l0->args[0]), ref(l0->args[1]));
           }
+          if (std::string sh = construct_shuffle(in); !sh.empty()) return sh;
           return d_.construct(in.type, a);
         case Op::Extract: return d_.extract(ty(0), a[0], int(in.attr));
         case Op::Insert: return a[0];  // the lane is assigned by emit_value

@@ -55,6 +55,9 @@ class CEmitter {
   // What the operands of dot4 `in` are known to hold (Dialect::dot4).
   Dot4Form dot4_form(const ir::Instr& in) const;
   std::vector<int> permute_pattern(const ir::Instr& in) const;
+  // A construct made of extracts from at most two lines of its own type, as
+  // a shuffle in the dialect; else empty.
+  std::string construct_shuffle(const ir::Instr& in) const;
   void emit_value(const ir::Instr& in);
   // Math via the dialect's table, with compute-type widening and lane-wise
   // fallback. Returns "" when no vector form exists.

@@ -184,6 +184,16 @@ std::string CppDialect::construct(Type to, std::span<const std::string> lanes) c
   return s + "}";
 }
 
+// A shufflevector, not an initializer list of extracts: clang folds a chain
+// of such lists (a 16×16 transpose's 4 butterfly stages) into one list per
+// output line over all 16 sources and builds each line one lane at a time
+// (15 vpermt2ps a line); shufflevectors of two sources stay one shuffle each.
+std::string CppDialect::shuffle(Type to, const std::string& a, const std::string& b, std::span<const int> pattern) const {
+  std::string s = "__builtin_shufflevector(" + a + ", " + b;
+  for (int i : pattern) s += ", " + std::to_string(i);
+  return s + ")";
+}
+
 static bool is_name(const std::string& x) {
   for (char c : x)
     if (!(std::isalnum((unsigned char)c) || c == '_' || c == '[' || c == ']')) return false;

@@ -18,6 +18,8 @@ class CppDialect : public Dialect {
   std::string bitcast(ir::Type to, ir::Type from, const std::string& x) const override;
   std::string splat(ir::Type to, const std::string& x) const override;
   std::string construct(ir::Type to, std::span<const std::string> lanes) const override;
+  std::string shuffle(ir::Type to, const std::string& a, const std::string& b,
+                      std::span<const int> pattern) const override;
   std::string extract(ir::Type vec, const std::string& x, int lane) const override;
   std::string insert_lane(const std::string& target, int lane, const std::string& x) const override;
   std::string select(ir::Type cond, ir::Type val, const std::string& c, const std::string& a,

@@ -77,6 +77,14 @@ class Dialect {
   virtual std::string splat(ir::Type to, const std::string& x) const = 0;
   virtual std::string construct(ir::Type to, std::span<const std::string> lanes) const = 0;
   virtual std::string extract(ir::Type vec, const std::string& x, int lane) const = 0;
+  // A line of type `to` whose lane i is lane pattern[i] of the table a ++ b
+  // (a and b of type `to`), or empty where the dialect has no shuffle. The
+  // emitter uses it for constructs made of extracts from at most two lines.
+  virtual std::string shuffle(ir::Type to, const std::string& a, const std::string& b,
+                              std::span<const int> pattern) const {
+    (void)to, (void)a, (void)b, (void)pattern;
+    return "";
+  }
   // Assignment of one lane (statement without the ';').
   virtual std::string insert_lane(const std::string& target, int lane, const std::string& x) const = 0;
   virtual std::string select(ir::Type cond, ir::Type val, const std::string& c, const std::string& a,

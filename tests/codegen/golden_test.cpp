@@ -35,6 +35,14 @@ TEST_CASE("golden: matmul_tiled (spilled per-item variable)") {
   check_golden("matmul_tiled.cpp", body(kgen::codegen::emit_cpp(kgen::test::matmul_tiled())));
 }
 
+TEST_CASE("a line built from lanes of two lines is one shufflevector; of three, an initializer list") {
+  const std::string src = body(kgen::codegen::emit_cpp(kgen::test::lane_shuffles()));
+  INFO(src);
+  CHECK(src.find(", 3, 4, 6, 1)") != std::string::npos);  // table c ++ a (first seen first): a lane 0 is lane 4
+  CHECK(src.find("__builtin_shufflevector(") == src.rfind("__builtin_shufflevector("));
+  CHECK(src.find("f32x4{") != std::string::npos);
+}
+
 TEST_CASE("capabilities: subgroups refused on the CPU with the capability named") {
   try {
     kgen::codegen::emit_cpp(kgen::test::subgroup_sum());

@@ -109,6 +109,25 @@ inline Kernel lines(int L) {
   return k;
 }
 
+// Lines rebuilt from lanes of loaded lines: y[i] from two sources (a
+// shuffle), z[i] from three (an initializer list).
+inline Kernel lane_shuffles() {
+  Kernel k;
+  k.name = "lane_shuffles";
+  Type t(ScalarKind::F32, 4);
+  k.buffers = {{"x", t, Access::Read}, {"y", t, Access::Write}, {"z", t, Access::Write}};
+  Builder b(k);
+  ValueId i = b.builtin(Op::GlobalId, 0);
+  ValueId i3 = b.op(Op::Mul, {i, b.const_int(types::U32, 3)});
+  ValueId a = b.load(b.buffer(0), i3);
+  ValueId c = b.load(b.buffer(0), b.op(Op::Add, {i3, b.const_int(types::U32, 1)}));
+  ValueId d = b.load(b.buffer(0), b.op(Op::Add, {i3, b.const_int(types::U32, 2)}));
+  auto lane = [&](ValueId v, int l) { return b.op(Op::Extract, {v}, l, types::F32); };
+  b.store(b.buffer(1), i, b.op(Op::Construct, {lane(c, 3), lane(a, 0), lane(a, 2), lane(c, 1)}, 0, t));
+  b.store(b.buffer(2), i, b.op(Op::Construct, {lane(a, 0), lane(c, 1), lane(d, 2), lane(a, 3)}, 0, t));
+  return k;
+}
+
 // y[i] = exp(x) + tanh(x) + erf(x) (f32).
 inline Kernel transcendental() {
   Kernel k;
