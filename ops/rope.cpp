@@ -101,15 +101,12 @@ ir::Kernel rope_kernel(int mode, bool gpu, int wg) {
 // `stream` writes y with non-temporal stores (outputs larger than the cache).
 bool lines_fit(int mode, int64_t D) { return mode == 0 ? D % 16 == 0 : D % 32 == 0; }
 
-// The f32x16 line whose lane l is v's lane src[l] (one shuffle).
+// The line whose lane l is v's lane src[l] (one shuffle: the C++ emitter
+// writes a line of another line's lanes as a shufflevector).
 Value permute_lanes(const Value& v, const std::array<int, 16>& src) {
-  std::vector<Value> words;
-  for (int l = 0; l < 16; ++l) {
-    uint32_t b = uint32_t(4 * src[size_t(l)]);
-    words.push_back(constant(u32, b | (b + 1) << 8 | (b + 2) << 16 | (b + 3) << 24));
-  }
-  Value u = bitcast(line(u32, 16), v);
-  return bitcast(line(f32, 16), permute_bytes(u, u, make_line(words)));
+  std::vector<Value> lanes;
+  for (int l : src) lanes.push_back(extract(v, l));
+  return make_line(lanes);
 }
 
 ir::Kernel rope_lines_kernel(int mode, int64_t D, bool stream) {
