@@ -170,13 +170,13 @@ void put_line(const Array& y, bool stream, const Value& o, const Value& v) {
   else store_line(y, o, v);
 }
 
-ir::Kernel lines_kernel(ir::Type dt, int nbatch, int ta, int tb, bool stream) {
+ir::Kernel lines_kernel(ir::Type dt, int nbatch, int ta, int tb, bool stream, bool diag) {
   // A copy moves bits: 16-bit values go as u16, one kernel for f16 and bf16
   // (bf16 lines were shuffled through f32 conversions: 4096² 8-10 ms
   // against f16's 5-7).
   if (dt.bytes() == 2) dt = u16;
   const std::string name = "transpose_lines_" + dt.str() + "_b" + std::to_string(nbatch) + "_t" + std::to_string(ta) + "x" +
-                           std::to_string(tb) + (stream ? "_nt" : "");
+                           std::to_string(tb) + (stream ? "_nt" : "") + (diag ? "_dg" : "");
   return kernel(name, [&](KernelBuilder& kb) {
     auto x = kb.input("x", dt);
     auto y = kb.output("y", stream ? line(dt, 16) : dt);
@@ -196,7 +196,8 @@ ir::Kernel lines_kernel(ir::Type dt, int nbatch, int ta, int tb, bool stream) {
     for_range(0u, uint32_t(tb) / BP, [&](Value bstep) {
       for_range(0u, uint32_t(ta), [&](Value ai) {
         Value a1 = group_id(1) * uint32_t(16 * ta) + ai * 16u;
-        Value b0 = group_id(0) * uint32_t(16 * tb) + bstep * (16u * BP);
+        Value bs = diag ? (bstep + ai) % (uint32_t(tb) / BP) : bstep;
+        Value b0 = group_id(0) * uint32_t(16 * tb) + bs * (16u * BP);
         // The 16 × 16 block at B offset b1 transposed (edge: lanes past A
         // read A's last value; their rows are not stored).
         auto transposed = [&](const Value& b1, bool edge) {
@@ -264,9 +265,9 @@ ir::Kernel lines_kernel(ir::Type dt, int nbatch, int ta, int tb, bool stream) {
 // give the block's 32 output rows as whole 64-byte lines. A 16-bit 16 × 16
 // block transposed 32 bytes per 64 shuffles; this, 64 bytes. The rows are
 // loaded twice (from L1), once per parity, so 16 lines are live, not 32.
-ir::Kernel pairs32_kernel(int nbatch, int ta, int tb, bool stream) {
+ir::Kernel pairs32_kernel(int nbatch, int ta, int tb, bool stream, bool diag) {
   const std::string name = "transpose_pairs32_b" + std::to_string(nbatch) + "_t" + std::to_string(ta) + "x" +
-                           std::to_string(tb) + (stream ? "_nt" : "");
+                           std::to_string(tb) + (stream ? "_nt" : "") + (diag ? "_dg" : "");
   return kernel(name, [&](KernelBuilder& kb) {
     auto x = kb.input("x", u32);
     auto y = kb.output("y", stream ? line(u32, 16) : u32);
@@ -281,7 +282,7 @@ ir::Kernel pairs32_kernel(int nbatch, int ta, int tb, bool stream) {
     for_range(0u, uint32_t(tb), [&](Value bi) {
       for_range(0u, uint32_t(ta), [&](Value ai) {
         Value a1 = group_id(1) * uint32_t(32 * ta) + ai * 32u;
-        Value b1 = group_id(0) * uint32_t(32 * tb) + bi * 32u;
+        Value b1 = group_id(0) * uint32_t(32 * tb) + (diag ? (bi + ai) % uint32_t(tb) : bi) * 32u;
         if_(a1 < A && b1 < B, [&] {
           for (uint32_t parity = 0; parity < 2; ++parity) {
             std::array<Value, 16> words;
@@ -426,13 +427,13 @@ Plan plan(const Problem& p, const Variant& var, const TargetCaps& caps) {
   if (var.get("w32", 0)) {  // 16-bit 32 × 32 word blocks; ta × tb of them per group
     if (!lines || !pairs32_fit(p, v))
       throw std::invalid_argument("transpose: w32=1 needs 16-bit values, A and B multiples of 32 and even strides");
-    pl.steps.push_back(tiled_step(pairs32_kernel(nb, ta, tb, stream), v, nb, groups_for(v.dims[R - 1], 32 * tb),
+    pl.steps.push_back(tiled_step(pairs32_kernel(nb, ta, tb, stream, var.get("dg", 0) != 0), v, nb, groups_for(v.dims[R - 1], 32 * tb),
                                   groups_for(v.dims[R - 2], 32 * ta),
                                   {u32_slot(v.dims[R - 2]), u32_slot(v.dims[R - 1]), u32_slot(v.in_stride[R - 2]),
                                    u32_slot(v.in_stride[R - 1])}));
     return pl;
   }
-  pl.steps.push_back(tiled_step(lines ? lines_kernel(ir::Type(p.dtype), nb, ta, tb, stream) : tiled_kernel(ir::Type(p.dtype), nb), v, nb,
+  pl.steps.push_back(tiled_step(lines ? lines_kernel(ir::Type(p.dtype), nb, ta, tb, stream, var.get("dg", 0) != 0) : tiled_kernel(ir::Type(p.dtype), nb), v, nb,
                                 groups_for(v.dims[R - 1], tile_b), groups_for(v.dims[R - 2], tile_a),
                                 {u32_slot(v.dims[R - 2]), u32_slot(v.dims[R - 1]), u32_slot(v.in_stride[R - 2]),
                                  u32_slot(v.in_stride[R - 1])}));
@@ -467,10 +468,28 @@ Problem prob(std::vector<int64_t> dims, int64_t perm, ir::ScalarKind dt = ir::Sc
   return p;
 }
 
+// Blocks in diagonal order within a group's tile (dg=1: block row ai takes
+// block column (bi + ai) mod tb). A block's 16 output lines are B elements
+// apart; where B·bytes is a multiple of 2 KiB they share one or two L1 sets,
+// and in row order the next block's 16 lines land in the same sets again:
+// the stores' line fills evict each other before the stores retire.
+// Diagonally the next block writes the next sets. The heuristic takes it for
+// f32 outputs kept in the cache (not streamed), where it was measured:
+// Zen 5 GB/s, row order -> diagonal, with the input hot in the cache (`kgen
+// op`): 512² 29 -> 87, 1024² 18 -> 55 (2 threads 34 -> 103); with inputs
+// rotating through memory (`kgen tune`), 1024² 0.50 -> 0.48 ms (2 threads
+// 0.56 -> 0.27), 512 x 1024 0.17 -> 0.20 (2 threads 0.12 -> 0.10). Streamed
+// outputs read their input from DRAM, where the row order wins (it reads
+// each input row in one forward run; 4096² 29 -> 17 GB/s diagonally), and
+// the 16-bit word blocks (w32) measured mixed; both keep it as a candidate.
+bool diagonal_order(const TargetCaps& caps, const View& v, int elem_bytes, bool streamed) {
+  return is_cpu(caps) && elem_bytes == 4 && !streamed && (v.dims.back() * elem_bytes) % 2048 == 0;
+}
+
 }  // namespace
 
 ir::Kernel transpose_lines_kernel(ir::Type dt, int nbatch, int ta, int tb, bool stream) {
-  return lines_kernel(dt, nbatch, ta, tb, stream);
+  return lines_kernel(dt, nbatch, ta, tb, stream, false);
 }
 
 void register_transpose_ops() {
@@ -498,10 +517,15 @@ void register_transpose_ops() {
       const bool can_stream = view_of(p).dims.back() % 16 == 0;
       for (auto [ta, tb] : {std::pair{4, 4}, {8, 8}, {16, 1}, {32, 2}, {64, 2}, {64, 4}})
         for (int nt : {0, 1})
-          if (!nt || can_stream) v.push_back(Variant{}.set("impl", kLines).set("ta", ta).set("tb", tb).set("nt", nt));
+          if (!nt || can_stream) {
+            v.push_back(Variant{}.set("impl", kLines).set("ta", ta).set("tb", tb).set("nt", nt));
+            if (ta == 8 && tb == 8) v.push_back(Variant{}.set("impl", kLines).set("ta", ta).set("tb", tb).set("nt", nt).set("dg", 1));
+          }
       if (pairs32_fit(p, view_of(p)))
         for (auto [ta, tb] : {std::pair{32, 1}, {16, 2}, {8, 4}, {4, 4}})
-          for (int nt : {0, 1}) v.push_back(Variant{}.set("impl", kLines).set("w32", 1).set("ta", ta).set("tb", tb).set("nt", nt));
+          for (int nt : {0, 1})
+            for (int dg : {0, 1})
+              if (!dg || tb > 1) v.push_back(Variant{}.set("impl", kLines).set("w32", 1).set("ta", ta).set("tb", tb).set("nt", nt).set("dg", dg));
     }
     return v;
   };
@@ -522,6 +546,8 @@ void register_transpose_ops() {
     if (pairs32_fit(p, v))  // (16-bit values only)
       return Variant{}.set("impl", kLines).set("w32", 1).set("ta", 16).set("tb", 2).set("nt", nt ? 1 : 0);
     const bool half = ir::Type(p.dtype).bytes() == 2;
+    if (diagonal_order(caps, v, ir::Type(p.dtype).bytes(), nt))
+      return Variant{}.set("impl", kLines).set("ta", 8).set("tb", 8).set("nt", 0).set("dg", 1);
     return Variant{}.set("impl", kLines).set("ta", half ? 64 : 8).set("tb", half ? 2 : 8).set("nt", nt ? 1 : 0);
   };
   d.plan = plan;
