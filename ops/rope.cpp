@@ -99,7 +99,10 @@ ir::Kernel rope_kernel(int mode, bool gpu, int wg) {
 //   (one in-lane shuffle); the table stores cos and signed sin with each
 //   pair's value in both of its lanes. D % 16 == 0.
 // `stream` writes y with non-temporal stores (outputs larger than the cache).
-bool lines_fit(int mode, int64_t D) { return mode == 0 ? D % 16 == 0 : D % 32 == 0; }
+// D is a kernel constant and sizes the cos/sin table (2·D floats on the
+// work-item's stack): heads up to 2048 features (models use 64-256).
+constexpr int64_t kLinesMaxD = 2048;
+bool lines_fit(int mode, int64_t D) { return D <= kLinesMaxD && (mode == 0 ? D % 16 == 0 : D % 32 == 0); }
 
 // The line whose lane l is v's lane src[l] (one shuffle: the C++ emitter
 // writes a line of another line's lanes as a shufflevector).
@@ -174,7 +177,8 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   Shape s = shape_of(p);
   const bool gpu = v.get("impl") == 1, lines = v.get("impl") == 2;
   const int wg = int(v.get("wg", 64));
-  if (lines && !lines_fit(s.mode, s.D)) throw std::invalid_argument("rope lines: D % 16 (interleaved) or D % 32 (neox)");
+  if (lines && !lines_fit(s.mode, s.D))
+    throw std::invalid_argument("rope lines: D <= 2048 and D % 16 (interleaved) or D % 32 (neox)");
   const bool stream = v.get("st") == 1;
   if (stream && !lines) throw std::invalid_argument("rope: st=1 needs the lines kernel (impl=2)");
   Step st;
