@@ -523,9 +523,11 @@ void register_transpose_ops() {
           }
       if (pairs32_fit(p, view_of(p)))
         for (auto [ta, tb] : {std::pair{32, 1}, {16, 2}, {8, 4}, {4, 4}})
-          for (int nt : {0, 1})
-            for (int dg : {0, 1})
-              if (!dg || tb > 1) v.push_back(Variant{}.set("impl", kLines).set("w32", 1).set("ta", ta).set("tb", tb).set("nt", nt).set("dg", dg));
+          for (int nt : {0, 1}) {
+            Variant w = Variant{}.set("impl", kLines).set("w32", 1).set("ta", ta).set("tb", tb).set("nt", nt);
+            v.push_back(w);
+            if (tb > 1) v.push_back(w.set("dg", 1));
+          }
     }
     return v;
   };
