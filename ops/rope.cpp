@@ -8,7 +8,7 @@
 // The frequency is exp2(i * c) with c = -2 log2(base) / D computed on the
 // host in f32, the angle float(t) * freq: the reference does the same f32
 // steps, so only exp2/sin/cos rounding (1 ulp) separates kernel and reference.
-// Kernels: impl 2 (CPU, D a multiple of 16/32): lines of 16 features, below;
+// Kernels: impl 2 (CPU, D a multiple of 16/32, at most 2048): lines, below;
 // impl 0 (CPU, any D): one work-item per position, scalar; impl 1 (GPU): one
 // work-item per (position, pair). Each computes a pair's cos/sin once and
 // applies it to every head.
