@@ -46,6 +46,10 @@ struct TargetCaps {
   // dot2_bf16 lowers to: the bf16 GEMM then runs at twice the f32 rate.
   // Elsewhere dot2_bf16 is correct but slower than widening to f32.
   bool bf16_dot = false;
+  // CPU: the device's worker threads (0: unknown), for the ops' heuristics
+  // that split work (the reduction's column groups). Not part of the cache
+  // key: it changes which variant is chosen, never a kernel's binary.
+  uint32_t threads = 0;
 };
 
 // Native registers one f32x16 line takes on the CPU (1 on AVX-512, 2 on AVX2).

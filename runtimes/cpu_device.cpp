@@ -137,7 +137,9 @@ std::string toolchain_summary() {
 class CpuDevice final : public Device {
  public:
   explicit CpuDevice(const DeviceOptions& opt)
-      : caps_(codegen::cpu_caps()), pool_(opt.threads), cache_(opt.cache ? *opt.cache : KernelCache::global()) {}
+      : caps_(codegen::cpu_caps()), pool_(opt.threads), cache_(opt.cache ? *opt.cache : KernelCache::global()) {
+    caps_.threads = pool_.threads();
+  }
 
   std::string name() const override { return "cpu"; }
   std::string description() const override {
