@@ -11,6 +11,9 @@
 //    `chunks` > 1 a row is split over that many work-items: a first kernel
 //    sums every chunk but the last, the second scans each chunk starting
 //    from the sum of the chunks before it.
+//  - CPU, one pass (look-back): chunks in ticket order; each sums its chunk,
+//    takes the previous chunk's inclusive prefix, publishes its own and
+//    scans in 16-lane lines (scan_lookback_kernel).
 #pragma once
 #include "ir/ir.h"
 
@@ -23,6 +26,11 @@ ir::Kernel scan_add_back_kernel(ir::Type dt, int block);
 // CPU: chunk sums (grid (chunks-1, rows)) and chunk scans (grid (chunks, rows)).
 ir::Kernel scan_chunk_sums_kernel(ir::Type dt);
 ir::Kernel scan_chunk_kernel(ir::Type dt, bool exclusive);
+// CPU, one pass: chunks of cl elements in ticket order with look-back
+// (grid = rows · chunks per row; state: 1 + that many u64, zeroed first by
+// the reset kernel, grid ceil(count / 256)).
+ir::Kernel scan_lookback_kernel(ir::Type dt, bool exclusive);
+ir::Kernel scan_lookback_reset_kernel();
 
 void register_scan_ops();  // "scan" and "selective_scan"
 

@@ -43,7 +43,7 @@ TEST_CASE("scan: every CPU candidate, n = 1 .. 4097, both modes, f32 and i32, 1 
     auto dev = cpu(threads);
     for (auto dt : {ir::ScalarKind::F32, ir::ScalarKind::I32})
       for (bool ex : {false, true})
-        for (std::vector<int64_t> dims : {std::vector<int64_t>{1}, {2}, {31}, {1000}, {4097}, {3, 257}, {20000}})
+        for (std::vector<int64_t> dims : {std::vector<int64_t>{1}, {2}, {31}, {1000}, {4097}, {3, 257}, {20000}, {3, 20001}})
           for (const auto& v : d->candidates(scan(dims, dt, ex), dev->caps())) check(*dev, scan(dims, dt, ex), v);
   }
 }
@@ -58,6 +58,11 @@ TEST_CASE("scan: Blelloch at every block size, multi-level") {
     }
   // Chunked with many chunks over a long row.
   check(*dev, scan({1, 100003}, ir::ScalarKind::F32, true), ops::Variant{}.set("impl", 1).set("chunks", 8));
+  // Look-back over many small chunks (two threads waiting on each other
+  // chunk by chunk), rows of partial chunks.
+  for (auto dt : {ir::ScalarKind::F32, ir::ScalarKind::I32})
+    for (bool ex : {false, true})
+      for (int64_t cl : {16, 48}) check(*dev, scan({3, 1001}, dt, ex), ops::Variant{}.set("impl", 2).set("cl", cl));
   CHECK_THROWS_AS(ops::op_for(scan({4}, ir::ScalarKind::F16, false)), std::invalid_argument);
 }
 
@@ -82,6 +87,8 @@ TEST_CASE("scan and selective_scan: kernels in the interpreter") {
       {scan({600}, ir::ScalarKind::F32, false), ops::Variant{}.set("impl", 0).set("wg", 64)},  // 3 levels at block 128
       {scan({2, 45}, ir::ScalarKind::I32, true), ops::Variant{}.set("impl", 0).set("wg", 8)},
       {scan({9000}, ir::ScalarKind::I32, true), ops::Variant{}.set("impl", 1).set("chunks", 2)},
+      {scan({2, 101}, ir::ScalarKind::F32, false), ops::Variant{}.set("impl", 2).set("cl", 32)},  // look-back
+      {scan({2, 101}, ir::ScalarKind::I32, true), ops::Variant{}.set("impl", 2).set("cl", 0)},
       {sscan({2, 5, 16, 4}, true, true), ops::Variant{}.set("impl", 1)},
       {sscan({2, 5, 3, 4}, false, true), ops::Variant{}.set("impl", 0).set("wg", 2)},
   };
