@@ -11,6 +11,9 @@
 // counted: a stricter bar), im2col_ms. Ours is the op as dispatch runs it
 // (tuned variant if the database has one, else the heuristic); the label says
 // which variant ran.
+//   maxpool2d, avgpool2d, global_avgpool /<N>x<C>x<H>x<W>/threads:<t>: the
+//   op against the STREAM triad (op_bench.h op_vs_triad): GB_per_s of
+//   compulsory traffic, triad_GB_per_s, ratio.
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 #include <dlfcn.h>
@@ -134,31 +137,6 @@ void BM_Conv(benchmark::State& state, ops::Problem p) {
   state.SetLabel(v.str() + " (" + src + ")");
 }
 
-// Pooling: GB/s of compulsory traffic (no baseline: reported for reference).
-void BM_Pool(benchmark::State& state, ops::Problem p) {
-  const int threads = int(state.range(0));
-  ops::register_all_ops();
-  auto dev = cpu_device(threads);
-  std::string src;
-  ops::Variant v = ops::choose_variant(*dev, p, &src);
-  auto pp = ops::prepare(*dev, p, v);
-  auto io = ops::upload(*dev, ops::make_host_tensors(p, 7));
-  auto run = [&] {
-    return seconds([&] {
-      ops::execute(*dev, pp, io.io());
-      dev->synchronize();
-    });
-  };
-  run();
-  std::vector<double> t;
-  for (auto _ : state) {
-    t.push_back(run());
-    state.SetIterationTime(t.back());
-  }
-  state.counters["GB_per_s"] = ops::op_for(p).bytes(p) / median(t) / 1e9;
-  state.SetLabel(v.str() + " (" + src + ")");
-}
-
 }  // namespace
 
 void register_conv_benchmarks() {
@@ -170,7 +148,7 @@ void register_conv_benchmarks() {
       std::string name = std::string(op) + "/";
       for (size_t i = 0; i < p.dims.size(); ++i) name += (i ? "x" : "") + std::to_string(p.dims[i]);
       auto* b = std::string(op) == "conv2d" ? benchmark::RegisterBenchmark(name.c_str(), BM_Conv, p)->MinTime(0.3)
-                                             : benchmark::RegisterBenchmark(name.c_str(), BM_Pool, p)->MinTime(0.2);
+                                             : benchmark::RegisterBenchmark(name.c_str(), op_vs_triad, p)->MinTime(0.2);
       b->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond);
     }
   }

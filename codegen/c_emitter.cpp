@@ -20,12 +20,18 @@ namespace {
 // An index as root + constant offset (root itself with 0 if not an add of a
 // constant).
 std::pair<ir::ValueId, int64_t> split_offset(const ir::ValueIndex& index, ir::ValueId idx) {
-  const Instr* d = index.def(idx);
-  if (d && d->op == Op::Add) {
-    const Instr* c = index.def(d->args[1]);
-    if (c && c->op == Op::Const) return {d->args[0], c->imm.i};
+  // Through chains of constant adds: a line at `base + 15` whose first
+  // element's load was shared (CSE) with another line's `base + 15` still
+  // has one root.
+  int64_t off = 0;
+  for (int depth = 0; depth < 8; ++depth) {
+    const Instr* d = index.def(idx);
+    const Instr* c = d && d->op == Op::Add ? index.def(d->args[1]) : nullptr;
+    if (!c || c->op != Op::Const) break;
+    off += c->imm.i;
+    idx = d->args[0];
   }
-  return {idx, 0};
+  return {idx, off};
 }
 
 bool whole_line(Type t) {
