@@ -311,7 +311,9 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     st.dims.grid = {uint32_t(s.outer), 1, 1};
     st.scalars = {ir::scalar_slot(uint32_t(s.n))};
   } else if (impl == kCols) {
-    const int w = int(v.get("cl", default_col_lines(s, caps))), r = int(v.get("rb", 4));
+    // Unset parameters as the heuristic would set them.
+    const int r = int(v.get("rb", s.kind == kSum || s.kind == kMean ? 4 : 0));
+    const int w = int(v.get("cl", r ? default_col_lines(s, caps) : 8));
     if (w < 1 || w > 256 || r < 0 || r > 16 || (r == 0 && w > 16))
       throw std::invalid_argument("reduce: cl (lines per work-item) 1..256 (1..16 with rb = 0), rb (steps per pass; 0: accumulators in registers) 0..16");
     st.kernel = r ? cols_kernel(s, w, r) : cols_registers_kernel(s, w);
