@@ -516,14 +516,21 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
       // next workgroup's rows (kgen tune 1x4096x4096 rotating, EPYC, 1
       // thread) took Q4_0 1.16-1.21 -> 0.84-0.87 ms, Q8_0 1.41 -> 1.14,
       // Q4_K 1.31 -> 1.17-1.21; Q6_K (2 rows, compute-bound) showed no gain.
-      if (rows == 8) v.set("pf", 1);
+      // Two workgroups ahead with one thread; with two, the next workgroup
+      // (Zen 5, kgen tune 1x4096x4096 rotating, pf=1 against pf=2: 1 thread
+      // Q4_0 0.232-0.237 against 0.220-0.223 ms, Q4_1 0.252-0.260 against
+      // 0.242, Q8_0 0.441-0.465 against 0.437-0.458, Q4_K 0.247 against
+      // 0.239-0.241, Q5_0 even; 2 threads Q8_0 0.339 against 0.366, Q4_K
+      // 0.177 against 0.190).
+      const int ahead = caps.threads == 1 ? 2 : 1;
+      if (rows == 8) v.set("pf", ahead);
       // Q4_K on AVX-512 with byte dot products: two sub-blocks per zmm dot4
       // and the scales decoded as lines, 8 rows, the one-workgroup-ahead
       // prefetch (kgen tune 1x4096x4096 rotating, Zen 5, medians of 3, 1 / 2
       // threads: 0.26 / 0.20 ms; 4 rows 0.30 / 0.21; 2 rows 0.34 / 0.19;
       // 8-lane units 0.38 / 0.22).
       if (s.f == QFormat::Q4_K && caps.byte_dot && caps.vector_bits >= 512)
-        v.set("w16", 1).set("pf", 1).set("rows", 8).set("mb", std::min<int64_t>(x_rows, 2));
+        v.set("w16", 1).set("pf", ahead).set("rows", 8).set("mb", std::min<int64_t>(x_rows, 2));
       return v;
     }
     if (has_line_decoder(s.f) && s.m <= 8)
