@@ -151,6 +151,18 @@ ir::Kernel pool_rows_kernel(bool avg, bool include_pad, int kh_, int kw_, int sw
     Value first = (PW + int32_t(SW - 1)) / int32_t(SW);                 // ow with ow·SW - PW >= 0
     Value last = (W + PW - int32_t(KW)) / int32_t(SW) + 1;              // one past ow with window inside
     Value lo = min(cast(u32, first), OW), hi = max(min(cast(u32, last), OW), lo);
+    // A 16-output chunk's window: taps(row, fold) folds the KH×KW taps' lines
+    // of one in-bounds input row (row: its first element), rows in the
+    // padding being skipped.
+    auto fold_rows = [&](auto&& taps) {
+      Var acc = var(splat(init, 16));
+      auto fold = [&](const Value& v) { acc = avg ? acc.get() + v : max(acc.get(), v); };
+      for (uint32_t kh = 0; kh < KH; ++kh) {
+        Value ih = h0 + int32_t(kh);
+        if_(ih >= 0 && ih < H, [&] { taps(xplane + cast(u64, ih) * cast(u64, W), fold); });
+      }
+      return acc.get();
+    };
     auto one = [&](const Value& ow) {
       Value w0 = cast(i32, ow) * int32_t(SW) - PW;
       y[yrow + cast(u64, ow)] = pooled_window(x, xplane, h0, w0, constant(i32, int32_t(KH)), constant(i32, int32_t(KW)),
@@ -166,28 +178,20 @@ ir::Kernel pool_rows_kernel(bool avg, bool include_pad, int kh_, int kw_, int sw
     Value edge = edge_form ? Value(PW == 1 && lo == 1u && hi >= 16u && W >= 32) : Value(constant(ir::types::Bool, false));
     auto edge_chunk = [&] {
       const Value lanes = lane_index(16), identity = splat(init, 16);
-      Var acc = var(identity);
-      for (uint32_t kh = 0; kh < KH; ++kh) {
-        Value ih = h0 + int32_t(kh);
-        if_(ih >= 0 && ih < H, [&] {
-          Value row = xplane + cast(u64, ih) * cast(u64, W);
-          const Value a = load_line(x, row), b = load_line(x, row + uint64_t(16));
-          for (uint32_t kw = 0; kw < KW; ++kw) {
-            std::vector<Value> l;
-            bool pad = false;
-            for (int i = 0; i < 16; ++i) {
-              const int e = int(SW) * i - 1 + int(kw);  // input column of lane i
-              pad = pad || e < 0;
-              l.push_back(e < 0 ? extract(a, 0) : e < 16 ? extract(a, e) : extract(b, e - 16));
-            }
-            Value v = make_line(l);
-            if (pad) v = select(lanes >= 1, v, identity);  // only lane 0 (kw = 0) is padding
-            if (avg) acc = acc.get() + v;
-            else acc = max(acc.get(), v);
+      Value r = fold_rows([&](const Value& row, auto&& fold) {
+        const Value a = load_line(x, row), b = load_line(x, row + uint64_t(16));
+        for (uint32_t kw = 0; kw < KW; ++kw) {
+          std::vector<Value> l;
+          bool pad = false;
+          for (int i = 0; i < 16; ++i) {
+            const int e = int(SW) * i - 1 + int(kw);  // input column of lane i
+            pad = pad || e < 0;
+            l.push_back(e < 0 ? extract(a, 0) : e < 16 ? extract(a, e) : extract(b, e - 16));
           }
-        });
-      }
-      Value r = acc.get();
+          Value v = make_line(l);
+          fold(pad ? select(lanes >= 1, v, identity) : v);  // only lane 0 (kw = 0) is padding
+        }
+      });
       if (avg) r = r / splat(constant(f32, float(KH * KW)), 16);
       store_line(y, yrow, r);
     };
@@ -198,36 +202,30 @@ ir::Kernel pool_rows_kernel(bool avg, bool include_pad, int kh_, int kw_, int sw
     Value nchunks = (hi - start) / 16u;
     auto chunk = [&](const Value& ow0) {
       Value w0 = cast(u64, cast(i32, ow0) * int32_t(SW) - PW);
-      Var acc = var(splat(init, 16));
-      for (uint32_t kh = 0; kh < KH; ++kh) {
-        Value ih = h0 + int32_t(kh);
-        if_(ih >= 0 && ih < H, [&] {
-          Value base = xplane + cast(u64, ih) * cast(u64, W) + w0;
-          for (uint32_t kw = 0; kw < KW; ++kw) {
-            Value v;
-            if (SW == 1) {
-              v = load_line(x, base + uint64_t(kw));
-            } else if (SW == 2) {
-              // The even elements of [kw, kw + 31): two line loads (the
-              // second one element back, so nothing past the window's last
-              // input is read) and one two-line shuffle, where 16 scalar
-              // loads and inserts made the kernel compute-bound (Zen 5,
-              // 8×64×112×112 3×3/2 max, 1 thread: 2.98 ms).
-              Value a = load_line(x, base + uint64_t(kw)), b = load_line(x, base + uint64_t(kw + 15));
-              std::vector<Value> l;
-              for (int i = 0; i < 16; ++i) l.push_back(i < 8 ? extract(a, 2 * i) : extract(b, 2 * (i - 8) + 1));
-              v = make_line(l);
-            } else {
-              Var t = var(splat(0.0f, 16));
-              for (uint32_t i = 0; i < 16; ++i) t = insert(t, int(i), x[base + uint64_t(i * SW + kw)]);
-              v = t.get();
-            }
-            if (avg) acc = acc.get() + v;
-            else acc = max(acc.get(), v);
+      Value r = fold_rows([&](const Value& row, auto&& fold) {
+        Value base = row + w0;
+        for (uint32_t kw = 0; kw < KW; ++kw) {
+          Value v;
+          if (SW == 1) {
+            v = load_line(x, base + uint64_t(kw));
+          } else if (SW == 2) {
+            // The even elements of [kw, kw + 31): two line loads (the
+            // second one element back, so nothing past the window's last
+            // input is read) and one two-line shuffle, where 16 scalar
+            // loads and inserts made the kernel compute-bound (Zen 5,
+            // 8×64×112×112 3×3/2 max, 1 thread: 2.98 ms).
+            Value a = load_line(x, base + uint64_t(kw)), b = load_line(x, base + uint64_t(kw + 15));
+            std::vector<Value> l;
+            for (int i = 0; i < 16; ++i) l.push_back(i < 8 ? extract(a, 2 * i) : extract(b, 2 * (i - 8) + 1));
+            v = make_line(l);
+          } else {
+            Var t = var(splat(0.0f, 16));
+            for (uint32_t i = 0; i < 16; ++i) t = insert(t, int(i), x[base + uint64_t(i * SW + kw)]);
+            v = t.get();
           }
-        });
-      }
-      Value r = acc.get();
+          fold(v);
+          }
+      });
       if (avg) r = r / splat(include_pad ? constant(f32, float(KH * KW)) : rows_in * float(KW), 16);
       store_line(y, yrow + cast(u64, ow0), r);
     };

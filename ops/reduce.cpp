@@ -143,6 +143,26 @@ ir::Kernel rows_kernel(const Shape& s) {
   });
 }
 
+// The columns kernels' shared pieces: a line accumulator's 16 results at
+// output `at` (the mean divided, argmax's indices), and the < 16 columns past
+// the last whole line, one scalar accumulator each.
+void store_line_results(const Array& y, const Shape& s, const Value& n, const Value& at, const Value& v, const Value& idx) {
+  Value r = s.kind == kMean ? v / splat(cast(f32, n), 16) : v;
+  for (int q = 0; q < 16; ++q) {
+    Value o = cast(u64, at) + uint64_t(q);
+    if (s.kind == kArgmax) y[o] = s.i64 ? cast(i64, extract(idx, q)) : extract(idx, q);
+    else y[o] = extract(r, q);
+  }
+}
+void store_column_tail(const Array& x, const Array& y, const Shape& s, const Value& n, const Value& inner,
+                       const Value& xbase, const Value& obase) {
+  for_range(inner / 16u * 16u, inner, [&](Value q) {
+    Acc a = Acc::make(s.kind, 1);
+    for_range(0u, n, [&](Value r) { a.add(x[xbase + r * inner + q], cast(i32, r)); });
+    store_result(y, obase + q, s.kind, s.i64, a.v.get(), a.idx.get(), n);
+  });
+}
+
 // Columns: grid = (ceil(inner / (16·W)), outer). A work-item owns W lines
 // (16·W contiguous inner elements) with their accumulators in an array (L1),
 // and walks the reduced axis R steps at a time: each line's accumulator is
@@ -196,23 +216,10 @@ ir::Kernel cols_kernel(const Shape& s, int lines_per_item, int steps_per_pass) {
     for_range(0u, nr, [&](Value r0) { pass(r0, R); }, R);
     for_range(nr, n, [&](Value r) { pass(r, 1); });
     for_range(0u, nl, [&](Value l) {
-      Value v = vals[l];
-      if (s.kind == kMean) v = v / splat(cast(f32, n), 16);
-      Value iv = arg ? Value(idxs[l]) : Value();
-      for (int q = 0; q < 16; ++q) {
-        Value at = cast(u64, obase + (l0 + l) * 16u) + uint64_t(q);
-        if (arg) y[at] = s.i64 ? cast(i64, extract(iv, q)) : extract(iv, q);
-        else y[at] = extract(v, q);
-      }
+      store_line_results(y, s, n, obase + (l0 + l) * 16u, Value(vals[l]), arg ? Value(idxs[l]) : Value());
     });
     // The < 16 element tail, by the last group.
-    if_(l0 + W >= nfull && nfull * 16u < inner, [&] {
-      for_range(nfull * 16u, inner, [&](Value q) {
-        Acc a = Acc::make(s.kind, 1);
-        for_range(0u, n, [&](Value r) { a.add(x[xbase + r * inner + q], cast(i32, r)); });
-        store_result(y, obase + q, s.kind, s.i64, a.v.get(), a.idx.get(), n);
-      });
-    });
+    if_(l0 + W >= nfull && nfull * 16u < inner, [&] { store_column_tail(x, y, s, n, inner, xbase, obase); });
   });
 }
 
@@ -233,15 +240,7 @@ ir::Kernel cols_registers_kernel(const Shape& s, int lines_per_item) {
     Value l0 = g * uint32_t(kColLines);
     Value obase = o * inner;
     Value xbase = o * n * inner;
-    auto store_line = [&](const Acc& a, const Value& j0) {
-      Value v = a.v.get();
-      if (s.kind == kMean) v = v / splat(cast(f32, n), 16);
-      for (int q = 0; q < 16; ++q) {
-        Value at = cast(u64, obase + j0) + uint64_t(q);
-        if (s.kind == kArgmax) y[at] = s.i64 ? cast(i64, extract(a.idx.get(), q)) : extract(a.idx.get(), q);
-        else y[at] = extract(v, q);
-      }
-    };
+    auto store_line = [&](const Acc& a, const Value& j0) { store_line_results(y, s, n, obase + j0, a.v.get(), a.idx.get()); };
     if_(l0 + uint32_t(kColLines) <= nfull, [&] {
       std::vector<Acc> acc;
       for (int q = 0; q < kColLines; ++q) acc.push_back(Acc::make(s.kind, 16));
@@ -257,11 +256,7 @@ ir::Kernel cols_registers_kernel(const Shape& s, int lines_per_item) {
         for_range(0u, n, [&](Value r) { a.add(load_line(x, xbase + r * inner + li * 16u), splat(cast(i32, r), 16)); });
         store_line(a, li * 16u);
       });
-      for_range(nfull * 16u, inner, [&](Value q) {
-        Acc a = Acc::make(s.kind, 1);
-        for_range(0u, n, [&](Value r) { a.add(x[xbase + r * inner + q], cast(i32, r)); });
-        store_result(y, obase + q, s.kind, s.i64, a.v.get(), a.idx.get(), n);
-      });
+      store_column_tail(x, y, s, n, inner, xbase, obase);
     });
   });
 }

@@ -108,7 +108,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   }
   if (v.get("impl") == kLookback) {
     // cl = 0: one chunk per row (one pass, no look-back).
-    const int64_t cl = v.get("cl", 32768) ? v.get("cl", 32768) : std::max<int64_t>(16, (s.n + 15) / 16 * 16);
+    const int64_t asked = v.get("cl", 32768), cl = asked ? asked : std::max<int64_t>(16, (s.n + 15) / 16 * 16);
     if (cl < 16 || cl % 16 || cl >= (int64_t(1) << 31)) throw std::invalid_argument("scan: cl (chunk length) 0 or a multiple of 16 below 2^31");
     const int64_t cpr = (s.n + cl - 1) / cl, count = 1 + s.rows * cpr;
     if (count >= (int64_t(1) << 31)) throw std::invalid_argument("scan: too many chunks");
