@@ -42,6 +42,9 @@ struct TargetCaps {
   // permute_bytes (ir/ops.h): the CPU only (GPU dialects have no byte
   // vectors; clang lowers it to vpermi2b/vpermt2w/vpshufb as the host has).
   bool byte_permute = false;
+  // CPU: permute_bytes with an index computed at run time over 64-byte
+  // tables is one instruction (AVX512-VBMI vpermi2b); elsewhere a byte loop.
+  bool byte_lookup = false;
   // CPU: a bf16 pair dot product into f32 (AVX512-BF16 vdpbf16ps), which
   // dot2_bf16 lowers to: the bf16 GEMM then runs at twice the f32 rate.
   // Elsewhere dot2_bf16 is correct but slower than widening to f32.

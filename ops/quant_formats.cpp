@@ -227,12 +227,12 @@ void dequantize_ref(QFormat f, const uint8_t* src, float* dst, int64_t nblocks) 
   for (int64_t b = 0; b < nblocks; ++b) deq_block(f, src + b * i.block_bytes, dst + b * i.block_elems);
 }
 
-void quantize_x8_ref(const float* x, float* xhat, int64_t n) {
-  for (int64_t b = 0; b < n / 32; ++b, x += 32, xhat += 32) {
+void quantize_x8_ref(const float* x, float* xhat, int64_t n, int block) {
+  for (int64_t b = 0; b < n / block; ++b, x += block, xhat += block) {
     float amax = 0;
-    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[j]));
+    for (int j = 0; j < block; ++j) amax = std::max(amax, std::fabs(x[j]));
     const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
-    for (int j = 0; j < 32; ++j) xhat[j] = d * std::nearbyint(x[j] * id);  // ties to even (default rounding mode)
+    for (int j = 0; j < block; ++j) xhat[j] = d * std::nearbyint(x[j] * id);  // ties to even (default rounding mode)
   }
 }
 

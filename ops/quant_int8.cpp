@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/quant_kernels.h"
+#include "ops/quant_int8_lines.h"
 
 namespace kgen::ops::quant {
 
@@ -240,6 +240,47 @@ class BlockCodes {
 
 }  // namespace
 
+// lo in lanes 0-7, hi in lanes 8-15 of a 16-lane line.
+Value halves(const Value& lo, const Value& hi) {
+  std::vector<Value> v(8, lo);
+  v.insert(v.end(), 8, hi);
+  return make_line(v);
+}
+// v[q] in lanes 4q..4q+3 of a 16-lane line.
+Value quarters(const std::vector<Value>& v) {
+  std::vector<Value> l;
+  for (const Value& x : v) l.insert(l.end(), 4, x);
+  return make_line(l);
+}
+
+// A u32x4 line of constant words.
+Value u32_words(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+  return make_line({constant(u32, a), constant(u32, b), constant(u32, c), constant(u32, d)});
+}
+// 64 bytes at `at` as a u32x16 line: the 16-byte runs at at, at + 16, ...,
+// repeating after `distinct` of them (4: 64 consecutive bytes; 2: 32 bytes in
+// both halves; 1: 16 bytes four times).
+Value bytes64(const PackedBytes& w, const Value& at, uint32_t distinct) {
+  std::vector<Value> words;
+  for (uint32_t part = 0; part < 4; ++part) {
+    Value q = u32x4(w.line16(at + uint64_t(16u * (part % distinct))));
+    for (int k = 0; k < 4; ++k) words.push_back(extract(q, k));
+  }
+  return make_line(words);
+}
+
+// Q3_K's 16 scales: group g < 8 the low nibble of byte g, else the high
+// nibble of byte g - 8; top bits (byte 8 + g % 4 >> 2·(g / 4)) & 3. Two
+// 16-byte permutes, a per-word shift and a mask each.
+Value q3k_scale_codes(const PackedBytes& w, const Value& base) {
+  Value s = u32x4(w.line16(base + 96u));
+  Value lo = permute_bytes(s, s, u32_words(0x03020100u, 0x07060504u, 0x03020100u, 0x07060504u));
+  lo = (lo >> u32_words(0, 0, 4, 4)) & 0x0f0f0f0fu;
+  Value hi = permute_bytes(s, s, u32_words(0x0b0a0908u, 0x0b0a0908u, 0x0b0a0908u, 0x0b0a0908u));
+  hi = ((hi >> u32_words(0, 2, 4, 6)) & 0x03030303u) << 4u;
+  return bitcast(line(u8, 16), lo | hi);
+}
+
 namespace {
 
 // Block pairs of the 32-element nibble formats (see qgemv_x8_kernel's
@@ -282,35 +323,6 @@ Value quad_high_bits(const Value& qh, uint32_t first) {
   std::vector<Value> shift;
   for (uint32_t l = 0; l < 16; ++l) shift.push_back(constant(u32, first + 4u * (l % 4)));
   return spread_nibble_bits((qh >> make_line(shift)) & 15u);
-}
-
-// lo in lanes 0-7, hi in lanes 8-15 of a 16-lane line.
-Value halves(const Value& lo, const Value& hi) {
-  std::vector<Value> v(8, lo);
-  v.insert(v.end(), 8, hi);
-  return make_line(v);
-}
-// v[q] in lanes 4q..4q+3 of a 16-lane line.
-Value quarters(const std::vector<Value>& v) {
-  std::vector<Value> l;
-  for (const Value& x : v) l.insert(l.end(), 4, x);
-  return make_line(l);
-}
-
-// A u32x4 line of constant words.
-Value u32_words(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
-  return make_line({constant(u32, a), constant(u32, b), constant(u32, c), constant(u32, d)});
-}
-// 64 bytes at `at` as a u32x16 line: the 16-byte runs at at, at + 16, ...,
-// repeating after `distinct` of them (4: 64 consecutive bytes; 2: 32 bytes in
-// both halves; 1: 16 bytes four times).
-Value bytes64(const PackedBytes& w, const Value& at, uint32_t distinct = 4) {
-  std::vector<Value> words;
-  for (uint32_t part = 0; part < 4; ++part) {
-    Value q = u32x4(w.line16(at + uint64_t(16u * (part % distinct))));
-    for (int k = 0; k < 4; ++k) words.push_back(extract(q, k));
-  }
-  return make_line(words);
 }
 
 // A run of `span` (65-96) bytes at `base` (block quads: Q4_0 72, Q4_1 80,
@@ -766,14 +778,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
         const auto [xv, init, dx16] = superblock_x(b, {{{0, 1, 8, 9}, {2, 3, 10, 11}, {4, 5, 12, 13}, {6, 7, 14, 15}}}, 1);
         for (uint32_t r = 0; r < R; ++r) {
           const Value base = wrow[r] + cast(u64, b) * uint64_t(BB);
-          // Scales: group g < 8 the low nibble of byte g, else the high
-          // nibble of byte g - 8; top bits (byte 8 + g % 4 >> 2·(g / 4)) & 3.
-          Value s = u32x4(pb.line16(base + 96u));
-          Value lo = permute_bytes(s, s, u32_words(0x03020100u, 0x07060504u, 0x03020100u, 0x07060504u));
-          lo = (lo >> u32_words(0, 0, 4, 4)) & 0x0f0f0f0fu;
-          Value hi = permute_bytes(s, s, u32_words(0x0b0a0908u, 0x0b0a0908u, 0x0b0a0908u, 0x0b0a0908u));
-          hi = ((hi >> u32_words(0, 2, 4, 6)) & 0x03030303u) << 4u;
-          Value sc = cast(line(f32, 16), bitcast(line(i8, 16), bitcast(line(u8, 16), lo | hi) - splat(constant(u8, 32), 16)));
+          Value sc = cast(line(f32, 16), bitcast(line(i8, 16), q3k_scale_codes(pb, base) - splat(constant(u8, 32), 16)));
           Value dsc = sc * pb.half_splat(base + 108u);
           const Value qs = bytes64(pb, base + uint64_t(32)), hm = bytes64(pb, base, 2);
           for (uint32_t i = 0; i < MB; ++i) {

@@ -100,6 +100,20 @@ ir::Kernel quantize_x8_kernel(int blocks_per_item);
 ir::Kernel qgemv_x8_kernel(QFormat f, int rows, int mb, bool signed_q8 = false, int prefetch = 0, int step_blocks = 1,
                            bool wide_units = false);
 
+// X per super-block of 256 (GGML's Q8_K activations; quant_x8k.cpp), for the
+// formats whose sub-block scales are small integers: Q2_K and Q3_K.
+// quantize_x8k_kernel: d = amax/127 and q = round(x/d) per 256; buffers (x:
+// f32x16, xq: i32x16 (64 bytes: four per super-block, unit j holding groups
+// 2j, 2j + 1, 8 + 2j, 9 + 2j of 16), xd: f32 per super-block, xs: i32x16
+// Σq per group), scalar nsuper; grid x = ceil(nsuper/superblocks_per_item),
+// workgroup 1. qgemv_x8k_kernel: y = X̂·Wᵀ over those (buffers xq, xd, xs,
+// w: u8, y: f32; scalars m, n, k; grid as qgemv_cpu_kernel). Needs lines and
+// dot4 (the CPU); Q2_K's table lookups are permute_bytes with a run-time
+// index (one vpermi2b with AVX512-VBMI, TargetCaps::byte_lookup).
+bool has_x8k_gemv(QFormat f);
+ir::Kernel quantize_x8k_kernel(int superblocks_per_item);
+ir::Kernel qgemv_x8k_kernel(QFormat f, int rows, int mb, int prefetch = 0);
+
 // Rows interleaved by 16 (layout=16: Q4_0, Q8_0, Q4_K, Q6_K; quant_formats.h;
 // quant_r16.cpp). qgemv_r16_kernel: the int8 GEMV over it, `groups` groups
 // of 16 rows and `mb` rows of X per work-item, `prefetch` tiles ahead (0:

@@ -262,6 +262,9 @@ bool pair_gemv(const QShape& s) {
 bool wide_gemv(const QShape& s, const TargetCaps& caps) {
   return s.x8 && s.m <= x8_gemv_max_m(s) && has_wide_int8_gemv(s.f) && caps.byte_permute;
 }
+// The super-block form (xk; X per 256, quant_x8k.cpp): Q2_K and Q3_K, the
+// same rows of X as the 16-lane units.
+bool x8k_gemv(const QShape& s) { return s.x8 && s.m <= x8_gemv_max_m(s) && has_x8k_gemv(s.f); }
 // Q8_0's pairs regrouped by byte permutes (p2 on Q8_0): a tuning candidate.
 // Zen 5, 1x4096x4096: from the LLC 0.34 / 0.18 ms against 0.38 / 0.20 for
 // the 8-lane signed units, but from DRAM (rotating) 0.51 / 0.38 against
@@ -340,6 +343,15 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
           if (mb <= s.m || mb == 1)
             for (int pf : {0, 1, 2}) {
               Variant v = Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb).set("w16", 1);
+              if (pf) v.set("pf", pf);
+              c.push_back(v);
+            }
+    if (x8k_gemv(s))
+      for (int r : {2, 4, 8})
+        for (int mb : {1, 2, 4})
+          if (mb <= s.m || mb == 1)
+            for (int pf : {0, 1, 2}) {
+              Variant v = Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb).set("xk", 1);
               if (pf) v.set("pf", pf);
               c.push_back(v);
             }
@@ -452,6 +464,19 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // 18 at 32 for dequantize + GEMM); one row: 4 rows of W (rotating
     // 1x4096x4096, 1 / 2 threads: 0.315 / 0.227 ms; 8 rows 0.36 / 0.31; the
     // 8-lane units 0.54 / 0.28).
+    // Q2_K and Q3_K with X per super-block of 256 (xk, quant_x8k.cpp): the
+    // sub-block scales apply as integers, one conversion per super-block.
+    // Q2_K's scales are table lookups (vpermi2b: AVX512-VBMI). Zen 5, kgen
+    // tune 1x4096x4096 rotating, against the 16-lane units (w16) with X
+    // blocks of 32: 1 thread Q2_K 0.179 ms (0.212), Q3_K 0.256 (0.307); 2
+    // threads 0.099 and 0.137, 4 rows with pf=2 best at both (8 rows within
+    // 3%). Several rows of X (kgen op, 1 thread): M = 32 Q2_K 3.8 ms with 4
+    // per work-item (2: 4.1; w16 5.5), Q3_K 5.3 (6.0; 8.2); M = 64 2 per
+    // work-item: Q2_K 8.2 (10.3), Q3_K 11.9 (16.5).
+    if (x8k_gemv(s) && caps.byte_dot && caps.vector_bits >= 512 && (s.f == QFormat::Q3_K || caps.byte_lookup)) {
+      const int64_t xm = s.m >= 4 ? 4 : s.m >= 2 ? 2 : 1;
+      return Variant{}.set("impl", kGemvX8).set("rows", 4).set("mb", xm).set("xk", 1).set("pf", xm == 1 ? 2 : 1);
+    }
     const bool wide_only = s.f == QFormat::Q3_K || s.f == QFormat::Q2_K || s.f == QFormat::Q5_K;
     if (wide_only && wide_gemv(s, caps) && caps.byte_dot && caps.vector_bits >= 512)
       return Variant{}.set("impl", kGemvX8).set("rows", s.f == QFormat::Q5_K && s.m == 1 ? 4 : 8).set("mb", s.m >= 2 ? 2 : 1)
@@ -599,6 +624,25 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       return pl;
     }
     case kGemvX8: {
+      if (v.get("xk")) {
+        // X per super-block of 256 (quant_x8k.cpp): Q2_K and Q3_K.
+        if (!has_x8k_gemv(s.f)) throw std::invalid_argument("qmatmul: xk=1 (X per super-block of 256) is for Q2_K and Q3_K");
+        if (!s.x8) throw std::invalid_argument("qmatmul: the int8 GEMV needs attr xq=1");
+        if (!is_cpu(caps)) throw std::invalid_argument("qmatmul: xk=1 is a CPU GEMV");
+        int r = int(v.get("rows", 8)), mb = int(v.get("mb", 1)), pf = int(v.get("pf"));
+        if (r < 1 || r > 16 || mb < 1 || mb > 8) throw std::invalid_argument("qmatmul: rows in 1..16, mb in 1..8");
+        if (pf < 0 || pf > 16) throw std::invalid_argument("qmatmul: pf (workgroups ahead to prefetch) in 0..16");
+        const int64_t ns = s.m * s.k / 256, spi = 16;
+        int xq = pl.add_temp(nio, size_t(s.m * s.k)), xd = pl.add_temp(nio, size_t(ns) * 4),
+            xs = pl.add_temp(nio, size_t(ns) * 64);
+        Step q{quantize_x8k_kernel(int(spi)), {}, {0, xq, xd, xs}, {u(ns)}};
+        q.dims.grid = {uint32_t(cdiv(ns, spi)), 1, 1};
+        pl.steps.push_back(std::move(q));
+        Step st{qgemv_x8k_kernel(s.f, r, mb, pf), {}, {xq, xd, xs, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
+        st.dims.grid = {uint32_t(cdiv(s.n, r)), uint32_t(cdiv(s.m, mb)), 1};
+        pl.steps.push_back(std::move(st));
+        return pl;
+      }
       const bool w16 = v.get("w16") != 0;
       if (w16 ? !has_wide_int8_gemv(s.f) : !has_int8_gemv(s.f))
         throw std::invalid_argument(std::string("qmatmul: no int8 GEMV for ") + info(s.f).name +
@@ -724,7 +768,7 @@ void register_qmatmul() {
   d.name = "qmatmul";
   d.description = "Y = X·Wᵀ with W rows of GGML quantized blocks: GEMV decoding blocks in registers, or dequantize + GEMM";
   d.dims_help = "M N K";
-  d.attrs_help = format_help() + ", xq=1|0 (1: X may be quantized to int8 blocks of 32 like GGML's Q8 activations)" +
+  d.attrs_help = format_help() + ", xq=1|0 (1: X may be quantized to int8 blocks of 32 like GGML's Q8 activations, or of 256 for Q2_K/Q3_K like its Q8_K)" +
                  ", layout=0|16 (16: Q4_0/Q8_0/Q4_K/Q6_K W repacked with rows interleaved by 16, ops/quant_formats.h)";
   d.validate = [](const Problem& p) {
     validate_rows_k(p, 3, false);
@@ -765,7 +809,8 @@ void register_qmatmul() {
   // the f32 summation of K products (lane-blocked on the CPU, strided + tree
   // on GPUs) against the reference's double sum: the matmul bound, 2x margin
   // for the GEMM path's blocking.
-  // xq=1: X is rounded to 8 bits per block of 32 (|x - x̂| <= amax/254), so
+  // xq=1: X is rounded to 8 bits per block of 32 (|x - x̂| <= amax/254; Q2_K
+  // and Q3_K per 256, GGML's Q8_K, the same bound with the super-block's amax), so
   // Σ w·(x - x̂) has a relative rms (against the rms of Y) of about 1/254 for
   // zero-mean X, independent of K; for K = 32 the worst case is ~0.03. 0.05
   // covers both with a margin; the int8 kernel itself is checked against the

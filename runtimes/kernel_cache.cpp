@@ -80,7 +80,7 @@ std::string caps_key(const codegen::TargetCaps& c) {
          std::to_string(c.max_workgroup_size[2]) + " af32=" + std::to_string(c.atomics_f32) +
          " a64=" + std::to_string(c.atomics_64) + " lanes=" + std::to_string(c.max_vector_lanes) +
          " vec=" + std::to_string(c.vector_bits) + "x" + std::to_string(c.vector_registers) +
-         " bdot=" + std::to_string(c.byte_dot) + " bperm=" + std::to_string(c.byte_permute);
+         " bdot=" + std::to_string(c.byte_dot) + " bperm=" + std::to_string(c.byte_permute) + " blut=" + std::to_string(c.byte_lookup);
 }
 
 CacheStats& CacheStats::operator+=(const CacheStats& o) {

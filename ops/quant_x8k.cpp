@@ -1,0 +1,213 @@
+// The int8-activation GEMV for Q2_K and Q3_K with X quantized per super-block
+// of 256 (GGML's Q8_K activations: one scale per 256, Σq per group of 16).
+//
+// With X in blocks of 32 (quant_int8.cpp), every 64 weights' integer dot
+// product is converted to f32 and scaled by its own sub-block scale times
+// its X block's scale: conversion, scale permute and FMA per dot4, which made
+// the 2- and 3-bit formats compute-bound (Zen 5, 1 thread, 1x4096x4096: 0.69
+// and 0.58 of the triad). With one X scale per super-block the sub-block
+// scales, small integers, apply in the integer domain and a super-block's
+// sum is converted once:
+//   Q2_K (w = d·sc·q - dmin·m, sc and m 4 bits, q 2 bits): sc·q <= 45 fits a
+//     byte, so each group's sc·q is looked up in a 64-byte table of
+//     [0, sc, 2sc, 3sc] per group (one vpermi2b per 64 weights, the code plus
+//     4·group as the index) and the dot4 chain runs over the whole
+//     super-block: 4 instructions per 64 weights. The mins are one integer
+//     multiply with X's Σq per group, summed in the odd lanes of the same
+//     conversion.
+//   Q3_K (w = d·(sc - 32)·(u - 4), u = q | h << 2): a dot4 per 64 weights,
+//     multiplied by the groups' signed scales as integers; the offset -4 is
+//     one multiply of the scales with -4·Σq per super-block.
+// Sums stay far inside i32: |Σ| <= 45·127·256 (Q2_K), 32·7·127·256 (Q3_K).
+#include <string>
+#include <vector>
+
+#include "ops/quant_int8_lines.h"
+
+namespace kgen::ops::quant {
+
+using namespace kgen::dsl;
+
+bool has_x8k_gemv(QFormat f) { return f == QFormat::Q2_K || f == QFormat::Q3_K; }
+
+ir::Kernel quantize_x8k_kernel(int superblocks_per_item) {
+  const uint32_t SPI = uint32_t(superblocks_per_item);
+  return kernel("quant_x8k_b" + std::to_string(SPI), [&](KernelBuilder& kb) {
+    auto x = kb.input("x", line(f32, 16));
+    auto xq = kb.output("xq", line(i32, 16));
+    auto xd = kb.output("xd", f32);
+    auto xs = kb.output("xs", line(i32, 16));
+    auto ns = kb.scalar("nsuper", u32);
+    kb.workgroup(1);
+    Value s0 = group_id(0) * SPI;
+    for_range(s0, min(s0 + SPI, ns), [&](Value s) {
+      std::vector<Value> v, a;
+      for (uint32_t g = 0; g < 16; ++g) {
+        v.push_back(x[s * 16u + g]);
+        a.push_back(abs(v.back()));
+      }
+      while (a.size() > 1) {
+        std::vector<Value> next;
+        for (size_t i = 0; i < a.size(); i += 2) next.push_back(max(a[i], a[i + 1]));
+        a = next;
+      }
+      Value d = tree_max(a[0]) / 127.0f;
+      Value id = splat(select(d != 0.0f, 1.0f / d, 0.0f), 16);
+      xd[s] = d;
+      std::vector<Value> q, bytes;
+      for (uint32_t g = 0; g < 16; ++g) {
+        // round-to-even(x·id) as quantize_x8_kernel does (|x·id| <= 127)
+        Value t = v[g] * id + 12582912.0f;
+        q.push_back(bitcast(line(i32, 16), t) - 0x4b400000);
+        bytes.push_back(bitcast(line(i32, 4), cast(line(i8, 16), q.back())));
+      }
+      xs[s] = tree_add_lanes(q);
+      // Unit j: groups 2j, 2j + 1, 8 + 2j, 9 + 2j (elements 32j.. and
+      // 128 + 32j..), the order of the 2-bit fields of Q2_K's and Q3_K's
+      // 64 code bytes.
+      for (uint32_t j = 0; j < 4; ++j) {
+        std::vector<Value> words;
+        for (uint32_t g : {2 * j, 2 * j + 1, 8 + 2 * j, 9 + 2 * j})
+          for (int k = 0; k < 4; ++k) words.push_back(extract(bytes[g], k));
+        xq[s * 4u + j] = make_line(words);
+      }
+    });
+  });
+}
+
+namespace {
+
+Value const_words(const std::vector<uint32_t>& w) {
+  std::vector<Value> l;
+  for (uint32_t x : w) l.push_back(constant(u32, x));
+  return make_line(l);
+}
+
+// The group of unit j's lane quarter k (bytes 16k..16k+15 of its codes).
+uint32_t unit_group(uint32_t j, uint32_t k) { return (k < 2 ? 2 * j : 8 + 2 * j) + (k & 1); }
+
+}  // namespace
+
+ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch) {
+  if (!has_x8k_gemv(fmt)) throw std::invalid_argument(std::string("no super-block int8 GEMV for ") + info(fmt).name);
+  const bool q2 = fmt == QFormat::Q2_K;
+  const uint32_t R = uint32_t(rows), MB = uint32_t(mb), BB = uint32_t(info(fmt).block_bytes);
+  const std::string name = std::string("quant_gemv_x8k_") + info(fmt).name + "_r" + std::to_string(R) + "_m" +
+                           std::to_string(MB) + (prefetch ? "_pf" + std::to_string(prefetch) : "");
+  return kernel(name, [&](KernelBuilder& kb) {
+    auto xq = kb.input("xq", line(i32, 16));
+    auto xd = kb.input("xd", f32);
+    auto xs = kb.input("xs", line(i32, 16));
+    auto w = kb.input("w", u8);
+    auto y = kb.output("y", f32);
+    auto M = kb.scalar("m", u32);
+    auto N = kb.scalar("n", u32);
+    auto K = kb.scalar("k", u32);
+    kb.workgroup(1);
+    PackedBytes pb{w, false, true};
+    Value n0 = group_id(0) * R, m0 = group_id(1) * MB;
+    Value nb = K / 256u, rowbytes = nb * BB;
+    // Rows of X past M (last group only) re-read row M-1: in bounds, never stored.
+    std::vector<Value> xrow;
+    for (uint32_t i = 0; i < MB; ++i) xrow.push_back(min(m0 + i, M - 1u) * nb);
+    // The R rows `prefetch` workgroups ahead are one span: step b prefetches
+    // its b-th slice of R·BB bytes (see qgemv_x8_kernel).
+    const Value pf_base = cast(u64, n0 + R * uint32_t(prefetch)) * cast(u64, rowbytes);
+    // Q2_K: unit j's table index base, 4·group in each byte of a quarter.
+    std::vector<Value> group_base;
+    for (uint32_t j = 0; j < 4; ++j) {
+      std::vector<uint32_t> words;
+      for (uint32_t l = 0; l < 16; ++l) words.push_back(4u * unit_group(j, l / 4) * 0x01010101u);
+      group_base.push_back(const_words(words));
+    }
+    auto emit = [&](bool guarded) {
+      std::vector<Value> wrow;
+      for (uint32_t r = 0; r < R; ++r) wrow.push_back(cast(u64, guarded ? min(n0 + r, N - 1u) : n0 + r) * cast(u64, rowbytes));
+      std::vector<Var> acc;
+      for (uint32_t i = 0; i < MB * R; ++i) acc.push_back(var(splat(0.0f, 16)));
+      for_range(0u, nb, [&](Value b) {
+        if (prefetch) {
+          Value at = pf_base + cast(u64, b) * uint64_t(R * BB);
+          for (uint32_t off = 0; off < R * BB + 63u; off += 64u) w[at + uint64_t(off)].prefetch();
+        }
+        // X's super-block per row: the four units' bytes, Σq per group, and
+        // Q2_K [dx, -dx, ...] (against [d, dmin, ...]) or Q3_K -4·Σq.
+        std::vector<std::vector<Value>> xv(MB);
+        std::vector<Value> xsum(MB), dx(MB);
+        for (uint32_t i = 0; i < MB; ++i) {
+          Value sb = xrow[i] + b;
+          for (uint32_t j = 0; j < 4; ++j) xv[i].push_back(xq[sb * 4u + j]);
+          dx[i] = xd[sb];
+          xsum[i] = q2 ? xs[sb] : xs[sb] * -4;
+          if (q2) {
+            std::vector<Value> l;
+            for (int k = 0; k < 8; ++k) l.push_back(dx[i]), l.push_back(-dx[i]);
+            dx[i] = make_line(l);
+          } else {
+            dx[i] = splat(dx[i], 16);
+          }
+        }
+        for (uint32_t r = 0; r < R; ++r) {
+          const Value base = wrow[r] + cast(u64, b) * uint64_t(BB);
+          std::vector<Value> isum(MB);
+          if (q2) {
+            const Value s = bitcast(line(u32, 4), pb.line16(base));
+            // dword g: [0, sc, 2sc, 3sc] (sc·3 <= 45: no carries)
+            const Value table = cast(line(u32, 16), bitcast(line(u8, 16), s & 0x0f0f0f0fu)) * 0x03020100u;
+            const Value mins = cast(line(i32, 16), bitcast(line(u8, 16), (s >> 4u) & 0x0f0f0f0fu));
+            const Value qs = bytes64(pb, base + uint64_t(16));
+            for (uint32_t i = 0; i < MB; ++i) isum[i] = splat(constant(i32, 0), 16);
+            for (uint32_t j = 0; j < 4; ++j) {
+              Value idx = ((j ? qs >> (2u * j) : qs) & 0x03030303u) | group_base[j];
+              Value scaled = permute_bytes(table, table, idx);  // sc·q per byte
+              for (uint32_t i = 0; i < MB; ++i) isum[i] = dot4(scaled, xv[i][j], isum[i]);
+            }
+            const Value dd = bitcast(line(f16, 2), pb.u32le(base + uint64_t(80)));
+            std::vector<Value> dl;
+            for (int k = 0; k < 8; ++k) dl.push_back(extract(dd, 0)), dl.push_back(extract(dd, 1));
+            const Value dm = cast(line(f32, 16), make_line(dl));
+            for (uint32_t i = 0; i < MB; ++i) {
+              // Σ sc·q·x in the even lanes, Σ m·Σq in the odd ones (vpunpck{l,h}dq + add).
+              const Value mq = mins * xsum[i];
+              std::vector<Value> lo, hi;
+              for (int p = 0; p < 4; ++p)
+                for (int e = 0; e < 2; ++e) {
+                  lo.push_back(extract(isum[i], 4 * p + e)), lo.push_back(extract(mq, 4 * p + e));
+                  hi.push_back(extract(isum[i], 4 * p + 2 + e)), hi.push_back(extract(mq, 4 * p + 2 + e));
+                }
+              Var& a = acc[i * R + r];
+              a = fma(cast(line(f32, 16), make_line(lo) + make_line(hi)), dm * dx[i], a.get());
+            }
+          } else {
+            // The 32 hmask bytes in both halves; bit j (first half) or 4 + j
+            // (second) of byte l is the third bit of field j's element l.
+            // Shifted so that field j's bit is at 2 + j of its byte in both
+            // halves (bits crossing into a neighbouring byte are never read):
+            // then every field's is one immediate shift away from bit 2.
+            const Value hm = (bytes64(pb, base, 2) << halves(constant(u32, 2), constant(u32, 0))) >>
+                             halves(constant(u32, 0), constant(u32, 2));
+            const Value qs = bytes64(pb, base + uint64_t(32));
+            const Value sc = cast(line(i32, 16), bitcast(line(i8, 16), q3k_scale_codes(pb, base) - splat(constant(u8, 32), 16)));
+            for (uint32_t i = 0; i < MB; ++i) isum[i] = sc * xsum[i];  // the offset: -4·Σ (sc - 32)·Σq
+            for (uint32_t j = 0; j < 4; ++j) {
+              Value u = ((j ? qs >> (2u * j) : qs) & 0x03030303u) | ((j ? hm >> j : hm) & 0x04040404u);
+              std::vector<Value> sj;
+              for (uint32_t k = 0; k < 4; ++k) sj.push_back(extract(sc, int(unit_group(j, k))));
+              const Value scale = quarters(sj);
+              for (uint32_t i = 0; i < MB; ++i) isum[i] = isum[i] + dot4(u, xv[i][j], splat(constant(i32, 0), 16)) * scale;
+            }
+            const Value d = pb.half_splat(base + uint64_t(108));
+            for (uint32_t i = 0; i < MB; ++i) {
+              Var& a = acc[i * R + r];
+              a = fma(cast(line(f32, 16), isum[i]), d * dx[i], a.get());
+            }
+          }
+        }
+      });
+      store_gemv_outputs(y, M, N, m0, n0, MB, R, guarded, [&](uint32_t i, uint32_t r) { return reduce_add(acc[i * R + r].get()); });
+    };
+    if_(n0 + R <= N, [&] { emit(false); }).else_([&] { emit(true); });
+  });
+}
+
+}  // namespace kgen::ops::quant
