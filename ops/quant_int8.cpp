@@ -271,12 +271,14 @@ Value bytes64(const PackedBytes& w, const Value& at, uint32_t distinct) {
 
 // Q3_K's 16 scales: group g < 8 the low nibble of byte g, else the high
 // nibble of byte g - 8; top bits (byte 8 + g % 4 >> 2·(g / 4)) & 3. Two
-// 16-byte permutes, a per-word shift and a mask each.
+// 16-byte permutes, a per-word shift and a mask each. The 16 bytes loaded
+// end with the block (its f16 d): from the 12 scale bytes on, the last
+// block of a buffer would be read 2 bytes past its end.
 Value q3k_scale_codes(const PackedBytes& w, const Value& base) {
-  Value s = u32x4(w.line16(base + 96u));
-  Value lo = permute_bytes(s, s, u32_words(0x03020100u, 0x07060504u, 0x03020100u, 0x07060504u));
+  Value s = u32x4(w.line16(base + 94u));  // scale byte i at byte i + 2
+  Value lo = permute_bytes(s, s, u32_words(0x05040302u, 0x09080706u, 0x05040302u, 0x09080706u));
   lo = (lo >> u32_words(0, 0, 4, 4)) & 0x0f0f0f0fu;
-  Value hi = permute_bytes(s, s, u32_words(0x0b0a0908u, 0x0b0a0908u, 0x0b0a0908u, 0x0b0a0908u));
+  Value hi = permute_bytes(s, s, u32_words(0x0d0c0b0au, 0x0d0c0b0au, 0x0d0c0b0au, 0x0d0c0b0au));
   hi = ((hi >> u32_words(0, 2, 4, 6)) & 0x03030303u) << 4u;
   return bitcast(line(u8, 16), lo | hi);
 }

@@ -350,11 +350,14 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
       for (int r : {2, 4, 8})
         for (int mb : {1, 2, 4})
           if (mb <= s.m || mb == 1)
-            for (int pf : {0, 1, 2}) {
-              Variant v = Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb).set("xk", 1);
-              if (pf) v.set("pf", pf);
-              c.push_back(v);
-            }
+            for (int pf : {0, 1, 2})
+              for (int lut : {0, 1}) {
+                if (lut && s.f != QFormat::Q3_K) continue;
+                Variant v = Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb).set("xk", 1);
+                if (pf) v.set("pf", pf);
+                if (lut) v.set("lut", 1);
+                c.push_back(v);
+              }
     if (s.x8 && rows_r16_gemm(s))
       for (int mb : {1, 2, 4, 8}) c.push_back(Variant{}.set("impl", kGemmRowsR16).set("mb", mb));
     c.push_back(variant_of(default_cpu_tile(s.m, s.n, s.k, caps)).set("impl", kTiled));
@@ -466,16 +469,21 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // 8-lane units 0.54 / 0.28).
     // Q2_K and Q3_K with X per super-block of 256 (xk, quant_x8k.cpp): the
     // sub-block scales apply as integers, one conversion per super-block.
-    // Q2_K's scales are table lookups (vpermi2b: AVX512-VBMI). Zen 5, kgen
+    // Q2_K's products are table lookups (vpermi2b: AVX512-VBMI). Zen 5, kgen
     // tune 1x4096x4096 rotating, against the 16-lane units (w16) with X
     // blocks of 32: 1 thread Q2_K 0.179 ms (0.212), Q3_K 0.256 (0.307); 2
     // threads 0.099 and 0.137, 4 rows with pf=2 best at both (8 rows within
     // 3%). Several rows of X (kgen op, 1 thread): M = 32 Q2_K 3.8 ms with 4
     // per work-item (2: 4.1; w16 5.5), Q3_K 5.3 (6.0; 8.2); M = 64 2 per
-    // work-item: Q2_K 8.2 (10.3), Q3_K 11.9 (16.5).
+    // work-item: Q2_K 8.2 (10.3), Q3_K 11.9 (16.5). Q3_K's table form
+    // (lut) from 4 rows of X: M = 4 0.59 ms (scaled sums 0.66 with 2 rows
+    // of W, 0.76 with 2 of X), M = 32 4.7 (5.4); at M = 1 0.29 against
+    // 0.26, at M = 2 even.
     if (x8k_gemv(s) && caps.byte_dot && caps.vector_bits >= 512 && (s.f == QFormat::Q3_K || caps.byte_lookup)) {
       const int64_t xm = s.m >= 4 ? 4 : s.m >= 2 ? 2 : 1;
-      return Variant{}.set("impl", kGemvX8).set("rows", 4).set("mb", xm).set("xk", 1).set("pf", xm == 1 ? 2 : 1);
+      Variant v = Variant{}.set("impl", kGemvX8).set("rows", 4).set("mb", xm).set("xk", 1).set("pf", xm == 1 ? 2 : 1);
+      if (s.f == QFormat::Q3_K && xm == 4 && caps.byte_lookup) v.set("lut", 1);
+      return v;
     }
     const bool wide_only = s.f == QFormat::Q3_K || s.f == QFormat::Q2_K || s.f == QFormat::Q5_K;
     if (wide_only && wide_gemv(s, caps) && caps.byte_dot && caps.vector_bits >= 512)
@@ -638,7 +646,9 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
         Step q{quantize_x8k_kernel(int(spi)), {}, {0, xq, xd, xs}, {u(ns)}};
         q.dims.grid = {uint32_t(cdiv(ns, spi)), 1, 1};
         pl.steps.push_back(std::move(q));
-        Step st{qgemv_x8k_kernel(s.f, r, mb, pf), {}, {xq, xd, xs, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
+        const bool lut = v.get("lut") != 0;
+        if (lut && s.f != QFormat::Q3_K) throw std::invalid_argument("qmatmul: lut=1 (products by table lookup) is Q3_K's form of xk=1");
+        Step st{qgemv_x8k_kernel(s.f, r, mb, pf, lut), {}, {xq, xd, xs, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
         st.dims.grid = {uint32_t(cdiv(s.n, r)), uint32_t(cdiv(s.m, mb)), 1};
         pl.steps.push_back(std::move(st));
         return pl;

@@ -15,10 +15,19 @@
 //     super-block: 4 instructions per 64 weights. The mins are one integer
 //     multiply with X's Σq per group, summed in the odd lanes of the same
 //     conversion.
-//   Q3_K (w = d·(sc - 32)·(u - 4), u = q | h << 2): a dot4 per 64 weights,
-//     multiplied by the groups' signed scales as integers; the offset -4 is
-//     one multiply of the scales with -4·Σq per super-block.
-// Sums stay far inside i32: |Σ| <= 45·127·256 (Q2_K), 32·7·127·256 (Q3_K).
+//   Q3_K (w = d·s·(u - 4), s = sc - 32 in [-32, 31], u = q | h << 2 in
+//     0..7), two forms:
+//     - scaled sums (lut=0): a dot4 of the codes per 64 weights, multiplied
+//       by the groups' scales as integers; the offset -4 is one multiply of
+//       the scales with -4·Σq per super-block;
+//     - table (lut=1): s·(u - 4) + 124 lies in [0, 252], so the lookup runs
+//       on a 128-byte table (16 groups × 8 codes, two registers: vpermi2b's
+//       full reach) built with two i32 multiplies per super-block and row;
+//       the bias is -124·Σq of X's super-block, shared by every row. Its
+//       per-row table costs more than the multiplies it saves with one row
+//       of X, and wins from two (the dot4 per row of X is then all).
+// Sums stay far inside i32: |Σ| <= 252·127·256.
+#include <array>
 #include <string>
 #include <vector>
 
@@ -88,12 +97,13 @@ uint32_t unit_group(uint32_t j, uint32_t k) { return (k < 2 ? 2 * j : 8 + 2 * j)
 
 }  // namespace
 
-ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch) {
+ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch, bool q3_table) {
   if (!has_x8k_gemv(fmt)) throw std::invalid_argument(std::string("no super-block int8 GEMV for ") + info(fmt).name);
   const bool q2 = fmt == QFormat::Q2_K;
+  const bool lut = !q2 && q3_table;
   const uint32_t R = uint32_t(rows), MB = uint32_t(mb), BB = uint32_t(info(fmt).block_bytes);
   const std::string name = std::string("quant_gemv_x8k_") + info(fmt).name + "_r" + std::to_string(R) + "_m" +
-                           std::to_string(MB) + (prefetch ? "_pf" + std::to_string(prefetch) : "");
+                           std::to_string(MB) + (prefetch ? "_pf" + std::to_string(prefetch) : "") + (lut ? "_lut" : "");
   return kernel(name, [&](KernelBuilder& kb) {
     auto xq = kb.input("xq", line(i32, 16));
     auto xd = kb.input("xd", f32);
@@ -113,13 +123,17 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch) {
     // The R rows `prefetch` workgroups ahead are one span: step b prefetches
     // its b-th slice of R·BB bytes (see qgemv_x8_kernel).
     const Value pf_base = cast(u64, n0 + R * uint32_t(prefetch)) * cast(u64, rowbytes);
-    // Q2_K: unit j's table index base, 4·group in each byte of a quarter.
+    // Unit j's table index base in each byte of a quarter: the group's first
+    // entry (Q2_K 4 per group, Q3_K 8).
     std::vector<Value> group_base;
     for (uint32_t j = 0; j < 4; ++j) {
       std::vector<uint32_t> words;
-      for (uint32_t l = 0; l < 16; ++l) words.push_back(4u * unit_group(j, l / 4) * 0x01010101u);
+      for (uint32_t l = 0; l < 16; ++l) words.push_back((q2 ? 4u : 8u) * unit_group(j, l / 4) * 0x01010101u);
       group_base.push_back(const_words(words));
     }
+    std::vector<Value> factors;
+    for (int l = 0; l < 16; ++l) factors.push_back(constant(i32, int32_t(l % 2 ? 0x03020100u : 0x03020100u - 0x04040404u)));
+    const Value q3k_table_factors = make_line(factors);
     auto emit = [&](bool guarded) {
       std::vector<Value> wrow;
       for (uint32_t r = 0; r < R; ++r) wrow.push_back(cast(u64, guarded ? min(n0 + r, N - 1u) : n0 + r) * cast(u64, rowbytes));
@@ -138,7 +152,10 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch) {
           Value sb = xrow[i] + b;
           for (uint32_t j = 0; j < 4; ++j) xv[i].push_back(xq[sb * 4u + j]);
           dx[i] = xd[sb];
-          xsum[i] = q2 ? xs[sb] : xs[sb] * -4;
+          // Q2_K: Σq per group (its mins); Q3_K: -4·Σq per group (the
+          // offset), or with the table -124·Σq of the super-block in lane 0
+          // (the start of its dot4 chain: the table is biased by 124).
+          xsum[i] = q2 ? xs[sb] : lut ? insert(splat(constant(i32, 0), 16), 0, reduce_add(xs[sb]) * -124) : xs[sb] * -4;
           if (q2) {
             std::vector<Value> l;
             for (int k = 0; k < 8; ++k) l.push_back(dx[i]), l.push_back(-dx[i]);
@@ -187,14 +204,34 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch) {
             const Value hm = (bytes64(pb, base, 2) << halves(constant(u32, 2), constant(u32, 0))) >>
                              halves(constant(u32, 0), constant(u32, 2));
             const Value qs = bytes64(pb, base + uint64_t(32));
+            // The 128-byte table T[8g + u] = s_g·(u - 4) + 124 (s = sc - 32:
+            // [0, 252]); dword (g, h) holding u = 4h..4h+3 is
+            // 0x7C7C7C7C + s_g·K_h with K_0 = 0x03020100 - 0x04040404 and
+            // K_1 = 0x03020100: the exact integer whose bytes are those four
+            // entries, so the i32 arithmetic wraps to them whatever the signs.
             const Value sc = cast(line(i32, 16), bitcast(line(i8, 16), q3k_scale_codes(pb, base) - splat(constant(u8, 32), 16)));
-            for (uint32_t i = 0; i < MB; ++i) isum[i] = sc * xsum[i];  // the offset: -4·Σ (sc - 32)·Σq
-            for (uint32_t j = 0; j < 4; ++j) {
-              Value u = ((j ? qs >> (2u * j) : qs) & 0x03030303u) | ((j ? hm >> j : hm) & 0x04040404u);
-              std::vector<Value> sj;
-              for (uint32_t k = 0; k < 4; ++k) sj.push_back(extract(sc, int(unit_group(j, k))));
-              const Value scale = quarters(sj);
-              for (uint32_t i = 0; i < MB; ++i) isum[i] = isum[i] + dot4(u, xv[i][j], splat(constant(i32, 0), 16)) * scale;
+            if (!lut) {
+              for (uint32_t i = 0; i < MB; ++i) isum[i] = sc * xsum[i];  // the offset: -4·Σ s·Σq
+              for (uint32_t j = 0; j < 4; ++j) {
+                Value u = ((j ? qs >> (2u * j) : qs) & 0x03030303u) | ((j ? hm >> j : hm) & 0x04040404u);
+                std::vector<Value> sj;
+                for (uint32_t k = 0; k < 4; ++k) sj.push_back(extract(sc, int(unit_group(j, k))));
+                const Value scale = quarters(sj);
+                for (uint32_t i = 0; i < MB; ++i) isum[i] = isum[i] + dot4(u, xv[i][j], splat(constant(i32, 0), 16)) * scale;
+              }
+            }
+            std::array<Value, 2> table;
+            for (uint32_t t = 0; t < 2 && lut; ++t) {
+              std::vector<Value> pairs;
+              for (int g = 0; g < 8; ++g) pairs.push_back(extract(sc, int(8 * t) + g)), pairs.push_back(extract(sc, int(8 * t) + g));
+              table[t] = bitcast(line(u32, 16), make_line(pairs) * q3k_table_factors + 0x7C7C7C7C);
+            }
+            if (lut) for (uint32_t i = 0; i < MB; ++i) isum[i] = xsum[i];  // -124·Σq in lane 0: the table's bias
+            for (uint32_t j = 0; j < 4 && lut; ++j) {
+              // index 8·group + u, u = q | h << 2
+              Value idx = ((j ? qs >> (2u * j) : qs) & 0x03030303u) | (((j ? hm >> j : hm) & 0x04040404u) | group_base[j]);
+              Value scaled = permute_bytes(table[0], table[1], idx);
+              for (uint32_t i = 0; i < MB; ++i) isum[i] = dot4(scaled, xv[i][j], isum[i]);
             }
             const Value d = pb.half_splat(base + uint64_t(108));
             for (uint32_t i = 0; i < MB; ++i) {
