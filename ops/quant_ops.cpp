@@ -262,9 +262,14 @@ bool pair_gemv(const QShape& s) {
 bool wide_gemv(const QShape& s, const TargetCaps& caps) {
   return s.x8 && s.m <= x8_gemv_max_m(s) && has_wide_int8_gemv(s.f) && caps.byte_permute;
 }
-// The super-block form (xk; X per 256, quant_x8k.cpp): Q2_K and Q3_K, the
-// same rows of X as the 16-lane units.
-bool x8k_gemv(const QShape& s) { return s.x8 && s.m <= x8_gemv_max_m(s) && has_x8k_gemv(s.f); }
+// The super-block form (xk; X per 256, quant_x8k.cpp): Q2_K and Q3_K, also
+// for prefill, where it beats dequantize + the f32 GEMM (Zen 5, 4 rows of X
+// per work-item, N = K = 4096, kgen op, 1 / 2 threads: Q2_K M = 128 17 ms
+// against 28, 512 69 / 34 against 88 / 45, 2048 (2 threads) 140 against
+// 156; Q3_K 128 20 against 28, 256 43 / 21 against 46 / 26, 512 83 / 41
+// against 82 / 45, 2048 196 against 161).
+int64_t x8k_gemv_max_m(QFormat f) { return f == QFormat::Q2_K ? 2048 : 512; }
+bool x8k_gemv(const QShape& s) { return s.x8 && has_x8k_gemv(s.f) && s.m <= x8k_gemv_max_m(s.f); }
 // Q8_0's pairs regrouped by byte permutes (p2 on Q8_0): a tuning candidate.
 // Zen 5, 1x4096x4096: from the LLC 0.34 / 0.18 ms against 0.38 / 0.20 for
 // the 8-lane signed units, but from DRAM (rotating) 0.51 / 0.38 against
