@@ -352,8 +352,8 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
               c.push_back(v);
             }
     if (x8k_gemv(s))
-      for (int r : {2, 4, 8})
-        for (int mb : {1, 2, 4})
+      for (int r : {1, 2, 4, 8})
+        for (int mb : {1, 2, 4, 8})
           if (mb <= s.m || mb == 1)
             for (int pf : {0, 1, 2})
               for (int lut : {0, 1}) {
@@ -483,11 +483,16 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // work-item: Q2_K 8.2 (10.3), Q3_K 11.9 (16.5). Q3_K's table form
     // (lut) from 4 rows of X: M = 4 0.59 ms (scaled sums 0.66 with 2 rows
     // of W, 0.76 with 2 of X), M = 32 4.7 (5.4); at M = 1 0.29 against
-    // 0.26, at M = 2 even.
+    // 0.26, at M = 2 even. From 8 rows of X, 8 per work-item against one row
+    // of W (more rows of W spill), against 4 × 4: Q2_K M = 8 0.81 ms (1.04),
+    // 16 1.7 (2.0), 64 6.7 (12.1), 512 52 (65); Q3_K 8 1.06 (1.19), 16 2.2
+    // (2.6), 64 8.6 (9.9), 512 68 (77). Q2_K's 4-7 rows also on one row of W
+    // (M = 4 0.47 against 0.53; Q3_K 0.66 against 0.64).
     if (x8k_gemv(s) && caps.byte_dot && caps.vector_bits >= 512 && (s.f == QFormat::Q3_K || caps.byte_lookup)) {
-      const int64_t xm = s.m >= 4 ? 4 : s.m >= 2 ? 2 : 1;
-      Variant v = Variant{}.set("impl", kGemvX8).set("rows", 4).set("mb", xm).set("xk", 1).set("pf", xm == 1 ? 2 : 1);
-      if (s.f == QFormat::Q3_K && xm == 4 && caps.byte_lookup) v.set("lut", 1);
+      const int64_t xm = s.m >= 8 ? 8 : s.m >= 4 ? 4 : s.m >= 2 ? 2 : 1;
+      const int64_t rows = xm == 8 || (xm == 4 && s.f == QFormat::Q2_K) ? 1 : 4;
+      Variant v = Variant{}.set("impl", kGemvX8).set("rows", rows).set("mb", xm).set("xk", 1).set("pf", xm == 1 ? 2 : 1);
+      if (s.f == QFormat::Q3_K && xm >= 4 && caps.byte_lookup) v.set("lut", 1);
       return v;
     }
     const bool wide_only = s.f == QFormat::Q3_K || s.f == QFormat::Q2_K || s.f == QFormat::Q5_K;

@@ -280,7 +280,7 @@ TEST_CASE("quant: int8 GEMV equals W·x̂ to f32 rounding, every format, CPU 1 a
       const int64_t qk = info(f).block_elems;
       for (auto [m, n, k, r, mb] : {std::tuple<int64_t, int64_t, int64_t, int, int>{1, 37, 4 * qk, 4, 1},
                                     {3, 11, 2 * qk, 8, 2}, {2, 5, qk, 2, 2}, {3, 13, 8 * qk, 8, 2},
-                                    {9, 21, 3 * qk, 4, 4}}) {
+                                    {9, 21, 3 * qk, 4, 4}, {10, 7, 2 * qk, 1, 8}}) {
         // Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 also as block pairs (p2, k % 64 == 0), all but Q8_0 as quads (p4, k % 128 == 0);
         // Q2_K, Q3_K, Q4_K and Q6_K in 16-lane units (w16); GGML rows packed into the
         // interleaved tiles inside the GEMM (impl=5, X in row blocks of mb); Q4_0, Q8_0, Q4_K, Q6_K with rows interleaved by 16 (r16).
