@@ -385,10 +385,19 @@ Value q8_pair_scales_index() {
   return byte_index(idx);
 }
 // Q4_K's 8 sub-block scales and mins as one f32x16 line [d·sc_0..7,
-// dmin·m_0..7] with line operations: GGML's scale_min_k4 on the 12 scale
-// bytes, regrouped by two 16-byte permutes so every 4-byte word takes one
-// mask and shift (words: sc 0-3, sc 4-7, m 0-3, m 4-7).
+// dmin·m_0..7].
 Value q4k_scales_mins(const PackedBytes& w, const Value& base) {
+  Value sm = cast(line(f32, 16), q4k_scale_min_codes(w, base));
+  Value dd = bitcast(line(f16, 2), w.u32le(base));
+  return sm * cast(line(f32, 16), halves(extract(dd, 0), extract(dd, 1)));
+}
+
+}  // namespace
+
+// GGML's scale_min_k4 on the 12 scale bytes with line operations, regrouped
+// by two 16-byte permutes so every 4-byte word takes one mask and shift
+// (words: sc 0-3, sc 4-7, m 0-3, m 4-7).
+Value q4k_scale_min_codes(const PackedBytes& w, const Value& base) {
   Value s = u32x4(w.line16(base + 4u));  // scale bytes 0..11 (and 4 quant bytes, unused)
   // low bits: s0-3 & 63, s8-11 & 15, s4-7 & 63, s8-11 >> 4
   Value lo = permute_bytes(s, s, u32_words(0x03020100u, 0x0b0a0908u, 0x07060504u, 0x0b0a0908u));
@@ -396,12 +405,8 @@ Value q4k_scales_mins(const PackedBytes& w, const Value& base) {
   // high bits of sc 4-7: s0-3 >> 6, of m 4-7: s4-7 >> 6, both to bits 4-5
   Value hi = permute_bytes(s, s, u32_words(0x03020100u, 0x03020100u, 0x07060504u, 0x07060504u));
   hi = (hi >> 2u) & u32_words(0, 0x30303030u, 0, 0x30303030u);
-  Value sm = cast(line(f32, 16), bitcast(line(u8, 16), lo | hi));
-  Value dd = bitcast(line(f16, 2), w.u32le(base));
-  return sm * cast(line(f32, 16), halves(extract(dd, 0), extract(dd, 1)));
+  return bitcast(line(u8, 16), lo | hi);
 }
-
-}  // namespace
 
 ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int prefetch, int step_blocks, bool wide_units) {
   if (wide_units ? !has_wide_int8_gemv(fmt) : !has_int8_gemv(fmt))

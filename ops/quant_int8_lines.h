@@ -21,5 +21,8 @@ dsl::Value bytes64(const PackedBytes& w, const dsl::Value& at, uint32_t distinct
 // Q3_K's 16 6-bit scale codes sc (w = d·(sc - 32)·(u - 4)) of the block at
 // `base`, in group order, as a u8x16 line.
 dsl::Value q3k_scale_codes(const PackedBytes& w, const dsl::Value& base);
+// Q4_K's and Q5_K's 6-bit sub-block scales and mins of the block at `base`
+// (w = d·sc·q - dmin·m) as a u8x16 line [sc_0..7, m_0..7].
+dsl::Value q4k_scale_min_codes(const PackedBytes& w, const dsl::Value& base);
 
 }  // namespace kgen::ops::quant

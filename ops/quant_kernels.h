@@ -101,17 +101,20 @@ ir::Kernel qgemv_x8_kernel(QFormat f, int rows, int mb, bool signed_q8 = false, 
                            bool wide_units = false);
 
 // X per super-block of 256 (GGML's Q8_K activations; quant_x8k.cpp), for the
-// formats whose sub-block scales are small integers: Q2_K and Q3_K.
+// K-quants whose sub-block scales are small integers: Q2_K, Q3_K, Q4_K, Q5_K.
 // quantize_x8k_kernel: d = amax/127 and q = round(x/d) per 256; buffers (x:
 // f32x16, xq: i32x16 (64 bytes: four per super-block, unit j holding groups
-// 2j, 2j + 1, 8 + 2j, 9 + 2j of 16), xd: f32 per super-block, xs: i32x16
-// Σq per group), scalar nsuper; grid x = ceil(nsuper/superblocks_per_item),
-// workgroup 1. qgemv_x8k_kernel: y = X̂·Wᵀ over those (buffers xq, xd, xs,
-// w: u8, y: f32; scalars m, n, k; grid as qgemv_cpu_kernel). Needs lines and
-// dot4 (the CPU); Q2_K's table lookups are permute_bytes with a run-time
-// index (one vpermi2b with AVX512-VBMI, TargetCaps::byte_lookup).
+// 2j, 2j + 1, 8 + 2j, 9 + 2j of 16, or with k4_units (x8k_k4_units: Q4_K,
+// Q5_K) 2sb, 2sb + 1, 2sb + 4, 2sb + 5 for sb = 4·(j / 2) + j % 2), xd: f32
+// per super-block, xs: i32x16 Σq per group), scalar nsuper; grid x =
+// ceil(nsuper/superblocks_per_item), workgroup 1. qgemv_x8k_kernel: y =
+// X̂·Wᵀ over those (buffers xq, xd, xs, w: u8, y: f32; scalars m, n, k; grid
+// as qgemv_cpu_kernel). Needs lines and dot4 (the CPU); Q2_K's table lookups
+// are permute_bytes with a run-time index (one vpermi2b with AVX512-VBMI,
+// TargetCaps::byte_lookup).
 bool has_x8k_gemv(QFormat f);
-ir::Kernel quantize_x8k_kernel(int superblocks_per_item);
+bool x8k_k4_units(QFormat f);
+ir::Kernel quantize_x8k_kernel(int superblocks_per_item, bool k4_units = false);
 // q3_table (Q3_K): its products looked up in a per-row table (see the file).
 ir::Kernel qgemv_x8k_kernel(QFormat f, int rows, int mb, int prefetch = 0, bool q3_table = false);
 

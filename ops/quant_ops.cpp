@@ -268,7 +268,7 @@ bool wide_gemv(const QShape& s, const TargetCaps& caps) {
 // against 28, 512 69 / 34 against 88 / 45, 2048 (2 threads) 140 against
 // 156; Q3_K 128 20 against 28, 256 43 / 21 against 46 / 26, 512 83 / 41
 // against 82 / 45, 2048 196 against 161).
-int64_t x8k_gemv_max_m(QFormat f) { return f == QFormat::Q2_K ? 2048 : 512; }
+int64_t x8k_gemv_max_m(QFormat f) { return f == QFormat::Q2_K ? 2048 : f == QFormat::Q3_K ? 512 : 64; }  // Q4_K, Q5_K: as the other int8 GEMVs
 bool x8k_gemv(const QShape& s) { return s.x8 && has_x8k_gemv(s.f) && s.m <= x8k_gemv_max_m(s.f); }
 // Q8_0's pairs regrouped by byte permutes (p2 on Q8_0): a tuning candidate.
 // Zen 5, 1x4096x4096: from the LLC 0.34 / 0.18 ms against 0.38 / 0.20 for
@@ -488,9 +488,16 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // 16 1.7 (2.0), 64 6.7 (12.1), 512 52 (65); Q3_K 8 1.06 (1.19), 16 2.2
     // (2.6), 64 8.6 (9.9), 512 68 (77). Q2_K's 4-7 rows also on one row of W
     // (M = 4 0.47 against 0.53; Q3_K 0.66 against 0.64).
-    if (x8k_gemv(s) && caps.byte_dot && caps.vector_bits >= 512 && (s.f == QFormat::Q3_K || caps.byte_lookup)) {
-      const int64_t xm = s.m >= 8 ? 8 : s.m >= 4 ? 4 : s.m >= 2 ? 2 : 1;
-      const int64_t rows = xm == 8 || (xm == 4 && s.f == QFormat::Q2_K) ? 1 : 4;
+    // Q4_K and Q5_K the same (their sub-block scales as integer multiplies;
+    // Q4_K from 5 rows of X takes impl=5 above): kgen tune 1x4096x4096
+    // rotating, 1 thread, against w16: Q4_K 0.238 ms (0.256), Q5_K 0.292
+    // (0.316); 2 threads within the noise (0.14-0.18 either way); kgen op
+    // M = 2 / 4: Q4_K 0.35 / 0.69 (0.41 / 0.82), Q5_K 0.40 / 0.78 (0.49 /
+    // 0.97); Q5_K M = 64 11 ms (15.5). From 8 rows of X, the rows split
+    // evenly into groups of at most 8 (9 rows: 5 + 4, not 8 + 1).
+    if (x8k_gemv(s) && caps.byte_dot && caps.vector_bits >= 512 && (s.f != QFormat::Q2_K || caps.byte_lookup)) {
+      const int64_t xm = s.m >= 8 ? cdiv(s.m, cdiv(s.m, 8)) : s.m >= 4 ? 4 : s.m >= 2 ? 2 : 1;
+      const int64_t rows = xm > 4 || (xm == 4 && s.f == QFormat::Q2_K) ? 1 : 4;
       Variant v = Variant{}.set("impl", kGemvX8).set("rows", rows).set("mb", xm).set("xk", 1).set("pf", xm == 1 ? 2 : 1);
       if (s.f == QFormat::Q3_K && xm >= 4 && caps.byte_lookup) v.set("lut", 1);
       return v;
@@ -644,7 +651,7 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     case kGemvX8: {
       if (v.get("xk")) {
         // X per super-block of 256 (quant_x8k.cpp): Q2_K and Q3_K.
-        if (!has_x8k_gemv(s.f)) throw std::invalid_argument("qmatmul: xk=1 (X per super-block of 256) is for Q2_K and Q3_K");
+        if (!has_x8k_gemv(s.f)) throw std::invalid_argument("qmatmul: xk=1 (X per super-block of 256) is for Q2_K, Q3_K, Q4_K and Q5_K");
         if (!s.x8) throw std::invalid_argument("qmatmul: the int8 GEMV needs attr xq=1");
         if (!is_cpu(caps)) throw std::invalid_argument("qmatmul: xk=1 is a CPU GEMV");
         int r = int(v.get("rows", 8)), mb = int(v.get("mb", 1)), pf = int(v.get("pf"));
@@ -653,7 +660,7 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
         const int64_t ns = s.m * s.k / 256, spi = 16;
         int xq = pl.add_temp(nio, size_t(s.m * s.k)), xd = pl.add_temp(nio, size_t(ns) * 4),
             xs = pl.add_temp(nio, size_t(ns) * 64);
-        Step q{quantize_x8k_kernel(int(spi)), {}, {0, xq, xd, xs}, {u(ns)}};
+        Step q{quantize_x8k_kernel(int(spi), x8k_k4_units(s.f)), {}, {0, xq, xd, xs}, {u(ns)}};
         q.dims.grid = {uint32_t(cdiv(ns, spi)), 1, 1};
         pl.steps.push_back(std::move(q));
         const bool lut = v.get("lut") != 0;

@@ -1,4 +1,4 @@
-// The int8-activation GEMV for Q2_K and Q3_K with X quantized per super-block
+// The int8-activation GEMV for the K-quants with X quantized per super-block
 // of 256 (GGML's Q8_K activations: one scale per 256, Σq per group of 16).
 //
 // With X in blocks of 32 (quant_int8.cpp), every 64 weights' integer dot
@@ -26,7 +26,14 @@
 //       the bias is -124·Σq of X's super-block, shared by every row. Its
 //       per-row table costs more than the multiplies it saves with one row
 //       of X, and wins from two (the dot4 per row of X is then all).
-// Sums stay far inside i32: |Σ| <= 252·127·256.
+//   Q4_K and Q5_K (w = d·sc·q - dmin·m per sub-block of 32, sc and m 6
+//     bits, q 4 or 5 bits): a dot4 of the codes per 64 weights (two
+//     sub-blocks, the 16-lane units of quant_int8.cpp) times the sub-blocks'
+//     scales as integers; the mins one multiply with X's Σq per sub-block,
+//     in the upper lanes of the same conversion. Their X units follow those
+//     units' sub-block order (quantize_x8k_kernel's k4_units). Measured for
+//     prefill, where the X side is all that is repeated per row of X.
+// Sums stay far inside i32: |Σ| <= 63·31·127·256.
 #include <array>
 #include <string>
 #include <vector>
@@ -37,11 +44,30 @@ namespace kgen::ops::quant {
 
 using namespace kgen::dsl;
 
-bool has_x8k_gemv(QFormat f) { return f == QFormat::Q2_K || f == QFormat::Q3_K; }
+bool has_x8k_gemv(QFormat f) {
+  return f == QFormat::Q2_K || f == QFormat::Q3_K || f == QFormat::Q4_K || f == QFormat::Q5_K;
+}
+bool x8k_k4_units(QFormat f) { return f == QFormat::Q4_K || f == QFormat::Q5_K; }
 
-ir::Kernel quantize_x8k_kernel(int superblocks_per_item) {
+namespace {
+
+// The 16-element groups of X unit j (its 64 bytes, in order): Q2_K/Q3_K
+// units hold elements 32j.. and 128 + 32j.. (the 2-bit fields j of their
+// 64 code bytes); Q4_K/Q5_K units sub-blocks sb and sb + 2, sb = 4·(j / 2) +
+// j % 2 (the low or high nibbles of 64 code bytes).
+std::array<uint32_t, 4> unit_groups(bool k4, uint32_t j) {
+  if (k4) {
+    const uint32_t sb = 4 * (j / 2) + j % 2;
+    return {2 * sb, 2 * sb + 1, 2 * sb + 4, 2 * sb + 5};
+  }
+  return {2 * j, 2 * j + 1, 8 + 2 * j, 9 + 2 * j};
+}
+
+}  // namespace
+
+ir::Kernel quantize_x8k_kernel(int superblocks_per_item, bool k4_units) {
   const uint32_t SPI = uint32_t(superblocks_per_item);
-  return kernel("quant_x8k_b" + std::to_string(SPI), [&](KernelBuilder& kb) {
+  return kernel("quant_x8k_b" + std::to_string(SPI) + (k4_units ? "_k4" : ""), [&](KernelBuilder& kb) {
     auto x = kb.input("x", line(f32, 16));
     auto xq = kb.output("xq", line(i32, 16));
     auto xd = kb.output("xd", f32);
@@ -71,12 +97,9 @@ ir::Kernel quantize_x8k_kernel(int superblocks_per_item) {
         bytes.push_back(bitcast(line(i32, 4), cast(line(i8, 16), q.back())));
       }
       xs[s] = tree_add_lanes(q);
-      // Unit j: groups 2j, 2j + 1, 8 + 2j, 9 + 2j (elements 32j.. and
-      // 128 + 32j..), the order of the 2-bit fields of Q2_K's and Q3_K's
-      // 64 code bytes.
       for (uint32_t j = 0; j < 4; ++j) {
         std::vector<Value> words;
-        for (uint32_t g : {2 * j, 2 * j + 1, 8 + 2 * j, 9 + 2 * j})
+        for (uint32_t g : unit_groups(k4_units, j))
           for (int k = 0; k < 4; ++k) words.push_back(extract(bytes[g], k));
         xq[s * 4u + j] = make_line(words);
       }
@@ -99,8 +122,8 @@ uint32_t unit_group(uint32_t j, uint32_t k) { return (k < 2 ? 2 * j : 8 + 2 * j)
 
 ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch, bool q3_table) {
   if (!has_x8k_gemv(fmt)) throw std::invalid_argument(std::string("no super-block int8 GEMV for ") + info(fmt).name);
-  const bool q2 = fmt == QFormat::Q2_K;
-  const bool lut = !q2 && q3_table;
+  const bool q2 = fmt == QFormat::Q2_K, k4 = x8k_k4_units(fmt), q5 = fmt == QFormat::Q5_K;
+  const bool lut = fmt == QFormat::Q3_K && q3_table;
   const uint32_t R = uint32_t(rows), MB = uint32_t(mb), BB = uint32_t(info(fmt).block_bytes);
   const std::string name = std::string("quant_gemv_x8k_") + info(fmt).name + "_r" + std::to_string(R) + "_m" +
                            std::to_string(MB) + (prefetch ? "_pf" + std::to_string(prefetch) : "") + (lut ? "_lut" : "");
@@ -155,11 +178,21 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch, bool q3
           // Q2_K: Σq per group (its mins); Q3_K: -4·Σq per group (the
           // offset), or with the table -124·Σq of the super-block in lane 0
           // (the start of its dot4 chain: the table is biased by 124).
-          xsum[i] = q2 ? xs[sb] : lut ? insert(splat(constant(i32, 0), 16), 0, reduce_add(xs[sb]) * -124) : xs[sb] * -4;
+          if (k4) {
+            // [0 ×8, Σq per sub-block of 32] against [sc, m]'s upper lanes
+            const Value g = xs[sb];
+            std::vector<Value> even(8, constant(i32, 0)), odd(8, constant(i32, 0));
+            for (int l = 0; l < 8; ++l) even.push_back(extract(g, 2 * l)), odd.push_back(extract(g, 2 * l + 1));
+            xsum[i] = make_line(even) + make_line(odd);
+          } else {
+            xsum[i] = q2 ? xs[sb] : lut ? insert(splat(constant(i32, 0), 16), 0, reduce_add(xs[sb]) * -124) : xs[sb] * -4;
+          }
           if (q2) {
             std::vector<Value> l;
             for (int k = 0; k < 8; ++k) l.push_back(dx[i]), l.push_back(-dx[i]);
             dx[i] = make_line(l);
+          } else if (k4) {
+            dx[i] = halves(dx[i], -dx[i]);
           } else {
             dx[i] = splat(dx[i], 16);
           }
@@ -192,6 +225,35 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch, bool q3
                   lo.push_back(extract(isum[i], 4 * p + e)), lo.push_back(extract(mq, 4 * p + e));
                   hi.push_back(extract(isum[i], 4 * p + 2 + e)), hi.push_back(extract(mq, 4 * p + 2 + e));
                 }
+              Var& a = acc[i * R + r];
+              a = fma(cast(line(f32, 16), make_line(lo) + make_line(hi)), dm * dx[i], a.get());
+            }
+          } else if (k4) {
+            // [sc_0..7, m_0..7] as i32 lanes; d and dmin as [d ×8, dmin ×8]
+            const Value sm = cast(line(i32, 16), q4k_scale_min_codes(pb, base));
+            const Value dd = bitcast(line(f16, 2), pb.u32le(base));
+            const Value dm = cast(line(f32, 16), halves(extract(dd, 0), extract(dd, 1)));
+            const uint64_t qs_at = q5 ? 48 : 16;
+            const std::array<Value, 2> wq = {bytes64(pb, base + qs_at), bytes64(pb, base + (qs_at + 64))};
+            const Value qh = q5 ? bytes64(pb, base + uint64_t(16), 2) : Value();
+            for (uint32_t k = 0; k < 4; ++k) {
+              const uint32_t sb = 4 * (k / 2) + k % 2;
+              Value codes = k % 2 ? (wq[k / 2] >> 4u) & 0x0f0f0f0fu : wq[k / 2] & 0x0f0f0f0fu;
+              // Q5_K: bit s of qh byte l is the fifth bit of sub-block s's element l.
+              if (q5) codes = codes | (((qh >> halves(constant(u32, sb), constant(u32, sb + 2))) & 0x01010101u) << 4u);
+              const Value scale = halves(extract(sm, int(sb)), extract(sm, int(sb + 2)));
+              for (uint32_t i = 0; i < MB; ++i) {
+                const Value p = dot4(codes, xv[i][k], splat(constant(i32, 0), 16)) * scale;
+                isum[i] = k ? isum[i] + p : p;
+              }
+            }
+            for (uint32_t i = 0; i < MB; ++i) {
+              // Σ sc·q·x folded into lanes 0-7, Σ m·Σq (lanes 8-15 of the
+              // multiply; its lanes 0-7 are 0) above them.
+              const Value mq = sm * xsum[i];
+              std::vector<Value> lo, hi;
+              for (int l = 0; l < 16; ++l) lo.push_back(l < 8 ? extract(isum[i], l) : extract(mq, l));
+              for (int l = 0; l < 16; ++l) hi.push_back(l < 8 ? extract(isum[i], l + 8) : constant(i32, 0));
               Var& a = acc[i * R + r];
               a = fma(cast(line(f32, 16), make_line(lo) + make_line(hi)), dm * dx[i], a.get());
             }

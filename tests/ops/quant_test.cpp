@@ -284,7 +284,7 @@ TEST_CASE("quant: int8 GEMV equals W·x̂ to f32 rounding, every format, CPU 1 a
         // Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 also as block pairs (p2, k % 64 == 0), all but Q8_0 as quads (p4, k % 128 == 0);
         // Q2_K, Q3_K, Q4_K and Q6_K in 16-lane units (w16); GGML rows packed into the
         // interleaved tiles inside the GEMM (impl=5, X in row blocks of mb); Q4_0, Q8_0, Q4_K, Q6_K with rows interleaved by 16 (r16).
-        // Q2_K and Q3_K also with X per super-block of 256 (xk; checked against x̂ of that quantization),
+        // Q2_K, Q3_K, Q4_K and Q5_K also with X per super-block of 256 (xk; checked against x̂ of that quantization),
         // Q3_K's in both forms (lut: its products by table lookup).
         for (int form : {0, 1, 2, 3, 4, 5, 6, 7}) {
           const bool p2 = form == 1, r16 = form == 2, p4 = form == 3, w16 = form == 4, rows_r16 = form == 5;
@@ -369,6 +369,8 @@ TEST_CASE("quant: tiny problems through the IR interpreter") {
       {problem("qmatmul", {1, 3, 512}, QFormat::Q2_K), ops::Variant{}.set("impl", 3).set("rows", 2).set("mb", 1).set("xk", 1)},
       {problem("qmatmul", {3, 3, 256}, QFormat::Q3_K), ops::Variant{}.set("impl", 3).set("rows", 2).set("mb", 2).set("xk", 1).set("pf", 1)},
       {problem("qmatmul", {3, 3, 512}, QFormat::Q3_K), ops::Variant{}.set("impl", 3).set("rows", 2).set("mb", 2).set("xk", 1).set("lut", 1)},
+      {problem("qmatmul", {2, 3, 512}, QFormat::Q4_K), ops::Variant{}.set("impl", 3).set("rows", 2).set("mb", 2).set("xk", 1)},
+      {problem("qmatmul", {3, 2, 256}, QFormat::Q5_K), ops::Variant{}.set("impl", 3).set("rows", 1).set("mb", 3).set("xk", 1).set("pf", 1)},
       // The 16-lane units on two rows of W: their bytes end with the buffer
       // (no word padding), so a load past a block's end is caught (Q3_K's
       // scale line read 2 bytes past it).
