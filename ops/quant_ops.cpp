@@ -795,7 +795,7 @@ void register_qmatmul() {
   d.name = "qmatmul";
   d.description = "Y = X·Wᵀ with W rows of GGML quantized blocks: GEMV decoding blocks in registers, or dequantize + GEMM";
   d.dims_help = "M N K";
-  d.attrs_help = format_help() + ", xq=1|0 (1: X may be quantized to int8 blocks of 32 like GGML's Q8 activations, or of 256 for Q2_K/Q3_K like its Q8_K)" +
+  d.attrs_help = format_help() + ", xq=1|0 (1: X may be quantized to int8 blocks of 32 like GGML's Q8 activations, or of 256 for Q2_K..Q5_K like its Q8_K)" +
                  ", layout=0|16 (16: Q4_0/Q8_0/Q4_K/Q6_K W repacked with rows interleaved by 16, ops/quant_formats.h)";
   d.validate = [](const Problem& p) {
     validate_rows_k(p, 3, false);
@@ -837,7 +837,7 @@ void register_qmatmul() {
   // on GPUs) against the reference's double sum: the matmul bound, 2x margin
   // for the GEMM path's blocking.
   // xq=1: X is rounded to 8 bits per block of 32 (|x - x̂| <= amax/254; Q2_K
-  // and Q3_K per 256, GGML's Q8_K, the same bound with the super-block's amax), so
+  // to Q5_K per 256, GGML's Q8_K, the same bound with the super-block's amax), so
   // Σ w·(x - x̂) has a relative rms (against the rms of Y) of about 1/254 for
   // zero-mean X, independent of K; for K = 32 the worst case is ~0.03. 0.05
   // covers both with a margin; the int8 kernel itself is checked against the
