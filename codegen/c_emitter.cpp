@@ -251,7 +251,10 @@ std::string CEmitter::value_expr(const Instr& in) const {
     case OpClass::Binary:
     case OpClass::Compare:
     case OpClass::Fma: return math_expr(in.op, ty(0), in.type, a);
-    case OpClass::Dot: return in.op == Op::Dot2Bf16 ? d_.dot2_bf16(ty(0), a) : d_.dot4(ty(0), ty(1), a, dot4_form(in));
+    case OpClass::Dot:
+      if (in.op == Op::Dot2Bf16) return d_.dot2_bf16(ty(0), a);
+      if (in.op == Op::Dot2I16) return d_.dot2_i16(ty(0), a);
+      return d_.dot4(ty(0), ty(1), a, dot4_form(in));
     case OpClass::Permute: return d_.permute_bytes(ty(0), in.type, a, permute_pattern(in));
     case OpClass::Select: return d_.select(ty(0), ty(1), a[0], a[1], a[2]);
     case OpClass::Convert:
@@ -304,6 +307,7 @@ void CEmitter::emit_lanewise(const Instr& in) {
     std::vector<std::string> a;
     for (size_t i = 0; i < in.args.size(); ++i) a.push_back(d_.extract(index_.type(in.args[i]), ref(in.args[i]), l));
     if (in.op == Op::Dot2Bf16) lanes.push_back(d_.dot2_bf16(operand.scalar(), a));
+    else if (in.op == Op::Dot2I16) lanes.push_back(d_.dot2_i16(operand.scalar(), a));
     else if (op_class(in.op) == OpClass::Dot)
       lanes.push_back(d_.dot4(operand.scalar(), index_.type(in.args[1]).scalar(), a, dot4_form(in)));
     else lanes.push_back(math_expr(in.op, operand.scalar(), in.type.scalar(), a));

@@ -336,6 +336,10 @@ std::string CppDialect::dot4(Type a, Type b, std::span<const std::string> args, 
   return std::string("kg_dot4<") + sign(a) + ", " + sign(b) + f + ">(" + args[0] + ", " + args[1] + ", " + args[2] + ")";
 }
 
+std::string CppDialect::dot2_i16(Type, std::span<const std::string> args) const {
+  return "kg_dot2_i16(" + args[0] + ", " + args[1] + ", " + args[2] + ")";
+}
+
 std::string CppDialect::dot2_bf16(Type, std::span<const std::string> args) const {
   return "kg_dot2_bf16(" + args[0] + ", " + args[1] + ", " + args[2] + ")";
 }
@@ -761,6 +765,41 @@ template <class U, class C> KG_MATH C kg_dot2_bf16(U a, U b, C c) {
     return __builtin_elementwise_fma(
         __builtin_bit_cast(C, a << 16), __builtin_bit_cast(C, b << 16),
         __builtin_elementwise_fma(__builtin_bit_cast(C, a & 0xffff0000u), __builtin_bit_cast(C, b & 0xffff0000u), c));
+  }
+}
+)"},
+    {"dot2_i16", "kg_dot2_i16(", "", R"(// dot2_i16 (ir/ops.h): c + a.0·b.0 + a.1·b.1 over each 32-bit lane's two
+// signed 16-bit halves, wrapping. AVX512-VNNI: one vpdpwssd per line (16
+// lanes; 8, 4 with VL); else vpmaddwd (exact products and pair sum, which
+// wraps only at 2·(-2^15)², as the sum does) and an add; else lane
+// arithmetic (the JIT's -fwrapv makes the sums wrap).
+typedef short kg_w8 __attribute__((__vector_size__(16)));
+typedef short kg_w16 __attribute__((__vector_size__(32)));
+typedef short kg_w32 __attribute__((__vector_size__(64)));
+typedef int kg_d4 __attribute__((__vector_size__(16)));
+typedef int kg_d8 __attribute__((__vector_size__(32)));
+typedef int kg_d16 __attribute__((__vector_size__(64)));
+template <class A, class C> KG_MATH C kg_dot2_i16(A a, A b, C c) {
+  if constexpr (sizeof(C) == 4) {
+    return (C)((u32)c + (u32)((i32)(i16)a * (i32)(i16)b) + (u32)((i32)(i16)((u32)a >> 16) * (i32)(i16)((u32)b >> 16)));
+  } else {
+    constexpr bool four = sizeof(C) == 16 && __builtin_vectorelements(C) == 4;  // not 3 lanes padded to 4
+    (void)four;
+#if defined(__AVX512VNNI__)
+    if constexpr (sizeof(C) == 64) return (C)__builtin_ia32_vpdpwssd512((kg_d16)c, (kg_d16)a, (kg_d16)b);
+#if defined(__AVX512VL__)
+    if constexpr (sizeof(C) == 32) return (C)__builtin_ia32_vpdpwssd256((kg_d8)c, (kg_d8)a, (kg_d8)b);
+    if constexpr (four) return (C)__builtin_ia32_vpdpwssd128((kg_d4)c, (kg_d4)a, (kg_d4)b);
+#endif
+#endif
+#if defined(__AVX512BW__)
+    if constexpr (sizeof(C) == 64) return (C)((kg_d16)c + __builtin_ia32_pmaddwd512((kg_w32)a, (kg_w32)b));
+#endif
+#if defined(__AVX2__)
+    if constexpr (sizeof(C) == 32) return (C)((kg_d8)c + __builtin_ia32_pmaddwd256((kg_w16)a, (kg_w16)b));
+    if constexpr (four) return (C)((kg_d4)c + __builtin_ia32_pmaddwd128((kg_w8)a, (kg_w8)b));
+#endif
+    return c + ((a << 16) >> 16) * ((b << 16) >> 16) + (a >> 16) * (b >> 16);
   }
 }
 )"},

@@ -43,6 +43,7 @@ class CppDialect : public Dialect {
   bool pointer_offsets() const override { return true; }
   std::string dot4(ir::Type a, ir::Type b, std::span<const std::string> args, Dot4Form form) const override;
   std::string dot2_bf16(ir::Type a, std::span<const std::string> args) const override;
+  std::string dot2_i16(ir::Type a, std::span<const std::string> args) const override;
   std::string permute_bytes(ir::Type table, ir::Type result, std::span<const std::string> args,
                             std::span<const int> pattern) const override;
   std::string unroll_hint(int factor) const override;

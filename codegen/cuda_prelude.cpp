@@ -156,6 +156,10 @@ template <class T> KG_INL T kg_atomic_cas(T* p, T c, T v) {
 KG_DOT4(kg_dot4_ss, i32, i32, "s32", "s32") KG_DOT4(kg_dot4_su, i32, u32, "s32", "u32")
 KG_DOT4(kg_dot4_us, u32, i32, "u32", "s32") KG_DOT4(kg_dot4_uu, u32, u32, "u32", "u32")
 #undef KG_DOT4
+// dot2_i16 (ir/ops.h): the signed halves' products (exact), summed wrapping.
+KG_INL i32 kg_dot2_i16(i32 a, i32 b, i32 c) {
+  return (i32)((u32)c + (u32)((i32)(short)a * (i32)(short)b) + (u32)((a >> 16) * (b >> 16)));
+}
 // dot2_bf16 (ir/ops.h): the halves as f32 (a product of two bf16 is exact),
 // a.1·b.1 added first.
 KG_INL f32 kg_dot2_bf16(u32 a, u32 b, f32 c) {

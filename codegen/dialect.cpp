@@ -27,6 +27,11 @@ std::string Dialect::dot4(ir::Type a, ir::Type b, std::span<const std::string> a
   return dot4_helper_name(a, b) + "(" + args[0] + ", " + args[1] + ", " + args[2] + ")";
 }
 
+std::string Dialect::dot2_i16(ir::Type a, std::span<const std::string> args) const {
+  if (a.is_vector()) return {};
+  return "kg_dot2_i16(" + args[0] + ", " + args[1] + ", " + args[2] + ")";
+}
+
 std::string Dialect::dot2_bf16(ir::Type a, std::span<const std::string> args) const {
   if (a.is_vector()) return {};
   return "kg_dot2_bf16(" + args[0] + ", " + args[1] + ", " + args[2] + ")";

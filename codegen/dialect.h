@@ -148,6 +148,11 @@ class Dialect {
   // c) on scalars, which every GPU dialect defines; an empty string for a
   // line means lane by lane.
   virtual std::string dot2_bf16(ir::Type a, std::span<const std::string> args) const;
+  // dot2_i16 (ir/ops.h) of i32 operands of type a and an i32 accumulator:
+  // args {a, b, c}. The default calls the prelude helper kg_dot2_i16(a, b,
+  // c) on scalars, which every GPU dialect defines; an empty string for a
+  // line means lane by lane.
+  virtual std::string dot2_i16(ir::Type a, std::span<const std::string> args) const;
   // permute_bytes (ir/ops.h) with tables of type `table` and a result of
   // type `result`: args {a, b, idx}. `pattern` holds the result's table
   // byte per result byte when idx is a constant (else empty). Only the C++

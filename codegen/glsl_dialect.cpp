@@ -521,6 +521,12 @@ float kg_erf(float x) {
 )"},
     KG_GLSL_DOT4("kg_dot4_ss", "int", "int") KG_GLSL_DOT4("kg_dot4_su", "int", "uint")
     KG_GLSL_DOT4("kg_dot4_us", "uint", "int") KG_GLSL_DOT4("kg_dot4_uu", "uint", "uint")
+    {"kg_dot2_i16", "", R"(// dot2_i16 (ir/ops.h): bitfieldExtract sign-extends the low half; int
+// arithmetic wraps.
+int kg_dot2_i16(int a, int b, int c) {
+  return c + bitfieldExtract(a, 0, 16) * bitfieldExtract(b, 0, 16) + (a >> 16) * (b >> 16);
+}
+)"},
     {"kg_dot2_bf16", "", R"(// dot2_bf16 (ir/ops.h): the halves as floats (a product of two bf16 is
 // exact), a.1·b.1 added first; precise keeps the order.
 float kg_dot2_bf16(uint a, uint b, float c) {

@@ -210,6 +210,12 @@ fn kg_rbf16(x: f32) -> f32 {
 )"},
     KG_WGSL_DOT4("kg_dot4_ss", "i32", "i32") KG_WGSL_DOT4("kg_dot4_su", "i32", "u32")
     KG_WGSL_DOT4("kg_dot4_us", "u32", "i32") KG_WGSL_DOT4("kg_dot4_uu", "u32", "u32")
+    {"kg_dot2_i16", "", R"(// dot2_i16 (ir/ops.h): extractBits sign-extends i32 halves; i32 arithmetic
+// wraps.
+fn kg_dot2_i16(a: i32, b: i32, c: i32) -> i32 {
+  return c + extractBits(a, 0u, 16u) * extractBits(b, 0u, 16u) + (a >> 16u) * (b >> 16u);
+}
+)"},
     {"kg_dot2_bf16", "", R"(// dot2_bf16 (ir/ops.h): the halves as floats (a product of two bf16 is
 // exact), a.1·b.1 added first.
 fn kg_dot2_bf16(a: u32, b: u32, c: f32) -> f32 {

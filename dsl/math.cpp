@@ -39,6 +39,13 @@ Value dot4(const Operand& a, const Operand& b, const Operand& c) {
   return make(a.loc(), Op::Dot4, {va, vb, c.is_literal() ? resolve(c, acc) : resolve(c)});
 }
 
+Value dot2_i16(const Operand& a, const Operand& b, const Operand& c) {
+  ir::ValueId va = a.is_literal() && !b.is_literal() ? resolve(a, b.type()) : resolve(a);
+  ir::ValueId vb = b.is_literal() ? resolve(b, a.type()) : resolve(b);
+  ir::Type acc = ir::Type(ir::ScalarKind::I32, a.is_literal() ? b.type().lanes : a.type().lanes);
+  return make(a.loc(), Op::Dot2I16, {va, vb, c.is_literal() ? resolve(c, acc) : resolve(c)});
+}
+
 Value dot2_bf16(const Operand& a, const Operand& b, const Operand& c) {
   ir::ValueId va = a.is_literal() && !b.is_literal() ? resolve(a, b.type()) : resolve(a);
   ir::ValueId vb = b.is_literal() ? resolve(b, a.type()) : resolve(b);

@@ -36,6 +36,12 @@ Value dot4(const Operand& a, const Operand& b, const Operand& c);
 // f32 of the same width (ir/ops.h dot2_bf16: one vdpbf16ps per f32x16 line
 // on AVX512-BF16 hosts, lane arithmetic elsewhere).
 Value dot2_bf16(const Operand& a, const Operand& b, const Operand& c);
+// c + a.0·b.0 + a.1·b.1 per 32-bit lane, where a and b are i32 lines (or
+// scalars) each lane holding two signed 16-bit halves (element 0 the low
+// one) and c is i32 of the same width, wrapping (ir/ops.h dot2_i16: one
+// vpdpwssd per i32x16 line on AVX512-VNNI hosts, vpmaddwd and an add on
+// AVX2). Literal operands take the other operand's type.
+Value dot2_i16(const Operand& a, const Operand& b, const Operand& c);
 // Byte i of the result (idx's type) is byte idx.byte(i) mod 2·bytes(a) of the
 // table a ++ b (a, b one type of 4-64 bytes; ir/ops.h permute_bytes). A
 // constant idx (make_line of literals) is one shuffle on the CPU (vpermi2b).

@@ -75,6 +75,12 @@ int32_t exec_dot2_bf16(const Code& c, Item& it, Machine&) {
     st<float>(f + c.dst, i, sem_Dot2Bf16(ld<uint32_t>(f + c.a[0], i), ld<uint32_t>(f + c.a[1], i), ld<float>(f + c.a[2], i)));
   return int32_t(c.next);
 }
+int32_t exec_dot2_i16(const Code& c, Item& it, Machine&) {
+  std::byte* f = it.frame;
+  for (uint32_t i = 0; i < c.lanes; ++i)
+    st<int32_t>(f + c.dst, i, sem_Dot2I16(ld<int32_t>(f + c.a[0], i), ld<int32_t>(f + c.a[1], i), ld<int32_t>(f + c.a[2], i)));
+  return int32_t(c.next);
+}
 // The dot4 lane loop for the operands' signedness.
 ExecFn select_dot4(ScalarKind a, ScalarKind b) {
   bool sa = a == ScalarKind::I32, sb = b == ScalarKind::I32;
@@ -232,7 +238,9 @@ void select_compute(Code& c, const Instr& in, const ValueIndex& vi) {
     case OpClass::Reduce:
     case OpClass::Fma: c.fn = select_math(in.op, shape.kind); break;
     case OpClass::Dot:
-      c.fn = in.op == Op::Dot2Bf16 ? &exec_dot2_bf16 : select_dot4(operand.kind, vi.type(in.args[1]).kind);
+      c.fn = in.op == Op::Dot2Bf16 ? &exec_dot2_bf16
+             : in.op == Op::Dot2I16 ? &exec_dot2_i16
+                                    : select_dot4(operand.kind, vi.type(in.args[1]).kind);
       break;
     case OpClass::Permute:
       c.attr = vi.type(in.args[0]).bytes();

@@ -99,6 +99,7 @@ namespace kgen::ir {
   X(Fma, "fma", Fma, Float)                             \
   X(Dot4, "dot4", Dot, Int) /* c + Σ bytes(a)·bytes(b) */ \
   X(Dot2Bf16, "dot2_bf16", Dot, Any) /* c + Σ bf16 halves(a)·halves(b) */ \
+  X(Dot2I16, "dot2_i16", Dot, Int) /* c + Σ i16 halves(a)·halves(b) */ \
   X(PermuteBytes, "permute_bytes", Permute, Any) /* bytes of a ++ b picked by idx's bytes */ \
   X(Cast, "cast", Convert, Any)                         \
   X(Bitcast, "bitcast", Convert, Any)                   \
@@ -142,6 +143,9 @@ enum class OpClass : uint8_t {
   // bf16 (element 0 in the low half), and f32 c: c + a.1·b.1, rounded, then
   // + a.0·b.0, rounded; the products are exact (x86 vdpbf16ps, whose order
   // this is). Subnormal inputs and results may be flushed to zero.
+  // dot2_i16(a, b, c): per 32-bit lane of i32 a and b, each holding two
+  // signed 16-bit halves (element 0 in the low half), and i32 c: c + a.0·b.0
+  // + a.1·b.1, wrapping (x86 vpdpwssd; vpmaddwd and an add elsewhere).
   Dot,
   // permute_bytes(a, b, idx): a table of the bytes of a then b (a and b of
   // one type, 4 to 64 bytes, a power of two); the result has idx's type (an

@@ -323,6 +323,13 @@ inline float sem_Dot2Bf16(uint32_t a, uint32_t b, float c) {
   return ::fmaf(half(a, 0), half(b, 0), ::fmaf(half(a, 1), half(b, 1), c));
 }
 
+// dot2_i16: c + a.0·b.0 + a.1·b.1 over the signed 16-bit halves of a and b
+// (half 0 the low one); the products are exact, the sum wraps modulo 2^32.
+inline int32_t sem_Dot2I16(int32_t a, int32_t b, int32_t c) {
+  auto half = [](int32_t v, int j) { return int64_t(int16_t(uint32_t(v) >> (16 * j))); };
+  return int32_t(uint32_t(int64_t(c) + half(a, 0) * half(b, 0) + half(a, 1) * half(b, 1)));
+}
+
 // dot4: c + Σ_{j<4} byte_j(a)·byte_j(b), byte 0 the least significant; a
 // byte of an int32_t operand is signed (-128..127), of a uint32_t unsigned.
 // The products and the sum are exact; adding c wraps modulo 2^32.

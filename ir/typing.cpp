@@ -171,6 +171,12 @@ Type infer_type(const Instr& in, const Kernel& k, const ValueLookup& lookup) {
     case OpClass::Dot:
       need_args(3);
       for (size_t i = 0; i < 3; ++i) need_value(i);
+      if (in.op == Op::Dot2I16) {
+        if (a[0].type.scalar() != types::I32 || a[1].type != a[0].type || a[2].type != a[0].type)
+          fail(in, "needs i32 operands (two i16 each) and an i32 accumulator of one width, got " + a[0].type.str() + ", " +
+                       a[1].type.str() + ", " + a[2].type.str());
+        return a[2].type;
+      }
       if (in.op == Op::Dot2Bf16) {
         if (a[0].type.scalar() != types::U32 || a[1].type != a[0].type || a[2].type != Type(ScalarKind::F32, a[0].type.lanes))
           fail(in, "needs two u32 operands (two bf16 each) and an f32 accumulator of one width, got " + a[0].type.str() +

@@ -115,8 +115,7 @@ ir::Kernel qgemv_x8_kernel(QFormat f, int rows, int mb, bool signed_q8 = false, 
 bool has_x8k_gemv(QFormat f);
 bool x8k_k4_units(QFormat f);
 ir::Kernel quantize_x8k_kernel(int superblocks_per_item, bool k4_units = false);
-// q3_table (Q3_K): its products looked up in a per-row table (see the file).
-ir::Kernel qgemv_x8k_kernel(QFormat f, int rows, int mb, int prefetch = 0, bool q3_table = false);
+ir::Kernel qgemv_x8k_kernel(QFormat f, int rows, int mb, int prefetch = 0);
 
 // Rows interleaved by 16 (layout=16: Q4_0, Q8_0, Q4_K, Q6_K; quant_formats.h;
 // quant_r16.cpp). qgemv_r16_kernel: the int8 GEMV over it, `groups` groups

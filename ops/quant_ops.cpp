@@ -355,14 +355,11 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
       for (int r : {1, 2, 4, 8})
         for (int mb : {1, 2, 4, 8})
           if (mb <= s.m || mb == 1)
-            for (int pf : {0, 1, 2})
-              for (int lut : {0, 1}) {
-                if (lut && s.f != QFormat::Q3_K) continue;
-                Variant v = Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb).set("xk", 1);
-                if (pf) v.set("pf", pf);
-                if (lut) v.set("lut", 1);
-                c.push_back(v);
-              }
+            for (int pf : {0, 1, 2}) {
+              Variant v = Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb).set("xk", 1);
+              if (pf) v.set("pf", pf);
+              c.push_back(v);
+            }
     if (s.x8 && rows_r16_gemm(s))
       for (int mb : {1, 2, 4, 8}) c.push_back(Variant{}.set("impl", kGemmRowsR16).set("mb", mb));
     c.push_back(variant_of(default_cpu_tile(s.m, s.n, s.k, caps)).set("impl", kTiled));
@@ -480,26 +477,24 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // threads 0.099 and 0.137, 4 rows with pf=2 best at both (8 rows within
     // 3%). Several rows of X (kgen op, 1 thread): M = 32 Q2_K 3.8 ms with 4
     // per work-item (2: 4.1; w16 5.5), Q3_K 5.3 (6.0; 8.2); M = 64 2 per
-    // work-item: Q2_K 8.2 (10.3), Q3_K 11.9 (16.5). Q3_K's table form
-    // (lut) from 4 rows of X: M = 4 0.59 ms (scaled sums 0.66 with 2 rows
-    // of W, 0.76 with 2 of X), M = 32 4.7 (5.4); at M = 1 0.29 against
-    // 0.26, at M = 2 even. From 8 rows of X, 8 per work-item against one row
-    // of W (more rows of W spill), against 4 × 4: Q2_K M = 8 0.81 ms (1.04),
-    // 16 1.7 (2.0), 64 6.7 (12.1), 512 52 (65); Q3_K 8 1.06 (1.19), 16 2.2
-    // (2.6), 64 8.6 (9.9), 512 68 (77). Q2_K's 4-7 rows also on one row of W
-    // (M = 4 0.47 against 0.53; Q3_K 0.66 against 0.64).
-    // Q4_K and Q5_K the same (their sub-block scales as integer multiplies;
-    // Q4_K from 5 rows of X takes impl=5 above): kgen tune 1x4096x4096
-    // rotating, 1 thread, against w16: Q4_K 0.238 ms (0.256), Q5_K 0.292
-    // (0.316); 2 threads within the noise (0.14-0.18 either way); kgen op
-    // M = 2 / 4: Q4_K 0.35 / 0.69 (0.41 / 0.82), Q5_K 0.40 / 0.78 (0.49 /
-    // 0.97); Q5_K M = 64 11 ms (15.5). From 8 rows of X, the rows split
-    // evenly into groups of at most 8 (9 rows: 5 + 4, not 8 + 1).
+    // work-item: Q2_K 8.2 (10.3), Q3_K 11.9 (16.5). From 8 rows of X, 8 per
+    // work-item against one row of W (more rows of W spill), against 4 × 4
+    // (before dot2_i16 took Q3_K's scale multiply and add): Q2_K M = 8 0.81
+    // ms (1.04), 16 1.7 (2.0), 64 6.7 (12.1), 512 52 (65); Q3_K 8 1.06
+    // (1.19), 16 2.2 (2.6), 64 8.6 (9.9), 512 68 (77); with dot2_i16 Q3_K M
+    // = 64 7.5, 512 61. Q2_K's 4-7 rows also on one row of W (M = 4 0.47
+    // against 0.53).
+    // Q4_K and Q5_K the same (their sub-block scales by dot2_i16; Q4_K from
+    // 5 rows of X takes impl=5 above): kgen tune 1x4096x4096 rotating, 1
+    // thread, against w16: Q4_K 0.238-0.246 ms (0.256), Q5_K 0.29 (0.316);
+    // 2 threads within the noise (0.14-0.18 either way); kgen op M = 2 / 4:
+    // Q4_K 0.35 / 0.69 (0.41 / 0.82), Q5_K 0.40 / 0.68 (0.49 / 0.97); Q5_K
+    // M = 64 9.7 ms (15.5). From 8 rows of X, the rows split evenly into
+    // groups of at most 8 (9 rows: 5 + 4, not 8 + 1).
     if (x8k_gemv(s) && caps.byte_dot && caps.vector_bits >= 512 && (s.f != QFormat::Q2_K || caps.byte_lookup)) {
       const int64_t xm = s.m >= 8 ? cdiv(s.m, cdiv(s.m, 8)) : s.m >= 4 ? 4 : s.m >= 2 ? 2 : 1;
       const int64_t rows = xm > 4 || (xm == 4 && s.f == QFormat::Q2_K) ? 1 : 4;
       Variant v = Variant{}.set("impl", kGemvX8).set("rows", rows).set("mb", xm).set("xk", 1).set("pf", xm == 1 ? 2 : 1);
-      if (s.f == QFormat::Q3_K && xm >= 4 && caps.byte_lookup) v.set("lut", 1);
       return v;
     }
     const bool wide_only = s.f == QFormat::Q3_K || s.f == QFormat::Q2_K || s.f == QFormat::Q5_K;
@@ -663,9 +658,7 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
         Step q{quantize_x8k_kernel(int(spi), x8k_k4_units(s.f)), {}, {0, xq, xd, xs}, {u(ns)}};
         q.dims.grid = {uint32_t(cdiv(ns, spi)), 1, 1};
         pl.steps.push_back(std::move(q));
-        const bool lut = v.get("lut") != 0;
-        if (lut && s.f != QFormat::Q3_K) throw std::invalid_argument("qmatmul: lut=1 (products by table lookup) is Q3_K's form of xk=1");
-        Step st{qgemv_x8k_kernel(s.f, r, mb, pf, lut), {}, {xq, xd, xs, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
+        Step st{qgemv_x8k_kernel(s.f, r, mb, pf), {}, {xq, xd, xs, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
         st.dims.grid = {uint32_t(cdiv(s.n, r)), uint32_t(cdiv(s.m, mb)), 1};
         pl.steps.push_back(std::move(st));
         return pl;

@@ -16,20 +16,15 @@
 //     multiply with X's Σq per group, summed in the odd lanes of the same
 //     conversion.
 //   Q3_K (w = d·s·(u - 4), s = sc - 32 in [-32, 31], u = q | h << 2 in
-//     0..7), two forms:
-//     - scaled sums (lut=0): a dot4 of the codes per 64 weights, multiplied
-//       by the groups' scales as integers; the offset -4 is one multiply of
-//       the scales with -4·Σq per super-block;
-//     - table (lut=1): s·(u - 4) + 124 lies in [0, 252], so the lookup runs
-//       on a 128-byte table (16 groups × 8 codes, two registers: vpermi2b's
-//       full reach) built with two i32 multiplies per super-block and row;
-//       the bias is -124·Σq of X's super-block, shared by every row. Its
-//       per-row table costs more than the multiplies it saves with one row
-//       of X, and wins from two (the dot4 per row of X is then all).
+//     0..7): a dot4 of the codes per 64 weights, whose sums (|Σ| <= 4·7·127)
+//     one dot2_i16 (vpdpwssd) multiplies by the groups' scales and adds; the
+//     offset -4 is one multiply of the scales with -4·Σq per super-block.
+//     (A lookup of s·(u - 4) + 124 in a 128-byte per-row table lost to it:
+//     Zen 5, 1 thread, M = 64 8.6 ms against 7.5, M = 512 68 against 61.)
 //   Q4_K and Q5_K (w = d·sc·q - dmin·m per sub-block of 32, sc and m 6
 //     bits, q 4 or 5 bits): a dot4 of the codes per 64 weights (two
-//     sub-blocks, the 16-lane units of quant_int8.cpp) times the sub-blocks'
-//     scales as integers; the mins one multiply with X's Σq per sub-block,
+//     sub-blocks, the 16-lane units of quant_int8.cpp) and a dot2_i16 with
+//     the sub-blocks' scales; the mins one multiply with X's Σq per sub-block,
 //     in the upper lanes of the same conversion. Their X units follow those
 //     units' sub-block order (quantize_x8k_kernel's k4_units). Measured for
 //     prefill, where the X side is all that is repeated per row of X.
@@ -120,13 +115,12 @@ uint32_t unit_group(uint32_t j, uint32_t k) { return (k < 2 ? 2 * j : 8 + 2 * j)
 
 }  // namespace
 
-ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch, bool q3_table) {
+ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch) {
   if (!has_x8k_gemv(fmt)) throw std::invalid_argument(std::string("no super-block int8 GEMV for ") + info(fmt).name);
   const bool q2 = fmt == QFormat::Q2_K, k4 = x8k_k4_units(fmt), q5 = fmt == QFormat::Q5_K;
-  const bool lut = fmt == QFormat::Q3_K && q3_table;
   const uint32_t R = uint32_t(rows), MB = uint32_t(mb), BB = uint32_t(info(fmt).block_bytes);
   const std::string name = std::string("quant_gemv_x8k_") + info(fmt).name + "_r" + std::to_string(R) + "_m" +
-                           std::to_string(MB) + (prefetch ? "_pf" + std::to_string(prefetch) : "") + (lut ? "_lut" : "");
+                           std::to_string(MB) + (prefetch ? "_pf" + std::to_string(prefetch) : "");
   return kernel(name, [&](KernelBuilder& kb) {
     auto xq = kb.input("xq", line(i32, 16));
     auto xd = kb.input("xd", f32);
@@ -146,17 +140,14 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch, bool q3
     // The R rows `prefetch` workgroups ahead are one span: step b prefetches
     // its b-th slice of R·BB bytes (see qgemv_x8_kernel).
     const Value pf_base = cast(u64, n0 + R * uint32_t(prefetch)) * cast(u64, rowbytes);
-    // Unit j's table index base in each byte of a quarter: the group's first
-    // entry (Q2_K 4 per group, Q3_K 8).
+    // Q2_K: unit j's table index base in each byte of a quarter, the group's
+    // first entry (4 per group).
     std::vector<Value> group_base;
     for (uint32_t j = 0; j < 4; ++j) {
       std::vector<uint32_t> words;
-      for (uint32_t l = 0; l < 16; ++l) words.push_back((q2 ? 4u : 8u) * unit_group(j, l / 4) * 0x01010101u);
+      for (uint32_t l = 0; l < 16; ++l) words.push_back(4u * unit_group(j, l / 4) * 0x01010101u);
       group_base.push_back(const_words(words));
     }
-    std::vector<Value> factors;
-    for (int l = 0; l < 16; ++l) factors.push_back(constant(i32, int32_t(l % 2 ? 0x03020100u : 0x03020100u - 0x04040404u)));
-    const Value q3k_table_factors = make_line(factors);
     auto emit = [&](bool guarded) {
       std::vector<Value> wrow;
       for (uint32_t r = 0; r < R; ++r) wrow.push_back(cast(u64, guarded ? min(n0 + r, N - 1u) : n0 + r) * cast(u64, rowbytes));
@@ -175,9 +166,7 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch, bool q3
           Value sb = xrow[i] + b;
           for (uint32_t j = 0; j < 4; ++j) xv[i].push_back(xq[sb * 4u + j]);
           dx[i] = xd[sb];
-          // Q2_K: Σq per group (its mins); Q3_K: -4·Σq per group (the
-          // offset), or with the table -124·Σq of the super-block in lane 0
-          // (the start of its dot4 chain: the table is biased by 124).
+          // Q2_K: Σq per group (its mins); Q3_K: -4·Σq per group (the offset).
           if (k4) {
             // [0 ×8, Σq per sub-block of 32] against [sc, m]'s upper lanes
             const Value g = xs[sb];
@@ -185,7 +174,7 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch, bool q3
             for (int l = 0; l < 8; ++l) even.push_back(extract(g, 2 * l)), odd.push_back(extract(g, 2 * l + 1));
             xsum[i] = make_line(even) + make_line(odd);
           } else {
-            xsum[i] = q2 ? xs[sb] : lut ? insert(splat(constant(i32, 0), 16), 0, reduce_add(xs[sb]) * -124) : xs[sb] * -4;
+            xsum[i] = q2 ? xs[sb] : xs[sb] * -4;
           }
           if (q2) {
             std::vector<Value> l;
@@ -241,11 +230,11 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch, bool q3
               Value codes = k % 2 ? (wq[k / 2] >> 4u) & 0x0f0f0f0fu : wq[k / 2] & 0x0f0f0f0fu;
               // Q5_K: bit s of qh byte l is the fifth bit of sub-block s's element l.
               if (q5) codes = codes | (((qh >> halves(constant(u32, sb), constant(u32, sb + 2))) & 0x01010101u) << 4u);
+              // sc < 64 and |Σ| <= 4·31·127 (< 2^15): one dot2_i16 of the sum's
+              // low half and the scale per lane.
               const Value scale = halves(extract(sm, int(sb)), extract(sm, int(sb + 2)));
-              for (uint32_t i = 0; i < MB; ++i) {
-                const Value p = dot4(codes, xv[i][k], splat(constant(i32, 0), 16)) * scale;
-                isum[i] = k ? isum[i] + p : p;
-              }
+              for (uint32_t i = 0; i < MB; ++i)
+                isum[i] = dot2_i16(dot4(codes, xv[i][k], splat(constant(i32, 0), 16)), scale, k ? isum[i] : splat(constant(i32, 0), 16));
             }
             for (uint32_t i = 0; i < MB; ++i) {
               // Σ sc·q·x folded into lanes 0-7, Σ m·Σq (lanes 8-15 of the
@@ -266,34 +255,17 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch, bool q3
             const Value hm = (bytes64(pb, base, 2) << halves(constant(u32, 2), constant(u32, 0))) >>
                              halves(constant(u32, 0), constant(u32, 2));
             const Value qs = bytes64(pb, base + uint64_t(32));
-            // The 128-byte table T[8g + u] = s_g·(u - 4) + 124 (s = sc - 32:
-            // [0, 252]); dword (g, h) holding u = 4h..4h+3 is
-            // 0x7C7C7C7C + s_g·K_h with K_0 = 0x03020100 - 0x04040404 and
-            // K_1 = 0x03020100: the exact integer whose bytes are those four
-            // entries, so the i32 arithmetic wraps to them whatever the signs.
             const Value sc = cast(line(i32, 16), bitcast(line(i8, 16), q3k_scale_codes(pb, base) - splat(constant(u8, 32), 16)));
-            if (!lut) {
-              for (uint32_t i = 0; i < MB; ++i) isum[i] = sc * xsum[i];  // the offset: -4·Σ s·Σq
-              for (uint32_t j = 0; j < 4; ++j) {
-                Value u = ((j ? qs >> (2u * j) : qs) & 0x03030303u) | ((j ? hm >> j : hm) & 0x04040404u);
-                std::vector<Value> sj;
-                for (uint32_t k = 0; k < 4; ++k) sj.push_back(extract(sc, int(unit_group(j, k))));
-                const Value scale = quarters(sj);
-                for (uint32_t i = 0; i < MB; ++i) isum[i] = isum[i] + dot4(u, xv[i][j], splat(constant(i32, 0), 16)) * scale;
-              }
-            }
-            std::array<Value, 2> table;
-            for (uint32_t t = 0; t < 2 && lut; ++t) {
-              std::vector<Value> pairs;
-              for (int g = 0; g < 8; ++g) pairs.push_back(extract(sc, int(8 * t) + g)), pairs.push_back(extract(sc, int(8 * t) + g));
-              table[t] = bitcast(line(u32, 16), make_line(pairs) * q3k_table_factors + 0x7C7C7C7C);
-            }
-            if (lut) for (uint32_t i = 0; i < MB; ++i) isum[i] = xsum[i];  // -124·Σq in lane 0: the table's bias
-            for (uint32_t j = 0; j < 4 && lut; ++j) {
-              // index 8·group + u, u = q | h << 2
-              Value idx = ((j ? qs >> (2u * j) : qs) & 0x03030303u) | (((j ? hm >> j : hm) & 0x04040404u) | group_base[j]);
-              Value scaled = permute_bytes(table[0], table[1], idx);
-              for (uint32_t i = 0; i < MB; ++i) isum[i] = dot4(scaled, xv[i][j], isum[i]);
+            for (uint32_t i = 0; i < MB; ++i) isum[i] = sc * xsum[i];  // the offset: -4·Σ s·Σq
+            // The scales in the low halves (dot2_i16 pairs them with the
+            // dot4 sums, |Σ| <= 4·7·127, whose high halves are their signs).
+            const Value sc16 = sc & 0xffff;
+            for (uint32_t j = 0; j < 4; ++j) {
+              Value u = ((j ? qs >> (2u * j) : qs) & 0x03030303u) | ((j ? hm >> j : hm) & 0x04040404u);
+              std::vector<Value> sj;
+              for (uint32_t k = 0; k < 4; ++k) sj.push_back(extract(sc16, int(unit_group(j, k))));
+              const Value scale = quarters(sj);
+              for (uint32_t i = 0; i < MB; ++i) isum[i] = dot2_i16(dot4(u, xv[i][j], splat(constant(i32, 0), 16)), scale, isum[i]);
             }
             const Value d = pb.half_splat(base + uint64_t(108));
             for (uint32_t i = 0; i < MB; ++i) {

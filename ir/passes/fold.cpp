@@ -123,6 +123,8 @@ class Folder {
           });
         case OpClass::Dot: {
           // Line constants hold one value for all lanes: so does the result.
+          if (in.op == Op::Dot2I16)
+            return make_imm(sem_Dot2I16(int32_t(a.imm.i), int32_t(c(1, in)->imm.i), int32_t(c(2, in)->imm.i)));
           if (in.op == Op::Dot2Bf16)
             return make_imm(sem_Dot2Bf16(uint32_t(a.imm.i), uint32_t(c(1, in)->imm.i), imm_value<float>(c(2, in)->imm)));
           auto dot = [&](auto b) {

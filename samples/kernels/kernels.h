@@ -25,6 +25,7 @@ ir::Kernel dot_lines(int lanes);                          // out[i] = sum(x[i]*y
 ir::Kernel dot4_packed(int lanes);                        // y = dot4(a, b, c), 4 signedness pairs (1: scalars)
 ir::Kernel dot4_small_packed(int lanes);                  // dot4 of unsigned bytes < 128 and signed bytes
 ir::Kernel dot2_bf16_packed(int lanes);                   // y = dot2_bf16 of bf16 pairs into f32 (1: scalars)
+ir::Kernel dot2_i16_packed(int lanes);                    // y = dot2_i16 of i16 pairs into i32 (1: scalars)
 ir::Kernel permute_bytes_kernel(int table_bytes);         // permute_bytes with run-time and constant indices
 uint8_t permute_sample_index(int k, int table_bytes);     // its constant index: table byte of result byte k
 
@@ -42,6 +43,7 @@ void register_softmax();
 void register_lines();
 void register_dot4();
 void register_dot2_bf16();
+void register_dot2_i16();
 void register_permute();
 
 }  // namespace kgen::samples

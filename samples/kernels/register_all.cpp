@@ -17,6 +17,7 @@ void register_all() {
     register_lines();
     register_dot4();
     register_dot2_bf16();
+    register_dot2_i16();
     register_permute();
   });
 }

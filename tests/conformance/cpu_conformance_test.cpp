@@ -66,6 +66,20 @@ TEST_CASE("dot4 lines use the host's byte dot product instructions") {
   }
 }
 
+TEST_CASE("dot2_i16 lines use vpdpwssd on AVX512-VNNI hosts, vpmaddwd elsewhere") {
+  // Correctness is the registered dot2_i16_l* kernels (exact against the
+  // interpreter); this checks the lowering.
+  auto dev = cpu(1);
+  rt::CompileOptions o;
+  o.keep_ir = true;
+  const std::string s = dev->compile(samples::dot2_i16_packed(16), o)->debug_asm();
+  REQUIRE(!s.empty());
+  const bool vnni = __builtin_cpu_supports("avx512vnni");
+  MESSAGE("avx512vnni " << vnni);
+  CHECK((s.find("vpdpwssd") != std::string::npos) == vnni);
+  if (!vnni && __builtin_cpu_supports("avx2")) CHECK(s.find("vpmaddwd") != std::string::npos);
+}
+
 TEST_CASE("dot2_bf16 lines use vdpbf16ps on AVX512-BF16 hosts") {
   // Correctness is the registered dot2_bf16_l* kernels (bit-exact against the
   // interpreter, whose addition order is the instruction's); this checks the

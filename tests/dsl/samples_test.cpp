@@ -119,6 +119,22 @@ Expected dot4_ref(const std::vector<HostBuf>& in, size_t lanes) {
   return {{3, y}};
 }
 
+// dot2_i16_l<lanes>: y[2i] = c + a.0·b.0 + a.1·b.1 (signed halves, wrapping),
+// y[2i + 1] the same with a's halves swapped.
+Expected dot2_i16_ref(const std::vector<HostBuf>& in, size_t lanes) {
+  auto a = all(in[0]), b = all(in[1]), c = all(in[2]);
+  std::vector<double> y(2 * a.size());
+  auto half = [](double v, int j) { return int64_t(int16_t(uint32_t(int32_t(int64_t(v))) >> (16 * j))); };
+  for (size_t i = 0; i < a.size(); ++i) {
+    const size_t line = i / lanes, l = i % lanes;
+    const int64_t s0 = int64_t(c[i]) + half(a[i], 0) * half(b[i], 0) + half(a[i], 1) * half(b[i], 1);
+    const int64_t s1 = int64_t(c[i]) + half(a[i], 1) * half(b[i], 0) + half(a[i], 0) * half(b[i], 1);
+    y[2 * line * lanes + l] = double(int32_t(uint32_t(uint64_t(s0))));
+    y[(2 * line + 1) * lanes + l] = double(int32_t(uint32_t(uint64_t(s1))));
+  }
+  return {{3, y}};
+}
+
 // dot2_bf16_l<lanes>: each lane's pair holds the upper halves of x[2i]
 // (element 0) and x[2i + 1] (element 1); y[2i] = (c + a.1·b.1) + a.0·b.0 and
 // y[2i + 1] = (-c + b.1·a.1) + b.0·a.0, each sum rounded to f32.
@@ -219,6 +235,10 @@ const std::map<std::string, Reference>& references() {
       {"dot4_l4", [](auto& in, int64_t) { return dot4_ref(in, 4); }},
       {"dot4_l8", [](auto& in, int64_t) { return dot4_ref(in, 8); }},
       {"dot4_l16", [](auto& in, int64_t) { return dot4_ref(in, 16); }},
+      {"dot2_i16_l1", [](auto& in, int64_t) { return dot2_i16_ref(in, 1); }},
+      {"dot2_i16_l4", [](auto& in, int64_t) { return dot2_i16_ref(in, 4); }},
+      {"dot2_i16_l8", [](auto& in, int64_t) { return dot2_i16_ref(in, 8); }},
+      {"dot2_i16_l16", [](auto& in, int64_t) { return dot2_i16_ref(in, 16); }},
       {"dot2_bf16_l1", [](auto& in, int64_t) { return dot2_bf16_ref(in, 1); }},
       {"dot2_bf16_l4", [](auto& in, int64_t) { return dot2_bf16_ref(in, 4); }},
       {"dot2_bf16_l8", [](auto& in, int64_t) { return dot2_bf16_ref(in, 8); }},

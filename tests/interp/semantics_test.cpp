@@ -147,6 +147,17 @@ TEST_CASE("dot2_bf16 adds the high halves' product first, then the low halves', 
   CHECK(sem_Dot2Bf16(pair(q, 0), pair(q, 0), 0.0f) == 1.0f + std::ldexp(1.0f, -6) + std::ldexp(1.0f, -14));
 }
 
+TEST_CASE("dot2_i16 multiplies the signed 16-bit halves pairwise and wraps the sum") {
+  // Halves (low first) 3, -2 and 5, 7.
+  const int32_t a = int32_t(0xFFFE0003u), b = int32_t(0x00070005u);
+  CHECK(sem_Dot2I16(a, b, 10) == 10 + 15 - 14);
+  CHECK(sem_Dot2I16(b, a, -10) == -10 + 15 - 14);
+  CHECK(sem_Dot2I16(int32_t(0x80008000u), int32_t(0x80008000u), 0) == INT32_MIN);  // 2·2^30 wraps
+  CHECK(sem_Dot2I16(int32_t(0x80008000u), int32_t(0x80008000u), -1) == INT32_MAX);
+  CHECK(sem_Dot2I16(int32_t(0x7FFF8000u), int32_t(0x7FFF7FFFu), 0) == -32768 * 32767 + 32767 * 32767);
+  CHECK(sem_Dot2I16(0x00010000, 0x00000001, 5) == 5);  // element 1 of a meets element 1 of b only
+}
+
 TEST_CASE("dot4 multiplies the four bytes of each operand, signed for i32, and wraps the sum") {
   // Bytes (least significant first) 1, 2, 3, 0xFF and 4, 5, 6, 0xFF.
   const uint32_t a = 0xFF030201u, b = 0xFF060504u;

@@ -71,6 +71,18 @@ TEST_CASE("dot2_bf16 types: u32 operands of one width and an f32 accumulator") {
   CHECK_THROWS_WITH_AS(b.op(Op::Dot2Bf16, {ul, ul, f}), doctest::Contains("one width"), Error);
 }
 
+TEST_CASE("dot2_i16 types: i32 operands and accumulator of one width") {
+  Kernel k;
+  Builder b(k);
+  ValueId s = b.const_int(types::I32, 0x00030002), c = b.const_int(types::I32, 7), u = b.const_int(types::U32, 1);
+  CHECK(b.type_of(b.op(Op::Dot2I16, {s, s, c})) == types::I32);
+  ValueId sl = b.const_int(Type(ScalarKind::I32, 16), 3);
+  CHECK(b.type_of(b.op(Op::Dot2I16, {sl, sl, sl})) == Type(ScalarKind::I32, 16));
+  CHECK_THROWS_WITH_AS(b.op(Op::Dot2I16, {u, s, c}), doctest::Contains("i32 operands"), Error);
+  CHECK_THROWS_WITH_AS(b.op(Op::Dot2I16, {sl, s, c}), doctest::Contains("one width"), Error);
+  CHECK_THROWS_WITH_AS(b.op(Op::Dot2I16, {s, s, u}), doctest::Contains("i32 accumulator"), Error);
+}
+
 TEST_CASE("dot4 types: packed i32/u32 operands of one width and an i32 accumulator") {
   Kernel k;
   Builder b(k);

@@ -284,13 +284,11 @@ TEST_CASE("quant: int8 GEMV equals W·x̂ to f32 rounding, every format, CPU 1 a
         // Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 also as block pairs (p2, k % 64 == 0), all but Q8_0 as quads (p4, k % 128 == 0);
         // Q2_K, Q3_K, Q4_K and Q6_K in 16-lane units (w16); GGML rows packed into the
         // interleaved tiles inside the GEMM (impl=5, X in row blocks of mb); Q4_0, Q8_0, Q4_K, Q6_K with rows interleaved by 16 (r16).
-        // Q2_K, Q3_K, Q4_K and Q5_K also with X per super-block of 256 (xk; checked against x̂ of that quantization),
-        // Q3_K's in both forms (lut: its products by table lookup).
-        for (int form : {0, 1, 2, 3, 4, 5, 6, 7}) {
-          const bool p2 = form == 1, r16 = form == 2, p4 = form == 3, w16 = form == 4, rows_r16 = form == 5;
-          const bool xk = form >= 6, lut = form == 7;
+        // Q2_K, Q3_K, Q4_K and Q5_K also with X per super-block of 256 (xk; checked against x̂ of that quantization).
+        for (int form : {0, 1, 2, 3, 4, 5, 6}) {
+          const bool p2 = form == 1, r16 = form == 2, p4 = form == 3, w16 = form == 4, rows_r16 = form == 5, xk = form == 6;
           if (rows_r16 && !has_r16(f)) continue;
-          if ((xk && !has_x8k_gemv(f)) || (lut && f != QFormat::Q3_K)) continue;
+          if (xk && !has_x8k_gemv(f)) continue;
           if ((p2 && info(f).block_elems != 32) || (p4 && (info(f).block_elems != 32 || f == QFormat::Q8_0)) || (r16 && !has_r16(f)) || (w16 && !has_wide_int8_gemv(f))) continue;
           if (!has_int8_gemv(f) && !w16 && !rows_r16 && !xk) continue;  // Q2_K, Q3_K: their only int8 GEMVs
           if ((p2 && k % 64) || (p4 && k % 128)) continue;
@@ -301,7 +299,6 @@ TEST_CASE("quant: int8 GEMV equals W·x̂ to f32 rounding, every format, CPU 1 a
           if (w16) v.set("w16", 1).set("pf", 1);
           if (rows_r16) v = ops::Variant{}.set("impl", 5).set("mb", mb);
           if (xk) v = ops::Variant{}.set("impl", 3).set("rows", r).set("mb", mb).set("xk", 1).set("pf", mb);
-          if (lut) v.set("lut", 1);
           if (r16) {
             p.attrs["layout"] = 16;
             v = ops::Variant{}.set("impl", 4).set("groups", r / 4 + 1).set("mb", mb).set("pf", 2);
@@ -368,7 +365,7 @@ TEST_CASE("quant: tiny problems through the IR interpreter") {
       {problem("qmatmul", {1, 2, 256}, QFormat::Q3_K), ops::Variant{}.set("impl", 1).set("wg", 64)},
       {problem("qmatmul", {1, 3, 512}, QFormat::Q2_K), ops::Variant{}.set("impl", 3).set("rows", 2).set("mb", 1).set("xk", 1)},
       {problem("qmatmul", {3, 3, 256}, QFormat::Q3_K), ops::Variant{}.set("impl", 3).set("rows", 2).set("mb", 2).set("xk", 1).set("pf", 1)},
-      {problem("qmatmul", {3, 3, 512}, QFormat::Q3_K), ops::Variant{}.set("impl", 3).set("rows", 2).set("mb", 2).set("xk", 1).set("lut", 1)},
+      {problem("qmatmul", {9, 3, 512}, QFormat::Q3_K), ops::Variant{}.set("impl", 3).set("rows", 1).set("mb", 8).set("xk", 1)},
       {problem("qmatmul", {2, 3, 512}, QFormat::Q4_K), ops::Variant{}.set("impl", 3).set("rows", 2).set("mb", 2).set("xk", 1)},
       {problem("qmatmul", {3, 2, 256}, QFormat::Q5_K), ops::Variant{}.set("impl", 3).set("rows", 1).set("mb", 3).set("xk", 1).set("pf", 1)},
       // The 16-lane units on two rows of W: their bytes end with the buffer
