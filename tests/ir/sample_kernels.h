@@ -83,6 +83,7 @@ inline Kernel kitchen_sink() {
   b.op(Op::Bitcast, {i}, 0, types::F32);
   b.op(Op::Dot4, {u, i, i});
   b.op(Op::Dot2Bf16, {u, u, f});
+  b.op(Op::Dot2I16, {i, i, i});
   b.op(Op::PermuteBytes, {f, f, u});
   ValueId sp = b.op(Op::Splat, {f}, 0, Type(ScalarKind::F32, 4));
   ValueId ct = b.op(Op::Construct, {f, a, f, a});
