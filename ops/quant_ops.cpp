@@ -262,8 +262,9 @@ bool pair_gemv(const QShape& s) {
 bool wide_gemv(const QShape& s, const TargetCaps& caps) {
   return s.x8 && s.m <= x8_gemv_max_m(s) && has_wide_int8_gemv(s.f) && caps.byte_permute;
 }
-// The super-block form (xk; X per 256, quant_x8k.cpp): Q2_K and Q3_K, also
-// for prefill, where it beats dequantize + the f32 GEMM (Zen 5, 4 rows of X
+// The super-block form (xk; X per 256, quant_x8k.cpp): Q2_K to Q5_K; Q2_K's
+// and Q3_K's also for prefill, where it beats dequantize + the f32 GEMM
+// (Zen 5, 4 rows of X
 // per work-item, N = K = 4096, kgen op, 1 / 2 threads: Q2_K M = 128 17 ms
 // against 28, 512 69 / 34 against 88 / 45, 2048 (2 threads) 140 against
 // 156; Q3_K 128 20 against 28, 256 43 / 21 against 46 / 26, 512 83 / 41
@@ -645,7 +646,7 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     }
     case kGemvX8: {
       if (v.get("xk")) {
-        // X per super-block of 256 (quant_x8k.cpp): Q2_K and Q3_K.
+        // X per super-block of 256 (quant_x8k.cpp): Q2_K to Q5_K.
         if (!has_x8k_gemv(s.f)) throw std::invalid_argument("qmatmul: xk=1 (X per super-block of 256) is for Q2_K, Q3_K, Q4_K and Q5_K");
         if (!s.x8) throw std::invalid_argument("qmatmul: the int8 GEMV needs attr xq=1");
         if (!is_cpu(caps)) throw std::invalid_argument("qmatmul: xk=1 is a CPU GEMV");
