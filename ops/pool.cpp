@@ -224,7 +224,7 @@ ir::Kernel pool_rows_kernel(bool avg, bool include_pad, int kh_, int kw_, int sw
             v = t.get();
           }
           fold(v);
-          }
+        }
       });
       if (avg) r = r / splat(include_pad ? constant(f32, float(KH * KW)) : rows_in * float(KW), 16);
       store_line(y, yrow + cast(u64, ow0), r);

@@ -240,26 +240,20 @@ class BlockCodes {
 
 }  // namespace
 
-// lo in lanes 0-7, hi in lanes 8-15 of a 16-lane line.
+// The line helpers shared with quant_x8k.cpp (quant_int8_lines.h).
 Value halves(const Value& lo, const Value& hi) {
   std::vector<Value> v(8, lo);
   v.insert(v.end(), 8, hi);
   return make_line(v);
 }
-// v[q] in lanes 4q..4q+3 of a 16-lane line.
 Value quarters(const std::vector<Value>& v) {
   std::vector<Value> l;
   for (const Value& x : v) l.insert(l.end(), 4, x);
   return make_line(l);
 }
-
-// A u32x4 line of constant words.
 Value u32_words(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
   return make_line({constant(u32, a), constant(u32, b), constant(u32, c), constant(u32, d)});
 }
-// 64 bytes at `at` as a u32x16 line: the 16-byte runs at at, at + 16, ...,
-// repeating after `distinct` of them (4: 64 consecutive bytes; 2: 32 bytes in
-// both halves; 1: 16 bytes four times).
 Value bytes64(const PackedBytes& w, const Value& at, uint32_t distinct) {
   std::vector<Value> words;
   for (uint32_t part = 0; part < 4; ++part) {
@@ -267,6 +261,12 @@ Value bytes64(const PackedBytes& w, const Value& at, uint32_t distinct) {
     for (int k = 0; k < 4; ++k) words.push_back(extract(q, k));
   }
   return make_line(words);
+}
+Value byte_index(const std::vector<uint32_t>& bytes) {
+  std::vector<Value> w;
+  for (size_t i = 0; i < bytes.size(); i += 4)
+    w.push_back(constant(u32, bytes[i] | bytes[i + 1] << 8 | bytes[i + 2] << 16 | bytes[i + 3] << 24));
+  return make_line(w);
 }
 
 // Q3_K's 16 scales: group g < 8 the low nibble of byte g, else the high
@@ -346,13 +346,6 @@ Value span_halves(const SpanTables& t, const Value& idx) {
 }
 // The table byte of byte `at` (< span) of the run.
 uint32_t span_byte(uint32_t at, uint32_t span) { return at < 64 ? at : 64u + (at - (span - span_tail(span))); }
-// A constant index line of `words` u32 lanes from table bytes per result byte.
-Value byte_index(const std::vector<uint32_t>& bytes) {
-  std::vector<Value> w;
-  for (size_t i = 0; i < bytes.size(); i += 4)
-    w.push_back(constant(u32, bytes[i] | bytes[i + 1] << 8 | bytes[i + 2] << 16 | bytes[i + 3] << 24));
-  return make_line(w);
-}
 // Block quads of a 32-element format (block_bytes bb, quant bytes at qs):
 // the 64 quant bytes in block order (16 per block).
 Value quad_codes_index(uint32_t bb, uint32_t qs) {

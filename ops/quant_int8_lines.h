@@ -18,6 +18,9 @@ dsl::Value u32_words(uint32_t a, uint32_t b, uint32_t c, uint32_t d);
 // repeating after `distinct` of them (4: 64 consecutive bytes; 2: 32 bytes in
 // both halves; 1: 16 bytes four times).
 dsl::Value bytes64(const PackedBytes& w, const dsl::Value& at, uint32_t distinct = 4);
+// A constant u32 line from its bytes (4 per lane, the first the lowest): byte
+// permute indices and per-byte constants.
+dsl::Value byte_index(const std::vector<uint32_t>& bytes);
 // Q3_K's 16 6-bit scale codes sc (w = d·(sc - 32)·(u - 4)) of the block at
 // `base`, in group order, as a u8x16 line.
 dsl::Value q3k_scale_codes(const PackedBytes& w, const dsl::Value& base);

@@ -103,19 +103,6 @@ ir::Kernel quantize_x8k_kernel(int superblocks_per_item, bool k4_units) {
   });
 }
 
-namespace {
-
-Value const_words(const std::vector<uint32_t>& w) {
-  std::vector<Value> l;
-  for (uint32_t x : w) l.push_back(constant(u32, x));
-  return make_line(l);
-}
-
-// The group of unit j's lane quarter k (bytes 16k..16k+15 of its codes).
-uint32_t unit_group(uint32_t j, uint32_t k) { return (k < 2 ? 2 * j : 8 + 2 * j) + (k & 1); }
-
-}  // namespace
-
 ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch) {
   if (!has_x8k_gemv(fmt)) throw std::invalid_argument(std::string("no super-block int8 GEMV for ") + info(fmt).name);
   const bool q2 = fmt == QFormat::Q2_K, k4 = x8k_k4_units(fmt), q5 = fmt == QFormat::Q5_K;
@@ -145,9 +132,9 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch) {
     // first entry (4 per group).
     std::vector<Value> group_base;
     for (uint32_t j = 0; j < 4; ++j) {
-      std::vector<uint32_t> words;
-      for (uint32_t l = 0; l < 16; ++l) words.push_back(4u * unit_group(j, l / 4) * 0x01010101u);
-      group_base.push_back(const_words(words));
+      std::vector<uint32_t> bytes;
+      for (uint32_t p = 0; p < 64; ++p) bytes.push_back(4u * unit_groups(false, j)[p / 16]);
+      group_base.push_back(byte_index(bytes));
     }
     auto emit = [&](bool guarded) {
       std::vector<Value> wrow;
@@ -265,7 +252,7 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch) {
             for (uint32_t j = 0; j < 4; ++j) {
               Value u = ((j ? qs >> (2u * j) : qs) & 0x03030303u) | ((j ? hm >> j : hm) & 0x04040404u);
               std::vector<Value> sj;
-              for (uint32_t k = 0; k < 4; ++k) sj.push_back(extract(sc16, int(unit_group(j, k))));
+              for (uint32_t k = 0; k < 4; ++k) sj.push_back(extract(sc16, int(unit_groups(false, j)[k])));
               const Value scale = quarters(sj);
               for (uint32_t i = 0; i < MB; ++i) isum[i] = dot2_i16(dot4(u, xv[i][j], splat(constant(i32, 0), 16)), scale, isum[i]);
             }
