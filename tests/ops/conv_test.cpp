@@ -153,6 +153,12 @@ TEST_CASE("conv family: tiny problems of every impl through the interpreter") {
        "wg=16", false},
       {problem("avgpool2d", {1, 2, 5, 6}, {{"kernel_h", 3}, {"kernel_w", 3}, {"pad_h", 1}, {"pad_w", 1}, {"count_include_pad", 0}}),
        "wg=16", false},
+      // The CPU rows kernel: its left-edge chunk (W >= 32), whole and
+      // overlapping chunks, and the prefetch of rows past the plane's end.
+      {problem("maxpool2d", {1, 2, 7, 37}, {{"kernel_h", 3}, {"kernel_w", 3}, {"stride_h", 2}, {"stride_w", 2}, {"pad_h", 1}, {"pad_w", 1}}),
+       "impl=1 pf=2", false},
+      {problem("avgpool2d", {1, 2, 4, 35}, {{"kernel_h", 3}, {"kernel_w", 2}, {"stride_h", 1}, {"stride_w", 1}, {"pad_h", 1}, {"count_include_pad", 0}}),
+       "impl=1 pf=3", false},
       {problem("global_avgpool", {2, 3, 5, 7}), "impl=0", false},
       {problem("global_avgpool", {2, 3, 5, 7}), "impl=1 wg=4", true},
   };
