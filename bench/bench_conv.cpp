@@ -1,16 +1,26 @@
-// The conv family against im2col + vendor SGEMM, measured in the same run,
-// interleaved (ours, baseline with OpenBLAS, baseline with oneDNN, ours, ...),
-// each timed after an untimed run of itself (steady state, warm caches):
-//   conv2d/<N>x<C>x<H>x<W>x<OC>x<KH>x<KW>/threads:<t>
-// The baseline per image: a host im2col (plain C++ at -O3, channels over the
-// threads, zero/copy/zero row segments) into a K × OH·OW column matrix, then
-// y[n] (OC × OH·OW) = w (OC × K) · col with cblas_sgemm or dnnl_sgemm.
-// Counters: GFLOP_per_s (ours), baseline_GFLOP_per_s (im2col + the faster
-// vendor), ratio = ours / baseline (speed, > 1: kgen faster), and
+// The conv family against its baselines, measured in the same run,
+// interleaved (ours, baseline with OpenBLAS, baseline with oneDNN, oneDNN's
+// convolution, ours, ...), each timed after an untimed run of itself (steady
+// state, warm caches):
+//   conv2d/<N>x<C>x<H>x<W>x<OC>x<KH>x<KW>[/<attrs>]/threads:<t>
+// (attrs: those other than the padding, e.g. groups=144,stride_h=2,...).
+// The baseline, per image (groups == 1): a host im2col (plain C++ at
+// -O3, channels over the threads, zero/copy/zero row segments) into a K ×
+// OH·OW column matrix, then y[n] (OC × OH·OW) = w (OC × K) · col with
+// cblas_sgemm or dnnl_sgemm. Also oneDNN's convolution primitive
+// (onednn_conv.h), the faster of its NCHW and blocked-layout forms, which is
+// what a framework on oneDNN runs.
+// Counters: GFLOP_per_s (ours); groups == 1: baseline_GFLOP_per_s (im2col +
+// the faster vendor), ratio = ours / baseline (speed, > 1: kgen faster),
 // ratio_vs_gemm_only = ours / the faster vendor SGEMM alone (the im2col not
-// counted: a stricter bar), im2col_ms. Ours is the op as dispatch runs it
-// (tuned variant if the database has one, else the heuristic); the label says
-// which variant ran.
+// counted: a stricter bar), im2col_ms; every shape: onednn_conv_GFLOP_per_s
+// and ratio_vs_onednn_conv (grouped shapes, where per-group im2col + GEMM
+// would be a straw man: ratio is this one); ratio_vs_onednn_conv_only
+// against the blocked primitive alone, its input already in its layout and
+// its output left there (a framework that keeps tensors blocked between
+// layers pays no reorders: the strictest bar). Ours is the op as dispatch runs
+// it (tuned variant if the database has one, else the heuristic); the label
+// says which variant ran, and which oneDNN kernels.
 //   maxpool2d, avgpool2d, global_avgpool /<N>x<C>x<H>x<W>/threads:<t>: the
 //   op against the STREAM triad (op_bench.h op_vs_triad): GB_per_s of
 //   compulsory traffic, triad_GB_per_s, ratio.
@@ -26,6 +36,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "bench/onednn_conv.h"
 #include "bench/op_bench.h"
 #include "bench/suite_registry.h"
 #include "ops/conv.h"
@@ -84,10 +95,11 @@ void BM_Conv(benchmark::State& state, ops::Problem p) {
       dev->synchronize();
     });
   };
-  // Baseline buffers (groups == 1: the shapes).
-  const int64_t K = s.c * s.taps(), P = s.oh() * s.ow();
+  // Baseline buffers: x, w (OC × C/groups·KH·KW), y, and the im2col columns.
+  const int64_t K = s.cg() * s.taps(), P = s.oh() * s.ow();
+  const bool im2col_baseline = s.groups == 1;  // the shapes; per group it would be a straw man
   auto x = random_floats(size_t(s.n * s.c * s.h * s.w), 1), w = random_floats(size_t(s.oc * K), 2);
-  std::vector<float> col(size_t(K * P)), y(size_t(s.n * s.oc * P));
+  std::vector<float> col(im2col_baseline ? size_t(K * P) : 0), y(size_t(s.n * s.oc * P));
   set_vendor_threads(threads);
   double t_im2col = 0;  // of the last baseline run
   auto baseline = [&](bool onednn) {
@@ -106,35 +118,65 @@ void BM_Conv(benchmark::State& state, ops::Problem p) {
     t_im2col = ti;
     return std::pair{ti + tg, tg};
   };
+  OnednnConv dconv(s, x.data(), w.data(), y.data());
+  auto direct = [&](bool blocked) { return seconds([&] { dconv.run(blocked); }); };
   ours();
-  baseline(false);
-  baseline(true);
+  if (im2col_baseline) baseline(false), baseline(true);
   for (auto _ : state) state.SetIterationTime(ours());
-  std::vector<double> t_ours, t_ob, t_dn, g_ob, g_dn, t_col;
+  std::vector<double> t_ours, t_ob, t_dn, g_ob, g_dn, t_col, t_plain, t_blocked, t_conv_only;
   for (int r = 0; r < 15; ++r) {
     // Each side after an untimed run of itself (bench_util.h steady()): the
     // shapes' tensors fit the LLC, and the oneDNN baseline, which follows the
     // OpenBLAS one on the same buffers, was the only side timed warm.
     t_ours.push_back(steady(ours));
-    baseline(false);
-    auto [a, ga] = baseline(false);
-    t_col.push_back(t_im2col);
-    baseline(true);
-    auto [b, gb] = baseline(true);
-    t_ob.push_back(a), g_ob.push_back(ga), t_dn.push_back(b), g_dn.push_back(gb);
+    if (im2col_baseline) {
+      baseline(false);
+      auto [a, ga] = baseline(false);
+      t_col.push_back(t_im2col);
+      baseline(true);
+      auto [b, gb] = baseline(true);
+      t_ob.push_back(a), g_ob.push_back(ga), t_dn.push_back(b), g_dn.push_back(gb);
+    }
+    for (bool blocked : {false, true})
+      if (dconv.ok(blocked)) (blocked ? t_blocked : t_plain).push_back(steady([&] { return direct(blocked); }));
+    if (dconv.ok(true)) t_conv_only.push_back(steady([&] { return seconds([&] { dconv.run(true, true); }); }));
   }
   const double flop = 2.0 * double(s.n * s.oc * P) * double(K);
   const double ours_g = flop / median(t_ours) / 1e9;
-  const double base_g = flop / std::min(median(t_ob), median(t_dn)) / 1e9;
-  const double gemm_g = flop / std::min(median(g_ob), median(g_dn)) / 1e9;
   state.counters["GFLOP_per_s"] = ours_g;
-  state.counters["baseline_GFLOP_per_s"] = base_g;
-  state.counters["openblas_gemm_GFLOP_per_s"] = flop / median(g_ob) / 1e9;
-  state.counters["onednn_gemm_GFLOP_per_s"] = flop / median(g_dn) / 1e9;
-  state.counters["im2col_ms"] = median(t_col) * 1e3;
-  state.counters["ratio"] = ours_g / base_g;
-  state.counters["ratio_vs_gemm_only"] = ours_g / gemm_g;
-  state.SetLabel(v.str() + " (" + src + ")");
+  std::string label = v.str() + " (" + src + ")";
+  if (im2col_baseline) {
+    const double base_g = flop / std::min(median(t_ob), median(t_dn)) / 1e9;
+    const double gemm_g = flop / std::min(median(g_ob), median(g_dn)) / 1e9;
+    state.counters["baseline_GFLOP_per_s"] = base_g;
+    state.counters["openblas_gemm_GFLOP_per_s"] = flop / median(g_ob) / 1e9;
+    state.counters["onednn_gemm_GFLOP_per_s"] = flop / median(g_dn) / 1e9;
+    state.counters["im2col_ms"] = median(t_col) * 1e3;
+    state.counters["ratio"] = ours_g / base_g;
+    state.counters["ratio_vs_gemm_only"] = ours_g / gemm_g;
+  }
+  // oneDNN's convolution: the faster of its NCHW and blocked forms.
+  double conv_t = 0;
+  for (bool blocked : {false, true})
+    if (dconv.ok(blocked)) {
+      const double t = median(blocked ? t_blocked : t_plain);
+      state.counters[blocked ? "onednn_blocked_GFLOP_per_s" : "onednn_nchw_GFLOP_per_s"] = flop / t / 1e9;
+      if (conv_t == 0 || t < conv_t) conv_t = t;
+      label += std::string("; oneDNN ") + (blocked ? "blocked " : "nchw ") + dconv.impl(blocked);
+    }
+  if (!t_conv_only.empty()) {
+    const double g = flop / median(t_conv_only) / 1e9;
+    state.counters["onednn_blocked_conv_only_GFLOP_per_s"] = g;
+    state.counters["ratio_vs_onednn_conv_only"] = ours_g / g;
+  }
+  if (conv_t > 0) {
+    state.counters["onednn_conv_GFLOP_per_s"] = flop / conv_t / 1e9;
+    state.counters["ratio_vs_onednn_conv"] = ours_g / (flop / conv_t / 1e9);
+    if (!im2col_baseline) state.counters["ratio"] = ours_g / (flop / conv_t / 1e9);
+  } else if (!im2col_baseline) {
+    state.SkipWithError("oneDNN has no convolution for this shape, and grouped shapes have no im2col baseline");
+  }
+  state.SetLabel(label);
 }
 
 }  // namespace
@@ -147,6 +189,10 @@ void register_conv_benchmarks() {
     for (const auto& p : d->bench_problems) {
       std::string name = std::string(op) + "/";
       for (size_t i = 0; i < p.dims.size(); ++i) name += (i ? "x" : "") + std::to_string(p.dims[i]);
+      std::string attrs;
+      for (const auto& [k, val] : p.attrs)
+        if (k.rfind("pad_", 0) != 0) attrs += (attrs.empty() ? "" : ",") + k + "=" + std::to_string(val);
+      if (!attrs.empty()) name += "/" + attrs;
       auto* b = std::string(op) == "conv2d" ? benchmark::RegisterBenchmark(name.c_str(), BM_Conv, p)->MinTime(0.3)
                                              : benchmark::RegisterBenchmark(name.c_str(), op_vs_triad, p)->MinTime(0.2);
       b->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond);

@@ -55,9 +55,10 @@ struct ConvShape {
 ConvShape conv_shape(const Problem& p);
 
 // Pre-pass: xq (see above) from x, plus `slack` zeroed floats after the last
-// plane (virtual positions past the plane read there). Grid: x = sh·sw·hq
-// phase-plane rows, y = C, z = N. Scalars: see plan_conv_prep.
-ir::Kernel conv_pad_phase_kernel();
+// plane (virtual positions past the plane read there). Grid: x = sh·sw
+// phase planes, y = C, z = N. sw_fixed: the column stride baked in (1 or 2),
+// or 0 (read from the scalars). Scalars: see plan_conv_prep.
+ir::Kernel conv_pad_phase_kernel(int sw_fixed);
 // off[c·T + t] = c·chan_stride + phase-plane offset + row/column shift of tap t
 // (u32). One work-item per entry.
 ir::Kernel conv_tap_offsets_kernel();
@@ -78,6 +79,13 @@ ir::Kernel conv_direct_kernel(const DirectTile& t, bool bias, bool relu);
 // wp[g][ob][j][OCB] from w (zero past OCg). One work-item per (j, ob, g).
 ir::Kernel conv_pack_direct_weights_kernel(int ocb);
 void plan_conv_direct(Plan& pl, size_t nio, const ConvShape& s, const DirectTile& t);
+
+// CPU depthwise (groups == C == OC, KH·KW <= 49; ops/conv_depthwise.cpp):
+// RB output rows of one channel per work-item, the taps unrolled, lines of
+// 16 outputs within each row. Buffers: xq, tab, w, [bias], y.
+bool depthwise_rows_fit(const ConvShape& s);
+ir::Kernel conv_depthwise_rows_kernel(int taps, int rb, bool bias, bool relu);
+void plan_conv_depthwise_rows(Plan& pl, size_t nio, const ConvShape& s, int rb);
 
 // GEMM paths (compose with the matmul family's packed macro-kernel).
 // mr/nl/kc/mc/nc: ops::GemmTile.

@@ -6,8 +6,8 @@
 //   1 im2col:    CPU im2col into packed panels + matmul's macro-kernel
 //                (mr, nl, kc, mc, nc: GemmTile)
 //   2 gemm1x1:   CPU pointwise conv as a GEMM on x itself (GemmTile)
-//   3 depthwise: CPU direct conv specialised to groups == C == OC: one channel
-//                per block, long position blocks (lines, pb)
+//   3 depthwise: CPU groups == C == OC, KH·KW <= 49: rows of one channel
+//                per work-item, taps unrolled (rb: rows per work-item)
 //   4 gpu:       one work-item per output position × ocb channels (wg, ocb)
 //   5 gpu gemm:  implicit GEMM on the GPU GEMM's line tiles (tn 4 or 8)
 #include <cmath>
@@ -85,10 +85,8 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
             }
     return out;
   }
-  if (is_depthwise(s)) {
-    for (int lines : {2, 3, 4, 8, 12})
-      if (direct_block_fits(1, lines, caps)) out.push_back(Variant{}.set("impl", kDepthwise).set("lines", lines).set("pb", 4));
-  }
+  if (depthwise_rows_fit(s))
+    for (int rb : {1, 4, 16}) out.push_back(Variant{}.set("impl", kDepthwise).set("rb", rb));
   // Register blocks: OCB·L accumulators + L input lines + a broadcast fit
   // the register file (32 zmm; 16 ymm on AVX2, two per line).
   for (auto [ocb, lines] : {std::pair{8, 3}, {6, 4}, {4, 6}, {12, 2}, {4, 4}, {2, 8}, {1, 12}, {6, 1}, {3, 1}, {2, 2}, {1, 3}}) {
@@ -125,7 +123,8 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     }
     return Variant{}.set("impl", kGpu).set("wg", 64).set("ocb", s.ocg() >= 4 ? 4 : 1);
   }
-  if (is_depthwise(s)) return Variant{}.set("impl", kDepthwise).set("lines", direct_block_fits(1, 8, caps) ? 8 : 3).set("pb", 4);
+  if (depthwise_rows_fit(s)) return Variant{}.set("impl", kDepthwise).set("rb", 4);
+  if (is_depthwise(s)) return direct(1, direct_block_fits(1, 8, caps) ? 8 : 3, 4);
   // Pointwise (1×1, stride 1, no padding) on maps of 14×14 and up: the GEMM
   // over [OC × C]·[C × HW] with the default register block. Zen 5, 1 thread,
   // kgen tune: 14×14 256->256 0.18 -> 0.14 ms (batch 8 1.41 -> 1.17), 28×28
@@ -161,21 +160,22 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   const int64_t impl = v.get("impl", kDirect);
   if (impl != kGpu && impl != kGpuGemm && !is_cpu(caps)) throw std::invalid_argument("conv2d: impl " + std::to_string(impl) + " is for the cpu target");
   switch (impl) {
-    case kDirect:
-    case kDepthwise: {
+    case kDirect: {
       DirectTile t;
-      if (impl == kDepthwise) {
-        if (!is_depthwise(s)) throw std::invalid_argument("conv2d: impl=3 (depthwise) needs groups == C == OC");
-        t.ocb = 1;
-      } else {
-        t.ocb = int(v.get("ocb", 8));
-      }
-      t.lines = int(v.get("lines", impl == kDepthwise ? 8 : 3));
+      t.ocb = int(v.get("ocb", 8));
+      t.lines = int(v.get("lines", 3));
       t.pb = int(v.get("pb", 4));
       t.oc_fast = v.get("ocf", 0) != 0;
       if (t.ocb < 1 || t.lines < 1 || t.ocb * t.lines + t.lines > 31 || t.pb < 1)
         throw std::invalid_argument("conv2d: bad direct tile " + v.str());
       plan_conv_direct(pl, nio, s, t);
+      return pl;
+    }
+    case kDepthwise: {
+      if (!depthwise_rows_fit(s)) throw std::invalid_argument("conv2d: impl=3 (depthwise) needs groups == C == OC and kernel_h·kernel_w <= 49");
+      const int rb = int(v.get("rb", 4));
+      if (rb < 1 || rb > 4096) throw std::invalid_argument("conv2d: rb must be 1..4096");
+      plan_conv_depthwise_rows(pl, nio, s, rb);
       return pl;
     }
     case kIm2col: plan_conv_im2col_gemm(pl, nio, s, v, caps); return pl;
@@ -280,6 +280,10 @@ void register_conv_ops() {
       conv(2, 8, 9, 11, 6, 3, 3, {{"groups", 2}, {"pad_h", 1}, {"pad_w", 1}}),
       conv(1, 12, 15, 13, 12, 3, 3, {{"groups", 12}, {"pad_h", 1}, {"pad_w", 1}}),  // depthwise
       conv(2, 10, 16, 15, 10, 3, 3, {{"groups", 10}, {"stride_h", 2}, {"stride_w", 2}, {"pad_h", 1}, {"pad_w", 1}, {"bias", 1}}),
+      // Depthwise rows of 16+ outputs, not a multiple of 16 (a last line
+      // overlapping the one before): 5×5 dilated with ReLU, stride 2 with bias.
+      conv(1, 3, 9, 45, 3, 5, 5, {{"groups", 3}, {"dilation_w", 2}, {"pad_h", 2}, {"pad_w", 3}, {"relu", 1}}),
+      conv(2, 4, 7, 70, 4, 3, 3, {{"groups", 4}, {"stride_h", 2}, {"stride_w", 2}, {"pad_h", 1}, {"pad_w", 1}, {"bias", 1}}),
       conv(1, 3, 5, 7, 5, 3, 3, {{"pad_h", 3}, {"pad_w", 4}}),                     // more padding than needed
       conv(1, 2, 23, 29, 3, 3, 3, {{"pad_h", 0}, {"pad_w", 2}, {"pad_b", 2}, {"pad_r", 0}}),  // asymmetric, primes
       conv(3, 5, 12, 10, 13, 3, 3, {{"pad_h", 1}, {"pad_w", 1}, {"bias", 1}, {"relu", 1}}),
@@ -288,8 +292,17 @@ void register_conv_ops() {
       conv(1, 4, 9, 9, 8, 1, 1, {{"stride_h", 2}, {"stride_w", 2}}),               // strided 1x1
       conv(1, 1, 1, 1, 1, 1, 1),
   };
-  d.bench_problems = {conv(1, 64, 56, 56, 64, 3, 3, {{"pad_h", 1}, {"pad_w", 1}}),
-                      conv(8, 64, 56, 56, 64, 3, 3, {{"pad_h", 1}, {"pad_w", 1}})};
+  // The 3×3 shapes, then MobileNetV2's kinds of layer: its stem (3×3
+  // stride 2 from RGB), a depthwise 3×3 at stride 1 and 2, and a 1×1
+  // expansion.
+  const std::map<std::string, int64_t> pad1{{"pad_h", 1}, {"pad_w", 1}};
+  auto with = [&](std::map<std::string, int64_t> a) { return a.insert(pad1.begin(), pad1.end()), a; };
+  d.bench_problems = {conv(1, 64, 56, 56, 64, 3, 3, pad1),
+                      conv(8, 64, 56, 56, 64, 3, 3, pad1),
+                      conv(1, 3, 224, 224, 32, 3, 3, with({{"stride_h", 2}, {"stride_w", 2}})),
+                      conv(1, 144, 56, 56, 144, 3, 3, with({{"groups", 144}})),
+                      conv(1, 144, 56, 56, 144, 3, 3, with({{"groups", 144}, {"stride_h", 2}, {"stride_w", 2}})),
+                      conv(1, 24, 56, 56, 144, 1, 1)};
   register_op(std::move(d));
   register_pool_ops();
 }
