@@ -81,11 +81,16 @@ ir::Kernel conv_pack_direct_weights_kernel(int ocb);
 void plan_conv_direct(Plan& pl, size_t nio, const ConvShape& s, const DirectTile& t);
 
 // CPU depthwise (groups == C == OC, KH·KW <= 49; ops/conv_depthwise.cpp):
-// RB output rows of one channel per work-item, the taps unrolled, lines of
+// rb output rows of one channel per work-item, `rows` of them at a time
+// (sharing the input lines they have in common), the taps unrolled, lines of
 // 16 outputs within each row. Buffers: xq, tab, w, [bias], y.
+struct DepthwiseTile {
+  int kh = 3, kw = 3, sh = 1, dh = 1;  // the conv's (baked into the kernel)
+  int rb = 4, rows = 1;
+};
 bool depthwise_rows_fit(const ConvShape& s);
-ir::Kernel conv_depthwise_rows_kernel(int taps, int rb, bool bias, bool relu);
-void plan_conv_depthwise_rows(Plan& pl, size_t nio, const ConvShape& s, int rb);
+ir::Kernel conv_depthwise_rows_kernel(const DepthwiseTile& t, bool bias, bool relu);
+void plan_conv_depthwise_rows(Plan& pl, size_t nio, const ConvShape& s, int rb, int rows);
 
 // GEMM paths (compose with the matmul family's packed macro-kernel).
 // mr/nl/kc/mc/nc: ops::GemmTile.

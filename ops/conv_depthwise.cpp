@@ -9,12 +9,16 @@
 // the T = KH·KW taps are unrolled with their weights (broadcast) and
 // offsets held in registers, and each row goes in lines of 16 outputs that
 // never cross its end (the last one ends at OW, rewriting some outputs of
-// the one before with the same values). Two accumulators halve the FMA
-// chain. Rows under 16 outputs compute one line and store its first OW
-// lanes. Zen 5, 1×144×56², 3×3 pad 1, 1 thread (kgen op --profile): stride
-// 1 the conv kernel 0.17 -> 0.112 ms, stride 2 0.083 -> 0.038 ms (3 or 4
-// chains: no faster).
+// the one before with the same values); `rows` output rows go together,
+// sharing the input lines they have in common. Two accumulators per line
+// halve the FMA chain (3 or 4: no faster). Rows under 16 outputs compute
+// one line and store its first OW lanes. Zen 5, 1×144×56², 3×3 pad 1, 1
+// thread (kgen op --profile), the conv kernel: stride 1 0.17 ms (direct
+// kernel) -> 0.112 (rows=1) -> 0.073 (rows=4, rb=16); stride 2 0.083 ->
+// 0.038 -> 0.028.
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "dsl/dsl.h"
@@ -32,10 +36,11 @@ constexpr uint32_t kChains = 2;  // independent FMA chains per line
 
 }  // namespace
 
-ir::Kernel conv_depthwise_rows_kernel(int taps, int rb, bool bias, bool relu) {
-  const uint32_t T = uint32_t(taps), RB = uint32_t(rb);
-  const std::string name = "conv_depthwise_rows_t" + std::to_string(T) + "_rb" + std::to_string(RB) + (bias ? "_bias" : "") +
-                           (relu ? "_relu" : "");
+ir::Kernel conv_depthwise_rows_kernel(const DepthwiseTile& g, bool bias, bool relu) {
+  const uint32_t KH = uint32_t(g.kh), KW = uint32_t(g.kw), T = KH * KW, RB = uint32_t(g.rb), R2 = uint32_t(g.rows);
+  const std::string name = "conv_depthwise_rows_k" + std::to_string(KH) + "x" + std::to_string(KW) + "_sh" +
+                           std::to_string(g.sh) + "_dh" + std::to_string(g.dh) + "_rb" + std::to_string(RB) + "_r" +
+                           std::to_string(R2) + (bias ? "_bias" : "") + (relu ? "_relu" : "");
   return kernel(name, [&](KernelBuilder& kb) {
     auto xq = kb.input("xq", f32);
     auto tab = kb.input("tab", u32);
@@ -59,49 +64,74 @@ ir::Kernel conv_depthwise_rows_kernel(int taps, int rb, bool bias, bool relu) {
       wv.push_back(splat(w[cast(u64, c) * uint64_t(T) + uint64_t(t)], 16));
     }
     const Value bv = bias ? splat(b[c], 16) : Value();
-    // The 16 outputs of row r from column c0 on.
-    auto line_at = [&](const Value& r, const Value& c0) {
+    // The 16 outputs from column c0 on of rows r .. r + nr - 1. Output row
+    // r + q reads tap (kh, kw) in phase-plane row r + q + kh·dh / sh of the
+    // phases kh·dh % sh: taps of the rows that land on the same plane row
+    // (at stride 1: kernel row kh of row q + 1 is kernel row kh + 1 of row
+    // q) share one load, so 4 rows of a 3×3 take 18 loads, not 36.
+    auto lines_at = [&](const Value& r, const Value& c0, uint32_t nr) {
       Value at = xbase + cast(u64, r * WQ + c0);
-      std::vector<Value> acc;
-      for (uint32_t t = 0; t < T; ++t) {
-        Value x = load_line(xq, at + off[t]);
-        if (t < kChains) acc.push_back(wv[t] * x);
-        else acc[t % kChains] = fma(wv[t], x, acc[t % kChains]);
+      std::map<std::tuple<uint32_t, uint32_t, uint32_t>, Value> loaded;
+      std::vector<Value> out;
+      for (uint32_t q = 0; q < nr; ++q) {
+        std::vector<Value> acc;
+        for (uint32_t kh = 0; kh < KH; ++kh) {
+          const uint32_t vh = kh * uint32_t(g.dh);
+          for (uint32_t kw = 0; kw < KW; ++kw) {
+            const uint32_t t = kh * KW + kw;
+            const auto key = std::make_tuple(vh % uint32_t(g.sh), q + vh / uint32_t(g.sh), kw);
+            auto it = loaded.find(key);
+            if (it == loaded.end()) it = loaded.emplace(key, load_line(xq, at + uint64_t(q) * cast(u64, WQ) + off[t])).first;
+            if (acc.size() < kChains) acc.push_back(wv[t] * it->second);
+            else acc[t % kChains] = fma(wv[t], it->second, acc[t % kChains]);
+          }
+        }
+        while (acc.size() > 1) {
+          acc[0] = acc[0] + acc.back();
+          acc.pop_back();
+        }
+        Value v = acc[0];
+        if (bias) v = v + bv;
+        if (relu) v = max(v, 0.0f);
+        out.push_back(v);
       }
-      while (acc.size() > 1) {
-        acc[0] = acc[0] + acc.back();
-        acc.pop_back();
-      }
-      Value v = acc[0];
-      if (bias) v = v + bv;
-      if (relu) v = max(v, 0.0f);
-      return v;
+      return out;
     };
     Value nlines = OW / 16u;
-    for_range(r0, r1, [&](Value r) {
-      Value yrow = ybase + cast(u64, r * OW);
-      for_range(0u, nlines, [&](Value k) { store_line(y, yrow + cast(u64, k * 16u), line_at(r, k * 16u)); });
-      if_(nlines > 0u && nlines * 16u < OW, [&] {
-        store_line(y, yrow + cast(u64, OW - 16u), line_at(r, OW - 16u));
-      }).else_([&] {
+    // Rows r .. r + nr - 1 in lines of 16 within each row.
+    auto rows = [&](const Value& r, uint32_t nr) {
+      auto put = [&](const Value& c0) {
+        auto v = lines_at(r, c0, nr);
+        for (uint32_t q = 0; q < nr; ++q) store_line(y, ybase + cast(u64, (r + q) * OW + c0), v[q]);
+      };
+      for_range(0u, nlines, [&](Value k) { put(k * 16u); });
+      if_(nlines > 0u && nlines * 16u < OW, [&] { put(OW - 16u); }).else_([&] {
         if_(nlines == 0u, [&] {
-          Value v = line_at(r, constant(u32, 0u));
-          for (int i = 0; i < 16; ++i) if_(OW > uint32_t(i), [&] { y[yrow + uint64_t(i)] = v.lane(i); });
+          auto v = lines_at(r, constant(u32, 0u), nr);
+          for (uint32_t q = 0; q < nr; ++q) {
+            Value yrow = ybase + cast(u64, (r + q) * OW);
+            for (int i = 0; i < 16; ++i) if_(OW > uint32_t(i), [&] { y[yrow + uint64_t(i)] = v[q].lane(i); });
+          }
         });
       });
-    });
+    };
+    Value ngroups = (r1 - r0) / R2;
+    for_range(0u, ngroups, [&](Value k) { rows(r0 + k * R2, R2); });
+    if (R2 > 1) for_range(r0 + ngroups * R2, r1, [&](Value r) { rows(r, 1); });
   });
 }
 
 bool depthwise_rows_fit(const ConvShape& s) { return s.groups == s.c && s.groups == s.oc && s.taps() <= 49; }
 
-void plan_conv_depthwise_rows(Plan& pl, size_t nio, const ConvShape& s, int rb) {
+void plan_conv_depthwise_rows(Plan& pl, size_t nio, const ConvShape& s, int rb, int rows) {
   // Rows under 16 outputs read a line past the row: up to 16 positions
   // beyond the last plane's virtual end, plus a row of taps.
   ConvPrep pr = plan_conv_prep(pl, nio, s, 0, s.wq() + 32);
   const int bslot = 2, yslot = s.bias ? 3 : 2;
   Step st;
-  st.kernel = conv_depthwise_rows_kernel(int(s.taps()), rb, s.bias, s.relu);
+  DepthwiseTile g;
+  g.kh = int(s.kh), g.kw = int(s.kw), g.sh = int(s.sh), g.dh = int(s.dh), g.rb = rb, g.rows = rows;
+  st.kernel = conv_depthwise_rows_kernel(g, s.bias, s.relu);
   st.dims.grid = {groups_for(s.oh(), rb), uint32_t(s.c), uint32_t(s.n)};
   st.buffers = {pr.xq, pr.tab, 1};
   if (s.bias) st.buffers.push_back(bslot);
