@@ -92,6 +92,13 @@ bool depthwise_rows_fit(const ConvShape& s);
 ir::Kernel conv_depthwise_rows_kernel(const DepthwiseTile& t, bool bias, bool relu);
 void plan_conv_depthwise_rows(Plan& pl, size_t nio, const ConvShape& s, int rb, int rows);
 
+// CPU depthwise straight from x (ops/conv_depthwise_direct.cpp): column
+// stride 1 or 2, W >= 32, OW >= 16 (depthwise_direct_fits); the kernel is
+// specialised to the row geometry. Buffers: x, w, [bias], y.
+bool depthwise_direct_fits(const ConvShape& s);
+ir::Kernel conv_depthwise_direct_kernel(const ConvShape& s, int rb, int rows);
+void plan_conv_depthwise_direct(Plan& pl, const ConvShape& s, int rb, int rows);
+
 // GEMM paths (compose with the matmul family's packed macro-kernel).
 // mr/nl/kc/mc/nc: ops::GemmTile.
 void plan_conv_im2col_gemm(Plan& pl, size_t nio, const ConvShape& s, const Variant& gemm_tile, const TargetCaps& caps);

@@ -10,6 +10,8 @@
 //                per work-item, taps unrolled (rb: rows per work-item)
 //   4 gpu:       one work-item per output position × ocb channels (wg, ocb)
 //   5 gpu gemm:  implicit GEMM on the GPU GEMM's line tiles (tn 4 or 8)
+//   6 depthwise direct: CPU depthwise from x itself, no pre-pass (column
+//                stride 1 or 2, W >= 32, OW >= 16; rb, rows as impl 3)
 #include <cmath>
 #include <stdexcept>
 
@@ -23,7 +25,7 @@ namespace kgen::ops {
 
 namespace {
 
-enum Impl : int64_t { kDirect = 0, kIm2col = 1, kGemm1x1 = 2, kDepthwise = 3, kGpu = 4, kGpuGemm = 5 };
+enum Impl : int64_t { kDirect = 0, kIm2col = 1, kGemm1x1 = 2, kDepthwise = 3, kGpu = 4, kGpuGemm = 5, kDepthwiseDirect = 6 };
 
 bool is_depthwise(const ConvShape& s) { return s.groups == s.c && s.groups == s.oc; }
 
@@ -85,6 +87,9 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
             }
     return out;
   }
+  if (depthwise_direct_fits(s))
+    for (int rb : {4, 16})
+      for (int rows : {1, 2, 4}) out.push_back(Variant{}.set("impl", kDepthwiseDirect).set("rb", rb).set("rows", rows));
   if (depthwise_rows_fit(s))
     for (int rb : {4, 8, 16})
       for (int rows : {1, 2, 4}) out.push_back(Variant{}.set("impl", kDepthwise).set("rb", rb).set("rows", rows));
@@ -127,8 +132,13 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // Depthwise: 4 rows at a time (1×144×56² 3×3, 1 thread: the conv kernel
   // 0.112 -> 0.073 ms at stride 1, 0.038 -> 0.028 at 2), 16 rows per
   // work-item unless that leaves under 64 work-items.
-  if (depthwise_rows_fit(s))
-    return Variant{}.set("impl", kDepthwise).set("rb", s.n * s.c * ((s.oh() + 15) / 16) >= 64 ? 16 : 4).set("rows", 4);
+  const int dw_rb = s.n * s.c * ((s.oh() + 15) / 16) >= 64 ? 16 : 4;
+  // Straight from x where the rows allow (1×144×56² 3×3 pad 1, 1 thread:
+  // stride 1 0.117 -> 0.060 ms, stride 2 0.104 -> 0.028; at stride 2 one
+  // row at a time is as fast as 2 or 4).
+  if (depthwise_direct_fits(s))
+    return Variant{}.set("impl", kDepthwiseDirect).set("rb", dw_rb).set("rows", s.sw == 1 ? 4 : 1);
+  if (depthwise_rows_fit(s)) return Variant{}.set("impl", kDepthwise).set("rb", dw_rb).set("rows", 4);
   if (is_depthwise(s)) return direct(1, direct_block_fits(1, 8, caps) ? 8 : 3, 4);
   // Pointwise (1×1, stride 1, no padding) on maps of 14×14 and up: the GEMM
   // over [OC × C]·[C × HW] with the default register block. Zen 5, 1 thread,
@@ -182,6 +192,15 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       if (rb < 1 || rb > 4096) throw std::invalid_argument("conv2d: rb must be 1..4096");
       if (rows < 1 || rows > 8) throw std::invalid_argument("conv2d: rows must be 1..8");
       plan_conv_depthwise_rows(pl, nio, s, rb, rows);
+      return pl;
+    }
+    case kDepthwiseDirect: {
+      if (!depthwise_direct_fits(s))
+        throw std::invalid_argument("conv2d: impl=6 (depthwise direct) needs groups == C == OC, stride_w 1 or 2, W >= 32 and OW >= 16");
+      const int rb = int(v.get("rb", 4)), rows = int(v.get("rows", 1));
+      if (rb < 1 || rb > 4096) throw std::invalid_argument("conv2d: rb must be 1..4096");
+      if (rows < 1 || rows > 8) throw std::invalid_argument("conv2d: rows must be 1..8");
+      plan_conv_depthwise_direct(pl, s, rb, rows);
       return pl;
     }
     case kIm2col: plan_conv_im2col_gemm(pl, nio, s, v, caps); return pl;

@@ -84,7 +84,8 @@ TEST_CASE("conv2d: every candidate of small problems, CPU 1 and 2 threads") {
       // every rows/rb: stride 2 (kernel rows shared across output rows at
       // an offset), dilated rows (shared two rows apart).
       problem("conv2d", {1, 3, 15, 37, 3, 3, 3}, {{"groups", 3}, {"stride_h", 2}, {"stride_w", 2}, {"pad_h", 1}, {"pad_w", 1}, {"bias", 1}}),
-      problem("conv2d", {2, 2, 13, 20, 2, 3, 3}, {{"groups", 2}, {"dilation_h", 2}, {"pad_h", 2}, {"pad_w", 1}, {"relu", 1}})};
+      problem("conv2d", {2, 2, 13, 20, 2, 3, 3}, {{"groups", 2}, {"dilation_h", 2}, {"pad_h", 2}, {"pad_w", 1}, {"relu", 1}}),
+      problem("conv2d", {1, 3, 10, 45, 3, 5, 5}, {{"groups", 3}, {"dilation_w", 2}, {"pad_h", 2}, {"pad_w", 4}, {"pad_r", 2}})};
   for (unsigned t : {1u, 2u}) {
     auto dev = cpu(t);
     CAPTURE(t);
@@ -156,6 +157,15 @@ TEST_CASE("conv family: tiny problems of every impl through the interpreter") {
        "impl=3 rb=3", false},
       {problem("conv2d", {1, 2, 9, 37, 2, 3, 3}, {{"groups", 2}, {"dilation_h", 2}, {"pad_h", 2}, {"pad_w", 1}}), "impl=3 rb=7 rows=4", false},
       {problem("conv2d", {1, 2, 9, 20, 2, 3, 3}, {{"groups", 2}, {"stride_h", 2}, {"pad_h", 1}, {"pad_w", 1}}), "impl=3 rb=5 rows=2", false},
+      // Depthwise from x: a left edge line, an overlapping last line at the
+      // right edge, top and bottom border rows, interior rows in groups and
+      // one by one; stride 2 (edge lines of shuffled windows), dilated 5×5.
+      {problem("conv2d", {1, 2, 9, 37, 2, 3, 3}, {{"groups", 2}, {"pad_h", 1}, {"pad_w", 1}, {"bias", 1}, {"relu", 1}}),
+       "impl=6 rb=5 rows=2", false},
+      {problem("conv2d", {1, 2, 8, 41, 2, 3, 3}, {{"groups", 2}, {"stride_h", 2}, {"stride_w", 2}, {"pad_h", 1}, {"pad_w", 1}}),
+       "impl=6 rb=3 rows=1", false},
+      {problem("conv2d", {1, 1, 11, 40, 1, 5, 5}, {{"groups", 1}, {"dilation_w", 2}, {"pad_h", 2}, {"pad_w", 3}}),
+       "impl=6 rb=16 rows=4", false},
       {problem("conv2d", {1, 4, 5, 4, 6, 3, 3}, {{"groups", 2}, {"pad_h", 1}, {"stride_w", 2}, {"bias", 1}}), "impl=4 wg=8 ocb=2",
        true},
       {problem("maxpool2d", {1, 2, 5, 6}, {{"kernel_h", 3}, {"kernel_w", 3}, {"stride_h", 2}, {"stride_w", 2}, {"pad_h", 1}, {"pad_w", 1}}),
