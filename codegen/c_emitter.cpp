@@ -12,7 +12,65 @@ using ir::OpClass;
 using ir::Type;
 
 CEmitter::CEmitter(const ir::Kernel& k, const Dialect& d) : k_(k), d_(d), index_(k) {
-  if (d_.has_line_access()) find_line_accesses(k_.body);
+  if (d_.has_line_access()) {
+    find_line_accesses(k_.body);
+    find_live_values();
+  }
+}
+
+bool CEmitter::removable(const Instr& in) {
+  if (!in.has_result() || !in.blocks.empty()) return false;
+  switch (op_class(in.op)) {
+    case OpClass::Unary:
+    case OpClass::Binary:
+    case OpClass::Compare:
+    case OpClass::Fma:
+    case OpClass::Dot:
+    case OpClass::Permute:
+    case OpClass::Select:
+    case OpClass::Convert:
+    case OpClass::Vector:
+    case OpClass::Reduce: return true;
+    case OpClass::Memory: return in.op == Op::Load;
+    case OpClass::Local: return in.op == Op::VarLoad;
+    default: return false;
+  }
+}
+
+std::vector<ir::ValueId> CEmitter::printed_operands(const Instr& in) const {
+  if (in.op == Op::Construct) {
+    if (line_loads_.count(in.id)) {
+      const Instr* l0 = index_.def(in.args[0]);
+      return {l0->args[0], l0->args[1]};
+    }
+    if (!construct_shuffle(in).empty()) {  // the extracts' sources
+      std::vector<ir::ValueId> src;
+      for (ir::ValueId v : in.args) src.push_back(index_.def(v)->args[0]);
+      return src;
+    }
+  }
+  if (in.op == Op::Store) {
+    if (merged_stores_.count(&in)) return {};
+    if (auto ls = line_stores_.find(&in); ls != line_stores_.end()) return {in.args[0], in.args[1], ls->second};
+  }
+  return in.args;
+}
+
+void CEmitter::find_live_values() {
+  std::vector<ir::ValueId> work;
+  auto mark = [&](const Instr& in) {
+    for (ir::ValueId v : printed_operands(in))
+      if (live_.insert(v).second) work.push_back(v);
+  };
+  ir::walk(k_.body, [&](const Instr& in) {
+    if (!removable(in)) mark(in);
+  });
+  while (!work.empty()) {
+    const ir::ValueId v = work.back();
+    work.pop_back();
+    if (const Instr* d = index_.def(v)) mark(*d);
+  }
+  prune_ = true;
 }
 
 namespace {
@@ -324,6 +382,7 @@ void CEmitter::emit_value(const Instr& in) {
 
 void CEmitter::emit_instr(const Instr& in) {
   if (is_inline(in)) return;
+  if (prune_ && removable(in) && !live_.count(in.id)) return;
   switch (op_class(in.op)) {
     case OpClass::Memory:
       if (in.op == Op::Store) {
