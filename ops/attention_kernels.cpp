@@ -323,6 +323,7 @@ ir::Kernel flash_attention_cpu_kernel(int d, int qb, int nk, ir::Type dt) {
       for (int c = 0; c < nd; ++c) acc[r].push_back(var(L(0.0f)));
     }
     Value iota = lane_index(16);
+    Array pbuf = shared_array(f32, int64_t(qb) * kbk);  // a key block's p, row by row
 
     auto block = [&](Value jb, bool masked) {
       // Scores: s[r][c] over keys jb*kbk + 16c + lane.
@@ -369,19 +370,23 @@ ir::Kernel flash_attention_cpu_kernel(int d, int qb, int nk, ir::Type dt) {
         l[r] = fma(l[r].get(), alpha, psum);
         for (int c = 0; c < nd; ++c) acc[r][c] = acc[r][c].get() * alpha;
       }
-      // P·V: key by key, one V row (D/16 lines) shared by the qb rows.
-      for (int c = 0; c < nk; ++c)
-        for (int lane = 0; lane < 16; ++lane) {
-          Value j = jb * kbk + (16 * c + lane);
-          if (masked) j = min(j, p.skv - 1);  // p is 0 there; stay in bounds
-          Value vr = (vbase + j) * nd;
-          std::vector<Value> vl;
-          for (int cc = 0; cc < nd; ++cc) vl.push_back(v[vr + cc]);
-          for (int r = 0; r < qb; ++r) {
-            Value pj = splat(extract(pr[r][c], lane), 16);
-            for (int cc = 0; cc < nd; ++cc) acc[r][cc] = fma(pj, vl[cc], acc[r][cc].get());
-          }
+      // P·V: key by key in a runtime loop, one V row (D/16 lines) shared by
+      // the qb rows, each row's p broadcast from a stack copy. (Unrolled
+      // over the block's keys with the p lanes extracted, the kernel was
+      // 10k lines of C++ and took 635 ms to compile.)
+      for (int r = 0; r < qb; ++r)
+        for (int c = 0; c < nk; ++c) store_line(pbuf, constant(i32, r * kbk + 16 * c), pr[r][c]);
+      for_range(0, kbk, [&](Value key) {
+        Value j = jb * kbk + key;
+        if (masked) j = min(j, p.skv - 1);  // p is 0 there; stay in bounds
+        Value vr = (vbase + j) * nd;
+        std::vector<Value> vl;
+        for (int cc = 0; cc < nd; ++cc) vl.push_back(v[vr + cc]);
+        for (int r = 0; r < qb; ++r) {
+          Value pj = splat(pbuf[key + r * kbk], 16);
+          for (int cc = 0; cc < nd; ++cc) acc[r][cc] = fma(pj, vl[cc], acc[r][cc].get());
         }
+      });
     };
     for_range(0, nfull, [&](Value jb) { block(jb, false); });
     for_range(nfull, nend, [&](Value jb) { block(jb, true); });
