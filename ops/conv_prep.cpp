@@ -132,7 +132,11 @@ ir::Kernel conv_tap_offsets_kernel() {
     auto WQ = kb.scalar("wq", u32);
     auto PLANE = kb.scalar("plane", u32);
     auto CS = kb.scalar("chan_stride", u32);
-    Value j = global_id(0);
+    // One work-item per group: a CPU workgroup of 64 made LLVM vectorise the
+    // work-item loop, u32 divisions and all (47 ms of code generation for
+    // C·T entries).
+    kb.workgroup(1);
+    Value j = group_id(0);
     if_(j < J, [&] {
       Value c = j / T, t = j - c * T;
       Value kh = t / KW, kw = t - kh * KW;
@@ -161,8 +165,7 @@ ConvPrep plan_conv_prep(Plan& pl, size_t nio, const ConvShape& s, int x_slot, in
   {
     Step st;
     st.kernel = conv_tap_offsets_kernel();
-    st.dims.grid = {groups_for(J, 64), 1, 1};
-    st.dims.workgroup = {64, 1, 1};
+    st.dims.grid = {uint32_t(J), 1, 1};
     st.buffers = {r.tab};
     st.scalars = {u(J),    u(s.taps()), u(s.kw),      u(s.dh),           u(s.dw),
                   u(s.sh), u(s.sw),     u(s.wq()), u(s.plane()), u(s.chan_stride())};
