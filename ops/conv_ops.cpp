@@ -318,8 +318,8 @@ void register_conv_ops() {
       conv(1, 1, 1, 1, 1, 1, 1),
   };
   // The 3×3 shapes, then MobileNetV2's kinds of layer: its stem (3×3
-  // stride 2 from RGB), a depthwise 3×3 at stride 1 and 2, and a 1×1
-  // expansion.
+  // stride 2 from RGB), a depthwise 3×3 at stride 1 and 2 and on its small
+  // late maps (14² and 7², the most channels), and a 1×1 expansion.
   const std::map<std::string, int64_t> pad1{{"pad_h", 1}, {"pad_w", 1}};
   auto with = [&](std::map<std::string, int64_t> a) { return a.insert(pad1.begin(), pad1.end()), a; };
   d.bench_problems = {conv(1, 64, 56, 56, 64, 3, 3, pad1),
@@ -327,6 +327,8 @@ void register_conv_ops() {
                       conv(1, 3, 224, 224, 32, 3, 3, with({{"stride_h", 2}, {"stride_w", 2}})),
                       conv(1, 144, 56, 56, 144, 3, 3, with({{"groups", 144}})),
                       conv(1, 144, 56, 56, 144, 3, 3, with({{"groups", 144}, {"stride_h", 2}, {"stride_w", 2}})),
+                      conv(1, 576, 14, 14, 576, 3, 3, with({{"groups", 576}})),
+                      conv(1, 960, 7, 7, 960, 3, 3, with({{"groups", 960}})),
                       conv(1, 24, 56, 56, 144, 1, 1)};
   register_op(std::move(d));
   register_pool_ops();
