@@ -99,6 +99,14 @@ bool depthwise_direct_fits(const ConvShape& s);
 ir::Kernel conv_depthwise_direct_kernel(const ConvShape& s, int rb, int rows);
 void plan_conv_depthwise_direct(Plan& pl, const ConvShape& s, int rb, int rows);
 
+// CPU depthwise of small planes (16..256 outputs, 16..1024 inputs; ops/
+// conv_depthwise_small.cpp): a plane per work-item, lines along the
+// flattened plane, taps built by constant shuffles; the kernel is
+// specialised to the whole geometry. Buffers: x, w, [bias], y.
+bool depthwise_small_fits(const ConvShape& s);
+ir::Kernel conv_depthwise_small_kernel(const ConvShape& s);
+void plan_conv_depthwise_small(Plan& pl, const ConvShape& s);
+
 // GEMM paths (compose with the matmul family's packed macro-kernel).
 // mr/nl/kc/mc/nc: ops::GemmTile.
 void plan_conv_im2col_gemm(Plan& pl, size_t nio, const ConvShape& s, const Variant& gemm_tile, const TargetCaps& caps);
