@@ -93,7 +93,7 @@ ir::Kernel conv_depthwise_rows_kernel(const DepthwiseTile& t, bool bias, bool re
 void plan_conv_depthwise_rows(Plan& pl, size_t nio, const ConvShape& s, int rb, int rows);
 
 // CPU depthwise straight from x (ops/conv_depthwise_direct.cpp): column
-// stride 1 or 2, W >= 32, OW >= 16 (depthwise_direct_fits); the kernel is
+// stride 1 or 2, W >= 16, OW >= 16 (depthwise_direct_fits); the kernel is
 // specialised to the row geometry. Buffers: x, w, [bias], y.
 bool depthwise_direct_fits(const ConvShape& s);
 ir::Kernel conv_depthwise_direct_kernel(const ConvShape& s, int rb, int rows);

@@ -1,6 +1,6 @@
 // CPU depthwise convolution straight from x (no pre-pass), for column
-// strides 1 and 2 and rows of 32+ inputs and 16+ outputs: the MobileNet
-// layers down to 28×28.
+// strides 1 and 2 and rows of 16+ inputs and outputs: the MobileNet layers
+// down to 28×28 (smaller planes: conv_depthwise_small.cpp).
 //
 // The padded, phase-split copy xq that the other CPU paths read costs more
 // than a depthwise conv itself (1×144×56² 3×3, 1 thread: the stride-2
@@ -10,8 +10,9 @@
 //    kernel is specialised to W, OW and the left padding). A line whose
 //    taps stay inside the row reads each tap with one load (stride 1) or
 //    two loads and a shuffle of the even elements (stride 2). A line that
-//    touches the padding reads the row's 32 inputs nearest it (two loads)
-//    and builds each tap with a constant shuffle, zeroing its padding lanes.
+//    touches the padding reads the row's 32 inputs nearest it (two loads;
+//    in rows under 32 the whole row, as two overlapping lines) and builds
+//    each tap with a constant shuffle, zeroing its padding lanes.
 //  - rows: output rows whose taps are all inside x go `rows` at a time,
 //    sharing the input lines they have in common (at stride 1 kernel row
 //    kh + 1 of an output row is kernel row kh of the next); the rows that
@@ -37,10 +38,12 @@ namespace {
 uint64_t u(int64_t v) { return ir::scalar_slot(uint32_t(v)); }
 
 // One line of 16 outputs of a row: first output c0; `window`: -1 when every
-// tap of every lane is inside the row, else the first of the 32 inputs its
-// taps read (lanes outside the row are zero).
+// tap of every lane is inside the row, else the first column of the first of
+// the two lines of inputs its taps read, `second` the second's (window + 16;
+// in rows under 32, 0 and W - 16: the whole row, nothing past it). Lanes
+// outside the row are zero.
 struct ColumnLine {
-  int64_t c0, window;
+  int64_t c0, window, second;
 };
 
 // The lines of a row, or empty when some line cannot be built (its taps
@@ -48,20 +51,24 @@ struct ColumnLine {
 std::vector<ColumnLine> column_lines(const ConvShape& s) {
   std::vector<ColumnLine> out;
   const int64_t ow = s.ow();
-  if (s.w < 32 || ow < 16 || (s.sw != 1 && s.sw != 2)) return out;
+  if (s.w < 16 || ow < 16 || (s.sw != 1 && s.sw != 2)) return out;
   std::vector<int64_t> starts;
   for (int64_t c0 = 0; c0 + 16 <= ow; c0 += 16) starts.push_back(c0);
   if (ow % 16) starts.push_back(ow - 16);
   for (int64_t c0 : starts) {
     const int64_t lo = c0 * s.sw - s.pl, hi = (c0 + 15) * s.sw - s.pl + (s.kw - 1) * s.dw;
     if (lo >= 0 && hi < s.w) {
-      out.push_back({c0, -1});
+      out.push_back({c0, -1, -1});
+      continue;
+    }
+    if (s.w < 32) {
+      out.push_back({c0, 0, s.w - 16});
       continue;
     }
     const int64_t base = std::clamp<int64_t>(lo, 0, s.w - 32);
     // Every in-row column a tap reads must be in [base, base + 32).
     if (std::max<int64_t>(lo, 0) < base || std::min<int64_t>(hi, s.w - 1) >= base + 32) return {};
-    out.push_back({c0, base});
+    out.push_back({c0, base, base + 16});
   }
   return out;
 }
@@ -121,7 +128,7 @@ ir::Kernel conv_depthwise_direct_kernel(const ConvShape& s, int rb, int rows) {
         return make_line(l);
       }
       if (!window->first.valid())
-        *window = {load_line(x, row + uint64_t(cl.window)), load_line(x, row + uint64_t(cl.window + 16))};
+        *window = {load_line(x, row + uint64_t(cl.window)), load_line(x, row + uint64_t(cl.second))};
       std::vector<Value> l;
       int lo = 16, hi = -1;  // the lanes inside the row
       for (int i = 0; i < 16; ++i) {
@@ -129,7 +136,7 @@ ir::Kernel conv_depthwise_direct_kernel(const ConvShape& s, int rb, int rows) {
         const bool in = col >= 0 && col < Wd;
         const int64_t e = in ? col - cl.window : 0;
         if (in) lo = std::min(lo, i), hi = std::max(hi, i);
-        l.push_back(e < 16 ? extract(window->first, int(e)) : extract(window->second, int(e - 16)));
+        l.push_back(e < 16 ? extract(window->first, int(e)) : extract(window->second, int(col - cl.second)));
       }
       Value v = make_line(l);
       if (lo > 0 || hi < 15) v = select(lanes >= lo && lanes <= hi, v, zero);

@@ -11,7 +11,7 @@
 //   4 gpu:       one work-item per output position × ocb channels (wg, ocb)
 //   5 gpu gemm:  implicit GEMM on the GPU GEMM's line tiles (tn 4 or 8)
 //   6 depthwise direct: CPU depthwise from x itself, no pre-pass (column
-//                stride 1 or 2, W >= 32, OW >= 16; rb, rows as impl 3)
+//                stride 1 or 2, W >= 16, OW >= 16; rb, rows as impl 3)
 //   7 depthwise small: CPU depthwise of planes of 16..256 outputs, a plane
 //                per work-item, fully unrolled
 #include <cmath>
@@ -203,7 +203,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     }
     case kDepthwiseDirect: {
       if (!depthwise_direct_fits(s))
-        throw std::invalid_argument("conv2d: impl=6 (depthwise direct) needs groups == C == OC, stride_w 1 or 2, W >= 32 and OW >= 16");
+        throw std::invalid_argument("conv2d: impl=6 (depthwise direct) needs groups == C == OC, stride_w 1 or 2, W >= 16 and OW >= 16");
       const int rb = int(v.get("rb", 4)), rows = int(v.get("rows", 1));
       if (rb < 1 || rb > 4096) throw std::invalid_argument("conv2d: rb must be 1..4096");
       if (rows < 1 || rows > 8) throw std::invalid_argument("conv2d: rows must be 1..8");

@@ -122,8 +122,19 @@ TEST_CASE("conv2d: heuristic choices") {
   CHECK(v.get("impl") == 0);
   CHECK(v.get("ocb") == 6);
   CHECK(v.get("lines") == 1);
-  CHECK(d.heuristic(problem("conv2d", {1, 32, 28, 28, 32, 3, 3}, {{"groups", 32}, {"pad_h", 1}, {"pad_w", 1}}), caps)
-            .get("impl") == 3);
+  // Depthwise: small planes unrolled (7), rows from x (6), else rows over
+  // the pre-pass (3).
+  auto dw = [&](int64_t c, int64_t hw, int64_t stride) {
+    return d.heuristic(problem("conv2d", {1, c, hw, hw, c, 3, 3},
+                               {{"groups", c}, {"pad_h", 1}, {"pad_w", 1}, {"stride_h", stride}, {"stride_w", stride}}),
+                       caps)
+        .get("impl");
+  };
+  CHECK(dw(960, 7, 1) == 7);
+  CHECK(dw(576, 14, 1) == 7);
+  CHECK(dw(32, 28, 1) == 6);
+  CHECK(dw(144, 56, 2) == 6);
+  CHECK(dw(32, 56, 3) == 3);
   auto gpu = caps;
   gpu.name = "vulkan";
   CHECK(d.heuristic(problem("conv2d", {1, 64, 56, 56, 64, 3, 3}), gpu).get("impl") == 5);  // implicit GEMM
@@ -166,6 +177,11 @@ TEST_CASE("conv family: tiny problems of every impl through the interpreter") {
        "impl=6 rb=3 rows=1", false},
       {problem("conv2d", {1, 1, 11, 40, 1, 5, 5}, {{"groups", 1}, {"dilation_w", 2}, {"pad_h", 2}, {"pad_w", 3}}),
        "impl=6 rb=16 rows=4", false},
+      // Rows under 32 inputs: the edge lines' window is the whole row as two
+      // overlapping lines.
+      {problem("conv2d", {1, 2, 6, 20, 2, 3, 3}, {{"groups", 2}, {"pad_h", 1}, {"pad_w", 1}}), "impl=6 rb=4 rows=4", false},
+      {problem("conv2d", {1, 2, 5, 31, 2, 3, 3}, {{"groups", 2}, {"stride_h", 2}, {"stride_w", 2}, {"pad_h", 1}, {"pad_w", 1}}),
+       "impl=6 rb=2 rows=1", false},
       // Small planes, fully unrolled: two output lines (the last overlapping),
       // taps across three input lines, stride 2, dilation, 5×5, 16 outputs.
       {problem("conv2d", {2, 2, 5, 7, 2, 3, 3}, {{"groups", 2}, {"pad_h", 1}, {"pad_w", 1}, {"bias", 1}, {"relu", 1}}), "impl=7",
