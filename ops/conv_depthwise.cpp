@@ -10,9 +10,11 @@
 // offsets held in registers, and each row goes in lines of 16 outputs that
 // never cross its end (the last one ends at OW, rewriting some outputs of
 // the one before with the same values); `rows` output rows go together,
-// sharing the input lines they have in common. Two accumulators per line
-// halve the FMA chain (3 or 4: no faster). Rows under 16 outputs compute
-// one line and store its first OW lanes. Zen 5, 1×144×56², 3×3 pad 1, 1
+// sharing the input lines they have in common (ops/conv_tap_sum.h sums the
+// taps). Rows under 16 outputs compute one line and store its first OW
+// lanes. This is the fallback where the kernels reading x directly do not
+// apply (column strides over 2, rows under 16 inputs or outputs on planes
+// over 256 outputs; conv_depthwise_direct.cpp, conv_depthwise_small.cpp). Zen 5, 1×144×56², 3×3 pad 1, 1
 // thread (kgen op --profile), the conv kernel: stride 1 0.17 ms (direct
 // kernel) -> 0.112 (rows=1) -> 0.073 (rows=4, rb=16); stride 2 0.083 ->
 // 0.038 -> 0.028.
@@ -23,6 +25,7 @@
 
 #include "dsl/dsl.h"
 #include "ops/conv.h"
+#include "ops/conv_tap_sum.h"
 
 namespace kgen::ops {
 
@@ -31,8 +34,6 @@ using namespace kgen::dsl;
 namespace {
 
 uint64_t u(int64_t v) { return ir::scalar_slot(uint32_t(v)); }
-
-constexpr uint32_t kChains = 2;  // independent FMA chains per line
 
 }  // namespace
 
@@ -74,7 +75,7 @@ ir::Kernel conv_depthwise_rows_kernel(const DepthwiseTile& g, bool bias, bool re
       std::map<std::tuple<uint32_t, uint32_t, uint32_t>, Value> loaded;
       std::vector<Value> out;
       for (uint32_t q = 0; q < nr; ++q) {
-        std::vector<Value> acc;
+        TapSum sum;
         for (uint32_t kh = 0; kh < KH; ++kh) {
           const uint32_t vh = kh * uint32_t(g.dh);
           for (uint32_t kw = 0; kw < KW; ++kw) {
@@ -82,18 +83,10 @@ ir::Kernel conv_depthwise_rows_kernel(const DepthwiseTile& g, bool bias, bool re
             const auto key = std::make_tuple(vh % uint32_t(g.sh), q + vh / uint32_t(g.sh), kw);
             auto it = loaded.find(key);
             if (it == loaded.end()) it = loaded.emplace(key, load_line(xq, at + uint64_t(q) * cast(u64, WQ) + off[t])).first;
-            if (acc.size() < kChains) acc.push_back(wv[t] * it->second);
-            else acc[t % kChains] = fma(wv[t], it->second, acc[t % kChains]);
+            sum.add(wv[t], it->second);
           }
         }
-        while (acc.size() > 1) {
-          acc[0] = acc[0] + acc.back();
-          acc.pop_back();
-        }
-        Value v = acc[0];
-        if (bias) v = v + bv;
-        if (relu) v = max(v, 0.0f);
-        out.push_back(v);
+        out.push_back(sum.result(bv, relu));
       }
       return out;
     };

@@ -28,6 +28,7 @@
 
 #include "dsl/dsl.h"
 #include "ops/conv.h"
+#include "ops/conv_tap_sum.h"
 
 namespace kgen::ops {
 
@@ -110,11 +111,6 @@ ir::Kernel conv_depthwise_direct_kernel(const ConvShape& s, int rb, int rows) {
     for (uint32_t t = 0; t < T; ++t) wv.push_back(splat(w[cast(u64, c) * uint64_t(T) + uint64_t(t)], 16));
     const Value bv = bias ? splat(b[c], 16) : Value();
     const Value lanes = lane_index(16), zero = splat(0.0f, 16);
-    auto finish = [&](Value v) {
-      if (bias) v = v + bv;
-      if (relu) v = max(v, 0.0f);
-      return v;
-    };
     // Tap kw of column line `cl` from the input row starting at `row`;
     // `window` caches the row's two loads of an edge line.
     auto tap = [&](const ColumnLine& cl, const Value& row, uint32_t kw, std::pair<Value, Value>* window) {
@@ -150,7 +146,7 @@ ir::Kernel conv_depthwise_direct_kernel(const ConvShape& s, int rb, int rows) {
         std::map<std::pair<uint32_t, uint32_t>, Value> loaded;  // (input row - ih0, kw)
         std::map<uint32_t, std::pair<Value, Value>> windows;
         for (uint32_t q = 0; q < nr; ++q) {
-          std::vector<Value> acc;
+          TapSum sum;
           for (uint32_t kh = 0; kh < KH; ++kh) {
             const uint32_t dr = q * SH + kh * DH;
             Value row = xplane + cast(u64, ih0 + int32_t(dr)) * uint64_t(Wd);
@@ -158,12 +154,10 @@ ir::Kernel conv_depthwise_direct_kernel(const ConvShape& s, int rb, int rows) {
               auto it = loaded.find({dr, kw});
               if (it == loaded.end()) it = loaded.emplace(std::make_pair(dr, kw), tap(cl, row, kw, &windows[dr])).first;
               const uint32_t t = kh * KW + kw;
-              if (acc.size() < 2) acc.push_back(wv[t] * it->second);
-              else acc[t % 2] = fma(wv[t], it->second, acc[t % 2]);
+              sum.add(wv[t], it->second);
             }
           }
-          Value v = acc.size() > 1 ? acc[0] + acc[1] : acc[0];
-          store_line(y, yplane + cast(u64, (r + q) * OW) + uint64_t(cl.c0), finish(v));
+          store_line(y, yplane + cast(u64, (r + q) * OW) + uint64_t(cl.c0), sum.result(bv, relu));
         }
       }
     };
@@ -180,7 +174,7 @@ ir::Kernel conv_depthwise_direct_kernel(const ConvShape& s, int rb, int rows) {
             for (uint32_t kw = 0; kw < KW; ++kw) acc = fma(wv[kh * KW + kw], tap(cl, row, kw, &window), acc.get());
           });
         }
-        store_line(y, yplane + cast(u64, r * OW) + uint64_t(cl.c0), finish(acc.get()));
+        store_line(y, yplane + cast(u64, r * OW) + uint64_t(cl.c0), TapSum::epilogue(acc.get(), bv, relu));
       }
     };
     // Interior rows: [ilo, ihi) (ih0 >= 0 and ih0 + (KH - 1)·DH < H).

@@ -21,6 +21,7 @@
 
 #include "dsl/dsl.h"
 #include "ops/conv.h"
+#include "ops/conv_tap_sum.h"
 
 namespace kgen::ops {
 
@@ -75,6 +76,7 @@ ir::Kernel conv_depthwise_small_kernel(const ConvShape& s) {
     std::vector<Value> wv;
     for (int64_t t = 0; t < T; ++t) wv.push_back(splat(w[cast(u64, c) * uint64_t(T) + uint64_t(t)], 16));
     const Value zero = splat(0.0f, 16);
+    const Value bv = bias ? splat(b[c], 16) : Value();
     // A constant lane mask: lanes where keep(i).
     auto mask = [&](auto&& keep) {
       std::vector<Value> l;
@@ -83,8 +85,7 @@ ir::Kernel conv_depthwise_small_kernel(const ConvShape& s) {
     };
     for (int64_t m = 0; m < out_lines; ++m) {
       const int64_t o0 = line_start(m, nout);
-      std::vector<Value> acc;
-      int taps = 0;
+      TapSum sum;
       for (int64_t kh = 0; kh < KH; ++kh)
         for (int64_t kw = 0; kw < KW; ++kw) {
           // Per lane: the input line and lane it reads (line -1: padding).
@@ -111,15 +112,9 @@ ir::Kernel conv_depthwise_small_kernel(const ConvShape& s) {
           }
           if (std::any_of(src.begin(), src.end(), [](const LineLane& ll) { return ll.line < 0; }))
             v = select(mask([&](int i) { return src[size_t(i)].line >= 0; }), v, zero);
-          const Value& wt = wv[size_t(kh * KW + kw)];
-          if (taps < 2) acc.push_back(wt * v);
-          else acc[size_t(taps % 2)] = fma(wt, v, acc[size_t(taps % 2)]);
-          ++taps;
+          sum.add(wv[size_t(kh * KW + kw)], v);
         }
-      Value r = acc.empty() ? zero : acc.size() > 1 ? acc[0] + acc[1] : acc[0];
-      if (bias) r = r + splat(b[c], 16);
-      if (relu) r = max(r, 0.0f);
-      store_line(y, ybase + uint64_t(o0), r);
+      store_line(y, ybase + uint64_t(o0), sum.result(bv, relu));
     }
   });
 }
