@@ -103,9 +103,10 @@ void plan_conv_depthwise_direct(Plan& pl, const ConvShape& s, int rb, int rows);
 // conv_depthwise_small.cpp): a plane per work-item, lines along the
 // flattened plane, taps built by constant shuffles; the kernel is
 // specialised to the whole geometry. Buffers: x, w, [bias], y.
+// padded (stride 1 only): taps as windows of the zero-padded plane.
 bool depthwise_small_fits(const ConvShape& s);
-ir::Kernel conv_depthwise_small_kernel(const ConvShape& s);
-void plan_conv_depthwise_small(Plan& pl, const ConvShape& s);
+ir::Kernel conv_depthwise_small_kernel(const ConvShape& s, bool padded);
+void plan_conv_depthwise_small(Plan& pl, const ConvShape& s, bool padded);
 
 // GEMM paths (compose with the matmul family's packed macro-kernel).
 // mr/nl/kc/mc/nc: ops::GemmTile.

@@ -11,10 +11,14 @@
 // for every output line and tap the kernel, specialised to the whole
 // geometry, builds the tap's inputs with constant shuffles of the input
 // lines they come from, padding lanes zeroed: no pre-pass, no scalar
-// stores. Zen 5, 1 thread (kgen op), 3×3 pad 1, against the pre-pass + rows
-// kernel (impl=3): 1×576×14² 0.063 -> 0.031 ms, 1×960×7² 0.064 -> 0.0075;
-// stride 2: 1×96×28² 0.048 -> 0.0074, 1×384×14² 0.071 -> 0.0092. Cold
-// compile 40 ms (7²) to 100 ms (14²).
+// stores. At stride 1 (`padded`, variant vp=1) the zero-padded plane is
+// built in registers once and each tap is a window of it at a constant
+// offset (see the kernel). Zen 5, 1 thread (kgen op), 3×3 pad 1, against the
+// pre-pass + rows kernel (impl=3): 1×576×14² 0.063 -> 0.031 ms (padded:
+// 0.0123, rows of WP = 16 make the kernel-row offsets whole lines),
+// 1×960×7² 0.064 -> 0.0075 (padded 0.0085); stride 2: 1×96×28² 0.048 ->
+// 0.0074, 1×384×14² 0.071 -> 0.0092. Cold compile 40 ms (7²) to 100 ms
+// (14²).
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -52,14 +56,15 @@ bool depthwise_small_fits(const ConvShape& s) {
          ins <= 1024;
 }
 
-ir::Kernel conv_depthwise_small_kernel(const ConvShape& s) {
+ir::Kernel conv_depthwise_small_kernel(const ConvShape& s, bool padded) {
   if (!depthwise_small_fits(s)) throw std::invalid_argument("conv_depthwise_small_kernel: shape not supported");
   const int64_t H = s.h, W = s.w, OH = s.oh(), OW = s.ow(), KH = s.kh, KW = s.kw, T = KH * KW;
   const int64_t nin = H * W, nout = OH * OW, in_lines = (nin + 15) / 16, out_lines = (nout + 15) / 16;
   const bool bias = s.bias, relu = s.relu;
   std::string name = "conv_depthwise_small";
   for (int64_t v : {H, W, KH, KW, s.sh, s.sw, s.dh, s.dw, s.pt, s.pl, s.pb, s.pr}) name += "_" + std::to_string(v);
-  name += std::string(bias ? "_bias" : "") + (relu ? "_relu" : "");
+  name += std::string(padded ? "_padded" : "") + (bias ? "_bias" : "") + (relu ? "_relu" : "");
+  if (padded && (s.sh != 1 || s.sw != 1)) throw std::invalid_argument("conv_depthwise_small_kernel: the padded plane needs stride 1");
   return kernel(name, [&](KernelBuilder& kb) {
     auto x = kb.input("x", f32);
     auto w = kb.input("w", f32);
@@ -83,46 +88,109 @@ ir::Kernel conv_depthwise_small_kernel(const ConvShape& s) {
       for (int i = 0; i < 16; ++i) l.push_back(constant(i32, keep(i) ? 1 : 0));
       return make_line(l) != 0;
     };
+    // The line whose lane i is lane src[i].lane of lines[src[i].line], or 0
+    // where src[i].line < 0: a shuffle per two source lines, merged by lane
+    // masks. Empty when every lane is 0.
+    auto gather = [&](const std::vector<Value>& lines, const std::vector<LineLane>& src) {
+      std::vector<int64_t> used;
+      for (const LineLane& ll : src)
+        if (ll.line >= 0 && std::find(used.begin(), used.end(), ll.line) == used.end()) used.push_back(ll.line);
+      Value v;
+      if (used.empty()) return v;
+      for (size_t k = 0; k < used.size(); k += 2) {
+        const int64_t la = used[k], lb = k + 1 < used.size() ? used[k + 1] : la;
+        auto mine = [&](int i) { return src[size_t(i)].line == la || src[size_t(i)].line == lb; };
+        std::vector<Value> l;
+        for (int i = 0; i < 16; ++i)
+          l.push_back(mine(i) ? extract(lines[size_t(src[size_t(i)].line)], int(src[size_t(i)].lane)) : extract(lines[size_t(la)], 0));
+        Value part = make_line(l);
+        v = k == 0 ? part : select(mask(mine), part, v);
+      }
+      if (std::any_of(src.begin(), src.end(), [](const LineLane& ll) { return ll.line < 0; }))
+        v = select(mask([&](int i) { return src[size_t(i)].line >= 0; }), v, zero);
+      return v;
+    };
+    // Input element (ih, iw) as a line and lane of `in`, or none outside x.
+    auto input_at = [&](int64_t ih, int64_t iw) {
+      return ih < 0 || ih >= H || iw < 0 || iw >= W ? LineLane{-1, -1} : line_lane(ih * W + iw, nin);
+    };
+    if (padded) {
+      // Stride 1: the zero-padded plane P (rows of WP = W + pl + pr) as
+      // lines in registers, built once; output (r, c) reads P at
+      // (r + kh·dh)·WP + c + kw·dw, so over "virtual" outputs v = r·WP + c
+      // each tap is P's lines at a constant offset: one two-line shuffle
+      // (none where the offset is a multiple of 16), no masks. The virtual
+      // lines' outputs are then gathered into the flattened output's lines
+      // (the WP - OW virtual columns per row dropped).
+      const int64_t WP = W + s.pl + s.pr, HP = H + s.pt + s.pb;
+      const int64_t vlines = (OH * WP + 15) / 16;
+      const int64_t off_max = (KH - 1) * s.dh * WP + (KW - 1) * s.dw;
+      const int64_t plines = std::max((HP * WP + 15) / 16, (16 * vlines + off_max + 15) / 16 + 1);
+      std::vector<Value> P;
+      for (int64_t p = 0; p < plines; ++p) {
+        std::vector<LineLane> src;
+        for (int i = 0; i < 16; ++i) {
+          const int64_t e = 16 * p + i;
+          src.push_back(e >= HP * WP ? LineLane{-1, -1} : input_at(e / WP - s.pt, e % WP - s.pl));
+        }
+        Value v = gather(in, src);
+        P.push_back(v.valid() ? v : zero);
+      }
+      std::map<int64_t, Value> windows;  // P from element e on, as a line
+      auto window = [&](int64_t e) {
+        auto it = windows.find(e);
+        if (it != windows.end()) return it->second;
+        Value v;
+        if (e % 16 == 0) {
+          v = P[size_t(e / 16)];
+        } else {
+          std::vector<Value> l;
+          for (int i = 0; i < 16; ++i) l.push_back(extract(P[size_t((e + i) / 16)], int((e + i) % 16)));
+          v = make_line(l);
+        }
+        return windows.emplace(e, v).first->second;
+      };
+      std::vector<Value> vout;
+      for (int64_t m = 0; m < vlines; ++m) {
+        TapSum sum;
+        for (int64_t kh = 0; kh < KH; ++kh)
+          for (int64_t kw = 0; kw < KW; ++kw) sum.add(wv[size_t(kh * KW + kw)], window(16 * m + kh * s.dh * WP + kw * s.dw));
+        vout.push_back(sum.result(bv, relu));
+      }
+      for (int64_t m = 0; m < out_lines; ++m) {
+        const int64_t o0 = line_start(m, nout);
+        std::vector<LineLane> src;
+        for (int i = 0; i < 16; ++i) {
+          const int64_t v = (o0 + i) / OW * WP + (o0 + i) % OW;
+          src.push_back({v / 16, v % 16});
+        }
+        store_line(y, ybase + uint64_t(o0), gather(vout, src));
+      }
+      return;
+    }
+    // Other strides: per output line and tap, the inputs each lane reads.
     for (int64_t m = 0; m < out_lines; ++m) {
       const int64_t o0 = line_start(m, nout);
       TapSum sum;
       for (int64_t kh = 0; kh < KH; ++kh)
         for (int64_t kw = 0; kw < KW; ++kw) {
-          // Per lane: the input line and lane it reads (line -1: padding).
-          std::vector<LineLane> src(16, LineLane{-1, -1});
-          std::vector<int64_t> used;
+          std::vector<LineLane> src;
           for (int i = 0; i < 16; ++i) {
             const int64_t o = o0 + i, r = o / OW, q = o % OW;
-            const int64_t ih = r * s.sh - s.pt + kh * s.dh, iw = q * s.sw - s.pl + kw * s.dw;
-            if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-            src[size_t(i)] = line_lane(ih * W + iw, nin);
-            if (std::find(used.begin(), used.end(), src[size_t(i)].line) == used.end()) used.push_back(src[size_t(i)].line);
+            src.push_back(input_at(r * s.sh - s.pt + kh * s.dh, q * s.sw - s.pl + kw * s.dw));
           }
-          if (used.empty()) continue;  // every lane in the padding
-          // A shuffle per two source lines, merged by lane masks.
-          Value v;
-          for (size_t k = 0; k < used.size(); k += 2) {
-            const int64_t la = used[k], lb = k + 1 < used.size() ? used[k + 1] : la;
-            auto mine = [&](int i) { return src[size_t(i)].line == la || src[size_t(i)].line == lb; };
-            std::vector<Value> l;
-            for (int i = 0; i < 16; ++i)
-              l.push_back(mine(i) ? extract(in[size_t(src[size_t(i)].line)], int(src[size_t(i)].lane)) : extract(in[size_t(la)], 0));
-            Value part = make_line(l);
-            v = k == 0 ? part : select(mask(mine), part, v);
-          }
-          if (std::any_of(src.begin(), src.end(), [](const LineLane& ll) { return ll.line < 0; }))
-            v = select(mask([&](int i) { return src[size_t(i)].line >= 0; }), v, zero);
-          sum.add(wv[size_t(kh * KW + kw)], v);
+          Value v = gather(in, src);
+          if (v.valid()) sum.add(wv[size_t(kh * KW + kw)], v);  // else every lane in the padding
         }
       store_line(y, ybase + uint64_t(o0), sum.result(bv, relu));
     }
   });
 }
 
-void plan_conv_depthwise_small(Plan& pl, const ConvShape& s) {
+void plan_conv_depthwise_small(Plan& pl, const ConvShape& s, bool padded) {
   const int bslot = 2, yslot = s.bias ? 3 : 2;
   Step st;
-  st.kernel = conv_depthwise_small_kernel(s);
+  st.kernel = conv_depthwise_small_kernel(s, padded);
   st.dims.grid = {uint32_t(s.c), uint32_t(s.n), 1};
   st.buffers = {0, 1};
   if (s.bias) st.buffers.push_back(bslot);

@@ -190,6 +190,13 @@ TEST_CASE("conv family: tiny problems of every impl through the interpreter") {
        "impl=7", false},
       {problem("conv2d", {1, 2, 8, 9, 2, 5, 5}, {{"groups", 2}, {"dilation_h", 2}, {"pad_h", 3}, {"pad_w", 2}}), "impl=7", false},
       {problem("conv2d", {1, 1, 4, 4, 1, 3, 3}, {{"groups", 1}, {"pad_h", 1}, {"pad_w", 1}}), "impl=7", false},
+      // The same through the zero-padded plane (stride 1): asymmetric and
+      // dilated padding, bias and ReLU, windows across P's lines.
+      {problem("conv2d", {2, 2, 5, 7, 2, 3, 3}, {{"groups", 2}, {"pad_h", 1}, {"pad_w", 1}, {"bias", 1}, {"relu", 1}}),
+       "impl=7 vp=1", false},
+      {problem("conv2d", {1, 2, 8, 9, 2, 5, 5}, {{"groups", 2}, {"dilation_h", 2}, {"pad_h", 3}, {"pad_w", 2}, {"pad_b", 1}, {"pad_r", 4}}),
+       "impl=7 vp=1", false},
+      {problem("conv2d", {1, 3, 14, 14, 3, 3, 3}, {{"groups", 3}, {"pad_h", 1}, {"pad_w", 1}}), "impl=7 vp=1", false},
       {problem("conv2d", {1, 4, 5, 4, 6, 3, 3}, {{"groups", 2}, {"pad_h", 1}, {"stride_w", 2}, {"bias", 1}}), "impl=4 wg=8 ocb=2",
        true},
       {problem("maxpool2d", {1, 2, 5, 6}, {{"kernel_h", 3}, {"kernel_w", 3}, {"stride_h", 2}, {"stride_w", 2}, {"pad_h", 1}, {"pad_w", 1}}),
