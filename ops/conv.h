@@ -103,10 +103,13 @@ void plan_conv_depthwise_direct(Plan& pl, const ConvShape& s, int rb, int rows);
 // conv_depthwise_small.cpp): a plane per work-item, lines along the
 // flattened plane, taps built by constant shuffles; the kernel is
 // specialised to the whole geometry. Buffers: x, w, [bias], y.
-// padded (stride 1 only): taps as windows of the zero-padded plane.
+// padded: taps as windows of the zero-padded plane's phase planes.
 bool depthwise_small_fits(const ConvShape& s);
 ir::Kernel conv_depthwise_small_kernel(const ConvShape& s, bool padded);
 void plan_conv_depthwise_small(Plan& pl, const ConvShape& s, bool padded);
+// The heuristic's form: the padded phase planes where their rows are wide
+// enough (see conv_ops.cpp).
+bool depthwise_small_padded_default(const ConvShape& s);
 
 // GEMM paths (compose with the matmul family's packed macro-kernel).
 // mr/nl/kc/mc/nc: ops::GemmTile.

@@ -11,14 +11,14 @@
 // for every output line and tap the kernel, specialised to the whole
 // geometry, builds the tap's inputs with constant shuffles of the input
 // lines they come from, padding lanes zeroed: no pre-pass, no scalar
-// stores. At stride 1 (`padded`, variant vp=1) the zero-padded plane is
-// built in registers once and each tap is a window of it at a constant
-// offset (see the kernel). Zen 5, 1 thread (kgen op), 3×3 pad 1, against the
-// pre-pass + rows kernel (impl=3): 1×576×14² 0.063 -> 0.031 ms (padded:
-// 0.0123, rows of WP = 16 make the kernel-row offsets whole lines),
-// 1×960×7² 0.064 -> 0.0075 (padded 0.0085); stride 2: 1×96×28² 0.048 ->
-// 0.0074, 1×384×14² 0.071 -> 0.0092. Cold compile 40 ms (7²) to 100 ms
-// (14²).
+// stores. With `padded` (variant vp=1) the zero-padded plane, split by the
+// stride into phase planes as the pre-pass would, is built in registers
+// once and each tap is a window of a phase plane at a constant offset (see
+// the kernel). Zen 5, 1 thread (kgen op), 3×3 pad 1, against the pre-pass +
+// rows kernel (impl=3): 1×576×14² 0.063 -> 0.031 ms (padded: 0.0123; rows
+// of 16 make the kernel-row offsets whole lines), 1×960×7² 0.064 -> 0.0075
+// (padded 0.0085); stride 2: 1×96×28² 0.048 -> 0.0074 (padded 0.0057),
+// 1×384×14² 0.071 -> 0.0092 (0.0048). Cold compile 40-100 ms.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -64,7 +64,6 @@ ir::Kernel conv_depthwise_small_kernel(const ConvShape& s, bool padded) {
   std::string name = "conv_depthwise_small";
   for (int64_t v : {H, W, KH, KW, s.sh, s.sw, s.dh, s.dw, s.pt, s.pl, s.pb, s.pr}) name += "_" + std::to_string(v);
   name += std::string(padded ? "_padded" : "") + (bias ? "_bias" : "") + (relu ? "_relu" : "");
-  if (padded && (s.sh != 1 || s.sw != 1)) throw std::invalid_argument("conv_depthwise_small_kernel: the padded plane needs stride 1");
   return kernel(name, [&](KernelBuilder& kb) {
     auto x = kb.input("x", f32);
     auto w = kb.input("w", f32);
@@ -115,31 +114,38 @@ ir::Kernel conv_depthwise_small_kernel(const ConvShape& s, bool padded) {
       return ih < 0 || ih >= H || iw < 0 || iw >= W ? LineLane{-1, -1} : line_lane(ih * W + iw, nin);
     };
     if (padded) {
-      // Stride 1: the zero-padded plane P (rows of WP = W + pl + pr) as
-      // lines in registers, built once; output (r, c) reads P at
-      // (r + kh·dh)·WP + c + kw·dw, so over "virtual" outputs v = r·WP + c
-      // each tap is P's lines at a constant offset: one two-line shuffle
-      // (none where the offset is a multiple of 16), no masks. The virtual
-      // lines' outputs are then gathered into the flattened output's lines
-      // (the WP - OW virtual columns per row dropped).
+      // The zero-padded plane P (HP × WP) split by stride into SH·SW phase
+      // planes of HQ × WQ (as the pre-pass lays out xq), as lines in
+      // registers, built once. Output (r, c) reads tap (kh, kw) in phase
+      // (kh·dh % sh, kw·dw % sw) at (r + kh·dh / sh, c + kw·dw / sw), so
+      // over "virtual" outputs v = r·WQ + c each tap is a phase plane's
+      // lines at a constant offset: one two-line shuffle (none where the
+      // offset is a multiple of 16), no masks. The virtual lines' outputs
+      // are then gathered into the flattened output's lines (the WQ - OW
+      // virtual columns per row dropped).
+      const int64_t SH = s.sh, SW = s.sw;
       const int64_t WP = W + s.pl + s.pr, HP = H + s.pt + s.pb;
-      const int64_t vlines = (OH * WP + 15) / 16;
-      const int64_t off_max = (KH - 1) * s.dh * WP + (KW - 1) * s.dw;
-      const int64_t plines = std::max((HP * WP + 15) / 16, (16 * vlines + off_max + 15) / 16 + 1);
-      std::vector<Value> P;
-      for (int64_t p = 0; p < plines; ++p) {
-        std::vector<LineLane> src;
-        for (int i = 0; i < 16; ++i) {
-          const int64_t e = 16 * p + i;
-          src.push_back(e >= HP * WP ? LineLane{-1, -1} : input_at(e / WP - s.pt, e % WP - s.pl));
-        }
-        Value v = gather(in, src);
-        P.push_back(v.valid() ? v : zero);
-      }
-      std::map<int64_t, Value> windows;  // P from element e on, as a line
-      auto window = [&](int64_t e) {
-        auto it = windows.find(e);
+      const int64_t HQ = (HP + SH - 1) / SH, WQ = (WP + SW - 1) / SW;
+      const int64_t vlines = (OH * WQ + 15) / 16;
+      const int64_t off_max = (KH - 1) * s.dh / SH * WQ + (KW - 1) * s.dw / SW;
+      const int64_t plines = std::max((HQ * WQ + 15) / 16, (16 * vlines + off_max + 15) / 16 + 1);
+      std::vector<std::vector<Value>> phase(size_t(SH * SW));
+      for (int64_t ph = 0; ph < SH; ++ph)
+        for (int64_t pw = 0; pw < SW; ++pw)
+          for (int64_t p = 0; p < plines; ++p) {
+            std::vector<LineLane> src;
+            for (int i = 0; i < 16; ++i) {
+              const int64_t e = 16 * p + i, pr = e / WQ * SH + ph, pc = e % WQ * SW + pw;  // P's row and column
+              src.push_back(e >= HQ * WQ || pr >= HP || pc >= WP ? LineLane{-1, -1} : input_at(pr - s.pt, pc - s.pl));
+            }
+            Value v = gather(in, src);
+            phase[size_t(ph * SW + pw)].push_back(v.valid() ? v : zero);
+          }
+      std::map<std::pair<int64_t, int64_t>, Value> windows;  // (phase, e): the phase plane from e on
+      auto window = [&](int64_t ph, int64_t e) {
+        auto it = windows.find({ph, e});
         if (it != windows.end()) return it->second;
+        const std::vector<Value>& P = phase[size_t(ph)];
         Value v;
         if (e % 16 == 0) {
           v = P[size_t(e / 16)];
@@ -148,20 +154,23 @@ ir::Kernel conv_depthwise_small_kernel(const ConvShape& s, bool padded) {
           for (int i = 0; i < 16; ++i) l.push_back(extract(P[size_t((e + i) / 16)], int((e + i) % 16)));
           v = make_line(l);
         }
-        return windows.emplace(e, v).first->second;
+        return windows.emplace(std::make_pair(ph, e), v).first->second;
       };
       std::vector<Value> vout;
       for (int64_t m = 0; m < vlines; ++m) {
         TapSum sum;
         for (int64_t kh = 0; kh < KH; ++kh)
-          for (int64_t kw = 0; kw < KW; ++kw) sum.add(wv[size_t(kh * KW + kw)], window(16 * m + kh * s.dh * WP + kw * s.dw));
+          for (int64_t kw = 0; kw < KW; ++kw) {
+            const int64_t vh = kh * s.dh, vw = kw * s.dw;
+            sum.add(wv[size_t(kh * KW + kw)], window(vh % SH * SW + vw % SW, 16 * m + vh / SH * WQ + vw / SW));
+          }
         vout.push_back(sum.result(bv, relu));
       }
       for (int64_t m = 0; m < out_lines; ++m) {
         const int64_t o0 = line_start(m, nout);
         std::vector<LineLane> src;
         for (int i = 0; i < 16; ++i) {
-          const int64_t v = (o0 + i) / OW * WP + (o0 + i) % OW;
+          const int64_t v = (o0 + i) / OW * WQ + (o0 + i) % OW;
           src.push_back({v / 16, v % 16});
         }
         store_line(y, ybase + uint64_t(o0), gather(vout, src));
@@ -185,6 +194,11 @@ ir::Kernel conv_depthwise_small_kernel(const ConvShape& s, bool padded) {
       store_line(y, ybase + uint64_t(o0), sum.result(bv, relu));
     }
   });
+}
+
+bool depthwise_small_padded_default(const ConvShape& s) {
+  const int64_t wq = (s.w + s.pl + s.pr + s.sw - 1) / s.sw;
+  return wq >= (s.sh * s.sw > 1 ? 8 : 12);
 }
 
 void plan_conv_depthwise_small(Plan& pl, const ConvShape& s, bool padded) {

@@ -91,7 +91,7 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
   }
   if (depthwise_small_fits(s)) {
     out.push_back(Variant{}.set("impl", kDepthwiseSmall));
-    if (s.sh == 1 && s.sw == 1) out.push_back(Variant{}.set("impl", kDepthwiseSmall).set("vp", 1));
+    out.push_back(Variant{}.set("impl", kDepthwiseSmall).set("vp", 1));
   }
   if (depthwise_direct_fits(s))
     for (int rb : {4, 16})
@@ -144,12 +144,14 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // row at a time is as fast as 2 or 4).
   // Small planes fully unrolled (1 thread, against impl=3: 1×576×14² 3×3
   // 0.063 -> 0.031 ms, 1×960×7² 0.064 -> 0.0075, at stride 2 1×96×28²
-  // 0.048 -> 0.0074, 1×384×14² 0.071 -> 0.0092); through the padded plane
-  // where its rows are 12+ wide (14² 0.031 -> 0.012; 10² and 12² even,
-  // 7² 10-15% slower, 14² 5×5 even).
+  // 0.048 -> 0.0074, 1×384×14² 0.071 -> 0.0092); through the padded phase
+  // planes where their rows are wide enough: 12+ at stride 1 (14² 0.031 ->
+  // 0.012, 11² 1.2x faster, 9²-10² and 14² 5×5 even, 7² 10-15% slower), 8+
+  // at stride 2 (1×384×14² 0.0083 -> 0.0048, 1×96×28² 0.0113 -> 0.0057,
+  // 15² 5×5 1.17x faster; 7² 12% slower).
   if (depthwise_small_fits(s)) {
     Variant v = Variant{}.set("impl", kDepthwiseSmall);
-    return s.sh == 1 && s.sw == 1 && s.w + s.pl + s.pr >= 12 ? v.set("vp", 1) : v;
+    return depthwise_small_padded_default(s) ? v.set("vp", 1) : v;
   }
   if (depthwise_direct_fits(s))
     return Variant{}.set("impl", kDepthwiseDirect).set("rb", dw_rb).set("rows", s.sw == 1 ? 4 : 1);
@@ -221,7 +223,6 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     case kDepthwiseSmall:
       if (!depthwise_small_fits(s))
         throw std::invalid_argument("conv2d: impl=7 (depthwise small) needs groups == C == OC and 16..256 outputs, 16..1024 inputs per plane");
-      if (v.get("vp", 0) && (s.sh != 1 || s.sw != 1)) throw std::invalid_argument("conv2d: impl=7 vp=1 (the padded plane) needs stride 1");
       plan_conv_depthwise_small(pl, s, v.get("vp", 0) != 0);
       return pl;
     case kIm2col: plan_conv_im2col_gemm(pl, nio, s, v, caps); return pl;
