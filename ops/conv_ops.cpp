@@ -139,9 +139,6 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // 0.112 -> 0.073 ms at stride 1, 0.038 -> 0.028 at 2), 16 rows per
   // work-item unless that leaves under 64 work-items.
   const int dw_rb = s.n * s.c * ((s.oh() + 15) / 16) >= 64 ? 16 : 4;
-  // Straight from x where the rows allow (1×144×56² 3×3 pad 1, 1 thread:
-  // stride 1 0.117 -> 0.060 ms, stride 2 0.104 -> 0.028; at stride 2 one
-  // row at a time is as fast as 2 or 4).
   // Small planes fully unrolled (1 thread, against impl=3: 1×576×14² 3×3
   // 0.063 -> 0.031 ms, 1×960×7² 0.064 -> 0.0075, at stride 2 1×96×28²
   // 0.048 -> 0.0074, 1×384×14² 0.071 -> 0.0092); through the padded phase
@@ -153,6 +150,9 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     Variant v = Variant{}.set("impl", kDepthwiseSmall);
     return depthwise_small_padded_default(s) ? v.set("vp", 1) : v;
   }
+  // Straight from x where the rows allow (1×144×56² 3×3 pad 1, 1 thread:
+  // stride 1 0.117 -> 0.060 ms, stride 2 0.104 -> 0.028; at stride 2 one
+  // row at a time is as fast as 2 or 4).
   if (depthwise_direct_fits(s))
     return Variant{}.set("impl", kDepthwiseDirect).set("rb", dw_rb).set("rows", s.sw == 1 ? 4 : 1);
   if (depthwise_rows_fit(s)) return Variant{}.set("impl", kDepthwise).set("rb", dw_rb).set("rows", 4);
@@ -179,6 +179,18 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   } else if (ocg <= 2) ocb = int(ocg), lines = 8;
   else if (ocg <= 4) ocb = 4, lines = 6;
   else if (ocg <= 6) ocb = 6, lines = 4;
+  else {
+    // Of the 24-accumulator blocks, the one computing the fewest padded
+    // positions × channels (the default 8 × 3 on a tie): on small maps 3
+    // lines can overshoot a plane's virtual positions by half (7×7 pad 1:
+    // 63 of them, 96 computed; 4 lines: 64). Zen 5, 1 thread, 1×512×7²
+    // 512->512 3×3: 2.66 -> 1.41-1.61 ms.
+    auto work = [&](int64_t b, int64_t l) {
+      return ((s.virtual_positions() + 16 * l - 1) / (16 * l) * 16 * l) * ((ocg + b - 1) / b * b);
+    };
+    for (auto [b, l] : {std::pair{6, 4}, {4, 6}, {12, 2}})
+      if (work(b, l) * 20 < work(ocb, lines) * 19) ocb = b, lines = l;  // 5% less
+  }
   // Enough workgroups for the threads: fewer blocks per group on small maps.
   const int64_t blocks = (s.virtual_positions() + 16 * lines - 1) / (16 * lines);
   const int pb = blocks * s.n >= 64 ? 4 : blocks * s.n >= 16 ? 2 : 1;
@@ -351,7 +363,10 @@ void register_conv_ops() {
                       conv(1, 144, 56, 56, 144, 3, 3, with({{"groups", 144}, {"stride_h", 2}, {"stride_w", 2}})),
                       conv(1, 576, 14, 14, 576, 3, 3, with({{"groups", 576}})),
                       conv(1, 960, 7, 7, 960, 3, 3, with({{"groups", 960}})),
-                      conv(1, 24, 56, 56, 144, 1, 1)};
+                      conv(1, 24, 56, 56, 144, 1, 1),
+                      // ResNet's late 3×3 layers: small maps, many channels.
+                      conv(1, 256, 14, 14, 256, 3, 3, pad1),
+                      conv(1, 512, 7, 7, 512, 3, 3, pad1)};
   register_op(std::move(d));
   register_pool_ops();
 }
