@@ -79,6 +79,21 @@ ir::Kernel conv_direct_kernel(const DirectTile& t, bool bias, bool relu);
 // wp[g][ob][j][OCB] from w (zero past OCg). One work-item per (j, ob, g).
 ir::Kernel conv_pack_direct_weights_kernel(int ocb);
 void plan_conv_direct(Plan& pl, size_t nio, const ConvShape& s, const DirectTile& t);
+// Appends the repack of w into wp (OCB channels contiguous per entry) and
+// returns wp's slot.
+int plan_conv_pack_direct_weights(Plan& pl, size_t nio, const ConvShape& s, int ocb);
+
+// CPU direct kernel with lines along output channels (ops/conv_direct_oc.cpp):
+// PB consecutive outputs of a row × 16·NL channels per work-item, for small
+// maps with many channels. Buffers: xq, tab, wp, [bias], y.
+struct DirectOcTile {
+  int pb = 7, nl = 4;
+};
+DirectOcTile direct_oc_tile(const ConvShape& s, const TargetCaps& caps);
+int direct_oc_chunk(const ConvShape& s, const TargetCaps& caps, int nl);  // pb: a row in equal chunks
+bool direct_oc_fits(const ConvShape& s, const DirectOcTile& t, const TargetCaps& caps);
+ir::Kernel conv_direct_oc_kernel(int pb, int nl, bool bias, bool relu);
+void plan_conv_direct_oc(Plan& pl, size_t nio, const ConvShape& s, const DirectOcTile& t);
 
 // CPU depthwise (groups == C == OC, KH·KW <= 49; ops/conv_depthwise.cpp):
 // rb output rows of one channel per work-item, `rows` of them at a time

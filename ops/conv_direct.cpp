@@ -160,6 +160,18 @@ ir::Kernel conv_direct_kernel(const DirectTile& t, bool bias, bool relu) {
   });
 }
 
+int plan_conv_pack_direct_weights(Plan& pl, size_t nio, const ConvShape& s, int ocb) {
+  const int64_t J = s.cg() * s.taps(), ob = (s.ocg() + ocb - 1) / ocb;
+  const int wp = pl.add_temp(nio, size_t(s.groups * ob * J * ocb) * 4);
+  Step st;
+  st.kernel = conv_pack_direct_weights_kernel(ocb);
+  st.dims.grid = {groups_for(J, kPackChunk), uint32_t(ob), uint32_t(s.groups)};
+  st.buffers = {1, wp};  // w, wp
+  st.scalars = {u(J), u(s.ocg()), u(ob)};
+  pl.steps.push_back(std::move(st));
+  return wp;
+}
+
 void plan_conv_direct(Plan& pl, size_t nio, const ConvShape& s, const DirectTile& t) {
   const int64_t BW = 16 * t.lines;
   const int64_t nblocks = (s.virtual_positions() + BW - 1) / BW;
@@ -167,16 +179,8 @@ void plan_conv_direct(Plan& pl, size_t nio, const ConvShape& s, const DirectTile
   ConvPrep pr = plan_conv_prep(pl, nio, s, 0, s.wq() + BW + 16);
   const int64_t J = s.cg() * s.taps();
   const int64_t ob = (s.ocg() + t.ocb - 1) / t.ocb;
-  const int wslot = 1, bslot = 2, yslot = s.bias ? 3 : 2;
-  int wp = pl.add_temp(nio, size_t(s.groups * ob * J * t.ocb) * 4);
-  {
-    Step st;
-    st.kernel = conv_pack_direct_weights_kernel(t.ocb);
-    st.dims.grid = {groups_for(J, kPackChunk), uint32_t(ob), uint32_t(s.groups)};
-    st.buffers = {wslot, wp};
-    st.scalars = {u(J), u(s.ocg()), u(ob)};
-    pl.steps.push_back(std::move(st));
-  }
+  const int bslot = 2, yslot = s.bias ? 3 : 2;
+  const int wp = plan_conv_pack_direct_weights(pl, nio, s, t.ocb);
   Step st;
   st.kernel = conv_direct_kernel(t, s.bias, s.relu);
   st.dims.grid = {groups_for(nblocks, t.pb), uint32_t(s.groups * ob), uint32_t(s.n)};

@@ -85,7 +85,8 @@ TEST_CASE("conv2d: every candidate of small problems, CPU 1 and 2 threads") {
       // an offset), dilated rows (shared two rows apart).
       problem("conv2d", {1, 3, 15, 37, 3, 3, 3}, {{"groups", 3}, {"stride_h", 2}, {"stride_w", 2}, {"pad_h", 1}, {"pad_w", 1}, {"bias", 1}}),
       problem("conv2d", {2, 2, 13, 20, 2, 3, 3}, {{"groups", 2}, {"dilation_h", 2}, {"pad_h", 2}, {"pad_w", 1}, {"relu", 1}}),
-      problem("conv2d", {1, 3, 10, 45, 3, 5, 5}, {{"groups", 3}, {"dilation_w", 2}, {"pad_h", 2}, {"pad_w", 4}, {"pad_r", 2}})};
+      problem("conv2d", {1, 3, 10, 45, 3, 5, 5}, {{"groups", 3}, {"dilation_w", 2}, {"pad_h", 2}, {"pad_w", 4}, {"pad_r", 2}}),
+      problem("conv2d", {1, 5, 7, 15, 36, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}})};
   for (unsigned t : {1u, 2u}) {
     auto dev = cpu(t);
     CAPTURE(t);
@@ -199,6 +200,12 @@ TEST_CASE("conv family: tiny problems of every impl through the interpreter") {
       {problem("conv2d", {1, 3, 14, 14, 3, 3, 3}, {{"groups", 3}, {"pad_h", 1}, {"pad_w", 1}}), "impl=7 vp=1", false},
       {problem("conv2d", {1, 2, 9, 9, 2, 3, 3}, {{"groups", 2}, {"stride_h", 2}, {"stride_w", 2}, {"pad_h", 1}, {"pad_w", 1}}),
        "impl=7 vp=1", false},
+      // Lines along output channels: an OC edge block (20 = 16 + 4), groups,
+      // a row in chunks (the last overlapping), stride 2, bias and ReLU.
+      {problem("conv2d", {1, 4, 6, 9, 40, 3, 3}, {{"groups", 2}, {"pad_h", 1}, {"pad_w", 1}, {"bias", 1}, {"relu", 1}}),
+       "impl=8 pb=4 nl=1", false},
+      {problem("conv2d", {2, 3, 9, 11, 33, 3, 3}, {{"stride_h", 2}, {"stride_w", 2}, {"pad_h", 1}, {"pad_w", 1}}),
+       "impl=8 pb=6 nl=2", false},
       {problem("conv2d", {1, 2, 11, 10, 2, 5, 3}, {{"groups", 2}, {"stride_h", 2}, {"stride_w", 3}, {"dilation_h", 2}, {"pad_h", 4}, {"pad_w", 1}, {"pad_r", 2}}),
        "impl=7 vp=1", false},
       {problem("conv2d", {1, 4, 5, 4, 6, 3, 3}, {{"groups", 2}, {"pad_h", 1}, {"stride_w", 2}, {"bias", 1}}), "impl=4 wg=8 ocb=2",

@@ -1,0 +1,149 @@
+// CPU direct convolution with lines along output channels, for small maps
+// with many channels (ResNet's 14×14 and 7×7 layers).
+//
+// The direct kernel (conv_direct.cpp) runs its lines along virtual
+// positions: on a 7×7 map (rows of 9 with the padding) a plane is 63 of
+// them, 4 lines, and the positions are what its register block runs out
+// of. Here a work-item owns PB consecutive outputs of one output row and
+// 16·NL output channels: per (input channel, tap) it broadcasts the PB
+// inputs (consecutive in the pre-passed xq) and loads NL lines of packed
+// weights (wp, 16·NL channels contiguous per entry), PB·NL FMAs. Outputs
+// then go out as scalars, 16 channels apart in y: few against the
+// Cg·KH·KW·PB·NL FMAs of a block. A row's last chunk ends at OW (rewriting
+// outputs of the one before with the same values).
+// Zen 5, 3×3 pad 1 (kgen op), against the direct kernel: 1 thread
+// 1×256×14² 1.25 -> 1.05 ms (nl=2, pb=14), 1×128×28² 1.02 -> 0.94; 2
+// threads 8×256×14² 4.47 -> 3.71. Not 7×7: 4 lines of channels stream the
+// packed weights from beyond L2 (1.2 MB per block of 64 at 512 channels)
+// and 2 lines × 7 outputs do too little per weight (1.88 ms against 1.44).
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "dsl/dsl.h"
+#include "ops/conv.h"
+
+namespace kgen::ops {
+
+using namespace kgen::dsl;
+
+namespace {
+
+uint64_t u(int64_t v) { return ir::scalar_slot(uint32_t(v)); }
+
+}  // namespace
+
+ir::Kernel conv_direct_oc_kernel(int pb, int nl, bool bias, bool relu) {
+  const uint32_t PB = uint32_t(pb), NL = uint32_t(nl), OCB = 16 * NL;
+  const std::string name = "conv_direct_oc_pb" + std::to_string(PB) + "_nl" + std::to_string(NL) + (bias ? "_bias" : "") +
+                           (relu ? "_relu" : "");
+  return kernel(name, [&](KernelBuilder& kb) {
+    auto xq = kb.input("xq", f32);
+    auto tab = kb.input("tab", u32);
+    auto wp = kb.input("wp", f32);
+    Array b;
+    if (bias) b = kb.input("b", f32);
+    auto y = kb.output("y", f32);
+    auto J = kb.scalar("count", u32);  // Cg·T
+    auto C = kb.scalar("c", u32);
+    auto CG = kb.scalar("cg", u32);
+    auto CS = kb.scalar("chan_stride", u32);
+    auto OCG = kb.scalar("ocg", u32);
+    auto OB = kb.scalar("oblocks", u32);  // OC blocks per group
+    auto OC = kb.scalar("oc", u32);
+    auto OH = kb.scalar("oh", u32);
+    auto OW = kb.scalar("ow", u32);
+    auto WQ = kb.scalar("wq", u32);
+    auto NC = kb.scalar("chunks", u32);  // chunks of PB outputs per row
+    kb.workgroup(1);
+    // Group x: (row, chunk) with chunks fastest; y: (group, OC block); z: n.
+    Value gx = group_id(0), gy = group_id(1), n = group_id(2);
+    Value r = gx / NC, k = gx - r * NC;
+    Value c0 = min(k * PB, OW - PB);  // the last chunk ends at OW
+    Value g = gy / OB, ob = gy - g * OB;
+    Value oc0 = ob * OCB;  // within the group
+    Value xbase = cast(u64, n * C + g * CG) * cast(u64, CS) + cast(u64, r * WQ + c0);
+    Value wbase = cast(u64, gy * J) * uint64_t(OCB);
+    std::vector<Var> acc;
+    for (uint32_t i = 0; i < PB * NL; ++i) acc.push_back(var(splat(0.0f, 16)));
+    for_range(0u, J, [&](Value j) {
+      Value at = xbase + cast(u64, tab[j]);
+      Value wj = wbase + cast(u64, j) * uint64_t(OCB);
+      std::vector<Value> wl;
+      for (uint32_t l = 0; l < NL; ++l) wl.push_back(load_line(wp, wj + uint64_t(16 * l)));
+      for (uint32_t i = 0; i < PB; ++i) {
+        Value xv = splat(xq[at + uint64_t(i)], 16);
+        for (uint32_t l = 0; l < NL; ++l) acc[i * NL + l] = fma(xv, wl[l], acc[i * NL + l]);
+      }
+    });
+    // Output (oc0 + 16l + lane, r, c0 + i): channel planes OH·OW apart.
+    Value plane = OH * OW;
+    Value ybase = cast(u64, n * OC + g * OCG + oc0) * cast(u64, plane) + cast(u64, r * OW + c0);
+    auto put = [&](bool guarded) {
+      for (uint32_t l = 0; l < NL; ++l) {
+        Value bl;
+        if (bias) {
+          std::vector<Value> lanes;
+          for (uint32_t e = 0; e < 16; ++e) lanes.push_back(b[g * OCG + min(oc0 + (16 * l + e), OCG - 1u)]);
+          bl = make_line(lanes);
+        }
+        for (uint32_t i = 0; i < PB; ++i) {
+          Value v = acc[i * NL + l].get();
+          if (bias) v = v + bl;
+          if (relu) v = max(v, 0.0f);
+          for (uint32_t e = 0; e < 16; ++e) {
+            auto store = [&] { y[ybase + cast(u64, (16u * l + e)) * cast(u64, plane) + uint64_t(i)] = v.lane(int(e)); };
+            if (guarded) if_(oc0 + (16 * l + e) < OCG, store);
+            else store();
+          }
+        }
+      }
+    };
+    if_(oc0 + OCB <= OCG, [&] { put(false); }).else_([&] { put(true); });
+  });
+}
+
+// PB outputs per chunk (at most OW) and NL lines of channels: PB·NL
+// accumulators + NL weight lines within the register file (the broadcast
+// folds into the FMA's memory operand).
+int vector_registers(const TargetCaps& caps) { return caps.vector_bits >= 512 ? 32 : 16; }
+
+// A row in equal chunks of at most 14 outputs (and what the registers
+// hold): a last chunk overlapping the one before would repeat its work.
+int direct_oc_chunk(const ConvShape& s, const TargetCaps& caps, int nl) {
+  const int64_t most = std::min<int64_t>(14, (vector_registers(caps) - nl) / nl);
+  const int64_t chunks = (s.ow() + most - 1) / most;
+  return int((s.ow() + chunks - 1) / chunks);
+}
+
+DirectOcTile direct_oc_tile(const ConvShape& s, const TargetCaps& caps) {
+  DirectOcTile t;
+  t.nl = s.ocg() >= 32 ? 2 : 1;
+  t.pb = direct_oc_chunk(s, caps, t.nl);
+  return t;
+}
+
+bool direct_oc_fits(const ConvShape& s, const DirectOcTile& t, const TargetCaps& caps) {
+  return t.nl >= 1 && t.nl <= 4 && t.pb >= 1 && t.pb <= s.ow() && t.pb * t.nl + t.nl <= vector_registers(caps);
+}
+
+void plan_conv_direct_oc(Plan& pl, size_t nio, const ConvShape& s, const DirectOcTile& t) {
+  // Every read is inside a channel's phase planes: real positions only.
+  ConvPrep pr = plan_conv_prep(pl, nio, s, 0, 16);
+  const int64_t J = s.cg() * s.taps(), ocb = 16 * t.nl;
+  const int64_t ob = (s.ocg() + ocb - 1) / ocb;
+  const int bslot = 2, yslot = s.bias ? 3 : 2;
+  const int wp = plan_conv_pack_direct_weights(pl, nio, s, int(ocb));
+  const int64_t chunks = (s.ow() + t.pb - 1) / t.pb;
+  Step st;
+  st.kernel = conv_direct_oc_kernel(t.pb, t.nl, s.bias, s.relu);
+  st.dims.grid = {uint32_t(s.oh() * chunks), uint32_t(s.groups * ob), uint32_t(s.n)};
+  st.buffers = {pr.xq, pr.tab, wp};
+  if (s.bias) st.buffers.push_back(bslot);
+  st.buffers.push_back(yslot);
+  st.scalars = {u(J),    u(s.c),    u(s.cg()), u(s.chan_stride()), u(s.ocg()), u(ob),
+                u(s.oc), u(s.oh()), u(s.ow()), u(s.wq()),          u(chunks)};
+  pl.steps.push_back(std::move(st));
+}
+
+}  // namespace kgen::ops
