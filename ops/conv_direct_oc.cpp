@@ -8,8 +8,8 @@
 // 16·NL output channels: per (input channel, tap) it broadcasts the PB
 // inputs (consecutive in the pre-passed xq) and loads NL lines of packed
 // weights (wp, 16·NL channels contiguous per entry), PB·NL FMAs. Outputs
-// then go out as scalars, 16 channels apart in y: few against the
-// Cg·KH·KW·PB·NL FMAs of a block. A row's last chunk ends at OW (rewriting
+// then go out as scalars, channel by channel: few against the Cg·KH·KW·PB·NL
+// FMAs of a block. A row's last chunk ends at OW (rewriting
 // outputs of the one before with the same values).
 // Zen 5, 3×3 pad 1 (kgen op), against the direct kernel: 1 thread
 // 1×256×14² 1.25 -> 1.05 ms (nl=2, pb=14), 1×128×28² 1.02 -> 0.94; 2
@@ -76,30 +76,25 @@ ir::Kernel conv_direct_oc_kernel(int pb, int nl, bool bias, bool relu) {
         for (uint32_t l = 0; l < NL; ++l) acc[i * NL + l] = fma(xv, wl[l], acc[i * NL + l]);
       }
     });
-    // Output (oc0 + 16l + lane, r, c0 + i): channel planes OH·OW apart.
+    // Output (oc0 + e, r, c0 + i): channel planes OH·OW apart. The block goes
+    // through a stack copy, channel by channel in a runtime loop: unrolled
+    // over lanes, its PB·16·NL scalar stores took the kernel's compile to
+    // 500 ms.
     Value plane = OH * OW;
     Value ybase = cast(u64, n * OC + g * OCG + oc0) * cast(u64, plane) + cast(u64, r * OW + c0);
-    auto put = [&](bool guarded) {
-      for (uint32_t l = 0; l < NL; ++l) {
-        Value bl;
-        if (bias) {
-          std::vector<Value> lanes;
-          for (uint32_t e = 0; e < 16; ++e) lanes.push_back(b[g * OCG + min(oc0 + (16 * l + e), OCG - 1u)]);
-          bl = make_line(lanes);
-        }
-        for (uint32_t i = 0; i < PB; ++i) {
-          Value v = acc[i * NL + l].get();
-          if (bias) v = v + bl;
-          if (relu) v = max(v, 0.0f);
-          for (uint32_t e = 0; e < 16; ++e) {
-            auto store = [&] { y[ybase + cast(u64, (16u * l + e)) * cast(u64, plane) + uint64_t(i)] = v.lane(int(e)); };
-            if (guarded) if_(oc0 + (16 * l + e) < OCG, store);
-            else store();
-          }
-        }
+    Array block = shared_array(f32, int64_t(PB) * OCB);
+    for (uint32_t i = 0; i < PB; ++i)
+      for (uint32_t l = 0; l < NL; ++l) store_line(block, constant(u32, (i * NL + l) * 16), acc[i * NL + l].get());
+    for_range(0u, min(OCG - oc0, OCB), [&](Value e) {
+      Value bias_e = bias ? Value(b[g * OCG + oc0 + e]) : Value();
+      Value at = ybase + cast(u64, e) * cast(u64, plane);
+      for (uint32_t i = 0; i < PB; ++i) {
+        Value v = block[e + i * OCB];
+        if (bias) v = v + bias_e;
+        if (relu) v = max(v, 0.0f);
+        y[at + uint64_t(i)] = v;
       }
-    };
-    if_(oc0 + OCB <= OCG, [&] { put(false); }).else_([&] { put(true); });
+    });
   });
 }
 
