@@ -17,6 +17,7 @@
 
 #include "dsl/dsl.h"
 #include "ops/conv.h"
+#include "ops/conv_direct_args.h"
 
 namespace kgen::ops {
 
@@ -72,22 +73,10 @@ ir::Kernel conv_direct_kernel(const DirectTile& t, bool bias, bool relu) {
   std::string name = "conv_direct_ocb" + std::to_string(t.ocb) + "_l" + std::to_string(t.lines) + "_pb" +
                      std::to_string(t.pb) + (t.oc_fast ? "_ocf" : "") + (bias ? "_bias" : "") + (relu ? "_relu" : "");
   return kernel(name, [&](KernelBuilder& kb) {
-    auto xq = kb.input("xq", f32);
-    auto tab = kb.input("tab", u32);
-    auto wp = kb.input("wp", f32);
-    Array b;
-    if (bias) b = kb.input("b", f32);
-    auto y = kb.output("y", f32);
-    auto J = kb.scalar("count", u32);  // Cg·T
-    auto C = kb.scalar("c", u32);
-    auto CG = kb.scalar("cg", u32);
-    auto CS = kb.scalar("chan_stride", u32);
-    auto OCG = kb.scalar("ocg", u32);
-    auto OB = kb.scalar("oblocks", u32);  // OC blocks per group
-    auto OC = kb.scalar("oc", u32);
-    auto OH = kb.scalar("oh", u32);
-    auto OW = kb.scalar("ow", u32);
-    auto WQ = kb.scalar("wq", u32);
+    const DirectArgs d = declare_direct_args(kb, bias);
+    const Array &xq = d.xq, &tab = d.tab, &wp = d.wp, &b = d.b, &y = d.y;
+    const Value &J = d.J, &C = d.C, &CG = d.CG, &CS = d.CS, &OCG = d.OCG, &OB = d.OB, &OC = d.OC, &OH = d.OH, &OW = d.OW,
+                &WQ = d.WQ;
     auto NB = kb.scalar("nblocks", u32);  // blocks of BW virtual positions
     kb.workgroup(1);
     // oc_fast: consecutive workgroups (one thread's run) share a position
@@ -177,7 +166,6 @@ void plan_conv_direct(Plan& pl, size_t nio, const ConvShape& s, const DirectTile
   const int64_t nblocks = (s.virtual_positions() + BW - 1) / BW;
   // Virtual positions past the last plane read up to one row + one block beyond.
   ConvPrep pr = plan_conv_prep(pl, nio, s, 0, s.wq() + BW + 16);
-  const int64_t J = s.cg() * s.taps();
   const int64_t ob = (s.ocg() + t.ocb - 1) / t.ocb;
   const int bslot = 2, yslot = s.bias ? 3 : 2;
   const int wp = plan_conv_pack_direct_weights(pl, nio, s, t.ocb);
@@ -188,8 +176,7 @@ void plan_conv_direct(Plan& pl, size_t nio, const ConvShape& s, const DirectTile
   st.buffers = {pr.xq, pr.tab, wp};
   if (s.bias) st.buffers.push_back(bslot);
   st.buffers.push_back(yslot);
-  st.scalars = {u(J),  u(s.c),    u(s.cg()),  u(s.chan_stride()), u(s.ocg()), u(ob),
-                u(s.oc), u(s.oh()), u(s.ow()), u(s.wq()),          u(nblocks)};
+  st.scalars = direct_scalars(s, ob, nblocks);
   pl.steps.push_back(std::move(st));
 }
 

@@ -22,38 +22,21 @@
 
 #include "dsl/dsl.h"
 #include "ops/conv.h"
+#include "ops/conv_direct_args.h"
 
 namespace kgen::ops {
 
 using namespace kgen::dsl;
-
-namespace {
-
-uint64_t u(int64_t v) { return ir::scalar_slot(uint32_t(v)); }
-
-}  // namespace
 
 ir::Kernel conv_direct_oc_kernel(int pb, int nl, bool bias, bool relu) {
   const uint32_t PB = uint32_t(pb), NL = uint32_t(nl), OCB = 16 * NL;
   const std::string name = "conv_direct_oc_pb" + std::to_string(PB) + "_nl" + std::to_string(NL) + (bias ? "_bias" : "") +
                            (relu ? "_relu" : "");
   return kernel(name, [&](KernelBuilder& kb) {
-    auto xq = kb.input("xq", f32);
-    auto tab = kb.input("tab", u32);
-    auto wp = kb.input("wp", f32);
-    Array b;
-    if (bias) b = kb.input("b", f32);
-    auto y = kb.output("y", f32);
-    auto J = kb.scalar("count", u32);  // Cg·T
-    auto C = kb.scalar("c", u32);
-    auto CG = kb.scalar("cg", u32);
-    auto CS = kb.scalar("chan_stride", u32);
-    auto OCG = kb.scalar("ocg", u32);
-    auto OB = kb.scalar("oblocks", u32);  // OC blocks per group
-    auto OC = kb.scalar("oc", u32);
-    auto OH = kb.scalar("oh", u32);
-    auto OW = kb.scalar("ow", u32);
-    auto WQ = kb.scalar("wq", u32);
+    const DirectArgs d = declare_direct_args(kb, bias);
+    const Array &xq = d.xq, &tab = d.tab, &wp = d.wp, &b = d.b, &y = d.y;
+    const Value &J = d.J, &C = d.C, &CG = d.CG, &CS = d.CS, &OCG = d.OCG, &OB = d.OB, &OC = d.OC, &OH = d.OH, &OW = d.OW,
+                &WQ = d.WQ;
     auto NC = kb.scalar("chunks", u32);  // chunks of PB outputs per row
     kb.workgroup(1);
     // Group x: (row, chunk) with chunks fastest; y: (group, OC block); z: n.
@@ -125,7 +108,7 @@ bool direct_oc_fits(const ConvShape& s, const DirectOcTile& t, const TargetCaps&
 void plan_conv_direct_oc(Plan& pl, size_t nio, const ConvShape& s, const DirectOcTile& t) {
   // Every read is inside a channel's phase planes: real positions only.
   ConvPrep pr = plan_conv_prep(pl, nio, s, 0, 16);
-  const int64_t J = s.cg() * s.taps(), ocb = 16 * t.nl;
+  const int64_t ocb = 16 * t.nl;
   const int64_t ob = (s.ocg() + ocb - 1) / ocb;
   const int bslot = 2, yslot = s.bias ? 3 : 2;
   const int wp = plan_conv_pack_direct_weights(pl, nio, s, int(ocb));
@@ -136,8 +119,7 @@ void plan_conv_direct_oc(Plan& pl, size_t nio, const ConvShape& s, const DirectO
   st.buffers = {pr.xq, pr.tab, wp};
   if (s.bias) st.buffers.push_back(bslot);
   st.buffers.push_back(yslot);
-  st.scalars = {u(J),    u(s.c),    u(s.cg()), u(s.chan_stride()), u(s.ocg()), u(ob),
-                u(s.oc), u(s.oh()), u(s.ow()), u(s.wq()),          u(chunks)};
+  st.scalars = direct_scalars(s, ob, chunks);
   pl.steps.push_back(std::move(st));
 }
 
