@@ -221,6 +221,9 @@ TEST_CASE("conv family: tiny problems of every impl through the interpreter") {
       {problem("avgpool2d", {1, 2, 4, 35}, {{"kernel_h", 3}, {"kernel_w", 2}, {"stride_h", 1}, {"stride_w", 1}, {"pad_h", 1}, {"count_include_pad", 0}}),
        "impl=1 pf=3", false},
       {problem("global_avgpool", {2, 3, 5, 7}), "impl=0", false},
+      // 16 planes per work-item: a partial group, an overlapping last line.
+      {problem("global_avgpool", {2, 3, 5, 7}), "impl=2", false},
+      {problem("global_avgpool", {1, 20, 4, 5}), "impl=2", false},
       {problem("global_avgpool", {2, 3, 5, 7}), "impl=1 wg=4", true},
   };
   for (const auto& c : cases) {
