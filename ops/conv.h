@@ -74,6 +74,7 @@ ConvPrep plan_conv_prep(Plan& pl, size_t nio, const ConvShape& s, int x_slot, in
 struct DirectTile {
   int ocb = 8, lines = 3, pb = 4;
   bool oc_fast = false;  // workgroup order: OC blocks vary fastest (see conv_direct.cpp)
+  bool w_direct = false;  // broadcast the weights from w's rows (no repack into wp)
 };
 ir::Kernel conv_direct_kernel(const DirectTile& t, bool bias, bool relu);
 // wp[g][ob][j][OCB] from w (zero past OCg). One work-item per (j, ob, g).

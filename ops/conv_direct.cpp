@@ -71,7 +71,8 @@ ir::Kernel conv_pack_direct_weights_kernel(int ocb) {
 ir::Kernel conv_direct_kernel(const DirectTile& t, bool bias, bool relu) {
   const uint32_t OCB = uint32_t(t.ocb), L = uint32_t(t.lines), PB = uint32_t(t.pb), BW = 16 * L;
   std::string name = "conv_direct_ocb" + std::to_string(t.ocb) + "_l" + std::to_string(t.lines) + "_pb" +
-                     std::to_string(t.pb) + (t.oc_fast ? "_ocf" : "") + (bias ? "_bias" : "") + (relu ? "_relu" : "");
+                     std::to_string(t.pb) + (t.oc_fast ? "_ocf" : "") + (t.w_direct ? "_wd" : "") + (bias ? "_bias" : "") +
+                     (relu ? "_relu" : "");
   return kernel(name, [&](KernelBuilder& kb) {
     const DirectArgs d = declare_direct_args(kb, bias);
     const Array &xq = d.xq, &tab = d.tab, &wp = d.wp, &b = d.b, &y = d.y;
@@ -90,9 +91,10 @@ ir::Kernel conv_direct_kernel(const DirectTile& t, bool bias, bool relu) {
     Value wbase = cast(u64, gy * J) * uint64_t(OCB);  // u64: broadcasts address wp directly
     Value blk0 = gpos * PB, blk1 = min(blk0 + PB, NB);
     // Per output channel of the block: y's plane, bias, whether it exists.
-    std::vector<Value> ybase, bv, ok;
+    std::vector<Value> ybase, bv, ok, wrow;
     for (uint32_t o = 0; o < OCB; ++o) {
       Value oc = min(g * OCG + oc0 + o, OC - 1u);  // clamped: edge blocks read a real bias
+      if (t.w_direct) wrow.push_back(cast(u64, g * OCG + min(oc0 + o, OCG - 1u)) * cast(u64, J));
       ybase.push_back(cast(u64, n * OC + oc) * cast(u64, OH * OW));
       if (bias) bv.push_back(splat(b[oc], 16));
       ok.push_back(oc0 + o < OCG);
@@ -108,7 +110,7 @@ ir::Kernel conv_direct_kernel(const DirectTile& t, bool bias, bool relu) {
         for (uint32_t l = 0; l < L; ++l) xl.push_back(load_line(xq, at + uint64_t(16 * l)));
         Value wj = wbase + cast(u64, j) * uint64_t(OCB);
         for (uint32_t o = 0; o < OCB; ++o) {
-          Value wv = splat(wp[wj + uint64_t(o)], 16);
+          Value wv = splat(t.w_direct ? wp[wrow[o] + cast(u64, j)] : wp[wj + uint64_t(o)], 16);
           for (uint32_t l = 0; l < L; ++l) acc[o * L + l] = fma(wv, xl[l], acc[o * L + l]);
         }
       });
@@ -168,7 +170,7 @@ void plan_conv_direct(Plan& pl, size_t nio, const ConvShape& s, const DirectTile
   ConvPrep pr = plan_conv_prep(pl, nio, s, 0, s.wq() + BW + 16);
   const int64_t ob = (s.ocg() + t.ocb - 1) / t.ocb;
   const int bslot = 2, yslot = s.bias ? 3 : 2;
-  const int wp = plan_conv_pack_direct_weights(pl, nio, s, t.ocb);
+  const int wp = t.w_direct ? 1 : plan_conv_pack_direct_weights(pl, nio, s, t.ocb);
   Step st;
   st.kernel = conv_direct_kernel(t, s.bias, s.relu);
   st.dims.grid = {groups_for(nblocks, t.pb), uint32_t(s.groups * ob), uint32_t(s.n)};

@@ -2,7 +2,7 @@
 // C/groups × KH × KW)) [+ b (OC)] [ReLU], NCHW f32.
 //
 // Variants (param "impl"):
-//   0 direct:    CPU register-blocked direct conv (ocb, lines, pb, ocf: DirectTile)
+//   0 direct:    CPU register-blocked direct conv (ocb, lines, pb, ocf, wd: DirectTile)
 //   1 im2col:    CPU im2col into packed panels + matmul's macro-kernel
 //                (mr, nl, kc, mc, nc: GemmTile)
 //   2 gemm1x1:   CPU pointwise conv as a GEMM on x itself (GemmTile)
@@ -116,8 +116,10 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
       out.push_back(Variant{}.set("impl", kDirectOc).set("pb", t.pb).set("nl", t.nl));
   }
   const Variant def = heuristic(p, caps);
-  if (def.get("impl", kDirect) == kDirect)  // the default block with OC blocks fastest in the grid
+  if (def.get("impl", kDirect) == kDirect) {  // the default block with OC blocks fastest in the grid, and from w
     out.push_back(direct(int(def.get("ocb", 8)), int(def.get("lines", 3)), 4).set("ocf", 1));
+    out.push_back(direct(int(def.get("ocb", 8)), int(def.get("lines", 3)), int(def.get("pb", 4))).set("wd", 1));
+  }
   for (auto [mr, nl] : gemm_register_blocks(caps)) {
     out.push_back(gemm(kIm2col, mr, nl));
     if (conv_is_pointwise(s)) out.push_back(gemm(kGemm1x1, mr, nl));
@@ -210,6 +212,12 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // Enough workgroups for the threads: fewer blocks per group on small maps.
   const int64_t blocks = (s.virtual_positions() + 16 * lines - 1) / (16 * lines);
   const int pb = blocks * s.n >= 64 ? 4 : blocks * s.n >= 16 ? 2 : 1;
+  // Small maps broadcast the weights from w's own rows: repacking them on
+  // every call costs as much as a few positions' FMAs (1×512×7² 512->512:
+  // 0.35 of 1.6 ms; 1 / 2 threads 1.48 -> 1.21, 1.24 -> 0.68 ms). On large
+  // maps the packed copy, one line per entry, stays (8×64×56² at 2 threads:
+  // 4% faster).
+  if (s.n * s.oh() * s.ow() <= 1024) return direct(ocb, lines, pb).set("wd", 1);
   return direct(ocb, lines, pb);
 }
 
@@ -226,6 +234,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       t.lines = int(v.get("lines", 3));
       t.pb = int(v.get("pb", 4));
       t.oc_fast = v.get("ocf", 0) != 0;
+      t.w_direct = v.get("wd", 0) != 0;
       if (t.ocb < 1 || t.lines < 1 || t.ocb * t.lines + t.lines > 31 || t.pb < 1)
         throw std::invalid_argument("conv2d: bad direct tile " + v.str());
       plan_conv_direct(pl, nio, s, t);

@@ -160,6 +160,9 @@ TEST_CASE("conv family: tiny problems of every impl through the interpreter") {
   std::vector<Case> cases = {
       {problem("conv2d", {1, 2, 5, 6, 3, 3, 3}, {{"pad_h", 1}, {"pad_w", 2}, {"bias", 1}, {"relu", 1}}),
        "impl=0 ocb=2 lines=1 pb=2", false},
+      // Weights broadcast from w itself (wd), an OC edge block, groups.
+      {problem("conv2d", {1, 4, 5, 6, 10, 3, 3}, {{"groups", 2}, {"pad_h", 1}, {"pad_w", 1}, {"bias", 1}}), "impl=0 ocb=4 lines=1 pb=2 wd=1",
+       false},
       {problem("conv2d", {1, 2, 7, 5, 3, 3, 3}, {{"stride_h", 2}, {"stride_w", 2}, {"dilation_w", 2}, {"pad_w", 1}}),
        "impl=0 ocb=4 lines=2 pb=1", false},
       {problem("conv2d", {2, 4, 4, 5, 4, 3, 3}, {{"groups", 2}, {"pad_h", 1}, {"pad_w", 1}}), "impl=1 mr=4 nl=1 kc=0 mc=1 nc=2", false},
