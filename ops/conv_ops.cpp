@@ -265,7 +265,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     case kDirectOc: {
       DirectOcTile t = direct_oc_tile(s, caps);
       t.pb = int(v.get("pb", t.pb)), t.nl = int(v.get("nl", t.nl));
-      if (!direct_oc_fits(s, t, caps)) throw std::invalid_argument("conv2d: bad impl=8 tile " + v.str() + " (pb <= OW, pb·nl + nl + 1 registers)");
+      if (!direct_oc_fits(s, t, caps)) throw std::invalid_argument("conv2d: bad impl=8 tile " + v.str() + " (pb <= OW, pb·nl + nl vector registers)");
       plan_conv_direct_oc(pl, nio, s, t);
       return pl;
     }
