@@ -61,6 +61,9 @@ ir::Kernel conv_pack_direct_weights_kernel(int ocb) {
       // at OCB = 8).
       if (OCB == 2 || OCB == 4 || OCB == 8 || OCB == 16) {
         store_line(wp, dst + jj * uint64_t(OCB), make_line(l));
+      } else if (OCB % 16 == 0) {  // lines of 16
+        for (uint32_t q = 0; q < OCB; q += 16)
+          store_line(wp, dst + jj * uint64_t(OCB) + uint64_t(q), make_line(std::vector<Value>(l.begin() + q, l.begin() + q + 16)));
       } else {
         for (uint32_t o = 0; o < OCB; ++o) wp[dst + jj * uint64_t(OCB) + uint64_t(o)] = l[o];
       }
