@@ -11,12 +11,14 @@
 // Lines are built from 16 scalar loads at consecutive u64 indices: the u64
 // arithmetic cannot wrap, so clang proves them adjacent and emits one vmovups
 // (with u32 indices it must assume wrap-around and gathers).
+#include <array>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "dsl/dsl.h"
 #include "ops/conv.h"
+#include "ops/transpose_block.h"
 #include "ops/conv_direct_args.h"
 
 namespace kgen::ops {
@@ -52,7 +54,27 @@ ir::Kernel conv_pack_direct_weights_kernel(int ocb) {
       src.push_back(cast(u64, (g * OCG + min(oc, OCG - 1u)) * J));
       ok.push_back(oc < OCG);
     }
-    for_range(j0, j1, [&](Value j) {
+    Value jt = j0;  // where the element-wise loop starts
+    if (OCB % 16 == 0) {
+      // Whole blocks of 16 j: per 16 channels, 16 row lines transposed in
+      // registers into 16 lines of channels (element by element, the strided
+      // reads bound it: 1×256×14², 32 channels, 0.147 ms of 1.05).
+      Value nfull = (j1 - j0) / 16u;
+      const Value lanes = lane_index(16);
+      for_range(0u, nfull, [&](Value blk) {
+        Value jb = cast(u64, j0 + blk * 16u);
+        for (uint32_t q = 0; q < OCB; q += 16) {
+          std::array<Value, 16> rows;
+          for (uint32_t r = 0; r < 16; ++r) rows[r] = load_line(w, src[q + r] + jb);
+          const auto cols = transpose16(rows);
+          Value valid = lanes < splat(cast(i32, min(OCG - min(ob * OCB + q, OCG), 16u)), 16);  // channels inside OCG
+          for (uint32_t e = 0; e < 16; ++e)
+            store_line(wp, dst + (jb + uint64_t(e)) * uint64_t(OCB) + uint64_t(q), select(valid, cols[e], splat(0.0f, 16)));
+        }
+      });
+      jt = j0 + nfull * 16u;
+    }
+    for_range(jt, j1, [&](Value j) {
       Value jj = cast(u64, j);
       std::vector<Value> l;
       for (uint32_t o = 0; o < OCB; ++o) l.push_back(select(ok[o], w[src[o] + jj], constant(f32, 0.0f)));
