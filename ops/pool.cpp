@@ -313,8 +313,8 @@ ir::Kernel global_avgpool_lines_kernel() {
 // Means of 16 planes of HW <= 256 values (baked) per work-item (CPU): each
 // plane's values as lines (the last one ending at the plane's end, its lanes
 // before that masked off), their sum, then the 16 planes' sums reduced
-// together by a tree of two-line shuffles (lane i of the result is plane
-// i's sum) and stored as one line. The lines kernel's per-plane horizontal
+// together (tree_add_lanes: lane i of the result is plane i's sum) and
+// stored as one line. The lines kernel's per-plane horizontal
 // sum and tail loop made small planes cost ~15 cycles each. 1 thread (kgen
 // op): 8×512×7² 0.0153 -> 0.0086 ms, 1×1280×7² 0.0048 -> 0.0024, 8×64×14²
 // 0.0028 -> 0.0026. Planes past the last re-read it and are not stored.
@@ -340,21 +340,7 @@ ir::Kernel global_avgpool_planes16_kernel(int hw_) {
       }
       sums.push_back(acc);
     }
-    // Tree: each level pairs lines holding 2^k planes in runs of 16 / 2^k
-    // partial sums and halves the runs (a's runs' first halves then b's,
-    // plus their second halves), keeping planes in order.
-    for (int run = 8; run >= 1; run /= 2) {
-      std::vector<Value> next;
-      for (size_t k = 0; k + 1 < sums.size(); k += 2) {
-        std::vector<Value> lo, hi;
-        for (const Value* src : {&sums[k], &sums[k + 1]})
-          for (int r0 = 0; r0 < 16; r0 += 2 * run)
-            for (int i = 0; i < run; ++i) lo.push_back(extract(*src, r0 + i)), hi.push_back(extract(*src, r0 + run + i));
-        next.push_back(make_line(lo) + make_line(hi));
-      }
-      sums = std::move(next);
-    }
-    Value mean = sums[0] / splat(constant(f32, float(HW)), 16);
+    Value mean = tree_add_lanes(sums) / splat(constant(f32, float(HW)), 16);
     if_(p0 + 16u <= NP, [&] { store_line(y, cast(u64, p0), mean); }).else_([&] {
       for (int i = 0; i < 16; ++i) if_(p0 + uint32_t(i) < NP, [&] { y[cast(u64, p0) + uint64_t(i)] = mean.lane(i); });
     });
