@@ -194,15 +194,12 @@ void plan_conv_direct(Plan& pl, size_t nio, const ConvShape& s, const DirectTile
   // Virtual positions past the last plane read up to one row + one block beyond.
   ConvPrep pr = plan_conv_prep(pl, nio, s, 0, s.wq() + BW + 16);
   const int64_t ob = (s.ocg() + t.ocb - 1) / t.ocb;
-  const int bslot = 2, yslot = s.bias ? 3 : 2;
   const int wp = t.w_direct ? 1 : plan_conv_pack_direct_weights(pl, nio, s, t.ocb);
   Step st;
   st.kernel = conv_direct_kernel(t, s.bias, s.relu);
   st.dims.grid = {groups_for(nblocks, t.pb), uint32_t(s.groups * ob), uint32_t(s.n)};
   if (t.oc_fast) std::swap(st.dims.grid[0], st.dims.grid[1]);
-  st.buffers = {pr.xq, pr.tab, wp};
-  if (s.bias) st.buffers.push_back(bslot);
-  st.buffers.push_back(yslot);
+  st.buffers = direct_buffers(s, pr, wp);
   st.scalars = direct_scalars(s, ob, nblocks);
   pl.steps.push_back(std::move(st));
 }

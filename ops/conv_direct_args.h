@@ -34,6 +34,14 @@ inline DirectArgs declare_direct_args(dsl::KernelBuilder& kb, bool bias) {
   return a;
 }
 
+// The plan's side: the buffers (xq and tab from the pre-pass, the weights'
+// slot), then the same scalars and `last`.
+inline std::vector<int> direct_buffers(const ConvShape& s, const ConvPrep& pr, int wp) {
+  std::vector<int> b = {pr.xq, pr.tab, wp};
+  if (s.bias) b.push_back(2);
+  b.push_back(s.bias ? 3 : 2);  // y
+  return b;
+}
 // The plan's side: the same scalars, then `last`.
 inline std::vector<uint64_t> direct_scalars(const ConvShape& s, int64_t oblocks, int64_t last) {
   auto u = [](int64_t v) { return ir::scalar_slot(uint32_t(v)); };

@@ -110,15 +110,12 @@ void plan_conv_direct_oc(Plan& pl, size_t nio, const ConvShape& s, const DirectO
   ConvPrep pr = plan_conv_prep(pl, nio, s, 0, 16);
   const int64_t ocb = 16 * t.nl;
   const int64_t ob = (s.ocg() + ocb - 1) / ocb;
-  const int bslot = 2, yslot = s.bias ? 3 : 2;
   const int wp = plan_conv_pack_direct_weights(pl, nio, s, int(ocb));
   const int64_t chunks = (s.ow() + t.pb - 1) / t.pb;
   Step st;
   st.kernel = conv_direct_oc_kernel(t.pb, t.nl, s.bias, s.relu);
   st.dims.grid = {uint32_t(s.oh() * chunks), uint32_t(s.groups * ob), uint32_t(s.n)};
-  st.buffers = {pr.xq, pr.tab, wp};
-  if (s.bias) st.buffers.push_back(bslot);
-  st.buffers.push_back(yslot);
+  st.buffers = direct_buffers(s, pr, wp);
   st.scalars = direct_scalars(s, ob, chunks);
   pl.steps.push_back(std::move(st));
 }
