@@ -43,11 +43,7 @@ std::vector<ir::ValueId> CEmitter::printed_operands(const Instr& in) const {
       const Instr* l0 = index_.def(in.args[0]);
       return {l0->args[0], l0->args[1]};
     }
-    if (!construct_shuffle(in).empty()) {  // the extracts' sources
-      std::vector<ir::ValueId> src;
-      for (ir::ValueId v : in.args) src.push_back(index_.def(v)->args[0]);
-      return src;
-    }
+    if (auto src = shuffle_sources(in, nullptr); !src.empty()) return src;  // the extracts' sources
   }
   if (in.op == Op::Store) {
     if (merged_stores_.count(&in)) return {};
@@ -281,19 +277,24 @@ std::vector<int> CEmitter::permute_pattern(const Instr& in) const {
   return pattern;
 }
 
-std::string CEmitter::construct_shuffle(const Instr& in) const {
+std::vector<ir::ValueId> CEmitter::shuffle_sources(const Instr& in, std::vector<int>* pattern) const {
   std::vector<ir::ValueId> sources;
-  std::vector<int> pattern;
   for (ir::ValueId v : in.args) {
     const Instr* d = index_.def(v);
-    if (!d || d->op != Op::Extract || index_.type(d->args[0]) != in.type) return "";
+    if (!d || d->op != Op::Extract || index_.type(d->args[0]) != in.type) return {};
     auto at = std::find(sources.begin(), sources.end(), d->args[0]);
     if (at == sources.end()) {
-      if (sources.size() == 2) return "";
+      if (sources.size() == 2) return {};
       at = sources.insert(sources.end(), d->args[0]);
     }
-    pattern.push_back(int(at - sources.begin()) * in.type.lanes + int(d->attr));
+    if (pattern) pattern->push_back(int(at - sources.begin()) * in.type.lanes + int(d->attr));
   }
+  return sources;
+}
+
+std::string CEmitter::construct_shuffle(const Instr& in) const {
+  std::vector<int> pattern;
+  const std::vector<ir::ValueId> sources = shuffle_sources(in, &pattern);
   if (sources.empty()) return "";
   const std::string a = ref(sources[0]), b = sources.size() == 2 ? ref(sources[1]) : a;
   return d_.shuffle(in.type, a, b, pattern);

@@ -58,6 +58,9 @@ class CEmitter {
   // A construct made of extracts from at most two lines of its own type, as
   // a shuffle in the dialect; else empty.
   std::string construct_shuffle(const ir::Instr& in) const;
+  // Its (at most two) source lines, and the lane pattern over them; empty
+  // when the construct is not such a shuffle.
+  std::vector<ir::ValueId> shuffle_sources(const ir::Instr& in, std::vector<int>* pattern) const;
   void emit_value(const ir::Instr& in);
   // Math via the dialect's table, with compute-type widening and lane-wise
   // fallback. Returns "" when no vector form exists.
