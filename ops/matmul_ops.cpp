@@ -355,21 +355,28 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
       if (caps.bf16_dot && gemv_pairs_fit(s)) v.set("bf2", 1);
       return v;
     }
-    // Bᵀ rows (weights N×K) on AVX-512: one row per work-item, the next
-    // row prefetched. Zen 5, 1×4096×4096, 1 / 2 threads: 1.30 / 0.91 ms
-    // against 2.43 / 1.46 for 4 rows without prefetch (rows=2 pf=1 1.70 /
-    // 1.10; rows=8 2.12). AVX2 keeps the 4 rows measured there.
-    // f16/bf16 rows: bf16 pairs where the host has them, up to 2 rows of A;
-    // else more rows per work-item as A has more rows. Zen 5, Bᵀ 4096×4096
-    // from DRAM (kgen tune), 1 thread: bf16 M = 1 1.01 -> 0.83 ms with pairs
-    // (2 threads 0.74 -> 0.70), M = 2 1.09 (rows=2) -> 0.97; M = 4 rows=4
-    // 0.94 (pairs 1.00); f16 M = 1 rows=1 1.04.
+    // f16/bf16 Bᵀ rows (weights N×K) on AVX-512: bf16 pairs where the host
+    // has them, up to 2 rows of A; else more rows per work-item as A has
+    // more rows. Zen 5, Bᵀ 4096×4096 from DRAM (kgen tune), 1 / 2 threads:
+    // bf16 M = 1 0.82 / 0.70 ms with pairs (0.92 / 0.72 without), M = 2
+    // 0.86 (pairs); M = 4 rows=2 0.89 / 0.84 against rows=4 0.99 / 0.87;
+    // f16 M = 1 rows=1 1.04.
     const bool wide_bt = s.trans_b && caps.vector_bits >= 512;
     if (wide_bt && s.dt != ir::ScalarKind::F32) {
       if (s.m <= 2 && caps.bf16_dot && gemv_pairs_fit(s))
         return Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1).set("bf2", 1);
-      return Variant{}.set("impl", kGemv).set("rows", s.m == 1 ? 1 : s.m == 2 ? 2 : 4).set("pf", 1);
+      return Variant{}.set("impl", kGemv).set("rows", s.m == 1 ? 1 : 2).set("pf", 1);
     }
+    // f32 Bᵀ rows on AVX-512, 1-2 rows of A: 4 rows of B per work-item, no
+    // software prefetch; 3-4 rows of A: 2 rows, the next group's rows
+    // prefetched. Zen 5, 4096×4096 from DRAM (kgen tune), 1 / 2 threads:
+    // M = 1 1.61 / 1.41 ms (41.8 GB/s at 1 thread, a plain read of the same
+    // bytes 41.5) against 1.76 / 1.47 for one row prefetched; M = 2 2.01
+    // against 2.34; M = 4 2.12 / 1.77 against 2.69 / 1.85 for K in parts.
+    // (With u32 addresses, before gemv_kernel widened them, one prefetched
+    // row had won: 1.89 against 2.63 for 4 rows.)
+    if (wide_bt && s.m <= 2) return Variant{}.set("impl", kGemv).set("rows", 4);
+    if (wide_bt && s.m <= 4) return Variant{}.set("impl", kGemv).set("rows", 2).set("pf", 1);
     // f32 with 2-4 rows of A: 8 rows of B per work-item (A's rows, 64 KiB
     // at M = 4, come from L2 for every row of B; more rows per work-item
     // read them fewer times). 1 thread, rotating inputs (kgen tune) for
@@ -377,8 +384,9 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     // 6.4; M = 4 4.74 -> 2.32 and 12.5 -> 6.2 (at M = 1 the same product
     // takes 4.1: a gap left). From 5 rows of A, 4 rows of B (8 × 11008 ×
     // 4096: 7.3-9.7 ms against 11.5 for 8).
-    // Better for 2-8 rows: K in parts (kp) whose slice of A and the
-    // work-item's rows' slices of B fit in L1 ((M + rows)·(K / kp)·4 ≤ 40
+    // For 5-8 rows (and 2-4 before the widened addresses, as measured
+    // below): K in parts (kp) whose slice of A and the work-item's rows'
+    // slices of B fit in L1 ((M + rows)·(K / kp)·4 ≤ 40
     // KiB of Zen 5's 48; parts of ≥ 1024 k, shorter row pieces lost), one
     // row of B per work-item to 4 rows of A, two above: A stays in L1 while
     // B streams. Zen 5, kgen op, 1 thread, old rows -> kp: 4096×4096 M = 2
