@@ -367,15 +367,19 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
         return Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1).set("bf2", 1);
       return Variant{}.set("impl", kGemv).set("rows", s.m == 1 ? 1 : 2).set("pf", 1);
     }
-    // f32 Bᵀ rows on AVX-512, 1-2 rows of A: 4 rows of B per work-item, no
-    // software prefetch; 3-4 rows of A: 2 rows, the next group's rows
-    // prefetched. Zen 5, 4096×4096 from DRAM (kgen tune), 1 / 2 threads:
-    // M = 1 1.61 / 1.41 ms (41.8 GB/s at 1 thread, a plain read of the same
-    // bytes 41.5) against 1.76 / 1.47 for one row prefetched; M = 2 2.01
+    // f32 Bᵀ rows on AVX-512, 1-2 rows of A: rows of 4096+ k 4 rows of B
+    // per work-item, no software prefetch; shorter rows (fewer lines for the
+    // hardware prefetcher to pick up) one row, the next prefetched. 3-4 rows
+    // of A: 2 rows, prefetched. Zen 5, from DRAM (kgen tune), 1 / 2
+    // threads: 4096×4096 M = 1 1.61 / 1.41 ms (41.8 GB/s at 1 thread, a plain
+    // read of the same bytes 41.5) against 1.76 / 1.47 for one row
+    // prefetched; 11008×1024 1.12 / 0.93 against 1.33 / 1.01 for 4 rows,
+    // 11008×2048 2.31 against 2.44, 4096×11008 4.37 against 4.44; M = 2 2.01
     // against 2.34; M = 4 2.12 / 1.77 against 2.69 / 1.85 for K in parts.
     // (With u32 addresses, before gemv_kernel widened them, one prefetched
-    // row had won: 1.89 against 2.63 for 4 rows.)
-    if (wide_bt && s.m <= 2) return Variant{}.set("impl", kGemv).set("rows", 4);
+    // row had won at 4096×4096 too: 1.89 against 2.63 for 4 rows.)
+    if (wide_bt && s.m <= 2 && s.k >= 4096) return Variant{}.set("impl", kGemv).set("rows", 4);
+    if (wide_bt && s.m <= 2) return Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1);
     if (wide_bt && s.m <= 4) return Variant{}.set("impl", kGemv).set("rows", 2).set("pf", 1);
     // f32 with 2-4 rows of A: 8 rows of B per work-item (A's rows, 64 KiB
     // at M = 4, come from L2 for every row of B; more rows per work-item
