@@ -29,7 +29,7 @@ ir::Kernel scan_chunk_kernel(ir::Type dt, bool exclusive);
 // CPU, one pass: chunks of cl elements in ticket order with look-back
 // (grid = rows · chunks per row; state: 1 + that many u64, zeroed first by
 // the reset kernel, grid ceil(count / 256)).
-ir::Kernel scan_lookback_kernel(ir::Type dt, bool exclusive);
+ir::Kernel scan_lookback_kernel(ir::Type dt, bool exclusive, bool stream = false);
 ir::Kernel scan_lookback_reset_kernel();
 
 void register_scan_ops();  // "scan" and "selective_scan"

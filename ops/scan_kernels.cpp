@@ -169,14 +169,20 @@ ir::Kernel scan_chunk_kernel(ir::Type dt, bool exclusive) {
 // chunks run side by side (the CPU pool hands out groups in ranges, so group
 // ids would put whole ranges of chunks behind one another). The first chunk
 // of each row starts from 0.
-ir::Kernel scan_lookback_kernel(ir::Type dt, bool exclusive) {
-  return kernel("scan_lookback" + tag(dt, exclusive), [&](KernelBuilder& kb) {
+ir::Kernel scan_lookback_kernel(ir::Type dt, bool exclusive, bool stream) {
+  return kernel("scan_lookback" + tag(dt, exclusive) + (stream ? "_nt" : ""), [&](KernelBuilder& kb) {
     auto x = kb.input("x", dt);
-    auto y = kb.output("y", dt);
+    // stream: y as lines, written with streaming stores (rows a multiple of
+    // 16 long, so every full line is aligned and no row has a tail).
+    auto y = kb.output("y", stream ? line(dt, 16) : dt);
     auto state = kb.output("state", u64);
     auto n = kb.scalar("n", u32);
     auto cl = kb.scalar("cl", u32);    // chunk length, a multiple of 16
     auto cpr = kb.scalar("cpr", u32);  // chunks per row
+    // Elements ahead to prefetch while scanning (0: none): the chunk this
+    // work-item is likely to take next (threads · cl ahead), so its sum pass
+    // reads L2 while this chunk's scan streams its output.
+    auto ahead = kb.scalar("ahead", u32);
     kb.workgroup(1);
     Value t = cast(u32, atomic_add(state, 0u, constant(u64, uint64_t(1))));
     Value row = t / cpr, c = t - row * cpr;
@@ -237,10 +243,14 @@ ir::Kernel scan_lookback_kernel(ir::Type dt, bool exclusive) {
     Var carry = var(splat(prefix.get(), 16));
     for_range(0u, nfull, [&](Value j) {
       Value at = base + cast(u64, start + j);
+      if_(ahead > 0u, [&] { x[at + cast(u64, ahead)].prefetch(); });
       Value out = carry.get() + line_scan(load_line(x, at));
-      store_line(y, at, exclusive ? moved_up(out, carry.get()) : out);
+      Value res = exclusive ? moved_up(out, carry.get()) : out;
+      if (stream) y[at / uint64_t(16)].stream(res);
+      else store_line(y, at, res);
       carry = splat(extract(out, 15), 16);
     }, 16u);
+    if (stream) return;  // rows of whole lines: no tail
     Var run = var(extract(carry.get(), 0));
     for_range(start + nfull, end, [&](Value j) {
       Value at = base + cast(u64, j);

@@ -50,6 +50,8 @@ TEST_CASE("scan: every CPU candidate, n = 1 .. 4097, both modes, f32 and i32, 1 
 
 TEST_CASE("scan: Blelloch at every block size, multi-level") {
   ops::register_all_ops();
+  const ops::OpDef* d = ops::find_op("scan");
+  REQUIRE(d);
   auto dev = cpu(2);
   for (int wg : {1, 2, 64, 256})
     for (bool ex : {false, true}) {
@@ -62,7 +64,14 @@ TEST_CASE("scan: Blelloch at every block size, multi-level") {
   // chunk by chunk), rows of partial chunks.
   for (auto dt : {ir::ScalarKind::F32, ir::ScalarKind::I32})
     for (bool ex : {false, true})
-      for (int64_t cl : {16, 48}) check(*dev, scan({3, 1001}, dt, ex), ops::Variant{}.set("impl", 2).set("cl", cl));
+      for (int64_t cl : {16, 48}) {
+        check(*dev, scan({3, 1001}, dt, ex), ops::Variant{}.set("impl", 2).set("cl", cl));
+        // Streamed lines with the next chunk prefetched (rows of whole lines).
+        check(*dev, scan({3, 1008}, dt, ex), ops::Variant{}.set("impl", 2).set("cl", cl).set("nt", 1).set("pa", 1));
+      }
+  CHECK_THROWS_AS(d->plan(scan({3, 1001}, ir::ScalarKind::F32, false), ops::Variant{}.set("impl", 2).set("cl", 16).set("nt", 1),
+                          dev->caps()),
+                  std::invalid_argument);
   CHECK_THROWS_AS(ops::op_for(scan({4}, ir::ScalarKind::F16, false)), std::invalid_argument);
 }
 
@@ -89,6 +98,8 @@ TEST_CASE("scan and selective_scan: kernels in the interpreter") {
       {scan({9000}, ir::ScalarKind::I32, true), ops::Variant{}.set("impl", 1).set("chunks", 2)},
       {scan({2, 101}, ir::ScalarKind::F32, false), ops::Variant{}.set("impl", 2).set("cl", 32)},  // look-back
       {scan({2, 101}, ir::ScalarKind::I32, true), ops::Variant{}.set("impl", 2).set("cl", 0)},
+      {scan({2, 112}, ir::ScalarKind::F32, true), ops::Variant{}.set("impl", 2).set("cl", 32).set("nt", 1).set("pa", 1)},
+      {scan({96}, ir::ScalarKind::I32, false), ops::Variant{}.set("impl", 2).set("cl", 0).set("nt", 1)},
       {sscan({2, 5, 16, 4}, true, true), ops::Variant{}.set("impl", 1)},
       {sscan({2, 5, 3, 4}, false, true), ops::Variant{}.set("impl", 0).set("wg", 2)},
   };
