@@ -369,18 +369,20 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     }
     // f32 Bᵀ rows on AVX-512, 1-2 rows of A: rows of 4096+ k 4 rows of B
     // per work-item, no software prefetch; shorter rows (fewer lines for the
-    // hardware prefetcher to pick up) one row, the next prefetched. 3-4 rows
-    // of A: 2 rows, prefetched. Zen 5, from DRAM (kgen tune), 1 / 2
+    // hardware prefetcher to pick up) one row, the next prefetched. Zen 5,
+    // from DRAM (kgen tune; kgen op past L3 for 11008 k), 1 / 2
     // threads: 4096×4096 M = 1 1.61 / 1.41 ms (41.8 GB/s at 1 thread, a plain
     // read of the same bytes 41.5) against 1.76 / 1.47 for one row
     // prefetched; 11008×1024 1.12 / 0.93 against 1.33 / 1.01 for 4 rows,
-    // 11008×2048 2.31 against 2.44, 4096×11008 4.37 against 4.44; M = 2 2.01
-    // against 2.34; M = 4 2.12 / 1.77 against 2.69 / 1.85 for K in parts.
-    // (With u32 addresses, before gemv_kernel widened them, one prefetched
-    // row had won at 4096×4096 too: 1.89 against 2.63 for 4 rows.)
+    // 11008×2048 2.31 against 2.44, 4096×11008 4.37 against 4.44; M = 2
+    // 4096×4096 2.01 against 2.34 for K in parts, 4096×11008 5.15 against
+    // 6.4. (With u32 addresses, before gemv_kernel widened them, one
+    // prefetched row had won at 4096×4096 too: 1.89 against 2.63 for 4
+    // rows.) M = 3-4 keep K in parts below; not settled: at M = 4, 4096×4096
+    // 2 prefetched rows 2.12 against 2.69 for K in parts and 2.37 for 4
+    // rows, 4096×11008 7.81 against 7.21 and 7.18.
     if (wide_bt && s.m <= 2 && s.k >= 4096) return Variant{}.set("impl", kGemv).set("rows", 4);
     if (wide_bt && s.m <= 2) return Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1);
-    if (wide_bt && s.m <= 4) return Variant{}.set("impl", kGemv).set("rows", 2).set("pf", 1);
     // f32 with 2-4 rows of A: 8 rows of B per work-item (A's rows, 64 KiB
     // at M = 4, come from L2 for every row of B; more rows per work-item
     // read them fewer times). 1 thread, rotating inputs (kgen tune) for
