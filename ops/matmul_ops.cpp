@@ -367,8 +367,8 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
         return Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1).set("bf2", 1);
       return Variant{}.set("impl", kGemv).set("rows", s.m == 1 ? 1 : 2).set("pf", 1);
     }
-    // f32 Bᵀ rows on AVX-512, 1-2 rows of A: rows of 4096+ k 4 rows of B
-    // per work-item, no software prefetch; shorter rows (fewer lines for the
+    // f32 Bᵀ rows on AVX-512, 1-2 rows of A: rows of 4096 or more k take 4
+    // rows of B per work-item, no software prefetch; shorter rows (fewer lines for the
     // hardware prefetcher to pick up) one row, the next prefetched. Zen 5,
     // from DRAM (kgen tune; kgen op past L3 for 11008 k), 1 / 2
     // threads: 4096×4096 M = 1 1.61 / 1.41 ms (41.8 GB/s at 1 thread, a plain

@@ -28,7 +28,8 @@ ir::Kernel scan_chunk_sums_kernel(ir::Type dt);
 ir::Kernel scan_chunk_kernel(ir::Type dt, bool exclusive);
 // CPU, one pass: chunks of cl elements in ticket order with look-back
 // (grid = rows · chunks per row; state: 1 + that many u64, zeroed first by
-// the reset kernel, grid ceil(count / 256)).
+// the reset kernel, grid ceil(count / 256)). stream: y is a buffer of
+// 16-lane lines written with streaming stores (rows a multiple of 16 long).
 ir::Kernel scan_lookback_kernel(ir::Type dt, bool exclusive, bool stream = false);
 ir::Kernel scan_lookback_reset_kernel();
 
