@@ -51,7 +51,7 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
   if (is_cpu(caps)) {
     for (int ch : {1, 2, 4, 8}) c.push_back(Variant{}.set("impl", kChunked).set("chunks", ch));
     const bool whole_lines = shape_of(p).n % 16 == 0;
-    for (int cl : {0, 8192, 32768, 131072}) {
+    for (int cl : {0, 8192, 32768, 65536, 131072}) {
       c.push_back(Variant{}.set("impl", kLookback).set("cl", cl));
       if (whole_lines) c.push_back(Variant{}.set("impl", kLookback).set("cl", cl).set("nt", 1));
       if (whole_lines && cl) c.push_back(Variant{}.set("impl", kLookback).set("cl", cl).set("nt", 1).set("pa", 1));
@@ -64,8 +64,8 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   Shape s = shape_of(p);
   if (!is_cpu(caps)) return Variant{}.set("impl", kBlelloch).set("wg", 128);
   // One pass in lines (impl=2): a chunk per row where the rows alone keep
-  // the threads busy (or there is one thread), else chunks of 128 Ki
-  // elements with look-back, so the threads share a row and the data is
+  // the threads busy (or there is one thread), else chunks (of 64 Ki
+  // elements, below) with look-back, so the threads share a row and the data is
   // still read from memory once. Zen 5, kgen tune medians, 64 Mi elements,
   // 1 / 2 threads, against the scalar pass per row (impl=1): f32 16.5 /
   // 16.2 -> 13.2 / 9.7 ms, i32 20.2 / 20.4 -> 13.2 / 11.9.
@@ -74,9 +74,13 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // 12.3-12.5 ms.
   // Rows of whole lines stream y (nt=1: no read for ownership of y's lines),
   // and shared rows prefetch the chunk a work-item takes next while they
-  // scan (pa=1). Zen 5, 64 Mi f32, kgen op, 1 thread: 13.4 -> 10.9 ms; 2
-  // threads: 12.7 -> 10.1 (nt alone 12.4; one thread streaming, 10.9).
-  const int64_t threads = caps.threads ? caps.threads : 1, cl = 131072;
+  // scan (pa=1), in chunks of 64 Ki elements (this and the next chunk fit
+  // L2). Zen 5, 64 Mi f32, kgen op, 1 thread: 13.4 -> 10.9 ms; 2 threads
+  // (the DRAM bandwidth left to this machine varies by the minute): kgen
+  // tune in a quiet minute, chunks of 128 Ki without either 11.2 ms, with
+  // both 9.5; 32 Ki 7.5, 8 Ki 8.2; kgen op 64 Ki 7.2, 32 Ki 7.4; in a busy
+  // minute all of 32-128 Ki 10.2-10.9 (one thread streaming 10.9).
+  const int64_t threads = caps.threads ? caps.threads : 1, cl = 65536;
   if (threads > 1 && s.rows >= 2 * threads) return Variant{}.set("impl", kChunked).set("chunks", 1);
   const bool share_rows = threads > 1 && s.n >= 2 * threads * cl;
   Variant v = Variant{}.set("impl", kLookback).set("cl", share_rows ? cl : 0);
