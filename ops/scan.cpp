@@ -81,11 +81,14 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // both 9.5; 32 Ki 7.5, 8 Ki 8.2; kgen op 64 Ki 7.2, 32 Ki 7.4; in a busy
   // minute all of 32-128 Ki 10.2-10.9 (one thread streaming 10.9).
   const int64_t threads = caps.threads ? caps.threads : 1, cl = 65536;
-  if (threads > 1 && s.rows >= 2 * threads) return Variant{}.set("impl", kChunked).set("chunks", 1);
-  const bool share_rows = threads > 1 && s.n >= 2 * threads * cl;
+  // With streamed lines the row-per-work-item pass wins there too: 2
+  // threads, 4096 × 16384 f32, kgen tune: 10.7 against 12.7 ms.
+  const bool whole_lines = s.n % 16 == 0;
+  if (threads > 1 && s.rows >= 2 * threads && !whole_lines) return Variant{}.set("impl", kChunked).set("chunks", 1);
+  const bool share_rows = threads > 1 && s.rows < 2 * threads && s.n >= 2 * threads * cl;
   Variant v = Variant{}.set("impl", kLookback).set("cl", share_rows ? cl : 0);
-  if (s.n % 16 == 0) v.set("nt", 1);
-  if (s.n % 16 == 0 && share_rows) v.set("pa", 1);
+  if (whole_lines) v.set("nt", 1);
+  if (whole_lines && share_rows) v.set("pa", 1);
   return v;
 }
 
