@@ -40,6 +40,10 @@ struct ConvShape {
   int64_t n, c, h, w, oc, kh, kw;
   int64_t sh, sw, pt, pl, pb, pr, dh, dw, groups;
   bool bias, relu;
+  // 0: w is OIHW. kWeightsOc32: w comes packed by 32 output channels (see
+  // conv_pack_weights_oc32), as a model's constant weights are once at load
+  // time; the plan then reads it as it is instead of repacking every call.
+  int64_t w_layout = 0;
   int64_t cg() const { return c / groups; }    // input channels per group
   int64_t ocg() const { return oc / groups; }  // output channels per group
   int64_t taps() const { return kh * kw; }
@@ -53,6 +57,14 @@ struct ConvShape {
   int64_t virtual_positions() const { return oh() * wq(); }  // p = oh·wq + ow
 };
 ConvShape conv_shape(const Problem& p);
+
+// The w_layout=32 form of OIHW weights: [G][ceil(OCg/32)][Cg·KH·KW][32], 32
+// output channels of a group per run (zeros past OCg), what impl=8 with two
+// lines reads. Sizes in floats; unpack is the inverse (pad lanes ignored).
+constexpr int64_t kWeightsOc32 = 32;
+int64_t conv_weights_oc32_size(const ConvShape& s);
+void conv_pack_weights_oc32(const ConvShape& s, const float* w, float* packed);
+void conv_unpack_weights_oc32(const ConvShape& s, const float* packed, float* w);
 
 // Pre-pass: xq (see above) from x, plus `slack` zeroed floats after the last
 // plane (virtual positions past the plane read there). Grid: x = sh·sw

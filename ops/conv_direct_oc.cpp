@@ -110,7 +110,9 @@ void plan_conv_direct_oc(Plan& pl, size_t nio, const ConvShape& s, const DirectO
   ConvPrep pr = plan_conv_prep(pl, nio, s, 0, 16);
   const int64_t ocb = 16 * t.nl;
   const int64_t ob = (s.ocg() + ocb - 1) / ocb;
-  const int wp = plan_conv_pack_direct_weights(pl, nio, s, int(ocb));
+  // Weights given packed (w_layout=32, two lines) are read as they are.
+  const bool prepacked = s.w_layout == kWeightsOc32 && ocb == kWeightsOc32;
+  const int wp = prepacked ? 1 : plan_conv_pack_direct_weights(pl, nio, s, int(ocb));
   const int64_t chunks = (s.ow() + t.pb - 1) / t.pb;
   Step st;
   st.kernel = conv_direct_oc_kernel(t.pb, t.nl, s.bias, s.relu);

@@ -39,13 +39,13 @@ void validate(const Problem& p) {
     if (d < 1) throw std::invalid_argument("sizes must be >= 1");
   if (p.dtype != ir::ScalarKind::F32) throw std::invalid_argument("dtype must be f32");
   static const char* known[] = {"stride_h", "stride_w", "pad_h", "pad_w", "pad_b", "pad_r",
-                                "dilation_h", "dilation_w", "groups", "bias", "relu"};
+                                "dilation_h", "dilation_w", "groups", "bias", "relu", "w_layout"};
   for (const auto& [k, v] : p.attrs) {
     bool ok = false;
     for (const char* n : known) ok = ok || k == n;
     if (!ok)
       throw std::invalid_argument("unknown attribute '" + k +
-                                  "' (stride_h stride_w pad_h pad_w pad_b pad_r dilation_h dilation_w groups bias relu)");
+                                  "' (stride_h stride_w pad_h pad_w pad_b pad_r dilation_h dilation_w groups bias relu w_layout)");
   }
   const ConvShape s = conv_shape(p);
   if (s.sh < 1 || s.sw < 1 || s.dh < 1 || s.dw < 1) throw std::invalid_argument("strides and dilations must be >= 1");
@@ -53,6 +53,8 @@ void validate(const Problem& p) {
   if (s.groups < 1 || s.c % s.groups || s.oc % s.groups)
     throw std::invalid_argument("groups must divide C and OC");
   if ((s.bias && p.attr("bias") != 1) || (s.relu && p.attr("relu") != 1)) throw std::invalid_argument("bias and relu are 0 or 1");
+  if (s.w_layout != 0 && s.w_layout != kWeightsOc32)
+    throw std::invalid_argument("w_layout is 0 (OIHW) or 32 (packed by 32 output channels, CPU only)");
   if (s.h + s.pt + s.pb < s.dh * (s.kh - 1) + 1 || s.w + s.pl + s.pr < s.dw * (s.kw - 1) + 1)
     throw std::invalid_argument("the (dilated) kernel is larger than the padded input");
   // 32-bit indexing: the pre-passed input, the im2col panels and y.
@@ -76,6 +78,18 @@ Variant gemm(Impl impl, int mr, int nl) {
 std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
   const ConvShape s = conv_shape(p);
   std::vector<Variant> out;
+  if (s.w_layout == kWeightsOc32) {  // packed weights: only the kernel that reads them (CPU)
+    if (!is_cpu(caps)) return out;
+    std::vector<int> pbs = {direct_oc_chunk(s, caps, 2)};
+    for (int pb : {7, 14})
+      if (pb != pbs[0]) pbs.push_back(pb);
+    for (int pb : pbs) {
+      DirectOcTile t;
+      t.nl = 2, t.pb = pb;
+      if (direct_oc_fits(s, t, caps)) out.push_back(Variant{}.set("impl", kDirectOc).set("pb", pb).set("nl", 2));
+    }
+    return out;
+  }
   if (!is_cpu(caps)) {
     for (int ocb : {1, 4}) out.push_back(Variant{}.set("impl", kGpu).set("wg", 64).set("ocb", ocb));
     if (conv_gpu_gemm_fits(s))
@@ -129,6 +143,8 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
 
 Variant heuristic(const Problem& p, const TargetCaps& caps) {
   const ConvShape s = conv_shape(p);
+  // Packed weights: impl=8 with two lines, the layout's 32 channels.
+  if (s.w_layout == kWeightsOc32) return Variant{}.set("impl", kDirectOc).set("nl", 2).set("pb", direct_oc_chunk(s, caps, 2));
   if (!is_cpu(caps)) {
     // The implicit GEMM where a group has channels enough to fill its tiles
     // (H200, 3×3 64->64 56×56: batch 1 0.135 -> 0.070 ms, batch 8 0.486 ->
@@ -227,6 +243,8 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   Plan pl;
   const int64_t impl = v.get("impl", kDirect);
   if (impl != kGpu && impl != kGpuGemm && !is_cpu(caps)) throw std::invalid_argument("conv2d: impl " + std::to_string(impl) + " is for the cpu target");
+  if (s.w_layout == kWeightsOc32 && (!is_cpu(caps) || impl != kDirectOc || v.get("nl", 2) != 2))
+    throw std::invalid_argument("conv2d: w_layout=32 (weights packed by 32 output channels) runs impl=8 with nl=2 on the cpu target, not " + v.str());
   switch (impl) {
     case kDirect: {
       DirectTile t;
@@ -328,12 +346,16 @@ void register_conv_ops() {
   d.name = "conv2d";
   d.description = "2-D convolution, NCHW f32: stride, padding (pad_b/pad_r for asymmetric), dilation, groups, bias, fused ReLU";
   d.dims_help = "N C H W OC KH KW";
-  d.attrs_help = "stride_h=1 stride_w=1 pad_h=0 pad_w=0 pad_b=pad_h pad_r=pad_w dilation_h=1 dilation_w=1 groups=1 bias=0 relu=0";
+  d.attrs_help =
+      "stride_h=1 stride_w=1 pad_h=0 pad_w=0 pad_b=pad_h pad_r=pad_w dilation_h=1 dilation_w=1 groups=1 bias=0 relu=0 "
+      "w_layout=0|32 (32: w packed by 32 output channels, [G][OCg/32][Cg·KH·KW][32], CPU)";
   d.validate = validate;
   d.inputs = [](const Problem& p) {
     const ConvShape s = conv_shape(p);
     const ir::Type f(ir::ScalarKind::F32);
-    std::vector<TensorSpec> t{tensor("x", f, {s.n, s.c, s.h, s.w}), tensor("w", f, {s.oc, s.cg(), s.kh, s.kw})};
+    std::vector<TensorSpec> t{tensor("x", f, {s.n, s.c, s.h, s.w}),
+                              s.w_layout == kWeightsOc32 ? tensor("w", f, {s.groups, (s.ocg() + 31) / 32, s.cg() * s.kh * s.kw, 32})
+                                                         : tensor("w", f, {s.oc, s.cg(), s.kh, s.kw})};
     if (s.bias) t.push_back(tensor("b", f, {s.oc}));
     return t;
   };
@@ -346,8 +368,15 @@ void register_conv_ops() {
   d.plan = plan;
   d.reference = [](const Problem& p, const std::vector<const void*>& in, const std::vector<void*>& out) {
     const ConvShape s = conv_shape(p);
-    conv2d_reference(s, static_cast<const float*>(in[0]), static_cast<const float*>(in[1]),
-                     s.bias ? static_cast<const float*>(in[2]) : nullptr, static_cast<float*>(out[0]));
+    const float* w = static_cast<const float*>(in[1]);
+    std::vector<float> oihw;
+    if (s.w_layout == kWeightsOc32) {
+      oihw.resize(size_t(s.oc * s.cg() * s.taps()));
+      conv_unpack_weights_oc32(s, w, oihw.data());
+      w = oihw.data();
+    }
+    conv2d_reference(s, static_cast<const float*>(in[0]), w, s.bias ? static_cast<const float*>(in[2]) : nullptr,
+                     static_cast<float*>(out[0]));
   };
   d.tolerance = [](const Problem& p) {
     const ConvShape s = conv_shape(p);
@@ -399,7 +428,12 @@ void register_conv_ops() {
                       conv(1, 24, 56, 56, 144, 1, 1),
                       // ResNet's late 3×3 layers: small maps, many channels.
                       conv(1, 256, 14, 14, 256, 3, 3, pad1),
-                      conv(1, 512, 7, 7, 512, 3, 3, pad1)};
+                      conv(1, 512, 7, 7, 512, 3, 3, pad1),
+                      // The same with the weights packed once, as a model's
+                      // constant weights are (oneDNN's conv_only bar reorders
+                      // its weights once too).
+                      conv(1, 256, 14, 14, 256, 3, 3, with({{"w_layout", 32}})),
+                      conv(1, 512, 7, 7, 512, 3, 3, with({{"w_layout", 32}}))};
   register_op(std::move(d));
   register_pool_ops();
 }

@@ -27,7 +27,37 @@ ConvShape conv_shape(const Problem& p) {
   s.dh = p.attr("dilation_h", 1), s.dw = p.attr("dilation_w", 1);
   s.groups = p.attr("groups", 1);
   s.bias = p.attr("bias", 0) != 0, s.relu = p.attr("relu", 0) != 0;
+  s.w_layout = p.attr("w_layout", 0);
   return s;
+}
+
+int64_t conv_weights_oc32_size(const ConvShape& s) {
+  return s.groups * ((s.ocg() + kWeightsOc32 - 1) / kWeightsOc32) * s.cg() * s.taps() * kWeightsOc32;
+}
+
+namespace {
+// Calls f(packed index, OIHW index or -1 for a pad lane) for every packed entry.
+template <class F>
+void for_each_oc32(const ConvShape& s, F&& f) {
+  const int64_t J = s.cg() * s.taps(), OB = (s.ocg() + kWeightsOc32 - 1) / kWeightsOc32;
+  for (int64_t g = 0; g < s.groups; ++g)
+    for (int64_t ob = 0; ob < OB; ++ob)
+      for (int64_t j = 0; j < J; ++j)
+        for (int64_t o = 0; o < kWeightsOc32; ++o) {
+          const int64_t oc = ob * kWeightsOc32 + o;
+          f(((g * OB + ob) * J + j) * kWeightsOc32 + o, oc < s.ocg() ? (g * s.ocg() + oc) * J + j : -1);
+        }
+}
+}  // namespace
+
+void conv_pack_weights_oc32(const ConvShape& s, const float* w, float* packed) {
+  for_each_oc32(s, [&](int64_t pi, int64_t wi) { packed[pi] = wi < 0 ? 0.0f : w[wi]; });
+}
+
+void conv_unpack_weights_oc32(const ConvShape& s, const float* packed, float* w) {
+  for_each_oc32(s, [&](int64_t pi, int64_t wi) {
+    if (wi >= 0) w[wi] = packed[pi];
+  });
 }
 
 // One work-item per phase plane (a channel's sh·sw planes of hq rows), rows

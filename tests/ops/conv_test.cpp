@@ -98,6 +98,50 @@ TEST_CASE("conv2d: every candidate of small problems, CPU 1 and 2 threads") {
   }
 }
 
+TEST_CASE("conv2d: weights packed by 32 output channels (w_layout=32)") {
+  ops::register_all_ops();
+  const auto& d = *ops::find_op("conv2d");
+  // Channels off the 32-block (40: a half-empty second block, its pad lanes
+  // random in the packed input and never stored), groups of 20, stride 2,
+  // rows of 7 and 5, bias + ReLU.
+  std::vector<ops::Problem> ps = {
+      problem("conv2d", {1, 16, 7, 7, 40, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}, {"w_layout", 32}}),
+      problem("conv2d", {2, 8, 9, 11, 40, 3, 3}, {{"groups", 2}, {"stride_h", 2}, {"stride_w", 2}, {"pad_h", 1}, {"pad_w", 1},
+                                                  {"bias", 1}, {"relu", 1}, {"w_layout", 32}}),
+      problem("conv2d", {1, 12, 14, 14, 64, 1, 1}, {{"w_layout", 32}})};
+  for (unsigned t : {1u, 2u}) {
+    auto dev = cpu(t);
+    CAPTURE(t);
+    for (const auto& p : ps) {
+      CHECK(d.heuristic(p, dev->caps()).get("impl") == 8);
+      auto cands = d.candidates(p, dev->caps());
+      CHECK(!cands.empty());
+      for (const auto& v : cands) check(*dev, p, v);
+    }
+  }
+  // The packed layout round-trips, zeros in the pad lanes.
+  const ops::ConvShape s = ops::conv_shape(ps[1]);
+  std::vector<float> w(size_t(s.oc * s.cg() * s.taps())), packed(size_t(ops::conv_weights_oc32_size(s)), -1.0f), back(w.size());
+  for (size_t i = 0; i < w.size(); ++i) w[i] = float(i % 97) - 48.0f;
+  ops::conv_pack_weights_oc32(s, w.data(), packed.data());
+  ops::conv_unpack_weights_oc32(s, packed.data(), back.data());
+  CHECK(back == w);
+  // OCg = 20: group 0's block holds channels 0..19, lanes 20..31 zeros;
+  // consecutive lanes are consecutive channels (a w row apart).
+  CHECK(packed[20] == 0.0f);
+  CHECK(packed[31] == 0.0f);
+  CHECK(packed[0] == w[0]);
+  CHECK(packed[1] == w[size_t(s.cg() * s.taps())]);
+  // Only impl=8 with two lines reads the layout; other layouts are rejected.
+  auto caps = codegen::cpu_caps();
+  CHECK_THROWS_AS(d.plan(ps[0], ops::Variant::parse("impl=0 ocb=6 lines=4 pb=2"), caps), std::invalid_argument);
+  CHECK_THROWS_AS(d.plan(ps[0], ops::Variant::parse("impl=8 nl=1 pb=7"), caps), std::invalid_argument);
+  CHECK_THROWS_AS(ops::op_for(problem("conv2d", {1, 16, 7, 7, 40, 3, 3}, {{"w_layout", 16}})), std::invalid_argument);
+  auto gpu = caps;
+  gpu.name = "vulkan";
+  CHECK(d.candidates(ps[0], gpu).empty());
+}
+
 TEST_CASE("pooling: every candidate of every test problem, CPU 2 threads") {
   ops::register_all_ops();
   auto dev = cpu(2);
@@ -223,6 +267,7 @@ TEST_CASE("conv family: tiny problems of every impl through the interpreter") {
        "impl=1 pf=2", false},
       {problem("avgpool2d", {1, 2, 4, 35}, {{"kernel_h", 3}, {"kernel_w", 2}, {"stride_h", 1}, {"stride_w", 1}, {"pad_h", 1}, {"count_include_pad", 0}}),
        "impl=1 pf=3", false},
+      {problem("conv2d", {1, 4, 5, 6, 36, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}, {"w_layout", 32}}), "impl=8 nl=2 pb=3", false},
       {problem("global_avgpool", {2, 3, 5, 7}), "impl=0", false},
       // 16 planes per work-item: a partial group, an overlapping last line.
       {problem("global_avgpool", {2, 3, 5, 7}), "impl=2", false},
