@@ -86,7 +86,10 @@ TEST_CASE("conv2d: every candidate of small problems, CPU 1 and 2 threads") {
       problem("conv2d", {1, 3, 15, 37, 3, 3, 3}, {{"groups", 3}, {"stride_h", 2}, {"stride_w", 2}, {"pad_h", 1}, {"pad_w", 1}, {"bias", 1}}),
       problem("conv2d", {2, 2, 13, 20, 2, 3, 3}, {{"groups", 2}, {"dilation_h", 2}, {"pad_h", 2}, {"pad_w", 1}, {"relu", 1}}),
       problem("conv2d", {1, 3, 10, 45, 3, 5, 5}, {{"groups", 3}, {"dilation_w", 2}, {"pad_h", 2}, {"pad_w", 4}, {"pad_r", 2}}),
-      problem("conv2d", {1, 5, 7, 15, 36, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}})};
+      problem("conv2d", {1, 5, 7, 15, 36, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}}),
+      // 70 channels: two groups of the tap table (64 channels each, the
+      // second partial), with stride 2 and dilation in its divisions.
+      problem("conv2d", {1, 70, 9, 8, 8, 3, 3}, {{"stride_h", 2}, {"dilation_w", 2}, {"pad_h", 1}, {"pad_w", 2}})};
   for (unsigned t : {1u, 2u}) {
     auto dev = cpu(t);
     CAPTURE(t);
