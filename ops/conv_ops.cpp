@@ -242,9 +242,9 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   const size_t nio = s.bias ? 4 : 3;
   Plan pl;
   const int64_t impl = v.get("impl", kDirect);
-  if (impl != kGpu && impl != kGpuGemm && !is_cpu(caps)) throw std::invalid_argument("conv2d: impl " + std::to_string(impl) + " is for the cpu target");
   if (s.w_layout == kWeightsOc32 && (!is_cpu(caps) || impl != kDirectOc || v.get("nl", 2) != 2))
     throw std::invalid_argument("conv2d: w_layout=32 (weights packed by 32 output channels) runs impl=8 with nl=2 on the cpu target, not " + v.str());
+  if (impl != kGpu && impl != kGpuGemm && !is_cpu(caps)) throw std::invalid_argument("conv2d: impl " + std::to_string(impl) + " is for the cpu target");
   switch (impl) {
     case kDirect: {
       DirectTile t;
