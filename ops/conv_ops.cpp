@@ -354,7 +354,7 @@ void register_conv_ops() {
     const ConvShape s = conv_shape(p);
     const ir::Type f(ir::ScalarKind::F32);
     std::vector<TensorSpec> t{tensor("x", f, {s.n, s.c, s.h, s.w}),
-                              s.w_layout == kWeightsOc32 ? tensor("w", f, {s.groups, (s.ocg() + 31) / 32, s.cg() * s.kh * s.kw, 32})
+                              s.w_layout == kWeightsOc32 ? tensor("w", f, {s.groups, (s.ocg() + kWeightsOc32 - 1) / kWeightsOc32, s.cg() * s.taps(), kWeightsOc32})
                                                          : tensor("w", f, {s.oc, s.cg(), s.kh, s.kw})};
     if (s.bias) t.push_back(tensor("b", f, {s.oc}));
     return t;
