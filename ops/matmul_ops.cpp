@@ -378,12 +378,17 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     // 4096×4096 2.01 against 2.34 for K in parts, 4096×11008 5.15 against
     // 6.4. (With u32 addresses, before gemv_kernel widened them, one
     // prefetched row had won at 4096×4096 too: 1.89 against 2.63 for 4
-    // rows.) M = 3-4 keep K in parts below; not settled: at M = 4, 4096×4096
-    // 2 prefetched rows 2.12 against 2.69 for K in parts and 2.37 for 4
-    // rows, 4096×11008 7.81 against 7.21 and 7.18.
+    // rows.) M = 3-4: 4 rows per work-item, the next group's prefetched,
+    // against K in parts: 4096×4096 (tune) M = 3 2.27 against 2.43 ms, M =
+    // 4 2.65 / 1.69 against 2.77 / 1.94; 4096×11008 (kgen op) M = 4 6.34 /
+    // 4.45-4.74 against 7.37 / 5.57-5.81. (A noisy hour: K in parts with 4
+    // parts, not the rule's 2, measured 2.42 and 2.22 at 4096×4096, and an
+    // earlier run had 2 prefetched rows best at M = 4, 2.12.)
     if (wide_bt && s.m <= 2 && s.k >= 4096) return Variant{}.set("impl", kGemv).set("rows", 4);
     if (wide_bt && s.m <= 2) return Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1);
-    // f32 with 2-4 rows of A: 8 rows of B per work-item (A's rows, 64 KiB
+    if (wide_bt && s.m <= 4) return Variant{}.set("impl", kGemv).set("rows", 4).set("pf", 1);
+    // (History, superseded above for 1-4 rows of A.) f32 with 2-4 rows of
+    // A: 8 rows of B per work-item (A's rows, 64 KiB
     // at M = 4, come from L2 for every row of B; more rows per work-item
     // read them fewer times). 1 thread, rotating inputs (kgen tune) for
     // 4096×4096 and kgen op for 11008×4096: M = 2 2.81 -> 2.2 ms and 7.5 ->
@@ -402,19 +407,14 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     // 4096×11008 M = 4 6.45 -> 5.45 (8; kp 2 8.8); 8 stays at 7.8 (kp 2-16
     // with 2 rows 9.6-12.2); 2 threads 4096×4096 M = 2 1.50 -> 1.15, 4 1.37
     // -> 1.09; 11008×4096 M = 4 4.84 -> 4.41.
-    if (wide_bt && s.m >= 2 && s.m <= 8) {
-      const int rows = s.m <= 4 ? 1 : 2;
+    if (wide_bt && s.m >= 5 && s.m <= 8) {
       int kp = 1;
-      while (kp < 16 && (s.m + rows) * (s.k / kp) * 4 > 40 * 1024) kp *= 2;
+      while (kp < 16 && (s.m + 2) * (s.k / kp) * 4 > 40 * 1024) kp *= 2;
       // (5-8 rows with the whole of K in L1 keep 4 rows of B per work-item:
       // 8 × 1024 × 1024 0.20 against 0.25 ms for 2.)
-      if ((kp == 1 && s.m <= 4) || (kp > 1 && s.k / kp >= 1024)) {
-        Variant v = Variant{}.set("impl", kGemv).set("rows", rows).set("pf", 1);
-        if (kp > 1) v.set("kp", kp);
-        return v;
-      }
+      if (kp > 1 && s.k / kp >= 1024) return Variant{}.set("impl", kGemv).set("rows", 2).set("pf", 1).set("kp", kp);
     }
-    if (wide_bt) return Variant{}.set("impl", kGemv).set("rows", s.m == 1 ? 1 : s.m <= 4 ? 8 : 4).set("pf", 1);
+    if (wide_bt) return Variant{}.set("impl", kGemv).set("rows", 4).set("pf", 1);
     // K×N: one work-item per 1/16 of K, reading its rows of B whole (the
     // column strips of rows=4 read 256 bytes of each 16 KiB row: 4096×4096
     // f32 17 GB/s). Zen 5, 1 / 2 threads, M × 4096 × 4096: f32 M = 1 3.9 /
