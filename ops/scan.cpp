@@ -33,6 +33,8 @@ Shape shape_of(const Problem& p) {
   s.dt = ir::Type(p.dtype);
   return s;
 }
+// Rows of whole 16-lane lines: the look-back scan may stream them (nt=1).
+bool whole_lines(const Shape& s) { return s.n % 16 == 0; }
 
 void validate(const Problem& p) {
   if (p.dims.empty() || p.dims.size() > 2) throw std::invalid_argument("expected dims n or rows n");
@@ -50,11 +52,11 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
   }
   if (is_cpu(caps)) {
     for (int ch : {1, 2, 4, 8}) c.push_back(Variant{}.set("impl", kChunked).set("chunks", ch));
-    const bool whole_lines = shape_of(p).n % 16 == 0;
+    const bool lines = whole_lines(shape_of(p));
     for (int cl : {0, 8192, 32768, 65536, 131072}) {
       c.push_back(Variant{}.set("impl", kLookback).set("cl", cl));
-      if (whole_lines) c.push_back(Variant{}.set("impl", kLookback).set("cl", cl).set("nt", 1));
-      if (whole_lines && cl) c.push_back(Variant{}.set("impl", kLookback).set("cl", cl).set("nt", 1).set("pa", 1));
+      if (lines) c.push_back(Variant{}.set("impl", kLookback).set("cl", cl).set("nt", 1));
+      if (lines && cl) c.push_back(Variant{}.set("impl", kLookback).set("cl", cl).set("nt", 1).set("pa", 1));
     }
   }
   return c;
@@ -83,12 +85,12 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   const int64_t threads = caps.threads ? caps.threads : 1, cl = 65536;
   // With streamed lines the row-per-work-item pass wins there too: 2
   // threads, 4096 × 16384 f32, kgen tune: 10.7 against 12.7 ms.
-  const bool whole_lines = s.n % 16 == 0;
-  if (threads > 1 && s.rows >= 2 * threads && !whole_lines) return Variant{}.set("impl", kChunked).set("chunks", 1);
+  const bool lines = whole_lines(s);
+  if (threads > 1 && s.rows >= 2 * threads && !lines) return Variant{}.set("impl", kChunked).set("chunks", 1);
   const bool share_rows = threads > 1 && s.rows < 2 * threads && s.n >= 2 * threads * cl;
   Variant v = Variant{}.set("impl", kLookback).set("cl", share_rows ? cl : 0);
-  if (whole_lines) v.set("nt", 1);
-  if (whole_lines && share_rows) v.set("pa", 1);
+  if (lines) v.set("nt", 1);
+  if (lines && share_rows) v.set("pa", 1);
   return v;
 }
 
@@ -134,7 +136,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     r.dims.grid = {uint32_t((count + 255) / 256), 1, 1};
     pl.steps.push_back(std::move(r));
     const bool nt = v.get("nt", 0) != 0;
-    if (nt && s.n % 16) throw std::invalid_argument("scan: nt=1 (streaming stores) needs rows a multiple of 16 long");
+    if (nt && !whole_lines(s)) throw std::invalid_argument("scan: nt=1 (streaming stores) needs rows a multiple of 16 long");
     Step b{scan_lookback_kernel(s.dt, s.exclusive, nt), {}, {0, 1, state},
            {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(cl)), ir::scalar_slot(uint32_t(cpr)),
             ir::scalar_slot(uint32_t(v.get("pa", 0) && cpr > 1 ? std::min<int64_t>(cl * std::max<int64_t>(caps.threads, 1), INT32_MAX) : 0))}};
