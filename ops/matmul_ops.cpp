@@ -387,26 +387,15 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     if (wide_bt && s.m <= 2 && s.k >= 4096) return Variant{}.set("impl", kGemv).set("rows", 4);
     if (wide_bt && s.m <= 2) return Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1);
     if (wide_bt && s.m <= 4) return Variant{}.set("impl", kGemv).set("rows", 4).set("pf", 1);
-    // (History, superseded above for 1-4 rows of A.) f32 with 2-4 rows of
-    // A: 8 rows of B per work-item (A's rows, 64 KiB
-    // at M = 4, come from L2 for every row of B; more rows per work-item
-    // read them fewer times). 1 thread, rotating inputs (kgen tune) for
-    // 4096×4096 and kgen op for 11008×4096: M = 2 2.81 -> 2.2 ms and 7.5 ->
-    // 6.4; M = 4 4.74 -> 2.32 and 12.5 -> 6.2 (at M = 1 the same product
-    // takes 4.1: a gap left). From 5 rows of A, 4 rows of B (8 × 11008 ×
-    // 4096: 7.3-9.7 ms against 11.5 for 8).
-    // For 5-8 rows (and 2-4 before the widened addresses, as measured
-    // below): K in parts (kp) whose slice of A and the work-item's rows'
-    // slices of B fit in L1 ((M + rows)·(K / kp)·4 ≤ 40
-    // KiB of Zen 5's 48; parts of ≥ 1024 k, shorter row pieces lost), one
-    // row of B per work-item to 4 rows of A, two above: A stays in L1 while
-    // B streams. Zen 5, kgen op, 1 thread, old rows -> kp: 4096×4096 M = 2
-    // 2.37 -> 1.64 ms (kp 2), 4 2.17 -> 1.64 (2), 5 2.37 -> 1.69 (4), 6
-    // 2.82 -> 1.84 (4), 8 3.68 -> 2.52 (4); 11008×4096 M = 2 6.8 -> 5.8
-    // (2), 3 6.9 -> 6.0, 4 6.7 -> 5.1 (2; kp 4 6.2), 8 8.9 -> 7.0 (4);
-    // 4096×11008 M = 4 6.45 -> 5.45 (8; kp 2 8.8); 8 stays at 7.8 (kp 2-16
-    // with 2 rows 9.6-12.2); 2 threads 4096×4096 M = 2 1.50 -> 1.15, 4 1.37
-    // -> 1.09; 11008×4096 M = 4 4.84 -> 4.41.
+    // 5-8 rows of A: K in parts (kp) whose slice of A and the work-item's
+    // two rows' slices of B fit in L1 ((M + 2)·(K / kp)·4 ≤ 40 KiB of Zen
+    // 5's 48; parts of ≥ 1024 k, shorter row pieces lost): A stays in L1
+    // while B streams. Zen 5, kgen op, 1 thread, 4 rows of B -> kp (before
+    // the widened addresses): 4096×4096 M = 5 2.37 -> 1.69 ms (kp 4), 6
+    // 2.82 -> 1.84 (4), 8 3.68 -> 2.52 (4); 11008×4096 M = 8 8.9 -> 7.0 (4);
+    // 4096×11008 M = 8 stays at 7.8 (kp 2-16 with 2 rows 9.6-12.2).
+    // Otherwise 4 rows of B per work-item (8 × 11008 × 4096: 7.3-9.7 ms
+    // against 11.5 for 8).
     if (wide_bt && s.m >= 5 && s.m <= 8) {
       int kp = 1;
       while (kp < 16 && (s.m + 2) * (s.k / kp) * 4 > 40 * 1024) kp *= 2;
