@@ -323,7 +323,10 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, con
     };
     if (t.kc) {
       const uint32_t KC = uint32_t(t.kc);
-      for_range(kbeg, kend, [&](Value k0) { slice(k0, min(k0 + KC, kend)); }, KC);
+      // At least one slice: a K split's empty range (its K past the others'
+      // whole 16-steps) still stores its partial C, as zeros.
+      const Value kstop = KSPLIT > 1 ? max(kend, kbeg + 1u) : kend;
+      for_range(kbeg, kstop, [&](Value k0) { slice(k0, min(k0 + KC, kend)); }, KC);
     } else {
       slice(kbeg, kend);
     }

@@ -282,8 +282,10 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
   const Variant h = heuristic(p, caps);
   if (std::find(out.begin(), out.end(), h) == out.end()) out.push_back(h);
   // bf16 pairs on hosts with the pair dot product: the heuristic takes them;
-  // also with B packed by a launch, and with A packed.
-  if (caps.bf16_dot && pairs_fit(s)) {
+  // also with B packed by a launch, and with A packed. (Only from a GEMM
+  // heuristic: a GEMV's fields, such as the K-split GEMV's ks, mean
+  // something else in a GemmTile.)
+  if (caps.bf16_dot && pairs_fit(s) && h.get("impl", -1) == kGemm) {
     GemmTile t = tile_of(h);
     for (int form : {1, 2}) {
       GemmTile u = t;

@@ -386,8 +386,11 @@ TEST_CASE("matmul and gated_mlp: tiny problems through the interpreter") {
   };
   std::vector<Case> cases = {
       {problem("matmul", {5, 20, 7}), ops::Variant::parse("impl=0 mr=6 nl=1 kc=4 mc=1 nc=1")},
-      // A in 16-step chunks with a partial chunk, K split in 3 (an empty last split), C rows not whole lines.
+      // A in 16-step chunks with a partial chunk, K split in 3 (a short last split), C rows not whole lines.
       {problem("matmul", {5, 19, 37}), ops::Variant::parse("impl=0 mr=4 nl=1 kc=16 mc=1 nc=1 ak=16 ks=3")},
+      // K slices and a K split whose last part is empty (17 = 16 + 1: its
+      // partial C must still be written, as zeros), batched.
+      {problem("matmul", {5, 19, 17}, {{"batch", 2}}), ops::Variant::parse("impl=0 mr=4 nl=1 kc=16 mc=1 nc=1 ak=16 ks=3")},
       {problem("matmul", {3, 17, 9}, {{"trans_b", 1}, {"batch", 2}}, ir::ScalarKind::F16),
        ops::Variant::parse("impl=0 mr=4 nl=1 kc=0 mc=2 nc=1")},
       {problem("matmul", {2, 20, 32}, {{"trans_b", 1}}), ops::Variant::parse("impl=1 rows=4")},
