@@ -419,8 +419,10 @@ void CEmitter::emit_instr(const Instr& in) {
           std::string iv = vname(in.id);
           open("for (" + tname(in.type) + " " + iv + " = " + ref(in.args[0]) + "; " + iv + " < " + ref(in.args[1]) +
                "; " + iv + " += " + ref(in.args[2]) + ")");
+          loop_body_entry();
           emit_block(in.blocks[0]);
           close();
+          for_exit();
           return;
         }
         case Op::If:
@@ -435,6 +437,7 @@ void CEmitter::emit_instr(const Instr& in) {
           return;
         case Op::Loop:
           open("for (;;)");
+          loop_body_entry();
           emit_block(in.blocks[0]);
           close();
           return;

@@ -46,6 +46,11 @@ class CEmitter {
   virtual std::string buffer(const ir::Instr& in) const = 0;
   virtual void emit_return(const ir::Instr& in) = 0;
   virtual void emit_barrier(const ir::Instr& in);
+  // Printed first in every loop body (For, Loop), and after a For (whose
+  // exit test is one more pass through the loop): GPU emitters count
+  // iterations there on drivers that cap them (TargetCaps::loop_iteration_limit).
+  virtual void loop_body_entry() {}
+  virtual void for_exit() {}
   // True when `in` is printed inline at each use instead of as a statement.
   virtual bool is_inline(const ir::Instr& in) const;
 

@@ -90,12 +90,29 @@ class GlslEmitter : public GpuEmitter {
            gd_.storage_type(b.elem) + " d[]; } b" + std::to_string(i) + ";  // " + b.name + " (" +
            std::string(ir::access_name(b.access)) + ")");
     }
+    // The loop-limit flag (TargetCaps::loop_iteration_limit), bound after
+    // the kernel's buffers.
+    if (opt_.caps.loop_iteration_limit)
+      line("layout(std430, set = 0, binding = " + std::to_string(k_.buffers.size()) +
+           ") buffer KgLoopFlag { uint d[]; } kg_loop_flag;  // set when a loop reaches the driver's iteration limit");
     if (!k_.scalars.empty())
       line("layout(push_constant) uniform KgPush { uvec2 s[" + std::to_string(k_.scalars.size()) +
            "]; } kg_push;  // 8-byte slots, value in the low bytes");
   }
 
   std::string main_signature() const override { return "void main()"; }
+  void main_prologue() override {
+    if (opt_.caps.loop_iteration_limit) line("uint kg_iters = 0u;  // loop iterations run by this invocation, all loops");
+  }
+  // llvmpipe's limiter counts a pass through any loop of the invocation,
+  // the failing exit test of a for loop included; this counts the same.
+  void loop_body_entry() override {
+    if (opt_.caps.loop_iteration_limit)
+      line("if (++kg_iters >= " + std::to_string(opt_.caps.loop_iteration_limit) + "u) kg_loop_flag.d[0] = 1u;");
+  }
+  void for_exit() override {
+    if (opt_.caps.loop_iteration_limit) line("++kg_iters;");
+  }
   std::string scalar_decl(size_t i) const override {
     return "const " + tname(k_.scalars[i].type) + " p" + std::to_string(i) + " = " +
            slot(k_.scalars[i].type, "kg_push.s[" + std::to_string(i) + "]");

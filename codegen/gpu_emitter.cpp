@@ -53,6 +53,7 @@ std::string GpuEmitter::run() {
   // main() is printed first so only the helpers it calls go before it.
   const size_t at = out().size();
   open(main_signature());
+  main_prologue();
   for (size_t i = 0; i < k_.scalars.size(); ++i) line(scalar_decl(i) + ";  // " + k_.scalars[i].name);
   emit_block(k_.body);
   close();

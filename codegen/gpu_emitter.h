@@ -30,6 +30,8 @@ class GpuEmitter : public CEmitter {
   virtual void header() = 0;
   // "void main()" / "@compute ... fn main(...)".
   virtual std::string main_signature() const = 0;
+  // Statements opening main, before the scalars (the loop counter).
+  virtual void main_prologue() {}
   // The declaration of scalar parameter i, decoded from its slot.
   virtual std::string scalar_decl(size_t i) const = 0;
   // The helper functions `body` calls (prelude), printed before main.

@@ -53,6 +53,12 @@ struct TargetCaps {
   // that split work (the reduction's column groups). Not part of the cache
   // key: it changes which variant is chosen, never a kernel's binary.
   uint32_t threads = 0;
+  // GPU drivers that stop loops silently: Mesa's llvmpipe (lavapipe, and
+  // wgpu on it) ends every loop of a shader invocation once 65535 iterations
+  // have run in all, leaving the rest of the work undone. Nonzero: the
+  // GLSL/WGSL emitters count iterations and raise a flag at this count, which
+  // the runtime turns into an error instead of a silently wrong result.
+  uint32_t loop_iteration_limit = 0;
 };
 
 // Native registers one f32x16 line takes on the CPU (1 on AVX-512, 2 on AVX2).

@@ -62,9 +62,27 @@ class WgslEmitter : public GpuEmitter {
            ">, }  // 8-byte slots, two per element, value in the low word");
       line("@group(0) @binding(" + std::to_string(k_.buffers.size()) + ") var<uniform> kg_params: KgParams;");
     }
+    // The loop-limit flag (TargetCaps::loop_iteration_limit), bound after the
+    // scalars' uniform.
+    if (opt_.caps.loop_iteration_limit)
+      line("@group(0) @binding(" + std::to_string(k_.buffers.size() + 1) +
+           ") var<storage, read_write> kg_loop_flag: array<u32>;  // set when a loop reaches the driver's iteration limit");
     const auto& wg = k_.workgroup_size;
     for (int a = 0; a < 3; ++a)
       line("override kg_wg_" + std::string(1, "xyz"[a]) + ": u32 = " + std::to_string(k_.fixed_workgroup() ? wg[a] : 1) + "u;");
+  }
+
+  // Iterations of every loop of the invocation, counted as llvmpipe's
+  // limiter does (see GlslEmitter): a for loop's failing exit test too.
+  void main_prologue() override {
+    if (opt_.caps.loop_iteration_limit) line("var kg_iters: u32 = 0u;");
+  }
+  void loop_body_entry() override {
+    if (opt_.caps.loop_iteration_limit)
+      line("kg_iters += 1u; if (kg_iters >= " + std::to_string(opt_.caps.loop_iteration_limit) + "u) { kg_loop_flag[0] = 1u; }");
+  }
+  void for_exit() override {
+    if (opt_.caps.loop_iteration_limit) line("kg_iters += 1u;");
   }
 
   std::string main_signature() const override {
@@ -121,12 +139,15 @@ class WgslEmitter : public GpuEmitter {
       std::string iv = vname(in.id);
       open("for (var " + iv + ": " + tname(in.type) + " = " + ref(in.args[0]) + "; " + iv + " < " + ref(in.args[1]) + "; " +
            iv + " += " + ref(in.args[2]) + ")");
+      loop_body_entry();
       emit_block(in.blocks[0]);
       close();
+      for_exit();
       return;
     }
     if (in.op == Op::Loop) {
       open("loop");
+      loop_body_entry();
       emit_block(in.blocks[0]);
       close();
       return;

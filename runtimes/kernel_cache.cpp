@@ -78,7 +78,7 @@ std::string caps_key(const codegen::TargetCaps& c) {
          " shared=" + std::to_string(c.max_shared_bytes) + " wg=" + std::to_string(c.max_workgroup_threads) + "/" +
          std::to_string(c.max_workgroup_size[0]) + "x" + std::to_string(c.max_workgroup_size[1]) + "x" +
          std::to_string(c.max_workgroup_size[2]) + " af32=" + std::to_string(c.atomics_f32) +
-         " a64=" + std::to_string(c.atomics_64) + " lanes=" + std::to_string(c.max_vector_lanes) +
+         " a64=" + std::to_string(c.atomics_64) + " loops=" + std::to_string(c.loop_iteration_limit) + " lanes=" + std::to_string(c.max_vector_lanes) +
          " vec=" + std::to_string(c.vector_bits) + "x" + std::to_string(c.vector_registers) +
          " bdot=" + std::to_string(c.byte_dot) + " bperm=" + std::to_string(c.byte_permute) + " blut=" + std::to_string(c.byte_lookup);
 }

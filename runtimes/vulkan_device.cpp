@@ -163,6 +163,10 @@ void make_device(Context& c) {
   c.glsl.int8 = f12.shaderInt8 && f12.storageBuffer8BitAccess;
   c.glsl.int16 = f2.features.shaderInt16 && f11.storageBuffer16BitAccess;
   caps.bf16 = c.glsl.int16;  // emulated in uint16_t, computed in f32
+  // Mesa's llvmpipe (lavapipe) ends a shader invocation's loops after 65535
+  // iterations in all (gallivm's loop limiter), silently: the kernels count
+  // and flag it (TargetCaps::loop_iteration_limit).
+  if (std::string(c.props.deviceName).find("llvmpipe") != std::string::npos) caps.loop_iteration_limit = 65535;
 }
 
 class VkBuf final : public Buffer {
@@ -243,11 +247,13 @@ class VkKernel final : public CompiledKernel {
     smi.pCode = spirv.data();
     check(a.vkCreateShaderModule(d, &smi, nullptr, &module_), "vkCreateShaderModule");
     nbuf_ = uint32_t(k.buffers.size());
-    std::vector<VkDescriptorSetLayoutBinding> binds(nbuf_);
-    for (uint32_t i = 0; i < nbuf_; ++i)
+    // The loop-limit flag's binding follows the buffers (glsl_emitter.cpp).
+    nbind_ = nbuf_ + (c_->glsl.caps.loop_iteration_limit ? 1 : 0);
+    std::vector<VkDescriptorSetLayoutBinding> binds(nbind_);
+    for (uint32_t i = 0; i < nbind_; ++i)
       binds[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
     VkDescriptorSetLayoutCreateInfo dli{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-    dli.bindingCount = nbuf_;
+    dli.bindingCount = nbind_;
     dli.pBindings = binds.data();
     check(a.vkCreateDescriptorSetLayout(d, &dli, nullptr, &dsl_), "vkCreateDescriptorSetLayout");
     VkPushConstantRange pcr{VK_SHADER_STAGE_COMPUTE_BIT, 0, uint32_t(8 * k.scalars.size())};
@@ -257,8 +263,8 @@ class VkKernel final : public CompiledKernel {
     pli.pushConstantRangeCount = k.scalars.empty() ? 0 : 1;
     pli.pPushConstantRanges = &pcr;
     check(a.vkCreatePipelineLayout(d, &pli, nullptr, &layout_), "vkCreatePipelineLayout");
-    if (nbuf_) {
-      VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, nbuf_};
+    if (nbind_) {
+      VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, nbind_};
       VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
       dpi.maxSets = 1;
       dpi.poolSizeCount = 1;
@@ -306,7 +312,7 @@ class VkKernel final : public CompiledKernel {
   VkPipelineLayout layout_ = VK_NULL_HANDLE;
   VkDescriptorPool pool_ = VK_NULL_HANDLE;
   VkDescriptorSet set_ = VK_NULL_HANDLE;
-  uint32_t nbuf_ = 0;
+  uint32_t nbuf_ = 0, nbind_ = 0;  // the kernel's buffers; bindings (with the loop-limit flag)
   mutable std::map<std::array<uint32_t, 3>, VkPipeline> pipelines_;
 };
 
@@ -410,11 +416,11 @@ class VulkanDevice final : public Device {
     auto& a = c_->api;
     VkDevice d = c_->device;
     VkPipeline pipe = k.pipeline(args.dims.workgroup);
-    if (k.nbuf_) {
-      std::vector<VkDescriptorBufferInfo> infos(k.nbuf_);
-      std::vector<VkWriteDescriptorSet> writes(k.nbuf_);
-      for (uint32_t i = 0; i < k.nbuf_; ++i) {
-        const auto* b = dynamic_cast<const VkBuf*>(args.buffers[i]);
+    if (k.nbind_) {
+      std::vector<VkDescriptorBufferInfo> infos(k.nbind_);
+      std::vector<VkWriteDescriptorSet> writes(k.nbind_);
+      for (uint32_t i = 0; i < k.nbind_; ++i) {
+        const auto* b = i < k.nbuf_ ? dynamic_cast<const VkBuf*>(args.buffers[i]) : loop_flag();
         if (!b)
           throw std::invalid_argument("launch of kernel '" + ck.kernel().name + "': buffer '" + ck.kernel().buffers[i].name +
                                       "' was not allocated by the vulkan device");
@@ -427,7 +433,7 @@ class VulkanDevice final : public Device {
         writes[i].pBufferInfo = &infos[i];
       }
       // Safe: the previous launch using this set has completed (launches wait).
-      a.vkUpdateDescriptorSets(d, k.nbuf_, writes.data(), 0, nullptr);
+      a.vkUpdateDescriptorSets(d, k.nbind_, writes.data(), 0, nullptr);
     }
     check(a.vkResetCommandBuffer(cmd_, 0), "vkResetCommandBuffer");
     VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
@@ -435,7 +441,7 @@ class VulkanDevice final : public Device {
     check(a.vkBeginCommandBuffer(cmd_, &bi), "vkBeginCommandBuffer");
     if (queries_) a.vkCmdResetQueryPool(cmd_, queries_, 0, 2);
     a.vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
-    if (k.nbuf_) a.vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout_, 0, 1, &k.set_, 0, nullptr);
+    if (k.nbind_) a.vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout_, 0, 1, &k.set_, 0, nullptr);
     if (!args.scalars.empty())
       a.vkCmdPushConstants(cmd_, k.layout_, VK_SHADER_STAGE_COMPUTE_BIT, 0, uint32_t(8 * args.scalars.size()), args.scalars.data());
     if (queries_) a.vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, queries_, 0);
@@ -454,6 +460,7 @@ class VulkanDevice final : public Device {
     check(a.vkResetFences(d, 1, &fence_), "vkResetFences");
     check(a.vkQueueSubmit(c_->queue, 1, &si, fence_), "vkQueueSubmit");
     check(a.vkWaitForFences(d, 1, &fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+    if (k.nbind_ > k.nbuf_) check_loop_flag(ck.kernel().name);
     last_ms_ = -1;
     if (queries_) {
       uint64_t ts[2];
@@ -463,6 +470,29 @@ class VulkanDevice final : public Device {
   }
 
   void synchronize() override {}  // every launch has completed when launch() returns
+
+  // The buffer kernels raise when a loop reaches the driver's iteration
+  // limit (one u32, zero until then).
+  const VkBuf* loop_flag() {
+    if (!loop_flag_) {
+      loop_flag_ = std::make_unique<VkBuf>(c_, 4);
+      const uint32_t zero = 0;
+      loop_flag_->upload(&zero, 4, 0);
+    }
+    return loop_flag_.get();
+  }
+  void check_loop_flag(const std::string& kernel) {
+    uint32_t hit = 0;
+    loop_flag_->download(&hit, 4, 0);
+    if (!hit) return;
+    const uint32_t zero = 0;
+    loop_flag_->upload(&zero, 4, 0);
+    const uint32_t limit = c_->glsl.caps.loop_iteration_limit;
+    throw std::runtime_error("vulkan (" + std::string(c_->props.deviceName) + "): kernel '" + kernel + "' ran " +
+                             std::to_string(limit) + " loop iterations in one invocation; this driver (Mesa llvmpipe) stops "
+                             "a shader's loops there without an error, so the launch's results are incomplete. Run it on "
+                             "the cpu device or a hardware GPU, or choose a variant with more work-items (less work each)");
+  }
   double last_ms() const { return last_ms_; }
 
  private:
@@ -485,6 +515,7 @@ class VulkanDevice final : public Device {
   VkCommandBuffer cmd_ = VK_NULL_HANDLE;
   VkFence fence_ = VK_NULL_HANDLE;
   VkQueryPool queries_ = VK_NULL_HANDLE;
+  std::unique_ptr<VkBuf> loop_flag_;  // made on the first launch that binds it
   double last_ms_ = -1;
 };
 

@@ -139,6 +139,15 @@ class WgKernel final : public CompiledKernel {
       u.buffer.type = WGPUBufferBindingType_Uniform;
       e.push_back(u);
     }
+    // The loop-limit flag, after the uniform (wgsl_emitter.cpp).
+    loop_flag_ = wgsl.find("var<storage, read_write> kg_loop_flag") != std::string::npos;
+    if (loop_flag_) {
+      WGPUBindGroupLayoutEntry f{};
+      f.binding = uint32_t(k.buffers.size() + 1);
+      f.visibility = WGPUShaderStage_Compute;
+      f.buffer.type = WGPUBufferBindingType_Storage;
+      e.push_back(f);
+    }
     scoped(a, "kernel '" + k.name + "'", [&] {
       WGPUShaderSourceWGSL src{};
       src.chain.sType = WGPUSType_ShaderSourceWGSL;
@@ -163,6 +172,7 @@ class WgKernel final : public CompiledKernel {
     a_.ShaderModuleRelease(module_);
   }
   WGPUBindGroupLayout bgl() const { return bgl_; }
+  bool loop_flag() const { return loop_flag_; }
   void set_compile_ms(double ms) { compile_ms_ = ms; }
   void set_cache_hit(bool hit) { cache_hit_ = hit; }
 
@@ -188,12 +198,18 @@ class WgKernel final : public CompiledKernel {
   WGPUShaderModule module_ = nullptr;
   WGPUBindGroupLayout bgl_ = nullptr;
   WGPUPipelineLayout layout_ = nullptr;
+  bool loop_flag_ = false;  // binds the loop-limit flag
   std::map<std::array<uint32_t, 3>, WGPUComputePipeline> pipes_;
 };
 
 class WebGpuDevice final : public Device {
  public:
-  WebGpuDevice(Api& a, KernelCache& cache) : a_(a), cache_(cache) { caps_.name = "webgpu"; }
+  WebGpuDevice(Api& a, KernelCache& cache) : a_(a), cache_(cache) {
+    caps_.name = "webgpu";
+    // wgpu on Mesa's llvmpipe (lavapipe) inherits its loop limiter (see the
+    // Vulkan device): the kernels count iterations and flag the limit.
+    if (a_.adapter_name.find("llvmpipe") != std::string::npos) caps_.loop_iteration_limit = 65535;
+  }
   std::string name() const override { return "webgpu"; }
   std::string description() const override {
     return "webgpu: " + a_.adapter_name + " (wgpu-native" + (a_.shader_f16 ? ", shader-f16" : ", f16 packed in u32") + ")";
@@ -272,6 +288,18 @@ class WebGpuDevice final : public Device {
       x.size = d.size;
       e.push_back(x);
     }
+    if (k->loop_flag()) {
+      if (!loop_flag_) {
+        loop_flag_ = std::make_unique<WgBuf>(a_, 4);
+        const uint32_t zero = 0;
+        loop_flag_->upload(&zero, 4, 0);
+      }
+      WGPUBindGroupEntry x{};
+      x.binding = uint32_t(kk.buffers.size() + 1);
+      x.buffer = loop_flag_->handle();
+      x.size = 4;
+      e.push_back(x);
+    }
     WGPUBindGroup bg = nullptr;
     scoped(a_, "bind group for kernel '" + kk.name + "'", [&] {
       WGPUBindGroupDescriptor bd{};
@@ -294,6 +322,19 @@ class WebGpuDevice final : public Device {
     a_.CommandEncoderRelease(enc);
     a_.BindGroupRelease(bg);
     if (ub) a_.BufferRelease(ub);
+    if (k->loop_flag()) check_loop_flag(kk.name);
+  }
+
+  void check_loop_flag(const std::string& kernel) {
+    uint32_t hit = 0;
+    loop_flag_->download(&hit, 4, 0);
+    if (!hit) return;
+    const uint32_t zero = 0;
+    loop_flag_->upload(&zero, 4, 0);
+    throw std::runtime_error("webgpu (" + a_.adapter_name + "): kernel '" + kernel + "' ran " +
+                             std::to_string(caps_.loop_iteration_limit) + " loop iterations in one invocation; this driver (Mesa "
+                             "llvmpipe) stops a shader's loops there without an error, so the launch's results are incomplete. "
+                             "Run it on the cpu device or a hardware GPU, or choose a variant with more work-items (less work each)");
   }
 
   void synchronize() override {}  // every launch has completed when launch() returns
@@ -303,6 +344,7 @@ class WebGpuDevice final : public Device {
   TargetCaps caps_ = codegen::wgsl_default_caps();
   KernelCache& cache_;
   std::mutex mu_;
+  std::unique_ptr<WgBuf> loop_flag_;  // made on the first launch that binds it
 };
 
 }  // namespace

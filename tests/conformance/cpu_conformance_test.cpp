@@ -104,3 +104,5 @@ TEST_CASE("dot4 of unsigned bytes below 128, or of signed bytes one side clamped
     CHECK(s.find("vpabsb") != std::string::npos);
   }
 }
+
+TEST_CASE("long loops run to the end on the CPU") { conformance::check_long_loops(*cpu(1)); }

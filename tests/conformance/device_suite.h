@@ -14,6 +14,7 @@
 #include <string>
 
 #include "codegen/target.h"
+#include "dsl/dsl.h"
 #include "dsl/registry.h"
 #include "ir/ir.h"
 #include "ops/elementwise.h"
@@ -126,6 +127,58 @@ inline void check_elementwise_cases(rt::Device& dev, const DeviceSuite& s) {
   }
   MESSAGE(s.name << " elementwise cases: " << pass << " pass, " << skip << " skipped of " << cases.size());
   for (const auto& [r, n] : reasons) MESSAGE("  skipped x" << n << ": " << r);
+}
+
+// One work-item summing n ones in a loop: a device whose driver stops long
+// loops (TargetCaps::loop_iteration_limit: Mesa's llvmpipe ends a shader's
+// loops after 65535 iterations in all) must refuse the launch that reaches
+// the limit with an error instead of returning the truncated sum, and run
+// the next launch normally; elsewhere 100000 iterations sum exactly.
+inline void check_long_loops(rt::Device& dev) {
+  using namespace kgen::dsl;
+  const ir::Kernel k = kernel("loop_sum_ones", [](KernelBuilder& kb) {
+    auto x = kb.input("x", u32);
+    auto y = kb.output("y", u32);
+    auto n = kb.scalar("n", u32);
+    kb.workgroup(1);
+    Var s = var(u32, 0u);
+    for_range(0u, n, [&](Value i) { s += x[i]; });
+    y[0u] = s.get();
+  });
+  auto ck = dev.compile(k);
+  const uint32_t limit = dev.caps().loop_iteration_limit, most = 100000;
+  std::vector<uint32_t> ones(most + 16, 1u);
+  auto x = dev.alloc(ones.size() * 4), y = dev.alloc(4);
+  x->upload(ones.data(), ones.size() * 4);
+  auto sum = [&](uint32_t n) {
+    const uint32_t poison = 0xdeadbeefu;
+    y->upload(&poison, 4);
+    rt::LaunchArgs a;
+    a.buffers = {x.get(), y.get()};
+    a.scalars = {ir::scalar_slot(n)};
+    a.dims.grid = {1, 1, 1};
+    dev.launch(*ck, a);
+    dev.synchronize();
+    uint32_t r = 0;
+    y->download(&r, 4);
+    return r;
+  };
+  if (!limit) {
+    MESSAGE(dev.name() << ": no loop iteration limit; a 100000-iteration loop");
+    CHECK(sum(most) == most);
+    return;
+  }
+  MESSAGE(dev.name() << ": loops limited to " << limit << " iterations per invocation (" << dev.description() << ")");
+  // n iterations and the failing exit test: n + 1 passes, all allowed here.
+  CHECK(sum(limit - 1) == limit - 1);
+  std::string error;
+  try {
+    sum(limit + 16);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  CHECK_MESSAGE(error.find("loop iterations") != std::string::npos, "no error, or another one: " << error);
+  CHECK(sum(1000) == 1000);  // the flag was reset
 }
 
 }  // namespace kgen::conformance

@@ -55,3 +55,9 @@ TEST_CASE("every elementwise op x dtype matches the interpreter on CUDA") {
   auto dev = rt::create_device("cuda");
   conformance::check_elementwise_cases(*dev, cuda_suite());
 }
+
+TEST_CASE("long loops run to the end on CUDA") {
+  if (!have_gpu()) return;
+  auto dev = rt::create_device("cuda");
+  conformance::check_long_loops(*dev);
+}

@@ -162,3 +162,9 @@ TEST_CASE("subgroup add/max/shuffle match the interpreter at the device's subgro
   }
   MESSAGE("subgroups of " << sg << ": add/max/shuffle match");
 }
+
+TEST_CASE("long loops: a driver's loop limit is an error, not a truncated result (vulkan)") {
+  auto dev = vulkan_or_skip();
+  if (!dev) return;
+  conformance::check_long_loops(*dev);
+}

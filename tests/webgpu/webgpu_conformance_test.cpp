@@ -96,3 +96,9 @@ TEST_CASE("every elementwise op x dtype the device supports matches the interpre
   if (!dev) return;
   conformance::check_elementwise_cases(*dev, suite(*dev));
 }
+
+TEST_CASE("long loops: a driver's loop limit is an error, not a truncated result (webgpu)") {
+  auto dev = webgpu_or_skip();
+  if (!dev) return;
+  conformance::check_long_loops(*dev);
+}
