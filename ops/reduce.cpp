@@ -12,7 +12,12 @@
 //    accumulators in an L1 array, taking rb steps per pass (sums), or (rb =
 //    0) up to 16 lines with accumulators in registers (max, min, argmax);
 //    the last group takes the leftover lines and the < 16 element tail.
-//  - GPU: one work-item per output element looping over the axis.
+//  - GPU: one work-item per output element looping over the axis (simple);
+//    for the last axis (inner == 1) also a workgroup per row (group): its
+//    work-items read the row's consecutive elements in turn (coalesced) and
+//    combine their partials in a shared-memory tree. With one work-item per
+//    row, a few long rows kept a few work-items busy, each looping over the
+//    whole row (and llvmpipe stops any loop past 65535 iterations).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -28,7 +33,7 @@ using namespace kgen::dsl;
 namespace {
 
 enum Kind { kSum = 0, kMax = 1, kMin = 2, kMean = 3, kArgmax = 4 };
-enum Impl { kRows = 0, kCols = 1, kSimple = 2 };
+enum Impl { kRows = 0, kCols = 1, kSimple = 2, kGroup = 3 };
 
 struct Shape {
   int64_t outer = 1, n = 1, inner = 1;
@@ -293,12 +298,66 @@ ir::Kernel simple_kernel(const Shape& s, int wg) {
   });
 }
 
+// GPU, the last axis: a workgroup of wg (a power of two) per row. Work-item
+// t takes elements t, t + wg, ...; the tree keeps argmax's first
+// occurrence (ties go to the smaller index). Rows past `rows` (the wrapped
+// grid's last groups) run the barriers and store nothing.
+ir::Kernel group_kernel(const Shape& s, int wg) {
+  if (wg < 2 || (wg & (wg - 1))) throw std::invalid_argument("reduce: impl=3 wg must be a power of two >= 2");
+  const uint32_t WG = uint32_t(wg);
+  return kernel(kname("group", s) + "_wg" + std::to_string(wg), [&](KernelBuilder& kb) {
+    auto x = kb.input("x", f32);
+    auto y = kb.output("y", out_type(s));
+    auto n = kb.scalar("n", u32);
+    auto rows = kb.scalar("rows", u32);
+    auto gx = kb.scalar("gx", u32);
+    kb.workgroup(WG);
+    auto sv = shared_array(f32, WG);
+    auto si = shared_array(i32, WG);
+    Value row = group_id(0) + group_id(1) * gx, t = local_id(0);
+    Value base = row * n, end = select(row < rows, n, constant(u32, 0u));
+    Acc a = Acc::make(s.kind, 1);
+    for_range(t, end, [&](Value r) { a.add(x[base + r], cast(i32, r)); }, WG);
+    sv[t] = a.v.get();
+    si[t] = a.idx.get();
+    barrier();
+    for (uint32_t half = WG / 2; half >= 1; half /= 2) {
+      if_(t < half, [&] {
+        Value mv = sv[t], ov = sv[t + half];
+        switch (s.kind) {
+          case kSum: case kMean: sv[t] = mv + ov; break;
+          case kMax: sv[t] = max(mv, ov); break;
+          case kMin: sv[t] = min(mv, ov); break;
+          default: {
+            Value mi = si[t], oi = si[t + half];
+            Value take = ov > mv || (ov == mv && oi < mi);
+            sv[t] = select(take, ov, mv);
+            si[t] = select(take, oi, mi);
+          }
+        }
+      });
+      barrier();
+    }
+    if_(t == 0u && row < rows, [&] { store_result(y, row, s.kind, s.i64, sv[0u], si[0u], n); });
+  });
+}
+
 Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   Shape s = shape_of(p);
   Plan pl;
   Step st;
   st.buffers = {0, 1};
   int impl = int(v.get("impl"));
+  if (impl == kGroup) {
+    if (s.inner != 1) throw std::invalid_argument("reduce: impl=3 (a workgroup per row) reduces the last axis (or one followed by size-1 axes)");
+    const int wg = int(v.get("wg", 256));
+    st.kernel = group_kernel(s, wg);
+    st.dims.grid = wrapped_grid(uint32_t(s.outer));
+    st.dims.workgroup = {uint32_t(wg), 1, 1};
+    st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.outer)), ir::scalar_slot(st.dims.grid[0])};
+    pl.steps.push_back(std::move(st));
+    return pl;
+  }
   if (impl == kRows && s.inner != 1) impl = kCols;
   if (impl == kCols && s.inner == 1) impl = kRows;
   if (impl == kRows) {
@@ -391,13 +450,25 @@ void register_reduce_ops() {
           v.push_back(Variant{}.set("impl", kCols).set("cl", w).set("rb", r));
     }
     for (int wg : {64, 256})
-      if (!caps.max_workgroup_threads || uint32_t(wg) <= caps.max_workgroup_threads)
+      if (!caps.max_workgroup_threads || uint32_t(wg) <= caps.max_workgroup_threads) {
         v.push_back(Variant{}.set("impl", kSimple).set("wg", wg));
+        if (s.inner == 1) v.push_back(Variant{}.set("impl", kGroup).set("wg", wg));
+      }
     return v;
   };
   d.heuristic = [](const Problem& p, const TargetCaps& caps) {
     Shape s = shape_of(p);
-    if (!is_cpu(caps)) return Variant{}.set("impl", kSimple).set("wg", 64);
+    if (!is_cpu(caps)) {
+      // The last axis: a workgroup per row once rows are long enough to
+      // share (a work-item per row leaves a GPU idle on a few long rows); a
+      // work-item per output where there are many short rows or the axis is
+      // strided (adjacent work-items then read adjacent elements).
+      if (s.inner == 1 && s.n >= 256) {
+        const int wg = caps.max_workgroup_threads && caps.max_workgroup_threads < 256 ? 64 : 256;
+        return Variant{}.set("impl", kGroup).set("wg", s.n >= 4096 ? wg : 64);
+      }
+      return Variant{}.set("impl", kSimple).set("wg", 64);
+    }
     if (s.inner == 1) return Variant{}.set("impl", kRows);
     // Sums in the L1 array; max/min/argmax in registers (their compare and
     // select chains made the array passes slower: Zen 5, 4096² axis 0,
@@ -454,6 +525,11 @@ void register_reduce_ops() {
   // the passes' 2, 4 or 8.
   for (int kind : {kSum, kArgmax}) d.test_problems.push_back(prob({37, 16 * 70 + 5}, 0, kind));
   d.test_problems.push_back(prob({2, 11, 16 * 130}, 1, kMin));
+  // GPU: a workgroup per row (impl=3 from 256 elements), rows of a
+  // partial last pass; argmax of a row longer than llvmpipe lets one
+  // work-item loop (65535), which the work-item-per-row kernel could not.
+  for (int kind : {kSum, kMax, kArgmax}) d.test_problems.push_back(prob({3, 1000}, 1, kind));
+  d.test_problems.push_back(prob({2, 70001}, 1, kArgmax));
   d.bench_problems.push_back(prob({4096, 4096}, 1, kSum));
   d.bench_problems.push_back(prob({4096, 4096}, 0, kSum));
   d.bench_problems.push_back(prob({4096, 4096}, 1, kArgmax));
