@@ -17,6 +17,7 @@
 #include "dsl/dsl.h"
 #include "ops/conv.h"
 #include "ops/op.h"
+#include "ops/reduce.h"
 
 namespace kgen::ops {
 
@@ -512,10 +513,17 @@ void register_global_avgpool() {
     if (is_cpu(caps)) out.push_back(Variant{}.set("impl", 0));
     if (is_cpu(caps) && small_planes(p)) out.push_back(Variant{}.set("impl", 2));
     out.push_back(Variant{}.set("impl", 1).set("wg", 64));
+    for (int wg : {64, 256})
+      if (!caps.max_workgroup_threads || uint32_t(wg) <= caps.max_workgroup_threads) out.push_back(Variant{}.set("impl", 3).set("wg", wg));
     return out;
   };
   d.heuristic = [](const Problem& p, const TargetCaps& caps) {
     if (is_cpu(caps)) return Variant{}.set("impl", small_planes(p) ? 2 : 0);
+    // Planes of 256 or more: a workgroup per plane (reduce's last-axis GPU
+    // form: coalesced reads, a shared-memory tree); smaller ones a work-item
+    // per plane.
+    const int64_t hw = p.dim(2) * p.dim(3);
+    if (hw >= 256) return Variant{}.set("impl", 3).set("wg", hw >= 4096 && (!caps.max_workgroup_threads || caps.max_workgroup_threads >= 256) ? 256 : 64);
     return Variant{}.set("impl", 1).set("wg", 64);
   };
   d.plan = [](const Problem& p, const Variant& v, const TargetCaps& caps) {
@@ -533,6 +541,9 @@ void register_global_avgpool() {
       st.kernel = global_avgpool_lines_kernel();
       st.dims.grid = {uint32_t(planes), 1, 1};
       st.scalars = {u(hw)};
+    } else if (v.get("impl", 0) == 3) {
+      st = reduce_rows_group_step(planes, hw, 3 /* mean */, int(v.get("wg", 256)));
+      st.buffers = {0, 1};
     } else {
       const int wg = int(v.get("wg", 64));
       st.kernel = global_avgpool_scalar_kernel(wg);
@@ -559,7 +570,7 @@ void register_global_avgpool() {
   d.memory_bound = true;
   d.test_problems = {pool("global_avgpool", 1, 1, 1, 1), pool("global_avgpool", 2, 3, 7, 9), pool("global_avgpool", 3, 11, 5, 6),
                      pool("global_avgpool", 3, 5, 13, 11), pool("global_avgpool", 1, 4, 16, 8),
-                     pool("global_avgpool", 2, 2, 37, 41)};
+                     pool("global_avgpool", 2, 2, 37, 41), pool("global_avgpool", 1, 3, 300, 301)};
   d.bench_problems = {pool("global_avgpool", 8, 512, 7, 7), pool("global_avgpool", 8, 64, 56, 56)};
   register_op(std::move(d));
 }

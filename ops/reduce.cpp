@@ -23,6 +23,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "ops/reduce.h"
+
 #include "dsl/dsl.h"
 #include "ops/broadcast.h"
 
@@ -342,6 +344,15 @@ ir::Kernel group_kernel(const Shape& s, int wg) {
   });
 }
 
+Step group_step(const Shape& s, int wg) {
+  Step st;
+  st.kernel = group_kernel(s, wg);
+  st.dims.grid = wrapped_grid(s.outer);
+  st.dims.workgroup = {uint32_t(wg), 1, 1};
+  st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.outer)), ir::scalar_slot(st.dims.grid[0])};
+  return st;
+}
+
 Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   Shape s = shape_of(p);
   Plan pl;
@@ -350,12 +361,8 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   int impl = int(v.get("impl"));
   if (impl == kGroup) {
     if (s.inner != 1) throw std::invalid_argument("reduce: impl=3 (a workgroup per row) reduces the last axis (or one followed by size-1 axes)");
-    const int wg = int(v.get("wg", 256));
-    st.kernel = group_kernel(s, wg);
-    st.dims.grid = wrapped_grid(uint32_t(s.outer));
-    st.dims.workgroup = {uint32_t(wg), 1, 1};
-    st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.outer)), ir::scalar_slot(st.dims.grid[0])};
-    pl.steps.push_back(std::move(st));
+    pl.steps.push_back(group_step(s, int(v.get("wg", 256))));
+    pl.steps.back().buffers = {0, 1};
     return pl;
   }
   if (impl == kRows && s.inner != 1) impl = kCols;
@@ -421,6 +428,13 @@ Problem prob(std::vector<int64_t> dims, int axis, int kind, int idx = 0) {
 }
 
 }  // namespace
+
+Step reduce_rows_group_step(int64_t rows, int64_t n, int kind, int wg) {
+  if (kind < kSum || kind > kArgmax) throw std::invalid_argument("reduce_rows_group_step: kind must be 0..4");
+  Shape s;
+  s.outer = rows, s.n = n, s.kind = kind;
+  return group_step(s, wg);
+}
 
 void register_reduce_ops() {
   OpDef d;
