@@ -17,7 +17,7 @@ DEV = sys.argv[3] if len(sys.argv) > 3 else "cpu"
 SRC = sys.argv[4] if len(sys.argv) > 4 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "tools", "kgen")
 WORK = "/tmp/kgen-fuzz"
 os.makedirs(WORK, exist_ok=True)
-K = os.path.join(WORK, "kgen")
+K = os.path.join(WORK, "kgen-%d" % os.getpid())  # per run: another sweep may be using its copy
 shutil.copy2(SRC, K)
 R = random.Random(seed)
 env = dict(os.environ, KGEN_CACHE_DIR=os.path.join(WORK, "cache"))
@@ -122,4 +122,5 @@ while time.time() - t0 < budget:
     elif fails:
         print("note %s: %d rejected (%s)" % (" ".join(cmd[2:]), len(fails), fails[0][:200]), flush=True)
 print(f"done: {n} cases, {bad} failing", flush=True)
+os.remove(K)
 sys.exit(1 if bad else 0)
