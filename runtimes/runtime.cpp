@@ -47,6 +47,18 @@ ir::Kernel prepare_kernel(const ir::Kernel& k, const TargetCaps& caps, const Com
   return optimized;
 }
 
+void check_loop_limit_flag(Buffer& flag, const std::string& device, const std::string& kernel, uint32_t limit) {
+  uint32_t hit = 0;
+  flag.download(&hit, 4, 0);
+  if (!hit) return;
+  const uint32_t zero = 0;
+  flag.upload(&zero, 4, 0);
+  throw std::runtime_error(device + ": kernel '" + kernel + "' ran " + std::to_string(limit) +
+                           " loop iterations in one invocation; this driver (Mesa llvmpipe) stops a shader's loops there "
+                           "without an error, so the launch's results are incomplete. Run it on the cpu device or a "
+                           "hardware GPU, or choose a variant with more work-items (less work each)");
+}
+
 void validate_launch(const ir::Kernel& k, const LaunchArgs& a) {
   auto fail = [&](const std::string& m) { throw std::invalid_argument("launch of kernel '" + k.name + "': " + m); };
   if (a.buffers.size() != k.buffers.size())

@@ -96,6 +96,11 @@ std::vector<std::string> available_devices();
 // on success).
 void validate_launch(const ir::Kernel& k, const LaunchArgs& args);
 
+// After a launch on a device with a loop limit (TargetCaps::loop_iteration_limit):
+// `flag` is the u32 the kernel sets when a loop reached it. Clears the flag
+// and throws, naming the device and the kernel, when it was set.
+void check_loop_limit_flag(Buffer& flag, const std::string& device, const std::string& kernel, uint32_t limit);
+
 // The device-independent front half of Device::compile: verify the kernel,
 // check it against the target's capabilities, run the IR pipeline (fold,
 // simplify, CSE, DCE; skipped at opt_level 0). Every device calls it, so all

@@ -482,16 +482,8 @@ class VulkanDevice final : public Device {
     return loop_flag_.get();
   }
   void check_loop_flag(const std::string& kernel) {
-    uint32_t hit = 0;
-    loop_flag_->download(&hit, 4, 0);
-    if (!hit) return;
-    const uint32_t zero = 0;
-    loop_flag_->upload(&zero, 4, 0);
-    const uint32_t limit = c_->glsl.caps.loop_iteration_limit;
-    throw std::runtime_error("vulkan (" + std::string(c_->props.deviceName) + "): kernel '" + kernel + "' ran " +
-                             std::to_string(limit) + " loop iterations in one invocation; this driver (Mesa llvmpipe) stops "
-                             "a shader's loops there without an error, so the launch's results are incomplete. Run it on "
-                             "the cpu device or a hardware GPU, or choose a variant with more work-items (less work each)");
+    check_loop_limit_flag(*loop_flag_, "vulkan (" + std::string(c_->props.deviceName) + ")", kernel,
+                          c_->glsl.caps.loop_iteration_limit);
   }
   double last_ms() const { return last_ms_; }
 

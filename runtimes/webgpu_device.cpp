@@ -322,19 +322,7 @@ class WebGpuDevice final : public Device {
     a_.CommandEncoderRelease(enc);
     a_.BindGroupRelease(bg);
     if (ub) a_.BufferRelease(ub);
-    if (k->loop_flag()) check_loop_flag(kk.name);
-  }
-
-  void check_loop_flag(const std::string& kernel) {
-    uint32_t hit = 0;
-    loop_flag_->download(&hit, 4, 0);
-    if (!hit) return;
-    const uint32_t zero = 0;
-    loop_flag_->upload(&zero, 4, 0);
-    throw std::runtime_error("webgpu (" + a_.adapter_name + "): kernel '" + kernel + "' ran " +
-                             std::to_string(caps_.loop_iteration_limit) + " loop iterations in one invocation; this driver (Mesa "
-                             "llvmpipe) stops a shader's loops there without an error, so the launch's results are incomplete. "
-                             "Run it on the cpu device or a hardware GPU, or choose a variant with more work-items (less work each)");
+    if (k->loop_flag()) check_loop_limit_flag(*loop_flag_, "webgpu (" + a_.adapter_name + ")", kk.name, caps_.loop_iteration_limit);
   }
 
   void synchronize() override {}  // every launch has completed when launch() returns
