@@ -7,6 +7,8 @@
 #
 #   python3 scripts/fuzz-ops.py [seed] [seconds] [device] [kgen binary]
 #
+# FUZZ_BIG (default 0.2) is the share of cases drawn larger (hundreds to
+# thousands per axis), for the blocked paths' edge tiles and K slices.
 # The seed fixes the cases. It copies the binary first (a rebuild during the
 # sweep would replace it) and keeps its kernel cache in /tmp/kgen-fuzz.
 import os, random, re, shutil, subprocess, sys, time
@@ -20,16 +22,22 @@ os.makedirs(WORK, exist_ok=True)
 K = os.path.join(WORK, "kgen-%d" % os.getpid())  # per run: another sweep may be using its copy
 shutil.copy2(SRC, K)
 R = random.Random(seed)
+BIG_SHARE = float(os.environ.get("FUZZ_BIG", "0.2"))  # share of cases drawn larger
+BIG = False
+BAD_SHARE = float(os.environ.get("FUZZ_BAD", "0.05"))  # share of malformed problems
 env = dict(os.environ, KGEN_CACHE_DIR=os.path.join(WORK, "cache"))
 def pick(*a): return R.choice(a)
 def odd(lo, hi): return R.randint(lo, hi)
 def case():
+    global BIG
+    BIG = R.random() < BIG_SHARE  # larger problems: blocked paths' edge tiles and K slices
     op = pick("matmul","matmul","qmatmul","qmatmul","attention","attention","conv2d","conv2d","scan","softmax","log_softmax","rmsnorm","layernorm",
               "reduce","transpose","rope","maxpool2d","avgpool2d","global_avgpool","dequantize","quantize","gated_mlp",
               "ew_unary","ew_binary","ew_ternary","ew_chain","selective_scan")
     attrs = []; dtype = None
     if op == "matmul":
         M = pick(1,2,3,4,5,7,8,9,13,17,33,65,70); N = pick(1,3,16,17,31,33,48,100,129); Kk = pick(1,3,16,17,32,33,64,100,257)
+        if BIG: M, N, Kk = pick(M, 100, 129, 257, 300), pick(N, 257, 513, 700), pick(Kk, 300, 513, 1025, 2049)
         shape = [M,N,Kk]; tb = pick(0,1); attrs.append(f"trans_b={tb}")
         dtype = pick("f32","f32","bf16","f16")
         if dtype != "f32" and R.random() < 0.5: attrs.append("a_f32=1")
@@ -37,23 +45,28 @@ def case():
     elif op == "qmatmul":
         f = pick(2,3,6,7,8,10,11,12,13,14); blk = 256 if f >= 10 else 32
         shape = [pick(1,2,3,4,5,8,9,17,33,65), pick(1,3,15,16,17,33), blk*pick(1,2,3,5)]
+        if BIG: shape = [pick(1,2,5,9,65,129), pick(33,100,257,513), blk*pick(4,9,17)]
         attrs += [f"format={f}", f"xq={pick(0,1)}"]
         if f in (2,8,12,14) and R.random() < 0.3: attrs.append("layout=16")
     elif op == "attention":
         B,H = pick(1,2), pick(1,2,4,8); S = pick(1,2,5,17,33,64,70); D = pick(16,32,64,8,24)
+        if BIG: S = pick(129, 257, 300)
         shape = [B,H,S,D]
         if R.random() < 0.5:
             hk = pick(*[h for h in (1,2,4,8) if H % h == 0]); shape.append(hk)
             if R.random() < 0.5: shape.append(pick(1,3,17,40,65))
         attrs.append(f"causal={pick(0,1)}"); dtype = pick("f32","f32","f16","bf16")
+        if R.random() < 0.3: attrs.append(f"scale_milli={pick(50, 125, 1000)}")
     elif op == "conv2d":
         g = pick(1,1,1,2,4,"dw"); C = pick(1,2,3,4,8,16,20,33) ; OC = pick(1,3,8,16,20,32,40)
+        if BIG and g != "dw": C, OC = pick(C, 32, 64, 96), pick(OC, 64, 96)
         if g == "dw": g = C; OC = C * pick(1,2)
         else: C = C * g; OC = OC * g
         kh, kw = pick(1,3,5,2), pick(1,3,5,2); H, W = pick(1,5,7,13,28,31), pick(1,5,7,13,28,31)
         shape = [pick(1,2), C, H, W, OC, kh, kw]
         sh, sw = pick(1,1,2,3), pick(1,1,2); ph, pw = pick(0,0,1,2), pick(0,1,2); dh, dw = pick(1,1,2), pick(1,1,2)
         if (H + 2*ph - dh*(kh-1) - 1) < 0 or (W + 2*pw - dw*(kw-1) - 1) < 0: ph, pw, dh, dw = kh, kw, 1, 1
+        if R.random() < 0.2: attrs += [f"pad_b={pick(0, ph + 1)}", f"pad_r={pick(0, pw + 1)}"]  # asymmetric
         attrs += [f"stride_h={sh}", f"stride_w={sw}", f"pad_h={ph}", f"pad_w={pw}", f"dilation_h={dh}", f"dilation_w={dw}", f"groups={g}", f"bias={pick(0,1)}", f"relu={pick(0,1)}"]
         if DEV == "cpu" and g != C and R.random() < 0.2: attrs.append("w_layout=32")  # weights packed by 32 output channels
     elif op == "scan":
@@ -68,6 +81,7 @@ def case():
         p = list(range(rank)); R.shuffle(p); attrs.append("perm=" + "".join(map(str,p))); dtype = pick("f32","f32","bf16","f16")
     elif op == "rope":
         shape = [pick(1,2,5,17), pick(1,2,3,8), pick(2,4,8,16,64,128,6)]; attrs += [f"mode={pick(0,1)}", f"pos={pick(0,7,1000)}"]
+        if R.random() < 0.3: attrs.append(f"base={pick(500, 10000, 1000000)}")
     elif op in ("maxpool2d","avgpool2d"):
         k = pick(1,2,3); s = pick(1,2,3); p = pick(0,1) if k > 1 else 0
         shape = [pick(1,2), pick(1,3,16,17), pick(3,5,7,13,28), pick(3,5,7,13,28)]
@@ -101,6 +115,17 @@ def case():
 t0 = time.time(); n = 0; bad = 0
 while time.time() - t0 < budget:
     op, shape, attrs, dtype = case(); thr = pick(1,2)
+    # A few malformed problems: they must be refused with a message (exit
+    # status 1), never crash.
+    bad_input = R.random() < BAD_SHARE
+    if bad_input:
+        how = R.randrange(4)
+        dims = shape.split("x")
+        if how == 0: dims[R.randrange(len(dims))] = pick("0", "-3", "4294967297")
+        elif how == 1: dims = dims + ["7"] * pick(1, 5)
+        elif how == 2: attrs = (attrs + "," if attrs else "") + pick("bogus=1", "axis=9", "format=5", "groups=7", "kind=9", "perm=99")
+        else: dtype = pick("f64", "i8", "u16")
+        shape = "x".join(dims)
     cmd = [K, "tune", op, "--shape", shape, "--threads", str(thr), "--no-store", "--min-time", "0.0002", "--device", DEV]
     if attrs: cmd += ["--attrs", attrs]
     if dtype: cmd += ["--dtype", dtype]
@@ -119,6 +144,12 @@ while time.time() - t0 < budget:
     # named in each line) is a refusal, not a failure; a crash never is.
     refused_all = p.returncode == 1 and fails and not real and len(fails) == len(
         [l for l in out.splitlines() if re.match(r"^\[\d+/\d+\]", l)])
+    if bad_input:
+        if p.returncode not in (0, 1) or (p.returncode == 1 and "error" not in out):
+            bad += 1
+            print("FAIL (malformed input not refused cleanly) rc=%d %s" % (p.returncode, " ".join(cmd)), flush=True)
+            for l in out.splitlines()[-4:]: print("   ", l[:400], flush=True)
+        continue
     if real or (p.returncode != 0 and not refused_all):
         bad += 1
         print("FAIL rc=%d %s" % (p.returncode, " ".join(cmd)), flush=True)
