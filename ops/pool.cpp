@@ -8,7 +8,8 @@
 // the CPU one work-item per output row with line accumulators (impl 1);
 // global_avgpool on the CPU sums 16-lane lines per plane (impl 0), or 16
 // planes of up to 256 values per work-item (impl 2), elsewhere one
-// work-item per plane (impl 1).
+// work-item per plane (impl 1) or, for planes of 256 or more, a workgroup
+// per plane (impl 3, reduce's last-axis GPU form: ops/reduce.h).
 #include <algorithm>
 #include <cmath>
 #include <limits>
