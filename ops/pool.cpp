@@ -520,11 +520,9 @@ void register_global_avgpool() {
   };
   d.heuristic = [](const Problem& p, const TargetCaps& caps) {
     if (is_cpu(caps)) return Variant{}.set("impl", small_planes(p) ? 2 : 0);
-    // Planes of 256 or more: a workgroup per plane (reduce's last-axis GPU
-    // form: coalesced reads, a shared-memory tree); smaller ones a work-item
-    // per plane.
-    const int64_t hw = p.dim(2) * p.dim(3);
-    if (hw >= 256) return Variant{}.set("impl", 3).set("wg", hw >= 4096 && (!caps.max_workgroup_threads || caps.max_workgroup_threads >= 256) ? 256 : 64);
+    // Large planes: a workgroup per plane (reduce's last-axis GPU form:
+    // coalesced reads, a shared-memory tree); small ones a work-item per plane.
+    if (const int wg = reduce_rows_group_wg(p.dim(2) * p.dim(3), caps)) return Variant{}.set("impl", 3).set("wg", wg);
     return Variant{}.set("impl", 1).set("wg", 64);
   };
   d.plan = [](const Problem& p, const Variant& v, const TargetCaps& caps) {
@@ -544,7 +542,6 @@ void register_global_avgpool() {
       st.scalars = {u(hw)};
     } else if (v.get("impl", 0) == 3) {
       st = reduce_rows_group_step(planes, hw, 3 /* mean */, int(v.get("wg", 256)));
-      st.buffers = {0, 1};
     } else {
       const int wg = int(v.get("wg", 64));
       st.kernel = global_avgpool_scalar_kernel(wg);

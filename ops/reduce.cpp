@@ -350,6 +350,7 @@ Step group_step(const Shape& s, int wg) {
   st.dims.grid = wrapped_grid(s.outer);
   st.dims.workgroup = {uint32_t(wg), 1, 1};
   st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.outer)), ir::scalar_slot(st.dims.grid[0])};
+  st.buffers = {0, 1};
   return st;
 }
 
@@ -362,7 +363,6 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   if (impl == kGroup) {
     if (s.inner != 1) throw std::invalid_argument("reduce: impl=3 (a workgroup per row) reduces the last axis (or one followed by size-1 axes)");
     pl.steps.push_back(group_step(s, int(v.get("wg", 256))));
-    pl.steps.back().buffers = {0, 1};
     return pl;
   }
   if (impl == kRows && s.inner != 1) impl = kCols;
@@ -436,6 +436,14 @@ Step reduce_rows_group_step(int64_t rows, int64_t n, int kind, int wg) {
   return group_step(s, wg);
 }
 
+int reduce_rows_group_wg(int64_t n, const TargetCaps& caps) {
+  // A workgroup per row once rows are long enough to share (a work-item per
+  // row leaves a GPU idle on a few long rows); 256 work-items from 4096
+  // elements where the device allows them.
+  if (n < 256) return 0;
+  return n >= 4096 && (!caps.max_workgroup_threads || caps.max_workgroup_threads >= 256) ? 256 : 64;
+}
+
 void register_reduce_ops() {
   OpDef d;
   d.name = "reduce";
@@ -473,14 +481,10 @@ void register_reduce_ops() {
   d.heuristic = [](const Problem& p, const TargetCaps& caps) {
     Shape s = shape_of(p);
     if (!is_cpu(caps)) {
-      // The last axis: a workgroup per row once rows are long enough to
-      // share (a work-item per row leaves a GPU idle on a few long rows); a
-      // work-item per output where there are many short rows or the axis is
-      // strided (adjacent work-items then read adjacent elements).
-      if (s.inner == 1 && s.n >= 256) {
-        const int wg = caps.max_workgroup_threads && caps.max_workgroup_threads < 256 ? 64 : 256;
-        return Variant{}.set("impl", kGroup).set("wg", s.n >= 4096 ? wg : 64);
-      }
+      // The last axis: a workgroup per long row; a work-item per output
+      // where rows are short or the axis is strided (adjacent work-items
+      // then read adjacent elements).
+      if (const int wg = s.inner == 1 ? reduce_rows_group_wg(s.n, caps) : 0) return Variant{}.set("impl", kGroup).set("wg", wg);
       return Variant{}.set("impl", kSimple).set("wg", 64);
     }
     if (s.inner == 1) return Variant{}.set("impl", kRows);
