@@ -41,7 +41,7 @@ ir::Kernel gemv_gpu_kernel(ir::Type dt, int m, int wg, bool subgroups) {
         for (uint32_t i = 0; i < M; ++i) acc[i] = fma(f(a[arow + i * K + k]), bv, acc[i].get());
       }, WG);
       for (uint32_t i = 0; i < M; ++i) {
-        Value r = group_reduce(acc[i].get(), false, sh, WG, subgroups);
+        Value r = group_reduce(acc[i].get(), GroupCombine::Sum, sh, WG, subgroups);
         if_(t == 0u, [&] { c[(z * M + i) * N + n] = r; });
       }
     });

@@ -541,7 +541,7 @@ void register_global_avgpool() {
       st.dims.grid = {uint32_t(planes), 1, 1};
       st.scalars = {u(hw)};
     } else if (v.get("impl", 0) == 3) {
-      st = reduce_rows_group_step(planes, hw, 3 /* mean */, int(v.get("wg", 256)));
+      st = reduce_rows_group_step(planes, hw, 3 /* mean */, int(v.get("wg", 256)), caps.subgroups);
     } else {
       const int wg = int(v.get("wg", 64));
       st.kernel = global_avgpool_scalar_kernel(wg);

@@ -98,7 +98,7 @@ ir::Kernel gpu_gemv(const std::string& name, QFormat fmt, int wg, bool subgroups
     if_(n < N, [&] {
       Var acc = var(0.0f);
       row(pb, x, n * (K / QK) * BB, m, K, acc);
-      Value r = group_reduce(acc.get(), false, sh, WG, subgroups);
+      Value r = group_reduce(acc.get(), GroupCombine::Sum, sh, WG, subgroups);
       if_(t == 0u, [&] { y[m * N + n] = r; });
     });
   });

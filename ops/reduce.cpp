@@ -20,13 +20,16 @@
 //    whole row (and llvmpipe stops any loop past 65535 iterations).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <random>
 #include <stdexcept>
 
 #include "ops/reduce.h"
 
 #include "dsl/dsl.h"
 #include "ops/broadcast.h"
+#include "ops/gpu_reduce.h"
 
 namespace kgen::ops {
 
@@ -304,10 +307,10 @@ ir::Kernel simple_kernel(const Shape& s, int wg) {
 // t takes elements t, t + wg, ...; the tree keeps argmax's first
 // occurrence (ties go to the smaller index). Rows past `rows` (the wrapped
 // grid's last groups) run the barriers and store nothing.
-ir::Kernel group_kernel(const Shape& s, int wg) {
+ir::Kernel group_kernel(const Shape& s, int wg, bool subgroups) {
   if (wg < 2 || (wg & (wg - 1))) throw std::invalid_argument("reduce: impl=3 wg must be a power of two >= 2");
   const uint32_t WG = uint32_t(wg);
-  return kernel(kname("group", s) + "_wg" + std::to_string(wg), [&](KernelBuilder& kb) {
+  return kernel(kname("group", s) + (subgroups ? "_sg" : "") + "_wg" + std::to_string(wg), [&](KernelBuilder& kb) {
     auto x = kb.input("x", f32);
     auto y = kb.output("y", out_type(s));
     auto n = kb.scalar("n", u32);
@@ -315,38 +318,26 @@ ir::Kernel group_kernel(const Shape& s, int wg) {
     auto gx = kb.scalar("gx", u32);
     kb.workgroup(WG);
     auto sv = shared_array(f32, WG);
-    auto si = shared_array(i32, WG);
     Value row = group_id(0) + group_id(1) * gx, t = local_id(0);
     Value base = row * n, end = select(row < rows, n, constant(u32, 0u));
     Acc a = Acc::make(s.kind, 1);
     for_range(t, end, [&](Value r) { a.add(x[base + r], cast(i32, r)); }, WG);
-    sv[t] = a.v.get();
-    si[t] = a.idx.get();
-    barrier();
-    for (uint32_t half = WG / 2; half >= 1; half /= 2) {
-      if_(t < half, [&] {
-        Value mv = sv[t], ov = sv[t + half];
-        switch (s.kind) {
-          case kSum: case kMean: sv[t] = mv + ov; break;
-          case kMax: sv[t] = max(mv, ov); break;
-          case kMin: sv[t] = min(mv, ov); break;
-          default: {
-            Value mi = si[t], oi = si[t + half];
-            Value take = ov > mv || (ov == mv && oi < mi);
-            sv[t] = select(take, ov, mv);
-            si[t] = select(take, oi, mi);
-          }
-        }
-      });
-      barrier();
+    // Rows past the wrapped grid's end take part in the barriers, store nothing.
+    if (s.kind == kArgmax) {
+      auto si = shared_array(i32, WG);
+      auto [v, i] = group_argmax(a.v.get(), a.idx.get(), sv, si, WG, subgroups);
+      if_(t == 0u && row < rows, [&] { store_result(y, row, s.kind, s.i64, v, i, n); });
+      return;
     }
-    if_(t == 0u && row < rows, [&] { store_result(y, row, s.kind, s.i64, sv[0u], si[0u], n); });
+    const GroupCombine c = s.kind == kMax ? GroupCombine::Max : s.kind == kMin ? GroupCombine::Min : GroupCombine::Sum;
+    Value v = group_reduce(a.v.get(), c, sv, WG, subgroups);
+    if_(t == 0u && row < rows, [&] { store_result(y, row, s.kind, s.i64, v, Value(), n); });
   });
 }
 
-Step group_step(const Shape& s, int wg) {
+Step group_step(const Shape& s, int wg, bool subgroups) {
   Step st;
-  st.kernel = group_kernel(s, wg);
+  st.kernel = group_kernel(s, wg, subgroups);
   st.dims.grid = wrapped_grid(s.outer);
   st.dims.workgroup = {uint32_t(wg), 1, 1};
   st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.outer)), ir::scalar_slot(st.dims.grid[0])};
@@ -362,7 +353,9 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   int impl = int(v.get("impl"));
   if (impl == kGroup) {
     if (s.inner != 1) throw std::invalid_argument("reduce: impl=3 (a workgroup per row) reduces the last axis (or one followed by size-1 axes)");
-    pl.steps.push_back(group_step(s, int(v.get("wg", 256))));
+    const bool sg = v.get("sg", caps.subgroups ? 1 : 0) != 0;
+    if (sg && !caps.subgroups) throw std::invalid_argument("reduce: sg=1 needs a device with subgroups");
+    pl.steps.push_back(group_step(s, int(v.get("wg", 256)), sg));
     return pl;
   }
   if (impl == kRows && s.inner != 1) impl = kCols;
@@ -429,11 +422,11 @@ Problem prob(std::vector<int64_t> dims, int axis, int kind, int idx = 0) {
 
 }  // namespace
 
-Step reduce_rows_group_step(int64_t rows, int64_t n, int kind, int wg) {
+Step reduce_rows_group_step(int64_t rows, int64_t n, int kind, int wg, bool subgroups) {
   if (kind < kSum || kind > kArgmax) throw std::invalid_argument("reduce_rows_group_step: kind must be 0..4");
   Shape s;
   s.outer = rows, s.n = n, s.kind = kind;
-  return group_step(s, wg);
+  return group_step(s, wg, subgroups);
 }
 
 int reduce_rows_group_wg(int64_t n, const TargetCaps& caps) {
@@ -474,7 +467,8 @@ void register_reduce_ops() {
     for (int wg : {64, 256})
       if (!caps.max_workgroup_threads || uint32_t(wg) <= caps.max_workgroup_threads) {
         v.push_back(Variant{}.set("impl", kSimple).set("wg", wg));
-        if (s.inner == 1) v.push_back(Variant{}.set("impl", kGroup).set("wg", wg));
+        if (s.inner == 1)
+          for (int sg = 0; sg <= (caps.subgroups ? 1 : 0); ++sg) v.push_back(Variant{}.set("impl", kGroup).set("wg", wg).set("sg", sg));
       }
     return v;
   };
@@ -484,7 +478,8 @@ void register_reduce_ops() {
       // The last axis: a workgroup per long row; a work-item per output
       // where rows are short or the axis is strided (adjacent work-items
       // then read adjacent elements).
-      if (const int wg = s.inner == 1 ? reduce_rows_group_wg(s.n, caps) : 0) return Variant{}.set("impl", kGroup).set("wg", wg);
+      if (const int wg = s.inner == 1 ? reduce_rows_group_wg(s.n, caps) : 0)
+        return Variant{}.set("impl", kGroup).set("wg", wg).set("sg", caps.subgroups ? 1 : 0);
       return Variant{}.set("impl", kSimple).set("wg", 64);
     }
     if (s.inner == 1) return Variant{}.set("impl", kRows);
@@ -496,6 +491,19 @@ void register_reduce_ops() {
     // 1.68).
     if (s.kind == kSum || s.kind == kMean) return Variant{}.set("impl", kCols).set("cl", default_col_lines(s, caps)).set("rb", 4);
     return Variant{}.set("impl", kCols).set("cl", 8).set("rb", 0);
+  };
+  // argmax draws whole numbers in [-16, 16]: ties in every longer row, so
+  // the checks exercise "the first occurrence" (lanes, work-items and
+  // workgroup trees each break ties by index); the others uniform [-1, 1].
+  d.make_input = [](const Problem& p, int, std::vector<uint8_t>& bytes, uint64_t seed) {
+    const bool ties = shape_of(p).kind == kArgmax;
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
+    std::uniform_int_distribution<int> whole(-16, 16);
+    for (size_t i = 0; i + sizeof(float) <= bytes.size(); i += sizeof(float)) {
+      const float v = ties ? float(whole(rng)) : uni(rng);
+      std::memcpy(bytes.data() + i, &v, sizeof v);
+    }
   };
   d.plan = plan;
   d.reference = reference;

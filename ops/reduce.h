@@ -10,8 +10,9 @@ namespace kgen::ops {
 // One step reducing `rows` contiguous rows of n f32 with a workgroup of wg (a
 // power of two) per row (reduce's impl=3): `kind` as the op's attribute, 0
 // sum, 1 max, 2 min, 3 mean, 4 argmax (i32). It reads slot 0 (x) and writes
-// slot 1 (y).
-Step reduce_rows_group_step(int64_t rows, int64_t n, int kind, int wg);
+// slot 1 (y). With subgroups (the device must have them) the workgroup
+// combines its partials with subgroup reductions.
+Step reduce_rows_group_step(int64_t rows, int64_t n, int kind, int wg, bool subgroups);
 
 // The GPU heuristics' workgroup for that step over rows of n elements, or 0
 // where a work-item per row is the better form (rows under 256 elements).

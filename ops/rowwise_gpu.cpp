@@ -71,8 +71,8 @@ ir::Kernel row_op_gpu(RowOp op, ir::Type dt, int wg, bool subgroups) {
           s = s * exp(m - mn) + exp(v - mn);
           m = mn;
         });
-        Value M = group_reduce(m.get(), true, sh, WG, subgroups);
-        Value S = group_reduce(s * exp(m - M), false, sh, WG, subgroups);
+        Value M = group_reduce(m.get(), GroupCombine::Max, sh, WG, subgroups);
+        Value S = group_reduce(s * exp(m - M), GroupCombine::Sum, sh, WG, subgroups);
         if (op == RowOp::Softmax) {
           Value inv = 1.0f / S;
           each([&](Value j) { y[base + j] = narrow(dt, exp(load_f32(x, base + j) - M) * inv); });
@@ -86,7 +86,7 @@ ir::Kernel row_op_gpu(RowOp op, ir::Type dt, int wg, bool subgroups) {
           Value v = load_f32(x, base + j);
           ss = fma(v, v, ss.get());
         });
-        Value rs = rsqrt(group_reduce(ss.get(), false, sh, WG, subgroups) / cols + eps);
+        Value rs = rsqrt(group_reduce(ss.get(), GroupCombine::Sum, sh, WG, subgroups) / cols + eps);
         each([&](Value j) { y[base + j] = narrow(dt, load_f32(x, base + j) * rs * load_f32(w, j)); });
       } else {
         // One statistics read of d = x - k, k the row's first element: Σd and
@@ -99,8 +99,8 @@ ir::Kernel row_op_gpu(RowOp op, ir::Type dt, int wg, bool subgroups) {
           s += d;
           sq = fma(d, d, sq.get());
         });
-        Value S = group_reduce(s.get(), false, sh, WG, subgroups);
-        Value SQ = group_reduce(sq.get(), false, sh, WG, subgroups);
+        Value S = group_reduce(s.get(), GroupCombine::Sum, sh, WG, subgroups);
+        Value SQ = group_reduce(sq.get(), GroupCombine::Sum, sh, WG, subgroups);
         Value c = S / cols;
         Value rstd = rsqrt(max(SQ - S * c, 0.0f) / cols + eps);
         each([&](Value j) {
