@@ -31,6 +31,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <tuple>
 #include <vector>
 
 #include "bench/bench_util.h"
@@ -353,6 +354,14 @@ void register_matmul_benchmarks() {
   for (int64_t s : {1024, 2048})
     benchmark::RegisterBenchmark(("matmul/sgemm/" + shape(s, s, s)).c_str(), BM_Sgemm, s, s, s, false)
         ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
+  // Off the powers of two: edge tiles on every side (1023 x 1025 x 1027), a
+  // ViT-B MLP's 197 tokens, skinny N (96 columns; 16: a LoRA rank) and skinny
+  // M. The bar is set at 1024 and 2048; these show whether it holds
+  // where tiles do not divide.
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1000, 1000, 1000}, {1023, 1025, 1027}, {197, 3072, 768},
+                         {4096, 96, 1024}, {2048, 16, 4096}, {96, 4096, 1024}})
+    benchmark::RegisterBenchmark(("matmul/sgemm_odd/" + shape(m, n, k)).c_str(), BM_Sgemm, m, n, k, false)
+        ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.3);
   // A prompt's or a decode batch's rows against a 7B model's up projection.
   for (int64_t m : {16, 64, 256})
     benchmark::RegisterBenchmark(("matmul/sgemm_bt/" + shape(m, 11008, 4096)).c_str(), BM_Sgemm, m, 11008, 4096, true)

@@ -235,19 +235,25 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
           out.push_back(Variant{}.set("impl", kGemv).set("rows", rows).set("pf", 1).set("mg", mg).set("bf2", 1));
       }
   // Register blocks that fit this CPU's registers × K slices × block shapes.
-  // A in 16-step line chunks (ak = 16) everywhere; the k-major A layout
-  // (ak = 0) stays a candidate for the default register block.
-  const GemmTile def = default_cpu_tile(s.m, s.n, s.k, caps);
-  const bool narrow = def.nl == 1;  // AVX2: short blocks, more of them per workgroup
-  for (auto [mr, nl] : gemm_register_blocks(caps)) {
+  // A in 16-step line chunks, packed (ak = 16) or read as it is (ak = 1, f32
+  // A) everywhere; the k-major A layout (ak = 0) stays a candidate for the
+  // default register block.
+  const GemmTile def = default_cpu_tile(s.m, s.n, s.k, caps, true);
+  const bool narrow = !gemm_wide_registers(caps);  // AVX2: short blocks, more of them per workgroup
+  auto blocks = gemm_register_blocks(caps);
+  if (!narrow && s.n <= 32)  // skinny N: 1- and 2-line blocks too
+    for (auto b : {std::pair{8, 1}, {12, 1}, {8, 2}})
+      if (b.second * 16 < s.n + 16) blocks.push_back(b);
+  for (auto [mr, nl] : blocks) {
     for (int kc : {0, 256, 512}) {
       if (kc && kc >= s.k) continue;  // one slice: the same as kc = 0
       for (auto [mc, nc] : narrow ? std::vector<std::pair<int, int>>{{16, 16}, {8, 8}, {24, 8}, {8, 32}}
                                   : std::vector<std::pair<int, int>>{{8, 8}, {4, 16}}) {
-        for (int ak : {16, 0}) {
+        for (int ak : {16, 1, 0}) {
           if (ak == 0 && !(mr == def.mr && nl == def.nl)) continue;
+          if (ak == 1 && s.at != ir::ScalarKind::F32) continue;
           GemmTile t{mr, nl, kc, mc, nc, ak};
-          t.apf = ak == 16 ? def.apf : 0;
+          t.apf = ak != 0 ? def.apf : 0;
           out.push_back(variant_of(t).set("impl", kGemm));
         }
       }
@@ -420,7 +426,8 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // matmul/bf16.
   const bool pairs = caps.bf16_dot && pairs_fit(s);
   const Shape g = pairs ? pair_shape(s) : s;  // what the macro-kernel steps over
-  GemmTile t = default_cpu_tile(g.m, g.n, g.k, caps);
+  const bool wide = gemm_wide_registers(caps);
+  GemmTile t = default_cpu_tile(g.m, g.n, g.k, caps, !pairs);
   t.bf2 = pairs;
   t.ks = default_ksplit(g, t);
   // Square-ish products on AVX-512 (the 8×8-panel blocks): walk the M blocks
@@ -428,7 +435,7 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // and the A block, 8 panels × K, is what changes. Zen 5 (kgen op, 4 runs
   // each): 1024³ 1 thread 8.96 -> 8.81 ms, 2 threads 4.70 -> 4.59; 2048³ 1
   // thread 76.0 -> 74.4, 2 threads the same.
-  if (t.nl >= 2 && t.mc == 8 && t.nc == 8) t.gm = 1;
+  if (wide && t.mc == 8 && t.nc == 8) t.gm = 1;
   // An A (M×K) within half the LLC: one row group over all of M and one B
   // panel per workgroup, packed by it (pb below) and used from L2 by every A
   // panel, which stream from the LLC (the next one prefetched: apf). No B
@@ -441,7 +448,7 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // 2048×4096×2048 2 threads 76-77 -> 70-72.
   const int64_t mp = (g.m + t.mr - 1) / t.mr, panels = (g.n + t.nr() - 1) / t.nr();
   const int64_t a_max = caps.llc_bytes ? int64_t(caps.llc_bytes / 2) : int64_t(16) << 20;
-  if (t.nl >= 2 && t.ks == 1 && g.m * g.k * 4 <= a_max && panels >= 8 && (mp > t.mc || t.kc)) {
+  if (wide && t.ks == 1 && g.m * g.k * 4 <= a_max && panels >= 8 && (mp > t.mc || t.kc)) {
     t.mc = int(mp);
     t.nc = 1;
     t.gm = 0;
@@ -450,13 +457,23 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     // 8.71-8.75 ms, 2048³ 68.0-70.1 -> 66.9-67.6; with K slices A's rows
     // re-read per slice lost (512×4096×4096 71.8 -> 74.5), so not there.
     if (t.kc == 0 && (g.at == ir::ScalarKind::F32 || pairs)) t.ak = 1;
+  } else if (wide && t.ak == 16 && (g.at == ir::ScalarKind::F32 || pairs)) {
+    // Row groups of mc panels: A read as it is too. A packing launch is a
+    // pass over all of A (read, write, read back) that pays only where each
+    // packed panel serves many B panels; with few columns it was a third of
+    // the time. Zen 5, 1 thread, packed A -> A as it is: 4096×96×1024 4.2 ->
+    // 3.2 ms (oneDNN 3.4), 4096×96×4096 17.5 -> 13.4, 4096×200×1024 9.1 ->
+    // 8.1, 20000×64×256 3.6 -> 2.5, 8192×512×2048 71-74 -> 68, 4096×256×4096
+    // 38.3 -> 34.0, 4096×1024×4096 142-145 -> 142; 2 threads 4096×96×4096
+    // 9.9 -> 7.0, 2048×1024×11008 Bᵀ 106.9 -> 106.2.
+    t.ak = 1;
   }
   // One row group over all of M: each B panel is used by this workgroup
   // only, so it packs the panel itself (pb) instead of a packing launch
   // writing all of B out and the product reading it back. Zen 5, Bᵀ, 1
   // thread: 64×4096×4096 17.5 -> 12.1 ms; 256×1024×11008 2 threads 16.0 ->
   // 13.6 ms.
-  if (t.nl >= 2 && pb_fits(g, t)) t.pb = 1;
+  if (wide && pb_fits(g, t)) t.pb = 1;
   return variant_of(t).set("impl", kGemm);
 }
 

@@ -114,9 +114,12 @@ std::vector<std::pair<int, int>> gemm_register_blocks(const TargetCaps& caps) {
   return out;
 }
 
-GemmTile default_cpu_tile(int64_t m, int64_t n, int64_t k, const TargetCaps& caps) {
+bool gemm_wide_registers(const TargetCaps& caps) { return gemm_register_blocks(caps).front().second >= 2; }
+
+GemmTile default_cpu_tile(int64_t m, int64_t n, int64_t k, const TargetCaps& caps, bool narrow_n) {
   GemmTile t;
   const auto blocks = gemm_register_blocks(caps);
+  const bool wide = blocks.front().second >= 2;
   std::tie(t.mr, t.nl) = blocks.front();
   // Of the two leading AVX-512 blocks (8×48, 6×64: both run the microkernel
   // at ~97% of peak), the one that pads C least: 1024² pads 8×48 to 1024×1056
@@ -128,8 +131,18 @@ GemmTile default_cpu_tile(int64_t m, int64_t n, int64_t k, const TargetCaps& cap
     };
     if (padded(blocks[1]) < padded(blocks[0])) std::tie(t.mr, t.nl) = blocks[1];
   }
+  // 16 or 32 columns: 8 rows by 1 or 2 lines, not 8×3 padded to 48 columns
+  // (two thirds or one third of its FMAs wasted). A block this narrow makes
+  // few FMAs per A element, so A's stream is the limit: taller blocks (more
+  // row streams at once) lost. Zen 5, 1 thread, 2048×16×4096: 8×3 3.39 ms,
+  // 8×1 1.38-1.48, 12×1 1.53, 24×1 2.47 (oneDNN 1.86); 2048×32×4096: 8×2
+  // 2.81, 12×2 4.36, 14×2 7.0.
+  if (narrow_n && wide && n <= 32) {
+    t.mr = 8;
+    t.nl = int((n + 15) / 16);
+  }
   t.ak = 16;
-  if (t.nl >= 2) {
+  if (wide) {
     // All of K in one pass while the B panel (64·nl·K bytes) fits half
     // of a 1 MiB L2: Zen 5 2048³ 1 thread 78 ms against 83 with kc=512.
     t.kc = int64_t(64) * t.nl * k > (512 << 10) ? 512 : 0;

@@ -39,7 +39,11 @@ void plan_gemm_gpu(Plan& pl, ir::Type dt, bool trans_b, const GpuTile& t, int a,
                    int64_t n, int64_t k, size_t nio = 0);
 
 // The untuned CPU tile for an M×N×K product on this CPU's register file.
-GemmTile default_cpu_tile(int64_t m, int64_t n, int64_t k, const TargetCaps& caps);
+// narrow_n: N of 32 or fewer columns takes a block of 1 or 2 lines on a wide
+// register file (the matmul op's GEMM; other users keep their usual blocks).
+GemmTile default_cpu_tile(int64_t m, int64_t n, int64_t k, const TargetCaps& caps, bool narrow_n = false);
+// True on a register file that holds the 2-4 line blocks (32 zmm).
+bool gemm_wide_registers(const TargetCaps& caps);
 // Register blocks (mr, nl) worth trying on this CPU, the default first: the
 // mr·nl accumulator lines, nl B lines and a broadcast fit the register file
 // (32 zmm on AVX-512: 14×2 lines; 16 ymm on AVX2, two per line: 6×1).
