@@ -66,7 +66,9 @@ def case():
         shape = [pick(1,2), C, H, W, OC, kh, kw]
         sh, sw = pick(1,1,2,3), pick(1,1,2); ph, pw = pick(0,0,1,2), pick(0,1,2); dh, dw = pick(1,1,2), pick(1,1,2)
         if (H + 2*ph - dh*(kh-1) - 1) < 0 or (W + 2*pw - dw*(kw-1) - 1) < 0: ph, pw, dh, dw = kh, kw, 1, 1
-        if R.random() < 0.2: attrs += [f"pad_b={pick(0, ph + 1)}", f"pad_r={pick(0, pw + 1)}"]  # asymmetric
+        if R.random() < 0.2:  # asymmetric, where the dilated kernel still fits
+            pb, pr = pick(0, ph + 1), pick(0, pw + 1)
+            if H + ph + pb - dh*(kh-1) - 1 >= 0 and W + pw + pr - dw*(kw-1) - 1 >= 0: attrs += [f"pad_b={pb}", f"pad_r={pr}"]
         attrs += [f"stride_h={sh}", f"stride_w={sw}", f"pad_h={ph}", f"pad_w={pw}", f"dilation_h={dh}", f"dilation_w={dw}", f"groups={g}", f"bias={pick(0,1)}", f"relu={pick(0,1)}"]
         if DEV == "cpu" and g != C and R.random() < 0.2: attrs.append("w_layout=32")  # weights packed by 32 output channels
     elif op == "scan":
