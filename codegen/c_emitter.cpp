@@ -324,7 +324,7 @@ std::string CEmitter::value_expr(const Instr& in) const {
         case Op::Construct:
           if (line_loads_.count(in.id)) {
             const Instr* l0 = index_.def(in.args[0]);
-            return d_.load_line(in.type, ref(l0->args[0]), ref(l0->args[1]));
+            return d_.load_line(in.type, ref(l0->args[0]), index_ref(l0->args[1]));
           }
           if (std::string sh = construct_shuffle(in); !sh.empty()) return sh;
           return d_.construct(in.type, a);
@@ -343,11 +343,11 @@ std::string CEmitter::value_expr(const Instr& in) const {
         const Instr* c = index_.def(ix->args[1]);
         if (c && c->op == Op::Const) return d_.load(in.type, "(" + a[0] + " + " + ref(ix->args[0]) + ")", ref(ix->args[1]));
       }
-      return d_.load(in.type, a[0], a[1]);
+      return d_.load(in.type, a[0], index_ref(in.args[1]));
     }
     case OpClass::Atomic: {
       std::vector<std::string> rest(a.begin() + 2, a.end());
-      return d_.atomic_in(ty(0).space, in.op, in.type, a[0], a[1], rest);
+      return d_.atomic_in(ty(0).space, in.op, in.type, a[0], index_ref(in.args[1]), rest);
     }
     case OpClass::Local:
       if (in.op == Op::Var) return a[0];
@@ -389,12 +389,12 @@ void CEmitter::emit_instr(const Instr& in) {
       if (in.op == Op::Store) {
         if (merged_stores_.count(&in)) return;
         if (auto ls = line_stores_.find(&in); ls != line_stores_.end()) {
-          line(d_.store_line(index_.type(ls->second), ref(in.args[0]), ref(in.args[1]), ref(ls->second)) + ";");
+          line(d_.store_line(index_.type(ls->second), ref(in.args[0]), index_ref(in.args[1]), ref(ls->second)) + ";");
           return;
         }
         const Type elem = index_.type(in.args[2]);
-        line((ir::is_nontemporal_store(in) ? d_.store_nontemporal(elem, ref(in.args[0]), ref(in.args[1]), ref(in.args[2]))
-                                           : d_.store(elem, ref(in.args[0]), ref(in.args[1]), ref(in.args[2]))) +
+        line((ir::is_nontemporal_store(in) ? d_.store_nontemporal(elem, ref(in.args[0]), index_ref(in.args[1]), ref(in.args[2]))
+                                           : d_.store(elem, ref(in.args[0]), index_ref(in.args[1]), ref(in.args[2]))) +
              ";");
         return;
       }

@@ -32,6 +32,8 @@ class CEmitter {
   // The expression naming value v at the current point (a variable, a
   // literal for constants, an array slot for values spilled across regions).
   virtual std::string ref(ir::ValueId v) const;
+  // ref(v) of a memory access's index, as the dialect subscripts take it.
+  std::string index_ref(ir::ValueId v) const { return d_.index(index_.type(v), ref(v)); }
   // Left-hand side that defines the result of `in` ("f32 v3" or "v3[lid]").
   virtual std::string def_lhs(const ir::Instr& in) const;
   static std::string vname(ir::ValueId v) { return "v" + std::to_string(v); }

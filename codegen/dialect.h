@@ -91,6 +91,9 @@ class Dialect {
                              const std::string& b) const = 0;
   // Horizontal fold of a line, lane 0 first (sequential, like the interpreter).
   virtual std::string reduce(ir::Op op, ir::Type vec, const std::string& x) const = 0;
+  // An element index of type t as the dialect's subscripts take it (GLSL
+  // subscripts are 32-bit: a u64 index, as load_line widens them, converts).
+  virtual std::string index(ir::Type t, const std::string& idx) const { (void)t; return idx; }
   virtual std::string load(ir::Type elem, const std::string& ptr, const std::string& idx) const = 0;
   // True where a buffer may be offset as a pointer (C++): a load at a u64
   // index `x + c` (c constant) is then emitted as (ptr + x)[c], so clang

@@ -304,6 +304,12 @@ std::string GlslDialect::reduce(Op op, Type vec, const std::string& x) const {
   return narrow ? cast(e, ct, acc) : acc;
 }
 
+// A storage buffer holds fewer than 2^32 elements (its range is a u32 of
+// bytes), so a 64-bit index converts to uint exactly.
+std::string GlslDialect::index(Type t, const std::string& idx) const {
+  return t.bits() == 64 ? "uint(" + idx + ")" : idx;
+}
+
 // Bool lives in memory as u8 (buffers) or uint (shared): convert at the edge.
 std::string GlslDialect::load(Type elem, const std::string& ptr, const std::string& idx) const {
   std::string e = ptr + "[" + idx + "]";

@@ -56,6 +56,7 @@ class GlslDialect : public Dialect {
   std::string select(ir::Type cond, ir::Type val, const std::string& c, const std::string& a,
                      const std::string& b) const override;
   std::string reduce(ir::Op op, ir::Type vec, const std::string& x) const override;
+  std::string index(ir::Type t, const std::string& idx) const override;
   std::string load(ir::Type elem, const std::string& ptr, const std::string& idx) const override;
   std::string store(ir::Type elem, const std::string& ptr, const std::string& idx, const std::string& v) const override;
   std::string atomic(ir::Op op, ir::Type elem, const std::string& ptr, const std::string& idx,

@@ -3,9 +3,10 @@
 // or bf16 (loaded into f32, math in f32, stored back in the dtype).
 // rmsnorm takes a weight (cols), layernorm a weight and a bias; attr eps in
 // millionths (default 10 = 1e-5). Variants: impl=1 wg=W, the GPU form (a
-// workgroup per row; the GPU default); lanes 16 (cols % 16 == 0: rows
-// walked in AVX-512 lines) or lanes 1 (any cols); stream=1 (lanes 16, CPU):
-// the output by streaming stores (ops/stream_heuristic.h).
+// workgroup per row; the GPU default); lanes 16 (rows walked in AVX-512
+// lines: cols % 16 == 0, or any cols >= 16 with a masked last line per row,
+// rowwise.h: tail) or lanes 1 (any cols); stream=1 (lanes 16, cols % 16 ==
+// 0, CPU): the output by streaming stores (ops/stream_heuristic.h).
 #include <cmath>
 #include <stdexcept>
 
@@ -64,20 +65,22 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   const int64_t rows = p.dim(0), cols = p.dim(1);
   if (v.get("impl") == 1) return gpu_plan(p, op, int(v.get("wg", 64)), caps);
   int lanes = int(v.get("lanes", 1));
-  if (lanes != 1 && (lanes != 16 || cols % 16)) throw std::invalid_argument("lanes 16 needs cols % 16 == 0");
+  if (lanes != 1 && (lanes != 16 || cols < 16)) throw std::invalid_argument("lanes 16 needs cols >= 16");
+  const bool tail = lanes == 16 && cols % 16 != 0;  // rows at any element offset, a masked last line
   const bool stream = v.get("stream") != 0, online = v.get("online") != 0, pf = v.get("pf") != 0;
-  if (stream && lanes != 16) throw std::invalid_argument("stream needs lanes 16");
+  if (stream && (lanes != 16 || tail)) throw std::invalid_argument("stream needs lanes 16 and cols % 16 == 0");
+  if (online && tail) throw std::invalid_argument("online needs cols % 16 == 0 (or lanes 1)");
   if (pf && ((op != RowOp::Softmax && op != RowOp::LogSoftmax) || online))
     throw std::invalid_argument("pf is a variant of the two-pass softmax and log-softmax");
   const bool scratch = op == RowOp::Softmax && softmax_needs_scratch(online, stream);
   ir::Kernel k;
   switch (op) {
-    case RowOp::Softmax: k = softmax_rows(ir::Type(p.dtype), lanes, online, kSoftmaxRowsPerGroup, is_cpu(caps), stream, pf); break;
-    case RowOp::LogSoftmax: k = log_softmax_rows(ir::Type(p.dtype), lanes, kSoftmaxRowsPerGroup, is_cpu(caps), stream, pf); break;
-    case RowOp::RmsNorm: k = rmsnorm_rows(ir::Type(p.dtype), lanes, true, stream); break;
-    case RowOp::LayerNorm: k = layernorm_rows(ir::Type(p.dtype), lanes, stream); break;
+    case RowOp::Softmax: k = softmax_rows(ir::Type(p.dtype), lanes, online, kSoftmaxRowsPerGroup, is_cpu(caps), stream, pf, tail); break;
+    case RowOp::LogSoftmax: k = log_softmax_rows(ir::Type(p.dtype), lanes, kSoftmaxRowsPerGroup, is_cpu(caps), stream, pf, tail); break;
+    case RowOp::RmsNorm: k = rmsnorm_rows(ir::Type(p.dtype), lanes, true, stream, tail); break;
+    case RowOp::LayerNorm: k = layernorm_rows(ir::Type(p.dtype), lanes, stream, tail); break;
   }
-  ir::Workload w = rowwise_workload(op, lanes, true, rows, cols, eps_of(p));
+  ir::Workload w = rowwise_workload(op, lanes, true, rows, cols, eps_of(p), false, tail);
   Step st{std::move(k), w.dims, {}, w.scalars};
   for (int b = 0; b < 2 + n_params(op); ++b) st.buffers.push_back(b);
   Plan pl;
@@ -164,7 +167,9 @@ void register_rowwise_ops() {
         if (!caps.max_workgroup_threads || uint32_t(wg) <= caps.max_workgroup_threads)
           v.push_back(Variant{}.set("impl", 1).set("wg", wg));
       const bool l16 = p.dim(1) % 16 == 0;
-      if (l16) v.push_back(Variant{}.set("lanes", 16));
+      if (p.dim(1) >= 16) v.push_back(Variant{}.set("lanes", 16));
+      if (!l16 && p.dim(1) >= 16 && is_cpu(caps) && (op == RowOp::Softmax || op == RowOp::LogSoftmax))
+        v.push_back(Variant{}.set("lanes", 16).set("pf", 1));
       v.push_back(Variant{}.set("lanes", 1));
       if (op == RowOp::Softmax && l16) v.push_back(Variant{}.set("lanes", 16).set("online", 1));
       // Streaming stores matter on the CPU only (GPU dialects drop the hint).
@@ -183,15 +188,20 @@ void register_rowwise_ops() {
     };
     d.heuristic = [op](const Problem& p, const TargetCaps& caps) {
       if (!is_cpu(caps)) return Variant{}.set("impl", 1).set("wg", gpu_wg(p, caps));
-      const bool l16 = is_cpu(caps) && p.dim(1) % 16 == 0;
-      Variant v = Variant{}.set("lanes", l16 ? 16 : 1);
+      // Lines of 16 from 16 columns (a masked last line where cols % 16 !=
+      // 0). Zen 5, 1 thread, lanes 1 -> 16 (GB/s): softmax 1000x1001 4.5 ->
+      // 48, 30000x333 4.5 -> 34, log-softmax 3000x777 4.9 -> 41, rmsnorm
+      // 4097x1023 15 -> 41-44, layernorm 1000x4095 4.8 -> 28-29 (1000x4096,
+      // whole lines: 33).
+      const bool l16 = p.dim(1) % 16 == 0;
+      Variant v = Variant{}.set("lanes", p.dim(1) >= 16 ? 16 : 1);
       const double out_bytes = double(p.dim(0) * p.dim(1)) * ir::Type(p.dtype).bytes();
       const bool exp_rows = op == RowOp::Softmax || op == RowOp::LogSoftmax;
       if (l16 && stream_output(caps, out_bytes)) v.set("stream", 1);
       // Prefetching the row after next lets the exp pass overlap DRAM (Zen 5,
       // 4096x4096, 1 thread: softmax 4.9 -> 3.7 ms, log-softmax 5.2 -> 3.8 ms
       // with stream; 2 threads 3.3 -> 3.2-3.3 and 3.3 -> 2.0 ms).
-      if (l16 && exp_rows) v.set("pf", 1);
+      if (p.dim(1) >= 16 && exp_rows) v.set("pf", 1);
       return v;
     };
     d.plan = plan;
@@ -215,7 +225,8 @@ void register_rowwise_ops() {
     d.memory_bound = true;
     d.test_problems = {prob(d.name, 1, 1), prob(d.name, 3, 17), prob(d.name, 5, 1000), prob(d.name, 70, 48),
                        prob(d.name, 2, 4096), prob(d.name, 3, 4112), prob(d.name, 5, 1000, ir::ScalarKind::F16),
-                       prob(d.name, 4, 48, ir::ScalarKind::BF16), prob(d.name, 3, 37, ir::ScalarKind::BF16)};
+                       prob(d.name, 4, 48, ir::ScalarKind::BF16), prob(d.name, 3, 37, ir::ScalarKind::BF16),
+                       prob(d.name, 67, 1001)};  // lines with a masked tail; softmax's second row group
     d.bench_problems = {n_params(op) ? prob(d.name, 2048, 1024) : prob(d.name, 4096, 4096)};
     register_op(std::move(d));
   }

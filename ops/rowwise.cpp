@@ -28,11 +28,64 @@ struct Lanes {
   // A NaN v is skipped here; its exp is NaN and makes the row's sum NaN.
   static Value grow_max(const Value& m, const Value& v) { return select(v > m, v, m); }
   // Storage (f32, f16, bf16) <-> f32 math: loads widen, stores narrow.
-  Value ld(const ElemRef& e) const {
-    Value v = e;
-    return v.type().kind == ir::ScalarKind::F32 ? v : cast(elem(f32), v);
-  }
+  Value widen(const Value& v) const { return v.type().kind == ir::ScalarKind::F32 ? v : cast(elem(f32), v); }
   Value st(ir::Type dt, const Value& v) const { return dt == f32 ? v : cast(elem(dt), v); }
+};
+
+// How a kernel walks its rows. Line buffers (lanes 1, or 16 with cols % 16
+// == 0): a row is ncols lines, line j at base + j. tail (lanes 16, any cols
+// >= 16): scalar buffers, ncols elements per row, line j read at element
+// base + 16·j (rows start anywhere, so the loads are unaligned), and when
+// cols % 16 != 0 one more line over the row's last 16 elements, whose first
+// 16 - cols % 16 lanes (walked already) are masked: reductions take the
+// neutral value there, stores of a pure function of the inputs rewrite the
+// same values, and in-place updates keep the old ones.
+struct Walk {
+  Lanes L;
+  bool tail;
+  Value ncols;  // the kernel's "ncols" scalar: lines per row, or elements (tail)
+
+  Value row(const Value& r) const { return r * ncols; }  // a row's start, in buffer elements
+  Value ld(const Array& a, const Value& at) const { return L.widen(tail ? load_line(a, at, 16) : Value(a[at])); }
+  void st(const Array& a, const Value& at, ir::Type dt, const Value& v, bool stream = false) const {
+    if (tail) return store_line(a, at, L.st(dt, v));
+    ElemRef r = a[at];
+    if (stream) r.stream(L.st(dt, v));
+    else r = L.st(dt, v);
+  }
+  // fn(off, mask) for each line of a row: off its offset from the row's
+  // start (buffer elements), mask null for whole lines, else the bool line
+  // of the lanes this line adds.
+  void each(const std::function<void(const Value&, const Value*)>& fn) const {
+    for_range(0u, tail ? ncols / 16u : ncols, [&](Value j) { fn(tail ? j * 16u : j, nullptr); });
+    last(fn);
+  }
+  // The same as two interleaved chains, fn(off, chain, mask): one chain is a
+  // dependency chain of adds or FMAs (4 cycles each), and a 1024-wide row
+  // took ~256 cycles of latency per statistic where the loads need ~32.
+  void each2(const std::function<void(const Value&, int, const Value*)>& fn) const {
+    Value nl = tail ? ncols / 16u : ncols;
+    auto off = [&](const Value& j) { return tail ? j * 16u : j; };
+    for_range(0u, nl / 2u, [&](Value i) {
+      fn(off(i * 2u), 0, nullptr);
+      fn(off(i * 2u + 1u), 1, nullptr);
+    });
+    if_(nl % 2u != 0u, [&] { fn(off(nl - 1u), 0, nullptr); });
+    last([&](const Value& o, const Value* m) { fn(o, 1, m); });
+  }
+  // v where the mask adds lanes, `neutral` where they were walked already.
+  Value keep(const Value* mask, const Value& v, const Value& neutral) const { return mask ? select(*mask, v, neutral) : v; }
+  Value cols() const { return tail ? cast(f32, ncols) : cast(f32, ncols) * float(L.n); }
+
+ private:
+  void last(const std::function<void(const Value&, const Value*)>& fn) const {
+    if (!tail) return;
+    Value rem = ncols % 16u;
+    if_(rem != 0u, [&] {
+      Value mask = lane_index(16) >= splat(cast(i32, 16u - rem), 16);
+      fn(ncols - 16u, &mask);
+    });
+  }
 };
 
 // exp for the softmax family: the DSL-level fast_exp (CPU: ~17 vector ops)
@@ -42,46 +95,29 @@ struct Lanes {
 // compilers' reassociation).
 Value row_exp(const Value& x, bool fast, bool nonpositive = false) { return fast ? fast_exp(x, nonpositive) : exp(x); }
 
-void check_variant(ir::Type dt, int lanes, bool stream = false) {
+void check_variant(ir::Type dt, int lanes, bool stream, bool tail) {
   if (dt != f32 && dt != f16 && dt != bf16) throw std::invalid_argument("row kernels: f32, f16 or bf16");
   if (lanes != 1 && lanes != 16) throw std::invalid_argument("row kernels: lanes must be 1 or 16");
   // The CPU streams whole lines only (a scalar nontemporal store would stop
   // the work-item loop from vectorising); lanes 1 would carry a dead hint.
   if (stream && lanes != 16) throw std::invalid_argument("row kernels: stream needs lanes 16");
+  // Rows at any element offset: their lines are not 64-byte aligned.
+  if (tail && (lanes != 16 || stream)) throw std::invalid_argument("row kernels: tail needs lanes 16 and no stream");
 }
 
-std::string suffix(ir::Type dt, int lanes, bool stream = false) {
-  return std::string(stream ? "_stream" : "") + "_" + dt.str() + (lanes == 1 ? "" : "_l" + std::to_string(lanes));
+std::string suffix(ir::Type dt, int lanes, bool stream, bool tail) {
+  return std::string(stream ? "_stream" : "") + "_" + dt.str() + (lanes == 1 ? "" : "_l" + std::to_string(lanes)) +
+         (tail ? "_tail" : "");
 }
 
-// A reduction pass over a row's nc lines as two interleaved chains: fn(j, c)
-// folds line j into accumulator chain c (0 or 1). One chain is a dependency
-// chain of nc adds or FMAs (4 cycles each): a 1024-wide row took ~256 cycles
-// of latency per statistic where the loads need ~32.
-void two_chains(const Value& nc, const std::function<void(const Value&, int)>& fn) {
-  for_range(0u, nc / 2u, [&](Value i) {
-    fn(i * 2u, 0);
-    fn(i * 2u + 1u, 1);
-  });
-  if_(nc % 2u != 0u, [&] { fn(nc - 1u, 0); });
-}
+// Buffers of the kernel's rows: lines, or scalars (tail).
+ir::Type row_elem(const Lanes& L, ir::Type dt, bool tail) { return tail ? dt : L.elem(dt); }
 
-// The output pass's store: streamed, or plain.
-void put(const ElemRef& e, const Value& v, bool stream) {
-  ElemRef r = e;
-  if (stream) r.stream(v);
-  else r = v;
-}
-
-// Common parameters: one workgroup of one work-item per row; `ncols` counts
-// buffer elements (lines) per row.
-struct Row {
-  Value ncols, base;
-};
-Row row_setup(KernelBuilder& kb) {
+// Common parameters: one workgroup of one work-item per row.
+Walk row_setup(KernelBuilder& kb, const Lanes& L, bool tail) {
   auto ncols = kb.scalar("ncols", u32);
   kb.workgroup(1);
-  return {ncols, group_id(0) * ncols};
+  return Walk{L, tail, ncols};
 }
 
 }  // namespace
@@ -98,36 +134,41 @@ Row row_setup(KernelBuilder& kb) {
 namespace {
 
 struct SoftmaxRows {
-  Value ncols, r0, r_end;
+  Walk w;
+  Value r0, r_end;
 };
-SoftmaxRows softmax_setup(KernelBuilder& kb, int rpg) {
+SoftmaxRows softmax_setup(KernelBuilder& kb, const Lanes& L, bool tail, int rpg) {
   auto ncols = kb.scalar("ncols", u32);
   auto nrows = kb.scalar("nrows", u32);
   kb.workgroup(1);
   Value r0 = group_id(0) * uint32_t(rpg);
-  return {ncols, r0, min(r0 + uint32_t(rpg), nrows)};
+  return {Walk{L, tail, ncols}, r0, min(r0 + uint32_t(rpg), nrows)};
 }
 
-Value row_max(const Lanes& L, const Array& x, const Value& base, const Value& nc) {
-  Var m = var(L.bcast(-INFINITY));
-  for_range(0u, nc, [&](Value j) { m = Lanes::grow_max(m.get(), L.ld(x[base + j])); });
-  return L.hmax(m.get());
+Value row_max(const Walk& W, const Array& x, const Value& base) {
+  Var m = var(W.L.bcast(-INFINITY));
+  W.each([&](const Value& off, const Value* mask) {
+    m = Lanes::grow_max(m.get(), W.keep(mask, W.ld(x, base + off), W.L.bcast(-INFINITY)));
+  });
+  return W.L.hmax(m.get());
 }
 
 }  // namespace
 
-ir::Kernel softmax_rows(ir::Type dt, int lanes, bool online, int rpg, bool fast, bool stream, bool prefetch) {
-  check_variant(dt, lanes, stream);
+ir::Kernel softmax_rows(ir::Type dt, int lanes, bool online, int rpg, bool fast, bool stream, bool prefetch, bool tail) {
+  check_variant(dt, lanes, stream, tail);
+  if (tail && online) throw std::invalid_argument("softmax_rows: tail is a form of the two-pass kernel");
   Lanes L{lanes};
   const bool scratch = softmax_needs_scratch(online, stream);
-  return kernel(std::string(online ? "softmax_online_rows" : "softmax_rows") + (fast ? "" : "_exp") + (prefetch ? "_pf" : "") + suffix(dt, lanes, stream), [&](KernelBuilder& kb) {
-    auto x = kb.input("x", L.elem(dt));
+  return kernel(std::string(online ? "softmax_online_rows" : "softmax_rows") + (fast ? "" : "_exp") + (prefetch ? "_pf" : "") + suffix(dt, lanes, stream, tail), [&](KernelBuilder& kb) {
+    auto x = kb.input("x", row_elem(L, dt, tail));
     // The two-pass form re-reads y (L1-resident) to scale it: read-write;
     // streamed, it parks exp(x - max) in this group's scratch row instead.
-    auto y = online || scratch ? kb.output("y", L.elem(dt)) : kb.inout("y", L.elem(dt));
+    auto y = online || scratch ? kb.output("y", L.elem(dt)) : kb.inout("y", row_elem(L, dt, tail));
     Array e;
     if (scratch) e = kb.inout("scratch", L.elem(f32));
-    auto [nc, r0, r_end] = softmax_setup(kb, rpg);
+    auto [W, r0, r_end] = softmax_setup(kb, L, tail, rpg);
+    const Value nc = W.ncols;
     if (online) {
       // Per-lane running max and sum rescaled to it (2 exps per element), one
       // statistics pass; lanes merge at the end. The max starts at the
@@ -138,7 +179,7 @@ ir::Kernel softmax_rows(ir::Type dt, int lanes, bool online, int rpg, bool fast,
         Var m = var(L.bcast(-3.40282347e38f));
         Var s = var(L.bcast(0.0f));
         for_range(0u, nc, [&](Value j) {
-          Value v = L.ld(x[base + j]);
+          Value v = W.ld(x, base + j);
           Value mn = Lanes::grow_max(m.get(), v);
           s = s * row_exp(m - mn, fast) + row_exp(v - mn, fast);
           m = mn;
@@ -146,10 +187,7 @@ ir::Kernel softmax_rows(ir::Type dt, int lanes, bool online, int rpg, bool fast,
         Value mx = L.hmax(m.get());
         Value inv = L.bcast(1.0f / L.hsum(s * row_exp(m - L.bcast(mx), fast)));
         Value mxv = L.bcast(mx);
-        for_range(0u, nc, [&](Value j) {
-          auto at = base + j;
-          put(y[at], L.st(dt, row_exp(L.ld(x[at]) - mxv, fast, true) * inv), stream);
-        });
+        for_range(0u, nc, [&](Value j) { W.st(y, base + j, dt, row_exp(W.ld(x, base + j) - mxv, fast, true) * inv, stream); });
       });
       return;
     }
@@ -158,114 +196,119 @@ ir::Kernel softmax_rows(ir::Type dt, int lanes, bool online, int rpg, bool fast,
     // scale pass over the L1-resident y. 1 exp per element. (Fusing the scale
     // of row r-1 into row r's exp pass measured no better: the exp loop is
     // limited by how many of its DRAM loads the core keeps in flight.)
-    Var mx = var(row_max(L, x, r0 * nc, nc));
+    Var mx = var(row_max(W, x, W.row(r0)));
     Value sbase = group_id(0) * nc;  // this group's scratch row (scratch only)
     for_range(r0, r_end, [&](Value r) {
-      Value base = r * nc, next = min(r + 1u, r_end - 1u) * nc;
+      Value base = W.row(r), next = W.row(min(r + 1u, r_end - 1u));
       Value mxv = L.bcast(mx.get());
       Var s = var(L.bcast(0.0f));
       Var mn = var(L.bcast(-INFINITY));
-      for_range(0u, nc, [&](Value j) {
-        auto at = base + j;
-        Value ex = row_exp(L.ld(x[at]) - mxv, fast, true);
-        if (scratch) e[sbase + j] = ex;
-        else y[at] = L.st(dt, ex);
-        s += ex;
-        mn = Lanes::grow_max(mn.get(), L.ld(x[next + j]));
-        if (prefetch) x[next + nc + j].prefetch();
+      W.each([&](const Value& off, const Value* mask) {
+        Value ex = row_exp(W.ld(x, base + off) - mxv, fast, true);
+        if (scratch) e[sbase + off] = ex;
+        else W.st(y, base + off, dt, ex);
+        s += W.keep(mask, ex, L.bcast(0.0f));
+        mn = Lanes::grow_max(mn.get(), W.keep(mask, W.ld(x, next + off), L.bcast(-INFINITY)));
+        if (prefetch) x[next + nc + off].prefetch();
       });
       Value inv = L.bcast(1.0f / L.hsum(s.get()));
-      for_range(0u, nc, [&](Value j) {
-        auto at = base + j;
-        if (scratch) y[at].stream(L.st(dt, e[sbase + j] * inv));
-        else y[at] = L.st(dt, L.ld(y[at]) * inv);
+      W.each([&](const Value& off, const Value* mask) {
+        auto at = base + off;
+        if (scratch) {
+          y[at].stream(L.st(dt, e[sbase + off] * inv));
+        } else {
+          Value old = W.ld(y, at);
+          W.st(y, at, dt, W.keep(mask, old * inv, old));
+        }
       });
       mx = L.hmax(mn.get());
     });
   });
 }
 
-ir::Kernel log_softmax_rows(ir::Type dt, int lanes, int rpg, bool fast, bool stream, bool prefetch) {
-  check_variant(dt, lanes, stream);
+ir::Kernel log_softmax_rows(ir::Type dt, int lanes, int rpg, bool fast, bool stream, bool prefetch, bool tail) {
+  check_variant(dt, lanes, stream, tail);
   Lanes L{lanes};
-  return kernel(std::string("log_softmax_rows") + (fast ? "" : "_exp") + (prefetch ? "_pf" : "") + suffix(dt, lanes, stream), [&](KernelBuilder& kb) {
-    auto x = kb.input("x", L.elem(dt));
+  return kernel(std::string("log_softmax_rows") + (fast ? "" : "_exp") + (prefetch ? "_pf" : "") + suffix(dt, lanes, stream, tail), [&](KernelBuilder& kb) {
+    auto x = kb.input("x", row_elem(L, dt, tail));
     // Plain: y is re-read from L1 in the output pass. Streamed: written once,
     // the output pass recomputes x - max from the L1-resident x row.
-    auto y = stream ? kb.output("y", L.elem(dt)) : kb.inout("y", L.elem(dt));
-    auto [nc, r0, r_end] = softmax_setup(kb, rpg);
+    auto y = stream ? kb.output("y", L.elem(dt)) : kb.inout("y", row_elem(L, dt, tail));
+    auto [W, r0, r_end] = softmax_setup(kb, L, tail, rpg);
     // As softmax: the exp pass also stores d = x - max (so the DRAM writes
     // overlap the exp arithmetic); the output pass y = d - log(sum) runs from
     // L1. Streamed, the exp pass stores nothing (a store there would read the
     // line for ownership) and the output pass streams (x - max) - log(sum).
-    Var mx = var(row_max(L, x, r0 * nc, nc));
+    Var mx = var(row_max(W, x, W.row(r0)));
     for_range(r0, r_end, [&](Value r) {
-      Value base = r * nc, next = min(r + 1u, r_end - 1u) * nc;
+      Value base = W.row(r), next = W.row(min(r + 1u, r_end - 1u));
       Value mxv = L.bcast(mx.get());
       Var s = var(L.bcast(0.0f));
       Var mn = var(L.bcast(-INFINITY));
-      for_range(0u, nc, [&](Value j) {
-        auto at = base + j;
-        Value d = L.ld(x[at]) - mxv;
-        if (!stream) y[at] = L.st(dt, d);
-        s += row_exp(d, fast, true);
-        mn = Lanes::grow_max(mn.get(), L.ld(x[next + j]));
-        if (prefetch) x[next + nc + j].prefetch();
+      W.each([&](const Value& off, const Value* mask) {
+        Value d = W.ld(x, base + off) - mxv;
+        if (!stream) W.st(y, base + off, dt, d);
+        s += W.keep(mask, row_exp(d, fast, true), L.bcast(0.0f));
+        mn = Lanes::grow_max(mn.get(), W.keep(mask, W.ld(x, next + off), L.bcast(-INFINITY)));
+        if (prefetch) x[next + W.ncols + off].prefetch();
       });
       Value c = L.bcast(log(L.hsum(s.get())));
-      for_range(0u, nc, [&](Value j) {
-        auto at = base + j;
-        if (stream) y[at].stream(L.st(dt, (L.ld(x[at]) - mxv) - c));
-        else y[at] = L.st(dt, L.ld(y[at]) - c);
+      W.each([&](const Value& off, const Value* mask) {
+        auto at = base + off;
+        if (stream) {
+          W.st(y, at, dt, (W.ld(x, at) - mxv) - c, true);
+        } else {
+          Value old = W.ld(y, at);
+          W.st(y, at, dt, W.keep(mask, old - c, old));
+        }
       });
       mx = L.hmax(mn.get());
     });
   });
 }
 
-ir::Kernel rmsnorm_rows(ir::Type dt, int lanes, bool with_weight, bool stream) {
-  check_variant(dt, lanes, stream);
+ir::Kernel rmsnorm_rows(ir::Type dt, int lanes, bool with_weight, bool stream, bool tail) {
+  check_variant(dt, lanes, stream, tail);
   Lanes L{lanes};
-  return kernel(std::string(with_weight ? "rmsnorm_rows" : "rmsnorm_noweight_rows") + suffix(dt, lanes, stream),
+  return kernel(std::string(with_weight ? "rmsnorm_rows" : "rmsnorm_noweight_rows") + suffix(dt, lanes, stream, tail),
                 [&](KernelBuilder& kb) {
-    auto x = kb.input("x", L.elem(dt));
+    auto x = kb.input("x", row_elem(L, dt, tail));
     Array w;
-    if (with_weight) w = kb.input("w", L.elem(dt));
-    auto y = kb.output("y", L.elem(dt));
+    if (with_weight) w = kb.input("w", row_elem(L, dt, tail));
+    auto y = kb.output("y", row_elem(L, dt, tail));
     auto eps = kb.scalar("eps", f32);
-    auto [nc, base] = row_setup(kb);
+    Walk W = row_setup(kb, L, tail);
+    Value base = W.row(group_id(0));
     Var ss0 = var(L.bcast(0.0f)), ss1 = var(L.bcast(0.0f));
-    two_chains(nc, [&](const Value& j, int c) {
-      Value v = L.ld(x[base + j]);
+    W.each2([&](const Value& off, int c, const Value* mask) {
+      Value v = W.keep(mask, W.ld(x, base + off), L.bcast(0.0f));
       Var& ss = c ? ss1 : ss0;
       ss = fma(v, v, ss.get());
     });
-    Value cols = cast(f32, nc) * float(lanes);
-    Value r = L.bcast(rsqrt(L.hsum(ss0.get() + ss1.get()) / cols + eps));
-    for_range(0u, nc, [&](Value j) {
-      auto at = base + j;
-      if (with_weight) put(y[at], L.st(dt, L.ld(x[at]) * r * L.ld(w[j])), stream);
-      else put(y[at], L.st(dt, L.ld(x[at]) * r), stream);
+    Value r = L.bcast(rsqrt(L.hsum(ss0.get() + ss1.get()) / W.cols() + eps));
+    W.each([&](const Value& off, const Value*) {
+      Value v = W.ld(x, base + off) * r;
+      W.st(y, base + off, dt, with_weight ? v * W.ld(w, off) : v, stream);
     });
   });
 }
 
-ir::Kernel layernorm_rows(ir::Type dt, int lanes, bool stream) {
-  check_variant(dt, lanes, stream);
+ir::Kernel layernorm_rows(ir::Type dt, int lanes, bool stream, bool tail) {
+  check_variant(dt, lanes, stream, tail);
   Lanes L{lanes};
-  return kernel("layernorm_rows" + suffix(dt, lanes, stream), [&](KernelBuilder& kb) {
-    auto x = kb.input("x", L.elem(dt));
-    auto w = kb.input("w", L.elem(dt));
-    auto b = kb.input("b", L.elem(dt));
-    auto y = kb.output("y", L.elem(dt));
+  return kernel("layernorm_rows" + suffix(dt, lanes, stream, tail), [&](KernelBuilder& kb) {
+    auto x = kb.input("x", row_elem(L, dt, tail));
+    auto w = kb.input("w", row_elem(L, dt, tail));
+    auto b = kb.input("b", row_elem(L, dt, tail));
+    auto y = kb.output("y", row_elem(L, dt, tail));
     auto eps = kb.scalar("eps", f32);
-    auto [nc, base] = row_setup(kb);
-    Value cols = cast(f32, nc) * float(lanes);
+    Walk W = row_setup(kb, L, tail);
+    Value base = W.row(group_id(0));
+    Value cols = W.cols();
     // y = (x - mean)·rstd·w + b, with x - mean as centred(x).
     auto normalise = [&](const std::function<Value(const Value&)>& centred, const Value& rstd) {
-      for_range(0u, nc, [&](Value j) {
-        auto at = base + j;
-        put(y[at], L.st(dt, fma(centred(L.ld(x[at])) * rstd, L.ld(w[j]), L.ld(b[j]))), stream);
+      W.each([&](const Value& off, const Value*) {
+        W.st(y, base + off, dt, fma(centred(W.ld(x, base + off)) * rstd, W.ld(w, off), W.ld(b, off)), stream);
       });
     };
     if (lanes > 1) {
@@ -275,7 +318,7 @@ ir::Kernel layernorm_rows(ir::Type dt, int lanes, bool stream) {
       // keeps the cancellation of E[x²] - E[x]² small (its error scales with
       // (mean - k)², about var/16 here, not mean²), and saves the second
       // statistics pass (mean, then centred squares) before the normalising one.
-      const Value k = L.bcast(L.hsum(L.ld(x[base])) / float(lanes));
+      const Value k = L.bcast(L.hsum(W.ld(x, base)) / float(lanes));
       // Every step of the statistics pass waits on k, so each row's first
       // line is on the critical path: with 4 KiB rows (a page, where the
       // hardware prefetcher stops) a DRAM miss per row stalled the pass.
@@ -283,10 +326,10 @@ ir::Kernel layernorm_rows(ir::Type dt, int lanes, bool stream) {
       // prefetches never fault) took the bandwidth suite's 1024-column rows,
       // 1 thread, from 0.73-0.74 to 0.80-0.81 of the triad (streamed: 0.73-0.76
       // to 0.85-0.93), 3 alternating runs each.
-      for (uint32_t q = 0; q < 4; ++q) x[base + nc + q].prefetch();
+      for (uint32_t q = 0; q < 4; ++q) x[base + W.ncols + (tail ? 16 * q : q)].prefetch();
       Var s0 = var(L.bcast(0.0f)), sq0 = var(L.bcast(0.0f)), s1 = var(L.bcast(0.0f)), sq1 = var(L.bcast(0.0f));
-      two_chains(nc, [&](const Value& j, int ch) {
-        Value d = L.ld(x[base + j]) - k;
+      W.each2([&](const Value& off, int ch, const Value* mask) {
+        Value d = W.keep(mask, W.ld(x, base + off) - k, L.bcast(0.0f));
         Var& s = ch ? s1 : s0;
         Var& sq = ch ? sq1 : sq0;
         s += d;
@@ -300,11 +343,11 @@ ir::Kernel layernorm_rows(ir::Type dt, int lanes, bool stream) {
     } else {
       // Scalar rows (GPU targets): mean, then centred squares (reads cache).
       Var s = var(L.bcast(0.0f));
-      for_range(0u, nc, [&](Value j) { s += L.ld(x[base + j]); });
+      W.each([&](const Value& off, const Value*) { s += W.ld(x, base + off); });
       Value meanv = L.bcast(L.hsum(s.get()) / cols);
       Var sq = var(L.bcast(0.0f));
-      for_range(0u, nc, [&](Value j) {
-        Value d = L.ld(x[base + j]) - meanv;
+      W.each([&](const Value& off, const Value*) {
+        Value d = W.ld(x, base + off) - meanv;
         sq = fma(d, d, sq);
       });
       normalise([&](const Value& v) { return v - meanv; }, L.bcast(rsqrt(L.hsum(sq.get()) / cols + eps)));
@@ -313,9 +356,10 @@ ir::Kernel layernorm_rows(ir::Type dt, int lanes, bool stream) {
 }
 
 ir::Workload rowwise_workload(RowOp op, int lanes, bool with_weight, int64_t rows, int64_t cols, float eps,
-                              bool scratch) {
-  if (cols % lanes) throw std::invalid_argument("rowwise_workload: cols must be a multiple of lanes");
-  const size_t r = size_t(rows), nc = size_t(cols / lanes), elems = r * size_t(cols);
+                              bool scratch, bool tail) {
+  if (tail ? lanes != 16 || cols < 16 : cols % lanes != 0)
+    throw std::invalid_argument("rowwise_workload: cols must be a multiple of lanes (tail: lanes 16, cols >= 16)");
+  const size_t r = size_t(rows), nc = size_t(tail ? cols : cols / lanes), elems = r * size_t(cols);
   ir::Workload w;
   const bool norm = op == RowOp::RmsNorm || op == RowOp::LayerNorm;
   const int64_t rpg = norm ? 1 : kSoftmaxRowsPerGroup;
@@ -343,8 +387,8 @@ ir::Workload rowwise_workload(RowOp op, int lanes, bool with_weight, int64_t row
 namespace {
 
 void add(RowOp op, const std::string& desc, std::function<ir::Kernel()> build, int lanes, bool with_weight,
-         int64_t default_cols, bool scratch = false) {
-  auto shape_of = [lanes, default_cols](int64_t n) {
+         int64_t default_cols, bool scratch = false, bool tail = false) {
+  auto shape_of = [lanes, default_cols, tail](int64_t n) {
     int64_t rows, cols;
     if (n >= (int64_t(1) << 32)) {
       rows = n >> 32;
@@ -353,19 +397,21 @@ void add(RowOp op, const std::string& desc, std::function<ir::Kernel()> build, i
       cols = std::min(n, default_cols);
       rows = std::max<int64_t>(1, n / cols);
     }
-    cols = (cols + lanes - 1) / lanes * lanes;  // whole lines
+    cols = tail ? std::max<int64_t>(cols, 16) : (cols + lanes - 1) / lanes * lanes;  // whole lines
     return std::pair{rows, cols};
   };
   std::vector<int64_t> sizes =
       lanes == 1 ? std::vector<int64_t>{pack_shape(1, 1), pack_shape(3, 17), pack_shape(5, 1000), pack_shape(7, 4097),
                                         pack_shape(2, 1024)}
+      : tail     ? std::vector<int64_t>{pack_shape(1, 16), pack_shape(3, 17), pack_shape(5, 1000), pack_shape(7, 4097),
+                                        pack_shape(2, 31), pack_shape(67, 33)}
                  : std::vector<int64_t>{pack_shape(1, 16), pack_shape(3, 48), pack_shape(5, 1008), pack_shape(7, 4112),
                                         pack_shape(2, 4096), 100};
   ir::Kernel k = build();
   dsl::register_kernel({k.name, desc, build,
                         [=](int64_t n) {
                           auto [rows, cols] = shape_of(n);
-                          return rowwise_workload(op, lanes, with_weight, rows, cols, 1e-5f, scratch);
+                          return rowwise_workload(op, lanes, with_weight, rows, cols, 1e-5f, scratch, tail);
                         },
                         default_cols * 1024, sizes, lanes == 1 ? "" : "bandwidth"});
 }
@@ -404,6 +450,16 @@ void register_rowwise() {
     add(RowOp::LayerNorm, "layernorm of each row with weight and bias, eps 1e-5" + how,
         [=] { return layernorm_rows(f32, lanes); }, lanes, true, 1024);
   }
+  // Lines of 16 over rows of any length (rowwise.h: tail).
+  const std::string tl = " (f32x16 lines from any element offset, a masked last line)";
+  add(RowOp::Softmax, "softmax of each row" + tl,
+      [] { return softmax_rows(f32, 16, false, kSoftmaxRowsPerGroup, true, false, true, true); }, 16, false, 4096, false, true);
+  add(RowOp::LogSoftmax, "log-softmax of each row" + tl,
+      [] { return log_softmax_rows(f32, 16, kSoftmaxRowsPerGroup, true, false, true, true); }, 16, false, 4096, false, true);
+  add(RowOp::RmsNorm, "rmsnorm of each row with a weight" + tl, [] { return rmsnorm_rows(f32, 16, true, false, true); }, 16,
+      true, 1023, false, true);
+  add(RowOp::LayerNorm, "layernorm of each row with weight and bias" + tl,
+      [] { return layernorm_rows(f32, 16, false, true); }, 16, true, 1023, false, true);
   // The same with streaming stores of the output (rowwise.h: stream).
   const std::string nt = ", output by streaming stores (f32x16 lines)";
   add(RowOp::Softmax, "softmax of each row, exp(x - max) parked in an L1 scratch row" + nt,

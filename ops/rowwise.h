@@ -33,12 +33,18 @@ constexpr int kSoftmaxRowsPerGroup = 64;
 // into a per-workgroup scratch row (buffer "scratch" after y, f32 lines,
 // softmax_scratch_lines of them) that stays in L1. For outputs far larger
 // than the caches; a small output is better left in cache for its reader.
+// tail (lanes 16, any cols >= 16; not online, not stream): the buffers are
+// scalars, each row walked as whole lines from any element offset plus, when
+// cols % 16 != 0, one line over its last 16 elements with the lanes already
+// walked masked off (the "ncols" scalar then counts elements, not lines).
+// Vocabulary-sized rows (1000 classes, 50257 tokens) run in lines instead
+// of the scalar kernel's 1/16 of the width.
 ir::Kernel softmax_rows(ir::Type dt, int lanes, bool online = false, int rows_per_group = kSoftmaxRowsPerGroup,
-                        bool fast = true, bool stream = false, bool prefetch = false);
+                        bool fast = true, bool stream = false, bool prefetch = false, bool tail = false);
 ir::Kernel log_softmax_rows(ir::Type dt, int lanes, int rows_per_group = kSoftmaxRowsPerGroup, bool fast = true,
-                            bool stream = false, bool prefetch = false);
-ir::Kernel rmsnorm_rows(ir::Type dt, int lanes, bool with_weight = true, bool stream = false);
-ir::Kernel layernorm_rows(ir::Type dt, int lanes, bool stream = false);  // weight and bias
+                            bool stream = false, bool prefetch = false, bool tail = false);
+ir::Kernel rmsnorm_rows(ir::Type dt, int lanes, bool with_weight = true, bool stream = false, bool tail = false);
+ir::Kernel layernorm_rows(ir::Type dt, int lanes, bool stream = false, bool tail = false);  // weight and bias
 // Does softmax_rows(.., online, .., stream) take the scratch buffer, and how
 // many f32 lines (of `lanes`) does it need for rows x cols.
 inline bool softmax_needs_scratch(bool online, bool stream) { return stream && !online; }
@@ -54,10 +60,11 @@ enum class RowOp { Softmax, LogSoftmax, RmsNorm, LayerNorm };
 inline int64_t pack_shape(int64_t rows, int64_t cols) { return (rows << 32) | cols; }
 
 // Launch and buffers for rows x cols (cols in scalars; lanes = the kernel's
-// line width, cols must be a multiple of it). bytes = read + written.
-// scratch: the softmax stream kernel's scratch buffer (softmax_needs_scratch).
+// line width, cols must be a multiple of it unless tail, where cols >= 16).
+// bytes = read + written. scratch: the softmax stream kernel's scratch buffer
+// (softmax_needs_scratch).
 ir::Workload rowwise_workload(RowOp op, int lanes, bool with_weight, int64_t rows, int64_t cols, float eps = 1e-5f,
-                              bool scratch = false);
+                              bool scratch = false, bool tail = false);
 
 // The GPU form of each row op: a workgroup of `wg` work-items (a power of
 // two) per row, striding it so a subgroup's loads are contiguous; statistics
