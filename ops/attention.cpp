@@ -92,6 +92,11 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
     if (a.d % 16 == 0) {
       for (int qb : {1, 2, 4, 6})
         for (int kb : {16, 32, 64}) c.push_back(Variant{}.set("impl", kFlashCpu).set("qb", qb).set("kb", kb));
+      // Accumulators in L1, walked 2 or 4 lines at a time (D of 96 and more).
+      if (a.d >= 96 && (a.d / 16) % 2 == 0)
+        for (int qb : {6, 8})
+          for (int dc : {2, 4})
+            if ((a.d / 16) % dc == 0) c.push_back(Variant{}.set("impl", kFlashCpu).set("qb", qb).set("kb", 64).set("dc", dc));
     } else {
       c.push_back(Variant{}.set("impl", kFlashGpu).set("bq", 16).set("bk", 16));
     }
@@ -137,6 +142,12 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     // Best at B1 H8 S1024 D64: 64-key blocks with 32 zmm; with AVX2's 16 ymm
     // one 16-key score line per query row (kb=16) keeps the live set small
     // (AMD EPYC, 1 and 2 threads, causal or not: 34 ms against 39-42 ms for kb=64).
+    // D of 96 and more on 32 zmm: the output accumulators (qb × D/16 lines)
+    // in L1, walked 2 lines at a time, 6 rows per work-item. Zen 5, B1 S1024
+    // causal, 1 thread: D 128 (H8) 16.9 -> 13.1-13.4 ms, D 256 (H4) 20.8 ->
+    // 14.5, D 96 9.7 -> 9.3; D 64 unchanged (6.4), so not there.
+    if (a.d % 16 == 0 && a.d >= 96 && (a.d / 16) % 2 == 0 && caps.vector_bits >= 512)
+      return Variant{}.set("impl", kFlashCpu).set("qb", 6).set("kb", 64).set("dc", 2);
     if (a.d % 16 == 0) return Variant{}.set("impl", kFlashCpu).set("qb", 4).set("kb", caps.vector_bits >= 512 ? 64 : 16);
     return Variant{}.set("impl", kFlashGpu).set("bq", 16).set("bk", 16);
   }
@@ -183,7 +194,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     }
     case kFlashCpu: {
       if (a.d % 16) throw std::invalid_argument("attention flash (cpu): D must be a multiple of 16");
-      const int qb = int(v.get("qb", 4)), kb = int(v.get("kb", 32));
+      const int qb = int(v.get("qb", 4)), kb = int(v.get("kb", 32)), dc = int(v.get("dc", 0));
       if (qb < 1 || qb > 8 || kb % 16 || kb < 16 || kb > 128)
         throw std::invalid_argument("attention flash (cpu): need 1 <= qb <= 8 and kb in 16..128, a multiple of 16");
       const int64_t skvp = round_up(a.skv, kb);
@@ -199,7 +210,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       if (dt != ir::Type(ir::ScalarKind::F32)) {
         vbuf = plan_widen(pl, n_io, dt, 2, a.b * a.hkv * a.skv * a.d);
       }
-      Step s2{flash_attention_cpu_kernel(d, qb, kb / 16, dt), {}, {0, t, vbuf, 3}, sc};
+      Step s2{flash_attention_cpu_kernel(d, qb, kb / 16, dt, dc), {}, {0, t, vbuf, 3}, sc};
       s2.dims.grid = {uint32_t(a.b * a.h * ((a.s + qb - 1) / qb)), 1, 1};
       pl.steps.push_back(std::move(s2));
       return pl;
@@ -317,6 +328,7 @@ void register_attention_ops() {
       prob({1, 8, 33, 64, 2, 47}, true),    // GQA 8/2, Skv != S, ragged blocks
       prob({1, 8, 33, 64, 2, 47}, false),
       prob({1, 2, 20, 80, 1, 31}, false),   // D = 80 (5 lines)
+      prob({1, 4, 37, 128, 2, 45}, true),   // D = 128: accumulators in L1 (dc), 6-row groups past S
       prob({1, 2, 40, 16, 2, 24}, true),    // S > Skv causal: first rows see nothing
       prob({1, 2, 19, 24, 2, 21}, true),    // D % 16 != 0: the generic flash kernel
       // bf16 / f16 q, k, v: decode over a GQA cache (grouped naive), prefill (flash), D % 16 != 0

@@ -43,8 +43,10 @@ ir::Kernel attention_pv_grouped_kernel(int d, int g, int dl, ir::Type dt = ir::T
 // (zero for Skv <= j < SkvP), written as f32x16 lines.
 ir::Kernel attention_kt_kernel(int d, ir::Type dt = ir::Type(ir::ScalarKind::F32));
 // CPU flash kernel: `qb` query rows per work-item, key blocks of 16*nk keys.
-// (dt: q's type; Kᵀ and V come in f32.)
-ir::Kernel flash_attention_cpu_kernel(int d, int qb, int nk, ir::Type dt = ir::Type(ir::ScalarKind::F32));
+// (dt: q's type; Kᵀ and V come in f32.) dc: 0 keeps the qb × D/16 output
+// accumulators in registers; else they live in an L1 array and P·V walks
+// them dc lines (dividing D/16) at a time (large D).
+ir::Kernel flash_attention_cpu_kernel(int d, int qb, int nk, ir::Type dt = ir::Type(ir::ScalarKind::F32), int dc = 0);
 // GPU flash kernel: `bq` rows per workgroup, `bk` keys per staged block,
 // `tpr` work-items per row (1, or 4 on targets with subgroups).
 ir::Kernel flash_attention_gpu_kernel(int d, int bq, int bk, int tpr = 1, ir::Type dt = ir::Type(ir::ScalarKind::F32));

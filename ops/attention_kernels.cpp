@@ -274,10 +274,13 @@ ir::Kernel attention_kt_kernel(int d, ir::Type dt) {
 // keys: scores as qb × nk lines over keys (D broadcast-FMAs per line against
 // Kᵀ), online-softmax update, then P·V as broadcast(p_ij) × V-row lines into
 // qb × D/16 accumulators. Buffers: q scalars (broadcast loads), Kᵀ/v/o lines.
-ir::Kernel flash_attention_cpu_kernel(int d, int qb, int nk, ir::Type dt) {
+ir::Kernel flash_attention_cpu_kernel(int d, int qb, int nk, ir::Type dt, int dc) {
   if (d % 16) throw std::invalid_argument("flash attention (cpu): D must be a multiple of 16");
   const int nd = d / 16, kbk = 16 * nk;
-  return kernel("flash_attention_cpu_d" + std::to_string(d) + "_qb" + std::to_string(qb) + "_kb" + std::to_string(kbk) + dt_tag(dt),
+  if (dc < 0 || (dc && nd % dc)) throw std::invalid_argument("flash attention (cpu): dc must divide D/16 (0: accumulators in registers)");
+  const bool chunked = dc != 0 && dc < nd;
+  return kernel("flash_attention_cpu_d" + std::to_string(d) + "_qb" + std::to_string(qb) + "_kb" + std::to_string(kbk) +
+                    (chunked ? "_dc" + std::to_string(dc) : "") + dt_tag(dt),
                 [&](KernelBuilder& kb) {
     auto q = kb.input("q", dt);
     auto kt = kb.input("kt", line(f32, 16));  // written by attention_kt_kernel, in f32
@@ -315,13 +318,23 @@ ir::Kernel flash_attention_cpu_kernel(int d, int qb, int nk, ir::Type dt) {
     }
     auto q_at = [&](int r, const Value& dd) { return dt != f32 ? Value(qf[r * d + dd]) : Value(q[qrow[r] + dd]); };
 
+    // The output accumulators, qb × D/16 lines: registers, or (chunked) an
+    // L1 array that the P·V pass walks dc lines at a time, so each chunk's
+    // qb × dc lines stay in registers over the block's keys. With D = 128
+    // and qb = 4 the 32 lines exceeded the 32 zmm and spilled inside the
+    // key loop.
     std::vector<Var> m, l;
     std::vector<std::vector<Var>> acc(qb);
+    Array accbuf = chunked ? shared_array(line(f32, 16), int64_t(qb) * nd) : Array();
     for (int r = 0; r < qb; ++r) {
       m.push_back(var(constant(f32, kMasked)));
       l.push_back(var(L(0.0f)));
-      for (int c = 0; c < nd; ++c) acc[r].push_back(var(L(0.0f)));
+      for (int c = 0; c < nd; ++c) {
+        if (chunked) accbuf[r * nd + c] = L(0.0f);
+        else acc[r].push_back(var(L(0.0f)));
+      }
     }
+    auto acc_get = [&](int r, int c) { return chunked ? Value(accbuf[r * nd + c]) : acc[r][c].get(); };
     Value iota = lane_index(16);
     Array pbuf = shared_array(f32, int64_t(qb) * kbk);  // a key block's p, row by row
 
@@ -368,7 +381,10 @@ ir::Kernel flash_attention_cpu_kernel(int d, int qb, int nk, ir::Type dt) {
           psum = psum + e;
         }
         l[r] = fma(l[r].get(), alpha, psum);
-        for (int c = 0; c < nd; ++c) acc[r][c] = acc[r][c].get() * alpha;
+        for (int c = 0; c < nd; ++c) {
+          if (chunked) accbuf[r * nd + c] = Value(accbuf[r * nd + c]) * alpha;
+          else acc[r][c] = acc[r][c].get() * alpha;
+        }
       }
       // P·V: key by key in a runtime loop, one V row (D/16 lines) shared by
       // the qb rows, each row's p broadcast from a stack copy. (Unrolled
@@ -376,17 +392,28 @@ ir::Kernel flash_attention_cpu_kernel(int d, int qb, int nk, ir::Type dt) {
       // 10k lines of C++ and took 635 ms to compile.)
       for (int r = 0; r < qb; ++r)
         for (int c = 0; c < nk; ++c) store_line(pbuf, constant(i32, r * kbk + 16 * c), pr[r][c]);
-      for_range(0, kbk, [&](Value key) {
-        Value j = jb * kbk + key;
-        if (masked) j = min(j, p.skv - 1);  // p is 0 there; stay in bounds
-        Value vr = (vbase + j) * nd;
-        std::vector<Value> vl;
-        for (int cc = 0; cc < nd; ++cc) vl.push_back(v[vr + cc]);
-        for (int r = 0; r < qb; ++r) {
-          Value pj = splat(pbuf[key + r * kbk], 16);
-          for (int cc = 0; cc < nd; ++cc) acc[r][cc] = fma(pj, vl[cc], acc[r][cc].get());
-        }
-      });
+      auto pv = [&](int c0, int c1, std::vector<std::vector<Var>>& a) {
+        for_range(0, kbk, [&](Value key) {
+          Value j = jb * kbk + key;
+          if (masked) j = min(j, p.skv - 1);  // p is 0 there; stay in bounds
+          Value vr = (vbase + j) * nd;
+          std::vector<Value> vl;
+          for (int cc = c0; cc < c1; ++cc) vl.push_back(v[vr + cc]);
+          for (int r = 0; r < qb; ++r) {
+            Value pj = splat(pbuf[key + r * kbk], 16);
+            for (int cc = c0; cc < c1; ++cc) a[r][cc - c0] = fma(pj, vl[cc - c0], a[r][cc - c0].get());
+          }
+        });
+      };
+      if (!chunked) return pv(0, nd, acc);
+      for (int c0 = 0; c0 < nd; c0 += dc) {
+        std::vector<std::vector<Var>> a(qb);
+        for (int r = 0; r < qb; ++r)
+          for (int cc = c0; cc < c0 + dc; ++cc) a[r].push_back(var(Value(accbuf[r * nd + cc])));
+        pv(c0, c0 + dc, a);
+        for (int r = 0; r < qb; ++r)
+          for (int cc = c0; cc < c0 + dc; ++cc) accbuf[r * nd + cc] = a[r][cc - c0].get();
+      }
     };
     for_range(0, nfull, [&](Value jb) { block(jb, false); });
     for_range(nfull, nend, [&](Value jb) { block(jb, true); });
@@ -396,7 +423,7 @@ ir::Kernel flash_attention_cpu_kernel(int d, int qb, int nk, ir::Type dt) {
       Value inv = splat(select(tot > 0.0f, 1.0f / tot, constant(f32, 0.0f)), 16);
       if_(i0 + r < p.s, [&] {
         Value ob = (bh * p.s + i0 + r) * nd;
-        for (int c = 0; c < nd; ++c) o[ob + c] = acc[r][c].get() * inv;
+        for (int c = 0; c < nd; ++c) o[ob + c] = acc_get(r, c) * inv;
       });
     }
   });
