@@ -1,9 +1,10 @@
 // Flash attention against the naive three-kernel composition (scores into a
 // B×H×S×Skv temporary, row softmax, P·V), both kgen plans, measured in the
 // same run on the same inputs in interleaved rounds (flash, naive, flash,
-// ...), at the shape B1 H8 S1024 D64, causal and not, 1 and 2
-// threads. Counters: GFLOP/s of both (4·visible pairs·D flops), ratio =
-// naive time / flash time (> 1: flash faster).
+// ...), at the shape B1 H8 S1024 D64, causal and not, and D128
+// causal (llama's head size), 1 and 2 threads. Counters: GFLOP/s of both
+// (4·visible pairs·D flops), ratio = naive time / flash time (> 1: flash
+// faster).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -62,7 +63,9 @@ void register_attention_benchmarks() {
   const ops::OpDef* d = ops::find_op("attention");
   if (!d) return;
   for (const auto& p : d->bench_problems)
-    benchmark::RegisterBenchmark(("attention/flash_vs_naive/causal:" + std::to_string(p.attr("causal"))).c_str(),
+    benchmark::RegisterBenchmark(("attention/flash_vs_naive/" + (p.dim(3) != 64 ? "d" + std::to_string(p.dim(3)) + "/" : std::string()) +
+                                  "causal:" + std::to_string(p.attr("causal")))
+                                     .c_str(),
                                  BM_AttentionFlashVsNaive, p)
         ->Arg(1)
         ->Arg(2)

@@ -335,7 +335,7 @@ void register_attention_ops() {
       prob({2, 8, 1, 64, 2, 77}, true, ir::ScalarKind::BF16), prob({1, 8, 33, 64, 2, 47}, true, ir::ScalarKind::BF16),
       prob({1, 2, 19, 24, 2, 21}, false, ir::ScalarKind::F16),
   };
-  d.bench_problems = {prob({1, 8, 1024, 64}, false), prob({1, 8, 1024, 64}, true)};
+  d.bench_problems = {prob({1, 8, 1024, 64}, false), prob({1, 8, 1024, 64}, true), prob({1, 8, 1024, 128}, true)};
   register_op(std::move(d));
 }
 
