@@ -136,35 +136,60 @@ ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf, bool 
   });
 }
 
-ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m, ir::Type a_dt) {
+ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m, ir::Type a_dt, bool tail) {
   if (a_dt == ir::ScalarKind::Void) a_dt = dt;
   const uint32_t MM = uint32_t(m);
-  return kernel("matmul_gemv_kn_split_" + dt.str() + "_m" + std::to_string(MM) + (a_dt != dt ? "_a" + a_dt.str() : ""), [&](KernelBuilder& kb) {
+  return kernel("matmul_gemv_kn_split_" + dt.str() + "_m" + std::to_string(MM) + (a_dt != dt ? "_a" + a_dt.str() : "") + (tail ? "_tail" : ""),
+                [&](KernelBuilder& kb) {
     auto a = kb.input("a", a_dt);
-    auto b = kb.input("b", line(dt, 16));
-    auto part = kb.inout("part", line(f32, 16));  // zeroed here, then accumulated
+    // Line buffers (N % 16 == 0), or scalars walked in lines from any
+    // element offset (tail: B's rows start anywhere).
+    auto b = kb.input("b", tail ? dt : line(dt, 16));
+    auto part = kb.inout("part", tail ? f32 : line(f32, 16));  // zeroed here, then accumulated
     auto N = kb.scalar("n", u32);
     auto K = kb.scalar("k", u32);
     auto KC = kb.scalar("kc", u32);
     kb.workgroup(1);
     Value s = group_id(0), S = num_groups(0), bz = group_id(2);
-    Value nl = N / 16u;
+    // Row pitch (lines, or elements) and whole lines per row.
+    Value pitch = tail ? N : N / 16u, nl = N / 16u;
+    auto at_line = [&](const Value& row0, const Value& l) { return row0 + cast(u64, tail ? l * 16u : l); };
+    auto ld = [&](const Array& arr, const Value& at) { return tail ? load_line(arr, at) : Value(arr[at]); };
+    auto st = [&](const Array& arr, const Value& at, const Value& v) {
+      if (tail) store_line(arr, at, v);
+      else arr[at] = v;
+    };
     Value k0 = min(s * KC, K), k1 = min(k0 + KC, K);
     // This split's partial rows of C, in the cache while B's rows stream.
-    Value pbase = cast(u64, (bz * S + s) * MM) * cast(u64, nl);
-    for (uint32_t i = 0; i < MM; ++i)
-      for_range(0u, nl, [&](Value l) { part[pbase + cast(u64, i) * cast(u64, nl) + cast(u64, l)] = splat(0.0f, 16); });
+    Value pbase = cast(u64, (bz * S + s) * MM) * cast(u64, pitch);
+    auto prow = [&](uint32_t i) { return pbase + cast(u64, i) * cast(u64, pitch); };
+    for (uint32_t i = 0; i < MM; ++i) {
+      for_range(0u, nl, [&](Value l) { st(part, at_line(prow(i), l), splat(0.0f, 16)); });
+      if (tail) if_(N % 16u != 0u, [&] { store_line(part, prow(i) + cast(u64, N - 16u), splat(0.0f, 16)); });
+    }
     for_range(k0, k1, [&](Value k) {
       std::vector<Value> ak;
       for (uint32_t i = 0; i < MM; ++i) ak.push_back(splat(to_f32(Value(a[(bz * MM + i) * K + k])), 16));
-      Value brow = cast(u64, bz * K + k) * cast(u64, nl);
-      for_range(0u, nl, [&](Value l) {
-        Value bv = to_f32(b[brow + cast(u64, l)]);
+      Value brow = cast(u64, bz * K + k) * cast(u64, pitch);
+      auto fold = [&](const Value& boff, const Value& poff, const Value* mask) {
+        Value bv = to_f32(ld(b, brow + boff));
+        if (mask) bv = select(*mask, bv, splat(0.0f, 16));  // lanes the whole lines took: add 0
         for (uint32_t i = 0; i < MM; ++i) {
-          Value at = pbase + cast(u64, i) * cast(u64, nl) + cast(u64, l);
-          part[at] = fma(ak[i], bv, part[at]);
+          Value at = prow(i) + poff;
+          st(part, at, fma(ak[i], bv, ld(part, at)));
         }
+      };
+      for_range(0u, nl, [&](Value l) {
+        Value off = cast(u64, tail ? l * 16u : l);
+        fold(off, off, nullptr);
       });
+      // The row's last 16 columns, those already walked masked off.
+      if (tail)
+        if_(N % 16u != 0u, [&] {
+          Value mask = lane_index(16) >= splat(cast(i32, 16u - N % 16u), 16);
+          Value off = cast(u64, N - 16u);
+          fold(off, off, &mask);
+        });
     });
   });
 }

@@ -144,7 +144,10 @@ ir::Kernel matmul_ksplit_sum_kernel(int ks, bool index64 = true);
 // (S of them) sums rows [s·kc, (s+1)·kc) of B, each read once as a whole
 // row, into its partial C lines part[batch][s][M][N/16] (f32x16); scalars
 // n, k, kc; grid (S, 1, batch). matmul_ksplit_sum_kernel(S) adds them up.
-ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m, ir::Type a_dt = ir::Type(ir::ScalarKind::Void));
+// tail (any N >= 16): B and part are scalar buffers (part[batch][s][M][N]),
+// rows walked in lines from any element offset, and each row's last 16
+// columns as one more line with the columns already walked masked off.
+ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m, ir::Type a_dt = ir::Type(ir::ScalarKind::Void), bool tail = false);
 // mg (Bᵀ): A's rows in groups of mg, one pass over the work-item's rows of B
 // each (0: all M at once).
 // kp > 1 (Bᵀ): K in kp parts, grid y; each part's partial C goes to

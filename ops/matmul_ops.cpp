@@ -76,6 +76,10 @@ bool gemv_fits(const Shape& s) {
   return s.trans_b ? s.k % 16 == 0 : (s.n % 16 == 0 && s.k % 16 == 0);
 }
 
+// The K-split GEMV over a K×N B takes any K, and any N from 16 (a masked
+// last line per row where N % 16 != 0: a vocabulary of 50257 columns).
+bool kn_split_fits(const Shape& s) { return !s.trans_b && s.m <= kGemvMaxM && s.n >= 16; }
+
 // The swapped product (impl 5) for Bᵀ with few rows of A and many of B
 // (prefill of a short prompt, batched decode): Cᵀ = B·Aᵀ on the GEMM
 // macro-kernel. B's rows are its broadcast operand, read where they are (ak
@@ -225,7 +229,7 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
   if (gemv_fits(s) && s.trans_b && s.m >= 2 && s.m <= 8)  // Bᵀ, K in parts (A's slice stays in L1)
     for (int kp : {2, 4, 8})
       if (s.k / 16 >= kp) out.push_back(Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1).set("kp", kp));
-  if (gemv_fits(s) && !s.trans_b)  // K×N: split along K
+  if (kn_split_fits(s))  // K×N: split along K
     for (int ks : {8, 16, 32}) out.push_back(Variant{}.set("impl", kGemvKSplit).set("ks", ks));
   if (gemv_fits(s) && s.m > 8)  // Bᵀ, A's rows in groups
     for (int rows : {2, 4})
@@ -357,6 +361,15 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // Above 4 rows of A only over Bᵀ on AVX-512 (measured there; AVX2's 16
   // registers would spill the GEMV's accumulators).
   const bool gemv_heuristic = s.m <= kGemvMaxM || (s.trans_b && caps.vector_bits >= 512 && s.m <= kGemvMaxRowsHeuristic);
+  // K×N with K or N off whole lines (the GEMVs below need them): the K-split
+  // GEMV, any K, and any N with a masked last line per row. Zen 5, 1
+  // thread, against the packed GEMM: 1×4097×4096 4.6 -> 2.6 ms, 1×4096×4095
+  // 4.1 -> 1.8, 1×50257×768 (GPT-2's vocabulary) 8.7 -> 6.6-6.9, 1×1000×512
+  // 0.063 -> 0.024, 2×4096×4095 4.0 -> 3.7; 2×4097×4096 4.5 against 4.6
+  // and 2×50257×768 8.5 against 11.6 (the unaligned partial rows cost more
+  // with each row of A), so not there.
+  if (!gemv_fits(s) && kn_split_fits(s) && s.n * s.k >= (int64_t(1) << 16) && (s.m == 1 || (s.m == 2 && s.n % 16 == 0)))
+    return Variant{}.set("impl", kGemvKSplit).set("ks", 16);
   if (gemv_fits(s) && gemv_heuristic) {
     if (s.m > 8) {  // A's rows in groups of 4 (bf16 on pairs where the host has them)
       Variant v = Variant{}.set("impl", kGemv).set("rows", 4).set("pf", 1).set("mg", 4);
@@ -541,14 +554,14 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       return pl;
     }
     case kGemvKSplit: {
-      if (!is_cpu(caps) || s.trans_b || !gemv_fits(s))
-        throw std::invalid_argument("matmul: impl=4 (K-split GEMV) is for the CPU, a K×N B with N % 16 == 0, K % 16 == 0 and M <= 4");
+      if (!is_cpu(caps) || !kn_split_fits(s))
+        throw std::invalid_argument("matmul: impl=4 (K-split GEMV) is for the CPU, a K×N B with N >= 16 and M <= 4");
       const int64_t ks = v.get("ks", 32);
       if (ks < 1 || ks > 64) throw std::invalid_argument("matmul: impl=4 ks must be 1..64: " + v.str());
       const int64_t kc = (s.k + ks - 1) / ks;
       const int part = pl.add_temp(nio, size_t(s.batch * ks * s.m * s.n) * 4);
       Step st;
-      st.kernel = gemv_kn_split_kernel(s.dt, int(s.m), s.at);
+      st.kernel = gemv_kn_split_kernel(s.dt, int(s.m), s.at, s.n % 16 != 0);
       st.dims.grid = {uint32_t(ks), 1, uint32_t(s.batch)};
       st.buffers = {0, 1, part};
       st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.k)), ir::scalar_slot(uint32_t(kc))};
@@ -703,6 +716,9 @@ void register_matmul_ops() {
                      mm(2, 64, 48, 0, 3), mm(4, 32, 80, 0, 1, ScalarKind::BF16),  // ... split along K
                      mm(2, 40, 48, 1, 1, ScalarKind::F16),
                      mm(130, 96, 64, 1),
+                     mm(1, 37, 29, 0, 2), mm(2, 21, 53, 0, 1, ScalarKind::BF16),  // K-split GEMV, N off lines (masked tail)
+                     f32_a(mm(1, 33, 40, 0, 1, ScalarKind::F16)),
+                     mm(70, 16, 100), mm(45, 30, 70, 0, 2),  // 1- and 2-line register blocks (skinny N)
                      // f32 A against f16/bf16 B (a_f32): the GEMVs, the K-split GEMV, the swapped product, the GEMM
                      f32_a(mm(1, 77, 96, 1, 1, ScalarKind::BF16)), f32_a(mm(3, 48, 64, 0, 1, ScalarKind::F16)),
                      f32_a(mm(40, 300, 70, 1, 2, ScalarKind::BF16)), f32_a(mm(45, 70, 130, 1, 1, ScalarKind::F16)),
