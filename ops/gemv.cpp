@@ -153,7 +153,6 @@ ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m, ir::Type a_dt, bool tail) {
     Value s = group_id(0), S = num_groups(0), bz = group_id(2);
     // Row pitch (lines, or elements) and whole lines per row.
     Value pitch = tail ? N : N / 16u, nl = N / 16u;
-    auto at_line = [&](const Value& row0, const Value& l) { return row0 + cast(u64, tail ? l * 16u : l); };
     auto ld = [&](const Array& arr, const Value& at) { return tail ? load_line(arr, at) : Value(arr[at]); };
     auto st = [&](const Array& arr, const Value& at, const Value& v) {
       if (tail) store_line(arr, at, v);
@@ -164,31 +163,27 @@ ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m, ir::Type a_dt, bool tail) {
     Value pbase = cast(u64, (bz * S + s) * MM) * cast(u64, pitch);
     auto prow = [&](uint32_t i) { return pbase + cast(u64, i) * cast(u64, pitch); };
     for (uint32_t i = 0; i < MM; ++i) {
-      for_range(0u, nl, [&](Value l) { st(part, at_line(prow(i), l), splat(0.0f, 16)); });
+      for_range(0u, nl, [&](Value l) { st(part, prow(i) + cast(u64, tail ? l * 16u : l), splat(0.0f, 16)); });
       if (tail) if_(N % 16u != 0u, [&] { store_line(part, prow(i) + cast(u64, N - 16u), splat(0.0f, 16)); });
     }
     for_range(k0, k1, [&](Value k) {
       std::vector<Value> ak;
       for (uint32_t i = 0; i < MM; ++i) ak.push_back(splat(to_f32(Value(a[(bz * MM + i) * K + k])), 16));
       Value brow = cast(u64, bz * K + k) * cast(u64, pitch);
-      auto fold = [&](const Value& boff, const Value& poff, const Value* mask) {
-        Value bv = to_f32(ld(b, brow + boff));
+      auto fold = [&](const Value& off, const Value* mask) {
+        Value bv = to_f32(ld(b, brow + off));
         if (mask) bv = select(*mask, bv, splat(0.0f, 16));  // lanes the whole lines took: add 0
         for (uint32_t i = 0; i < MM; ++i) {
-          Value at = prow(i) + poff;
+          Value at = prow(i) + off;
           st(part, at, fma(ak[i], bv, ld(part, at)));
         }
       };
-      for_range(0u, nl, [&](Value l) {
-        Value off = cast(u64, tail ? l * 16u : l);
-        fold(off, off, nullptr);
-      });
+      for_range(0u, nl, [&](Value l) { fold(cast(u64, tail ? l * 16u : l), nullptr); });
       // The row's last 16 columns, those already walked masked off.
       if (tail)
         if_(N % 16u != 0u, [&] {
           Value mask = lane_index(16) >= splat(cast(i32, 16u - N % 16u), 16);
-          Value off = cast(u64, N - 16u);
-          fold(off, off, &mask);
+          fold(cast(u64, N - 16u), &mask);
         });
     });
   });

@@ -119,7 +119,7 @@ bool gemm_wide_registers(const TargetCaps& caps) { return gemm_register_blocks(c
 GemmTile default_cpu_tile(int64_t m, int64_t n, int64_t k, const TargetCaps& caps, bool narrow_n) {
   GemmTile t;
   const auto blocks = gemm_register_blocks(caps);
-  const bool wide = blocks.front().second >= 2;
+  const bool wide = gemm_wide_registers(caps);
   std::tie(t.mr, t.nl) = blocks.front();
   // Of the two leading AVX-512 blocks (8×48, 6×64: both run the microkernel
   // at ~97% of peak), the one that pads C least: 1024² pads 8×48 to 1024×1056
