@@ -131,7 +131,9 @@ void CEmitter::find_line_accesses(const ir::Block& b) {
       }
       if (ok && last_write[i] < long(first)) line_loads_.insert(in.id);
     }
-    if (in.op == Op::Store && !ir::is_nontemporal_store(in)) {
+    if (in.op == Op::Store) {
+      // A run of plain stores, or of streaming ones (dsl store_line(stream)).
+      const bool nt = ir::is_nontemporal_store(in);
       const Instr* e = index_.def(in.args[2]);
       if (!e || e->op != Op::Extract || e->attr != 0) continue;
       const Type lt = index_.type(e->args[0]);
@@ -147,13 +149,14 @@ void CEmitter::find_line_accesses(const ir::Block& b) {
         }
         const Instr* es = index_.def(s.args[2]);
         auto [r, off] = split_offset(index_, s.args[1]);
-        if (ir::is_nontemporal_store(s) || s.args[0] != in.args[0] || !es || es->op != Op::Extract ||
+        if (ir::is_nontemporal_store(s) != nt || s.args[0] != in.args[0] || !es || es->op != Op::Extract ||
             es->args[0] != e->args[0] || es->attr != int64_t(run.size()) || r != root || off != off0 + int64_t(run.size()))
           break;
         run.push_back(&s);
       }
       if (run.size() != size_t(lt.lanes)) continue;
       line_stores_[&in] = e->args[0];
+      if (nt) streamed_line_stores_.insert(&in);
       for (size_t q = 1; q < run.size(); ++q) merged_stores_.insert(run[q]);
       i = j - 1;
     }
@@ -389,7 +392,10 @@ void CEmitter::emit_instr(const Instr& in) {
       if (in.op == Op::Store) {
         if (merged_stores_.count(&in)) return;
         if (auto ls = line_stores_.find(&in); ls != line_stores_.end()) {
-          line(d_.store_line(index_.type(ls->second), ref(in.args[0]), index_ref(in.args[1]), ref(ls->second)) + ";");
+          const Type lt = index_.type(ls->second);
+          line((streamed_line_stores_.count(&in) ? d_.store_line_nontemporal(lt, ref(in.args[0]), index_ref(in.args[1]), ref(ls->second))
+                                                 : d_.store_line(lt, ref(in.args[0]), index_ref(in.args[1]), ref(ls->second))) +
+               ";");
           return;
         }
         const Type elem = index_.type(in.args[2]);

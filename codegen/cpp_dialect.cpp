@@ -266,6 +266,15 @@ std::string CppDialect::store_line(Type line, const std::string& ptr, const std:
   return "kg_storeu(&" + ptr + "[" + idx + "], " + v + ")";
 }
 
+// A streaming line store at any element offset: nontemporal where the
+// address is aligned to the line's (power-of-two) size at run time, else an
+// unaligned plain store (x86 has no unaligned NT vector store).
+std::string CppDialect::store_line_nontemporal(Type line, const std::string& ptr, const std::string& idx,
+                                               const std::string& v) const {
+  (void)line;
+  return "kg_streamu(&" + ptr + "[" + idx + "], " + v + ")";
+}
+
 // Streaming stores for whole lines of 16, 32 or 64 bytes (movntps/vmovntps
 // xmm/ymm/zmm). These need the address aligned to the store's size, which a
 // line buffer has by construction: CPU buffers are 64-byte aligned and a line
@@ -883,6 +892,12 @@ template <class V, class F> KG_MATH V kg_map2(V x, V y, F f) {
 }
 template <class V, class E> static inline V kg_loadu(const E* p) { V r; __builtin_memcpy(&r, p, sizeof(V)); return r; }
 template <class V, class E> static inline void kg_storeu(E* p, V v) { __builtin_memcpy(p, &v, sizeof(V)); }
+template <class V, class E> static inline void kg_streamu(E* p, V v) {
+  if constexpr ((sizeof(V) & (sizeof(V) - 1)) == 0 && sizeof(V) >= 16 && sizeof(V) <= 64) {
+    if (((u64)p & (sizeof(V) - 1)) == 0) { __builtin_nontemporal_store(v, (V*)p); return; }
+  }
+  kg_storeu(p, v);
+}
 template <class T> static inline T kg_div(T a, T b) { if constexpr ((T)-1 < (T)0) { if (b == (T)-1) return (T)(0 - a); } return (T)(a / b); }
 template <class T> static inline T kg_rem(T a, T b) { if constexpr ((T)-1 < (T)0) { if (b == (T)-1) return (T)0; } return (T)(a % b); }
 template <class T> static inline T kg_xchg(T* p, T v) { T r; __atomic_exchange(p, &v, &r, __ATOMIC_RELAXED); return r; }

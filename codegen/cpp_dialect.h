@@ -29,6 +29,8 @@ class CppDialect : public Dialect {
   std::string store(ir::Type elem, const std::string& ptr, const std::string& idx, const std::string& v) const override;
   bool has_line_access() const override { return true; }
   std::string load_line(ir::Type line, const std::string& ptr, const std::string& idx) const override;
+  std::string store_line_nontemporal(ir::Type line, const std::string& ptr, const std::string& idx,
+                                     const std::string& v) const override;
   std::string store_line(ir::Type line, const std::string& ptr, const std::string& idx,
                          const std::string& v) const override;
   std::string store_nontemporal(ir::Type elem, const std::string& ptr, const std::string& idx,

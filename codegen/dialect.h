@@ -117,6 +117,12 @@ class Dialect {
     (void)line, (void)ptr, (void)idx, (void)v;
     return {};
   }
+  // store_line for a run of streaming stores (dsl store_line(stream)); the
+  // line may be unaligned. A dialect without streaming stores keeps this.
+  virtual std::string store_line_nontemporal(ir::Type line, const std::string& ptr, const std::string& idx,
+                                             const std::string& v) const {
+    return store_line(line, ptr, idx, v);
+  }
   // A store with the nontemporal hint (ir.h StoreHint) into a global buffer.
   // Same meaning as store(); a dialect without streaming stores keeps the default.
   virtual std::string store_nontemporal(ir::Type elem, const std::string& ptr, const std::string& idx,

@@ -124,9 +124,12 @@ Value load_line(const Array& a, const Value& at, int lanes) {
   return make_line(l);
 }
 
-void store_line(const Array& a, const Value& at, const Value& v) {
+void store_line(const Array& a, const Value& at, const Value& v, bool stream) {
   Value at64 = at.type() == ir::types::U64 ? at : cast(ir::types::U64, at);
-  for (int q = 0; q < v.type().lanes; ++q) a[at64 + uint64_t(q)] = extract(v, q);
+  for (int q = 0; q < v.type().lanes; ++q) {
+    if (stream) a[at64 + uint64_t(q)].stream(extract(v, q));
+    else a[at64 + uint64_t(q)] = extract(v, q);
+  }
 }
 
 }  // namespace kgen::dsl

@@ -79,8 +79,11 @@ class Array {
 // one vector load or store. `at` is widened to u64 first: u32 sums may wrap
 // (-fwrapv), and clang could then not prove the addresses consecutive (it
 // would gather).
+// stream: the stores carry the streaming hint (ElemRef::stream); a CPU
+// writes the line around the caches where `at` lands on a line-aligned
+// address at run time, else plainly.
 Value load_line(const Array& a, const Value& at, int lanes = 16);
-void store_line(const Array& a, const Value& at, const Value& v);
+void store_line(const Array& a, const Value& at, const Value& v, bool stream = false);
 
 // A mutable local variable (one per work-item). Copying a Var copies the
 // handle (both name the same variable); assigning to it records a store.

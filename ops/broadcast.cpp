@@ -203,17 +203,15 @@ OpDef elementwise_def(const std::string& name, const std::string& desc, const st
     std::vector<int> impls = {kFused};
     if (p.op == "ew_chain") impls.push_back(kUnfused);
     const Chain c = elementwise_chain(p);
-    const bool can_stream = fusion::chain_can_stream(fusion::layout_of(c));
     const bool sigmoid = fusion::chain_has_sigmoid(c);
     for (int impl : impls) {
       if (is_cpu(caps)) {
         for (int64_t chunk : {4096, 8192, 32768}) v.push_back(Variant{}.set("impl", impl).set("lanes", 16).set("chunk", chunk));
         if (sigmoid) v.push_back(Variant{}.set("impl", impl).set("lanes", 16).set("chunk", 8192).set("div", 1));
         v.push_back(Variant{}.set("impl", impl).set("lanes", 1).set("chunk", 8192));
-        if (can_stream) {
-          v.push_back(Variant{}.set("impl", impl).set("lanes", 16).set("chunk", 8192).set("stream", 1));
-          if (sigmoid) v.push_back(Variant{}.set("impl", impl).set("lanes", 16).set("chunk", 8192).set("stream", 1).set("div", 1));
-        }
+        // Streamed (on any layout: lines that land unaligned store plainly).
+        v.push_back(Variant{}.set("impl", impl).set("lanes", 16).set("chunk", 8192).set("stream", 1));
+        if (sigmoid) v.push_back(Variant{}.set("impl", impl).set("lanes", 16).set("chunk", 8192).set("stream", 1).set("div", 1));
       } else {
         for (int wg : {64, 256}) v.push_back(Variant{}.set("impl", impl).set("lanes", 1).set("wg", wg).set("chunk", 4096));
       }

@@ -371,10 +371,10 @@ ir::Kernel chain_kernel(const Chain& c, const Layout& l, const ChainVariant& v) 
   return kernel(kernel_name(c, l, v), [&](KernelBuilder& kb) {
     std::vector<Array> x;
     for (const auto& i : c.inputs) x.push_back(kb.input(i.name, ir::Type(i.dtype)));
-    // Not "y": inputs have user names. Streamed: lines of 16 (the plan makes
-    // every row and chunk start on a line: chain_can_stream).
-    const ir::Type oe = v.stream ? line(ir::Type(c.out_dtype), 16) : ir::Type(c.out_dtype);
-    auto y = kb.output("result", oe);
+    // Not "y": inputs have user names. Streamed, each line's store goes
+    // around the caches where it lands on an aligned address (every line of
+    // rows that start on one: chain_can_stream), else plainly.
+    auto y = kb.output("result", ir::Type(c.out_dtype));
     auto d0 = kb.scalar("d0", u32);  // row pitch: inner size
     auto col0 = kb.scalar("col0", u32);
     auto col_end = kb.scalar("col_end", u32);
@@ -429,13 +429,10 @@ ir::Kernel chain_kernel(const Chain& c, const Layout& l, const ChainVariant& v) 
       Value r = ev.eval(c.out);
       ir::Type ot = lanes == 1 ? ir::Type(c.out_dtype) : line(ir::Type(c.out_dtype), lanes);
       r = cast(ot, r);
-      if (v.stream) y[(obase + j) / 16u].stream(r);
-      else if (lanes == 1) y[obase + j] = r;
-      else store_line(y, obase + j, r);
+      if (lanes == 1) y[obase + j] = r;
+      else store_line(y, obase + j, r, v.stream);
     };
-    if (v.stream) {
-      for_range(start, end, [&](Value j) { body(16, j); }, 16u);  // whole lines only
-    } else if (L == 16) {
+    if (L == 16) {
       // Whole lines, then the < 16 element tail.
       Value full = start + (end - start) / 16u * 16u;
       for_range(start, full, [&](Value j) { body(16, j); }, 16u);
@@ -446,7 +443,7 @@ ir::Kernel chain_kernel(const Chain& c, const Layout& l, const ChainVariant& v) 
   });
 }
 
-bool chain_can_stream(const Layout& l) { return l.inner() % 16 == 0; }
+bool chain_can_stream(const Layout& l) { return l.inner() % 16 == 0 || l.dims.size() == 1; }
 
 void plan_chain(Plan& pl, const Chain& c, const std::vector<int>& in_slots, int out_slot, const ChainVariant& v) {
   validate_chain(c);
@@ -458,7 +455,6 @@ void plan_chain_layout(Plan& pl, const Chain& c, const Layout& l, const std::vec
   if (in_slots.size() != c.inputs.size()) throw std::invalid_argument("plan_chain: one slot per input");
   for (const auto& s : l.strides)
     if (s.back() > 1) throw std::invalid_argument("plan_chain: the inner axis must be contiguous or broadcast");
-  if (v.stream && !chain_can_stream(l)) throw std::invalid_argument("plan_chain: stream needs an inner size % 16 == 0");
   const int R = int(l.dims.size());
   const int64_t inner = l.inner(), rows = l.rows();
   int64_t chunk = std::max<int64_t>(16, v.chunk / 16 * 16);

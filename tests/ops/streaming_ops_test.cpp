@@ -120,9 +120,13 @@ TEST_CASE("the heuristics stream outputs of half the last-level cache (at most 6
     small.dims = {1024, 4096};  // 16 MiB out
     CHECK(op_for(small).heuristic(small, caps).get("stream") == int(16.0 * (1 << 20) >= bound));
     Problem odd = big;
-    odd.dims = {8192, 4100};  // rows not whole lines: no stream variant
+    odd.dims = {8192, 4100};  // rows not whole lines: their lines land unaligned, stored plainly
     CHECK(op_for(odd).heuristic(odd, caps).get("stream") == 0);
-    for (const auto& v : op_for(odd).candidates(odd, caps)) CHECK(v.get("stream") == 0);
+    Problem flat;  // one contiguous row off whole lines: every line but the tail lands aligned
+    flat.op = "ew_unary";
+    flat.dims = {int64_t(8192) * 4097};
+    flat.attrs = {{"fn", 0}};
+    CHECK(op_for(flat).heuristic(flat, caps).get("stream") == 1);
     Problem rows;
     rows.op = "rmsnorm";
     rows.dims = {2048, 1024};  // 8 MiB out: never half of these LLCs
