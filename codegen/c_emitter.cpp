@@ -156,7 +156,6 @@ void CEmitter::find_line_accesses(const ir::Block& b) {
       }
       if (run.size() != size_t(lt.lanes)) continue;
       line_stores_[&in] = e->args[0];
-      if (nt) streamed_line_stores_.insert(&in);
       for (size_t q = 1; q < run.size(); ++q) merged_stores_.insert(run[q]);
       i = j - 1;
     }
@@ -393,8 +392,9 @@ void CEmitter::emit_instr(const Instr& in) {
         if (merged_stores_.count(&in)) return;
         if (auto ls = line_stores_.find(&in); ls != line_stores_.end()) {
           const Type lt = index_.type(ls->second);
-          line((streamed_line_stores_.count(&in) ? d_.store_line_nontemporal(lt, ref(in.args[0]), index_ref(in.args[1]), ref(ls->second))
-                                                 : d_.store_line(lt, ref(in.args[0]), index_ref(in.args[1]), ref(ls->second))) +
+          // (A run's stores all carry its first store's hint.)
+          line((ir::is_nontemporal_store(in) ? d_.store_line_nontemporal(lt, ref(in.args[0]), index_ref(in.args[1]), ref(ls->second))
+                                             : d_.store_line(lt, ref(in.args[0]), index_ref(in.args[1]), ref(ls->second))) +
                ";");
           return;
         }

@@ -83,7 +83,6 @@ class CEmitter {
   void find_line_accesses(const ir::Block& b);
   std::unordered_set<ir::ValueId> line_loads_;                  // Construct ids
   std::unordered_map<const ir::Instr*, ir::ValueId> line_stores_;  // first Store -> the line
-  std::unordered_set<const ir::Instr*> streamed_line_stores_;       // ... of those, runs of streaming stores
   std::unordered_set<const ir::Instr*> merged_stores_;           // the run's other Stores
 
   // Pure values that no printed statement names (with line accesses: the

@@ -521,7 +521,8 @@ void register_global_avgpool() {
   d.heuristic = [](const Problem& p, const TargetCaps& caps) {
     if (is_cpu(caps)) return Variant{}.set("impl", small_planes(p) ? 2 : 0);
     // Large planes: a workgroup per plane (reduce's last-axis GPU form:
-    // coalesced reads, a shared-memory tree); small ones a work-item per plane.
+    // coalesced reads, partials combined through the subgroup or shared
+    // memory); small ones a work-item per plane.
     if (const int wg = reduce_rows_group_wg(p.dim(2) * p.dim(3), caps)) return Variant{}.set("impl", 3).set("wg", wg);
     return Variant{}.set("impl", 1).set("wg", 64);
   };

@@ -15,7 +15,8 @@
 //  - GPU: one work-item per output element looping over the axis (simple);
 //    for the last axis (inner == 1) also a workgroup per row (group): its
 //    work-items read the row's consecutive elements in turn (coalesced) and
-//    combine their partials in a shared-memory tree. With one work-item per
+//    combine their partials through the subgroup where the device has one,
+//    else a shared-memory tree (ops/gpu_reduce.h). With one work-item per
 //    row, a few long rows kept a few work-items busy, each looping over the
 //    whole row (and llvmpipe stops any loop past 65535 iterations).
 #include <algorithm>
@@ -30,6 +31,7 @@
 #include "dsl/dsl.h"
 #include "ops/broadcast.h"
 #include "ops/gpu_reduce.h"
+#include "runtimes/check.h"
 
 namespace kgen::ops {
 
@@ -304,7 +306,7 @@ ir::Kernel simple_kernel(const Shape& s, int wg) {
 }
 
 // GPU, the last axis: a workgroup of wg (a power of two) per row. Work-item
-// t takes elements t, t + wg, ...; the tree keeps argmax's first
+// t takes elements t, t + wg, ...; group_argmax keeps argmax's first
 // occurrence (ties go to the smaller index). Rows past `rows` (the wrapped
 // grid's last groups) run the barriers and store nothing.
 ir::Kernel group_kernel(const Shape& s, int wg, bool subgroups) {
@@ -497,12 +499,17 @@ void register_reduce_ops() {
   // workgroup trees each break ties by index); the others uniform [-1, 1].
   d.make_input = [](const Problem& p, int, std::vector<uint8_t>& bytes, uint64_t seed) {
     const bool ties = shape_of(p).kind == kArgmax;
+    ir::BufferSpec spec;
+    spec.elems = bytes.size() / sizeof(float);
+    spec.lo = ties ? -16.0 : -1.0, spec.hi = ties ? 16.0 : 1.0;
     std::mt19937_64 rng(seed);
-    std::uniform_real_distribution<float> uni(-1.0f, 1.0f);
-    std::uniform_int_distribution<int> whole(-16, 16);
-    for (size_t i = 0; i + sizeof(float) <= bytes.size(); i += sizeof(float)) {
-      const float v = ties ? float(whole(rng)) : uni(rng);
-      std::memcpy(bytes.data() + i, &v, sizeof v);
+    rt::fill_random(ir::Type(f32), spec, bytes, rng);
+    if (!ties) return;
+    for (size_t i = 0; i < spec.elems; ++i) {
+      float v;
+      std::memcpy(&v, bytes.data() + i * sizeof v, sizeof v);
+      v = std::round(v);
+      std::memcpy(bytes.data() + i * sizeof v, &v, sizeof v);
     }
   };
   d.plan = plan;
