@@ -31,6 +31,8 @@ Value make_line_of(const Operand* lanes, size_t n) {
 
 Value make_line(std::initializer_list<Operand> lanes) { return make_line_of(lanes.begin(), lanes.size()); }
 
+Value make_line(const std::vector<Operand>& lanes) { return make_line_of(lanes.data(), lanes.size()); }
+
 Value make_line(const std::vector<Value>& lanes) {
   std::vector<Operand> ops(lanes.begin(), lanes.end());
   return make_line_of(ops.data(), ops.size());

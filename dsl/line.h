@@ -16,6 +16,7 @@ Value splat(const Operand& x, int lanes);
 // A line from its lanes (2, 3, 4, 8 or 16 scalars of one type).
 Value make_line(std::initializer_list<Operand> lanes);
 Value make_line(const std::vector<Value>& lanes);  // lanes built in a loop
+Value make_line(const std::vector<Operand>& lanes);  // the same, each at its own location
 template <class... Ts>
 Value make_line(const Operand& first, const Ts&... rest) {
   return make_line({first, Operand(rest, first.loc())...});

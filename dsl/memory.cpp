@@ -117,18 +117,29 @@ Array shared_array(ir::Type elem, int64_t count, std::source_location loc) {
 
 // ---- lines at any offset ------------------------------------------------------
 
-Value load_line(const Array& a, const Value& at, int lanes) {
-  Value at64 = at.type() == ir::types::U64 ? at : cast(ir::types::U64, at);
-  std::vector<Value> l;
-  for (int q = 0; q < lanes; ++q) l.push_back(a[at64 + uint64_t(q)]);
-  return make_line(l);
+namespace {
+// `at` widened to u64, recorded at the caller's location.
+Value widened_index(const Value& at, ir::SourceLoc l) {
+  return at.type() == ir::types::U64 ? at : cast(ir::types::U64, Operand(at, l));
+}
+}  // namespace
+
+Value load_line(const Array& a, const Value& at, int lanes, std::source_location loc) {
+  const ir::SourceLoc l = to_loc(loc);
+  const Value at64 = widened_index(at, l);
+  std::vector<Operand> lane;
+  for (int q = 0; q < lanes; ++q) lane.emplace_back(a[Operand(Operand(at64, l) + Operand(uint64_t(q), l), l)].load_at(l), l);
+  return make_line(lane);
 }
 
-void store_line(const Array& a, const Value& at, const Value& v, bool stream) {
-  Value at64 = at.type() == ir::types::U64 ? at : cast(ir::types::U64, at);
+void store_line(const Array& a, const Value& at, const Value& v, bool stream, std::source_location loc) {
+  const ir::SourceLoc l = to_loc(loc);
+  const Value at64 = widened_index(at, l);
   for (int q = 0; q < v.type().lanes; ++q) {
-    if (stream) a[at64 + uint64_t(q)].stream(extract(v, q));
-    else a[at64 + uint64_t(q)] = extract(v, q);
+    ElemRef e = a[Operand(Operand(at64, l) + Operand(uint64_t(q), l), l)];
+    const Operand x(extract(Operand(v, l), q), l);
+    if (stream) e.stream(x);
+    else e = x;
   }
 }
 

@@ -82,8 +82,11 @@ class Array {
 // stream: the stores carry the streaming hint (ElemRef::stream); a CPU
 // writes the line around the caches where `at` lands on a line-aligned
 // address at run time, else plainly.
-Value load_line(const Array& a, const Value& at, int lanes = 16);
-void store_line(const Array& a, const Value& at, const Value& v, bool stream = false);
+// Errors about the accesses (a target without 64-bit integers, say) point at
+// the caller's line, not at this helper.
+Value load_line(const Array& a, const Value& at, int lanes = 16, std::source_location loc = std::source_location::current());
+void store_line(const Array& a, const Value& at, const Value& v, bool stream = false,
+                std::source_location loc = std::source_location::current());
 
 // A mutable local variable (one per work-item). Copying a Var copies the
 // handle (both name the same variable); assigning to it records a store.

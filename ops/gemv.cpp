@@ -24,20 +24,24 @@ namespace {
 Value to_f32(const Value& v) { return v.type().kind == ir::ScalarKind::U32 ? v : as_f32(v); }
 }  // namespace
 
-ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf, bool pairs, int mg, ir::Type a_dt, int kp) {
+ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf, bool pairs, int mg, ir::Type a_dt, int kp, bool tail) {
   if (a_dt == ir::ScalarKind::Void) a_dt = dt;
+  if (tail && (!trans_b || pairs || kp > 1)) throw std::invalid_argument("gemv_kernel: tail (any K) is for Bᵀ, without pairs or K parts");
   if (kp < 1 || (kp > 1 && !trans_b)) throw std::invalid_argument("gemv_kernel: K parts (kp) are for Bᵀ");
   if (pairs && (!trans_b || dt.kind != ir::ScalarKind::BF16))
     throw std::invalid_argument("gemv_kernel: bf16 pairs need bf16 inputs and Bᵀ");
   if (mg < 0 || (mg && !trans_b)) throw std::invalid_argument("gemv_kernel: row groups (mg) are for Bᵀ");
   const uint32_t R = uint32_t(rows), MM = uint32_t(m), MG = mg ? uint32_t(mg) : MM;
   std::string name = "matmul_gemv_" + dt.str() + (trans_b ? "_t" : "_n") + "_r" + std::to_string(R) + "_m" + std::to_string(MM) +
-                     (pf ? "_pf" + std::to_string(pf) : "") + (pairs ? "_bf2" : "") + (mg ? "_g" + std::to_string(mg) : "") + (a_dt != dt ? "_a" + a_dt.str() : "") + (kp > 1 ? "_kp" + std::to_string(kp) : "");
+                     (pf ? "_pf" + std::to_string(pf) : "") + (pairs ? "_bf2" : "") + (mg ? "_g" + std::to_string(mg) : "") + (a_dt != dt ? "_a" + a_dt.str() : "") + (kp > 1 ? "_kp" + std::to_string(kp) : "") + (tail ? "_tail" : "");
   const ir::Type lt = pairs ? line(u32, 16) : line(dt, 16);  // pairs: 32 bf16 per line
   const uint32_t LK = pairs ? 32 : 16;                          // k per line
   return kernel(name, [&](KernelBuilder& kb) {
-    auto a = kb.input("a", pairs ? lt : line(a_dt, 16));
-    auto b = kb.input("b", lt);
+    // tail: A and B are scalar buffers whose rows (any K from 16) are
+    // walked in lines from any element offset, and the last 16 k of each
+    // row as one more line with the k already walked masked off.
+    auto a = kb.input("a", tail ? a_dt : pairs ? lt : line(a_dt, 16));
+    auto b = kb.input("b", tail ? dt : lt);
     auto c = kb.output("c", trans_b ? f32 : line(f32, 16));
     auto N = kb.scalar("n", u32);
     auto K = kb.scalar("k", u32);
@@ -46,9 +50,10 @@ ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf, bool 
     if (trans_b) {
       // C[i][n] = Σ_k A[i][k]·B[n][k]: dot products of lines, one per (i, row),
       // reduced across lanes at the end.
-      Value kl = K / LK;  // lines per row
+      Value kl = K / LK;  // whole lines per row
+      Value pitch = tail ? K : kl;  // row pitch, in elements or lines
       Value n0 = group_id(0) * R;
-      Value abase = bz * MM * kl, bbase = bz * N * kl, cbase = bz * MM * N;
+      Value abase = bz * MM * pitch, bbase = bz * N * pitch, cbase = bz * MM * N;
       // K parts (kp > 1): group y takes lines [j0, j1) of every row and
       // writes its partial C (part[batch][part][M][N]); the groups of a part
       // run in a row, so its slice of A stays in L1 while B streams past.
@@ -67,7 +72,7 @@ ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf, bool 
         // against 39 GB/s (1 thread, Zen 5).
         std::vector<Value> rowbase;
         for (uint32_t r = 0; r < R; ++r)
-          rowbase.push_back(cast(u64, bbase) + cast(u64, guarded ? min(n0 + r, N - 1u) : n0 + r) * cast(u64, kl));
+          rowbase.push_back(cast(u64, bbase) + cast(u64, guarded ? min(n0 + r, N - 1u) : n0 + r) * cast(u64, pitch));
         const Value abase64 = cast(u64, abase);
         // A's rows in groups of MG, one pass over the R rows of B each (mg):
         // the later passes read those rows from the cache, and MG × R
@@ -76,20 +81,34 @@ ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf, bool 
           const uint32_t GN = std::min(MG, MM - g0);
           std::vector<Var> acc;
           for (uint32_t i = 0; i < GN * R; ++i) acc.push_back(var(splat(0.0f, 16)));
-          for_range(j0, j1, [&](Value j) {
+          auto ld = [&](const Array& arr, const Value& at) { return to_f32(tail ? load_line(arr, at) : Value(arr[at])); };
+          // One step: the line at offset `off` (lines, or elements with tail)
+          // of every row; `mask` zeroes the lanes of A and B a tail line
+          // shares with the last whole line (zero times zero: no NaN from an
+          // infinity counted already).
+          auto step = [&](const Value& off, const Value* mask) {
             std::vector<Value> av;
-            const Value j64 = cast(u64, j);
-            for (uint32_t i = 0; i < GN; ++i) av.push_back(to_f32(a[abase64 + cast(u64, (g0 + i) * kl) + j64]));
+            for (uint32_t i = 0; i < GN; ++i) {
+              av.push_back(ld(a, abase64 + cast(u64, (g0 + i) * pitch) + off));
+              if (mask) av.back() = select(*mask, av.back(), splat(0.0f, 16));
+            }
             for (uint32_t r = 0; r < R; ++r) {
               // pf > 0: the same line of the rows `pf` workgroups ahead. Each
               // row is a short stream (K·4 bytes) that the hardware prefetcher
               // only picks up after a few misses; this starts it a group early.
-              if (pf && g0 == 0) b[rowbase[r] + cast(u64, uint32_t(pf) * R * kl) + j64].prefetch();
-              Value bv = to_f32(b[rowbase[r] + j64]);
+              if (pf && g0 == 0 && !mask) b[rowbase[r] + cast(u64, uint32_t(pf) * R * pitch) + off].prefetch();
+              Value bv = ld(b, rowbase[r] + off);
+              if (mask) bv = select(*mask, bv, splat(0.0f, 16));
               for (uint32_t i = 0; i < GN; ++i)
                 acc[i * R + r] = pairs ? dot2_bf16(av[i], bv, acc[i * R + r]) : fma(av[i], bv, acc[i * R + r]);
             }
-          });
+          };
+          for_range(j0, j1, [&](Value j) { step(tail ? cast(u64, j) * 16u : cast(u64, j), nullptr); });
+          if (tail)
+            if_(K % 16u != 0u, [&] {
+              Value mask = lane_index(16) >= splat(cast(i32, 16u - K % 16u), 16);
+              step(cast(u64, K - 16u), &mask);
+            });
           for (uint32_t i = 0; i < GN; ++i)
             for (uint32_t r = 0; r < R; ++r) {
               Value n = n0 + r;

@@ -133,7 +133,7 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep = Ge
 ir::Kernel matmul_ksplit_sum_kernel(int ks, bool index64 = true);
 
 // GEMV for small M on the CPU (C: M×N f32). trans_b: B is N×K (weights rows),
-// needs K % 16 == 0; each work-item takes `rows` consecutive outputs n and
+// needs K % 16 == 0 (else tail); each work-item takes `rows` consecutive outputs n and
 // all M rows of A. !trans_b: B is K×N, needs N % 16 == 0; each work-item takes
 // `rows` lines (16·rows columns). Grid x = groups, z = batch.
 // pf (trans_b only): prefetch the rows that many workgroups ahead (0: none).
@@ -152,8 +152,12 @@ ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m, ir::Type a_dt = ir::Type(ir:
 // each (0: all M at once).
 // kp > 1 (Bᵀ): K in kp parts, grid y; each part's partial C goes to
 // part[batch][kp][M][N] for matmul_ksplit_sum_kernel(kp).
+// tail (Bᵀ, any K >= 16; not with pairs or kp): A and B are scalar buffers,
+// rows walked in lines from any element offset, and each row's last 16 k as
+// one more line with the k already walked masked off.
 ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf = 0, bool pairs = false, int mg = 0,
-                       ir::Type a_dt = ir::Type(ir::ScalarKind::Void), int kp = 1);  // A's element type (Void: dt)
+                       ir::Type a_dt = ir::Type(ir::ScalarKind::Void), int kp = 1,  // A's element type (Void: dt)
+                       bool tail = false);
 // The GPU GEMV (ops/gemv_gpu.cpp, matmul impl=3): Bᵀ rows, a workgroup of wg
 // per output column, m (1..8) rows of A. Grid (gx, ceil(N / gx), batch);
 // scalars n, k, gx.

@@ -71,10 +71,16 @@ ir::Type pair_b_type(const Shape& s) { return ir::Type(s.trans_b ? ir::ScalarKin
 // The GEMV on bf16 pairs: Bᵀ rows of whole 32-element lines.
 bool gemv_pairs_fit(const Shape& s) { return pairs_fit(s) && s.trans_b && s.k % 32 == 0; }
 
+// Bᵀ takes any K from 16 (K % 16 != 0: a masked last line per row, no K
+// parts; Zen 5, 1 thread, against the packed GEMM it fell to: f32
+// 1×4096×4095 4.0 -> 1.29 ms (4096 k: 1.30), bf16 8.4 -> 0.92 (pairs at
+// 4096 k: 0.63), 1×11008×4095 4.2 (4096 k: 4.4)); a K×N B whole lines of N
+// and K.
 bool gemv_fits(const Shape& s) {
   if (s.m > (s.trans_b ? kGemvMaxRowsT : kGemvMaxM)) return false;
-  return s.trans_b ? s.k % 16 == 0 : (s.n % 16 == 0 && s.k % 16 == 0);
+  return s.trans_b ? s.k >= 16 : (s.n % 16 == 0 && s.k % 16 == 0);
 }
+bool gemv_tail(const Shape& s) { return s.trans_b && s.k % 16 != 0; }
 
 // The K-split GEMV over a K×N B takes any K, and any N from 16 (a masked
 // last line per row where N % 16 != 0: a vocabulary of 50257 columns).
@@ -226,7 +232,7 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
       if (s.trans_b) out.push_back(Variant{}.set("impl", kGemv).set("rows", rows).set("pf", 1));
       if (caps.bf16_dot && gemv_pairs_fit(s)) out.push_back(Variant{}.set("impl", kGemv).set("rows", rows).set("pf", 1).set("bf2", 1));
     }
-  if (gemv_fits(s) && s.trans_b && s.m >= 2 && s.m <= 8)  // Bᵀ, K in parts (A's slice stays in L1)
+  if (gemv_fits(s) && !gemv_tail(s) && s.trans_b && s.m >= 2 && s.m <= 8)  // Bᵀ, K in parts (A's slice stays in L1)
     for (int kp : {2, 4, 8})
       if (s.k / 16 >= kp) out.push_back(Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1).set("kp", kp));
   if (kn_split_fits(s))  // K×N: split along K
@@ -422,7 +428,7 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
       while (kp < 16 && (s.m + 2) * (s.k / kp) * 4 > 40 * 1024) kp *= 2;
       // (5-8 rows with the whole of K in L1 keep 4 rows of B per work-item:
       // 8 × 1024 × 1024 0.20 against 0.25 ms for 2.)
-      if (kp > 1 && s.k / kp >= 1024) return Variant{}.set("impl", kGemv).set("rows", 2).set("pf", 1).set("kp", kp);
+      if (kp > 1 && s.k / kp >= 1024 && !gemv_tail(s)) return Variant{}.set("impl", kGemv).set("rows", 2).set("pf", 1).set("kp", kp);
     }
     if (wide_bt) return Variant{}.set("impl", kGemv).set("rows", 4).set("pf", 1);
     // K×N: one work-item per 1/16 of K, reading its rows of B whole (the
@@ -530,7 +536,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       return pl;
     }
     case kGemv: {
-      if (!gemv_fits(s)) throw std::invalid_argument("matmul: impl=1 (gemv) needs M <= 64 with trans_b (else M <= 4 and N % 16 == 0) and K % 16 == 0");
+      if (!gemv_fits(s)) throw std::invalid_argument("matmul: impl=1 (gemv) needs M <= 64 and K >= 16 with trans_b (else M <= 4 and N, K % 16 == 0)");
       int rows = int(v.get("rows", 4));
       Step st;
       const int pf = int(v.get("pf", 0));
@@ -542,8 +548,9 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       if (mg < 0 || mg > 8 || (mg && !s.trans_b) || (s.m > 8 && !mg))
         throw std::invalid_argument("matmul: impl=1 mg (rows of A per pass, Bᵀ) must be 1..8, and is needed above M = 8: " + v.str());
       const int kp = int(v.get("kp", 1));
-      if (kp < 1 || kp > 16 || (kp > 1 && !s.trans_b)) throw std::invalid_argument("matmul: impl=1 kp (K parts) is 1..16, for Bᵀ: " + v.str());
-      st.kernel = gemv_kernel(s.dt, s.trans_b, rows, int(s.m), s.trans_b ? pf : 0, pairs, mg, s.at, kp);
+      if (kp < 1 || kp > 16 || (kp > 1 && (!s.trans_b || gemv_tail(s))))
+        throw std::invalid_argument("matmul: impl=1 kp (K parts) is 1..16, for Bᵀ with K % 16 == 0: " + v.str());
+      st.kernel = gemv_kernel(s.dt, s.trans_b, rows, int(s.m), s.trans_b ? pf : 0, pairs, mg, s.at, kp, gemv_tail(s));
       int64_t units = s.trans_b ? s.n : s.n / 16;
       st.dims.grid = {uint32_t((units + rows - 1) / rows), uint32_t(kp), uint32_t(s.batch)};
       const int part = kp > 1 ? pl.add_temp(nio, size_t(s.batch * kp * s.m * s.n) * 4) : 2;
@@ -717,6 +724,8 @@ void register_matmul_ops() {
                      mm(2, 40, 48, 1, 1, ScalarKind::F16),
                      mm(130, 96, 64, 1),
                      mm(1, 37, 29, 0, 2), mm(2, 21, 53, 0, 1, ScalarKind::BF16),  // K-split GEMV, N off lines (masked tail)
+                     mm(1, 37, 29, 1, 2), mm(3, 45, 53, 1, 1, ScalarKind::BF16), mm(12, 30, 40, 1),  // Bᵀ GEMV, K off lines (masked tail)
+                     f32_a(mm(2, 33, 17, 1, 1, ScalarKind::F16)),
                      f32_a(mm(1, 33, 40, 0, 1, ScalarKind::F16)),
                      mm(70, 16, 100), mm(45, 30, 70, 0, 2),  // 1- and 2-line register blocks (skinny N)
                      // f32 A against f16/bf16 B (a_f32): the GEMVs, the K-split GEMV, the swapped product, the GEMM

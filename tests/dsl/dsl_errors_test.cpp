@@ -84,6 +84,19 @@ TEST_CASE("store to a read-only buffer") {
   }); });
 }
 
+TEST_CASE("line helpers report the caller's line, not their own") {
+  int line = 0;
+  expect_dsl_error("write to read-only buffer 'x'", line, [&] { kernel("k", [&](KernelBuilder& kb) {
+    auto x = kb.input("x", f32);
+    line = __LINE__; store_line(x, global_id(0), splat(1.0f, 16));
+  }); });
+  expect_dsl_error("read from write-only buffer 'y'", line, [&] { kernel("k", [&](KernelBuilder& kb) {
+    auto y = kb.output("y", f32);
+    line = __LINE__; auto v = load_line(y, global_id(0) * 16u);
+    (void)v;
+  }); });
+}
+
 TEST_CASE("handles outside their kernel") {
   int line = 0;
   Value leaked;
