@@ -161,8 +161,10 @@ ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m, ir::Type a_dt, bool tail) {
   return kernel("matmul_gemv_kn_split_" + dt.str() + "_m" + std::to_string(MM) + (a_dt != dt ? "_a" + a_dt.str() : "") + (tail ? "_tail" : ""),
                 [&](KernelBuilder& kb) {
     auto a = kb.input("a", a_dt);
-    // Line buffers (N % 16 == 0), or scalars walked in lines from any
-    // element offset (tail: B's rows start anywhere).
+    // Line buffers (N % 16 == 0), or scalars (tail): B's rows then start
+    // anywhere and are walked in lines from any element offset, while the
+    // partial rows keep a pitch of whole lines, so that all but their last
+    // line are read and written aligned.
     auto b = kb.input("b", tail ? dt : line(dt, 16));
     auto part = kb.inout("part", tail ? f32 : line(f32, 16));  // zeroed here, then accumulated
     auto N = kb.scalar("n", u32);
@@ -170,8 +172,9 @@ ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m, ir::Type a_dt, bool tail) {
     auto KC = kb.scalar("kc", u32);
     kb.workgroup(1);
     Value s = group_id(0), S = num_groups(0), bz = group_id(2);
-    // Row pitch (lines, or elements) and whole lines per row.
-    Value pitch = tail ? N : N / 16u, nl = N / 16u;
+    // Whole lines per row, and the partial rows' pitch (lines, or elements
+    // rounded up to whole lines with tail).
+    Value nl = N / 16u, pitch = tail ? (N + 15u) / 16u * 16u : nl;
     auto ld = [&](const Array& arr, const Value& at) { return tail ? load_line(arr, at) : Value(arr[at]); };
     auto st = [&](const Array& arr, const Value& at, const Value& v) {
       if (tail) store_line(arr, at, v);
@@ -182,13 +185,13 @@ ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m, ir::Type a_dt, bool tail) {
     Value pbase = cast(u64, (bz * S + s) * MM) * cast(u64, pitch);
     auto prow = [&](uint32_t i) { return pbase + cast(u64, i) * cast(u64, pitch); };
     for (uint32_t i = 0; i < MM; ++i) {
-      for_range(0u, nl, [&](Value l) { st(part, prow(i) + cast(u64, tail ? l * 16u : l), splat(0.0f, 16)); });
-      if (tail) if_(N % 16u != 0u, [&] { store_line(part, prow(i) + cast(u64, N - 16u), splat(0.0f, 16)); });
+      // (with tail, the padding too)
+      for_range(0u, tail ? pitch / 16u : nl, [&](Value l) { st(part, prow(i) + cast(u64, tail ? l * 16u : l), splat(0.0f, 16)); });
     }
     for_range(k0, k1, [&](Value k) {
       std::vector<Value> ak;
       for (uint32_t i = 0; i < MM; ++i) ak.push_back(splat(to_f32(Value(a[(bz * MM + i) * K + k])), 16));
-      Value brow = cast(u64, bz * K + k) * cast(u64, pitch);
+      Value brow = cast(u64, bz * K + k) * cast(u64, tail ? N : nl);  // B's row k (elements, or lines)
       auto fold = [&](const Value& off, const Value* mask) {
         Value bv = to_f32(ld(b, brow + off));
         if (mask) bv = select(*mask, bv, splat(0.0f, 16));  // lanes the whole lines took: add 0

@@ -130,7 +130,9 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep = Ge
 // c[b][i] = Σ_s part[b][s][i] over `ks` partial products of mn elements each;
 // workgroup 256, grid x = ceil(mn / 256), z = batch. index64 = false: u32
 // indices (GLSL and WGSL have no 64-bit integers), for fewer than 2^32 partials.
-ir::Kernel matmul_ksplit_sum_kernel(int ks, bool index64 = true);
+// pitched: the partials' rows of n elements lie `pitch` apart (scalars mn,
+// n, pitch), C's are packed: element i of C is row i / n, column i % n.
+ir::Kernel matmul_ksplit_sum_kernel(int ks, bool index64 = true, bool pitched = false);
 
 // GEMV for small M on the CPU (C: M×N f32). trans_b: B is N×K (weights rows),
 // needs K % 16 == 0 (else tail); each work-item takes `rows` consecutive outputs n and
@@ -144,7 +146,8 @@ ir::Kernel matmul_ksplit_sum_kernel(int ks, bool index64 = true);
 // (S of them) sums rows [s·kc, (s+1)·kc) of B, each read once as a whole
 // row, into its partial C lines part[batch][s][M][N/16] (f32x16); scalars
 // n, k, kc; grid (S, 1, batch). matmul_ksplit_sum_kernel(S) adds them up.
-// tail (any N >= 16): B and part are scalar buffers (part[batch][s][M][N]),
+// tail (any N >= 16): B and part are scalar buffers (part[batch][s][M][P],
+// P = N rounded up to 16: the partial rows stay line-aligned),
 // rows walked in lines from any element offset, and each row's last 16
 // columns as one more line with the columns already walked masked off.
 ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m, ir::Type a_dt = ir::Type(ir::ScalarKind::Void), bool tail = false);

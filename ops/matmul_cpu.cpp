@@ -333,19 +333,23 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, con
   });
 }
 
-ir::Kernel matmul_ksplit_sum_kernel(int ks, bool index64) {
-  return kernel("matmul_ksplit_sum_" + std::to_string(ks) + (index64 ? "" : "_32"), [&](KernelBuilder& kb) {
+ir::Kernel matmul_ksplit_sum_kernel(int ks, bool index64, bool pitched) {
+  return kernel("matmul_ksplit_sum_" + std::to_string(ks) + (index64 ? "" : "_32") + (pitched ? "_p" : ""), [&](KernelBuilder& kb) {
     auto part = kb.input("part", f32);
     auto c = kb.output("c", f32);
     auto MN = kb.scalar("mn", u32);
+    Value N, P;
+    if (pitched) N = kb.scalar("n", u32), P = kb.scalar("pitch", u32);
     kb.workgroup(256);
     auto ix = [&](const Value& v) { return index64 ? cast(u64, v) : v; };
     auto lit = [&](int j) { return index64 ? constant(u64, uint64_t(j)) : constant(u32, uint32_t(j)); };
     Value i = global_id(0), bz = group_id(2);
     if_(i < MN, [&] {
-      Value base = ix(bz) * lit(ks) * ix(MN) + ix(i);
+      // One partial's size, and element i's place in it.
+      Value ps = pitched ? ix(MN / N) * ix(P) : ix(MN), at = pitched ? ix(i / N) * ix(P) + ix(i % N) : ix(i);
+      Value base = ix(bz) * lit(ks) * ps + at;
       Value s = part[base];
-      for (int j = 1; j < ks; ++j) s = s + part[base + ix(MN) * lit(j)];
+      for (int j = 1; j < ks; ++j) s = s + part[base + ps * lit(j)];
       c[ix(bz) * ix(MN) + ix(i)] = s;
     });
   });

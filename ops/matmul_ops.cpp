@@ -370,11 +370,13 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // K×N with K or N off whole lines (the GEMVs below need them): the K-split
   // GEMV, any K, and any N with a masked last line per row. Zen 5, 1
   // thread, against the packed GEMM: 1×4097×4096 4.6 -> 2.6 ms, 1×4096×4095
-  // 4.1 -> 1.8, 1×50257×768 (GPT-2's vocabulary) 8.7 -> 6.6-6.9, 1×1000×512
-  // 0.063 -> 0.024, 2×4096×4095 4.0 -> 3.7; 2×4097×4096 4.5 against 4.6
-  // and 2×50257×768 8.5 against 11.6 (the unaligned partial rows cost more
-  // with each row of A), so not there.
-  if (!gemv_fits(s) && kn_split_fits(s) && s.n * s.k >= (int64_t(1) << 16) && (s.m == 1 || (s.m == 2 && s.n % 16 == 0)))
+  // 4.1 -> 1.8, 1×50257×768 (GPT-2's vocabulary) 8.7 -> 5.4 (6.6-6.9
+  // before the partial rows were padded to whole lines), 1×1000×512 0.063
+  // -> 0.024, 2×4096×4095 4.0 -> 3.7, 2×4097×4096 4.3 -> 3.9. With two
+  // rows of A only while their partial rows fit in L1 (2×8191×4096 9.6
+  // either way, 2×50257×768 8.6 against 11.6).
+  const bool kn_split_l1 = s.m == 2 && (s.n % 16 == 0 || s.n <= 4096);
+  if (!gemv_fits(s) && kn_split_fits(s) && s.n * s.k >= (int64_t(1) << 16) && (s.m == 1 || kn_split_l1))
     return Variant{}.set("impl", kGemvKSplit).set("ks", 16);
   if (gemv_fits(s) && gemv_heuristic) {
     if (s.m > 8) {  // A's rows in groups of 4 (bf16 on pairs where the host has them)
@@ -566,14 +568,17 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       const int64_t ks = v.get("ks", 32);
       if (ks < 1 || ks > 64) throw std::invalid_argument("matmul: impl=4 ks must be 1..64: " + v.str());
       const int64_t kc = (s.k + ks - 1) / ks;
-      const int part = pl.add_temp(nio, size_t(s.batch * ks * s.m * s.n) * 4);
+      // Partial rows of whole lines (N rounded up): see gemv_kn_split_kernel.
+      const bool tail = s.n % 16 != 0;
+      const int64_t pitch = (s.n + 15) / 16 * 16;
+      const int part = pl.add_temp(nio, size_t(s.batch * ks * s.m * pitch) * 4);
       Step st;
-      st.kernel = gemv_kn_split_kernel(s.dt, int(s.m), s.at, s.n % 16 != 0);
+      st.kernel = gemv_kn_split_kernel(s.dt, int(s.m), s.at, tail);
       st.dims.grid = {uint32_t(ks), 1, uint32_t(s.batch)};
       st.buffers = {0, 1, part};
       st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.k)), ir::scalar_slot(uint32_t(kc))};
       pl.steps.push_back(std::move(st));
-      plan_ksplit_sum(pl, int(ks), part, 2, s.batch, s.m * s.n);
+      plan_ksplit_sum(pl, int(ks), part, 2, s.batch, s.m * s.n, true, tail ? s.n : 0, pitch);
       return pl;
     }
     case kSwap: {

@@ -61,13 +61,14 @@ void plan_gemm_cpu(Plan& pl, const GemmTile& t, int ap, int bp, int c, int64_t b
   if (t.ks > 1) plan_ksplit_sum(pl, t.ks, part, c, batch, m * n);
 }
 
-void plan_ksplit_sum(Plan& pl, int ks, int part, int c, int64_t batch, int64_t mn, bool index64) {
+void plan_ksplit_sum(Plan& pl, int ks, int part, int c, int64_t batch, int64_t mn, bool index64, int64_t n, int64_t pitch) {
   Step sum;
-  sum.kernel = matmul_ksplit_sum_kernel(ks, index64);
+  sum.kernel = matmul_ksplit_sum_kernel(ks, index64, n > 0);
   sum.dims.grid = {uint32_t(cdiv(mn, 256)), 1, uint32_t(batch)};
   sum.dims.workgroup = {256, 1, 1};
   sum.buffers = {part, c};
   sum.scalars = {u(mn)};
+  if (n > 0) sum.scalars.insert(sum.scalars.end(), {u(n), u(pitch)});
   pl.steps.push_back(std::move(sum));
 }
 

@@ -31,8 +31,10 @@ void plan_gemm_cpu(Plan& pl, const GemmTile& t, int ap, int bp, int c, int64_t b
 int64_t pb_depth(const GemmTile& t, int64_t k);
 bool pb_scratch_fits(const GemmTile& t, int64_t k);
 // The launch adding up ks partial products part[batch][ks][mn] into c
-// (matmul_ksplit_sum_kernel; index64 = false for the GPU dialects).
-void plan_ksplit_sum(Plan& pl, int ks, int part, int c, int64_t batch, int64_t mn, bool index64 = true);
+// (matmul_ksplit_sum_kernel; index64 = false for the GPU dialects). With
+// n > 0 the partials are rows of n elements `pitch` apart (mn / n rows).
+void plan_ksplit_sum(Plan& pl, int ks, int part, int c, int64_t batch, int64_t mn, bool index64 = true, int64_t n = 0,
+                     int64_t pitch = 0);
 // C = A·B (or A·Bᵀ) on a GPU target with the shared-memory kernel; a K
 // split (t.ks > 1) needs `nio` (the op's tensor count) for its partials.
 void plan_gemm_gpu(Plan& pl, ir::Type dt, bool trans_b, const GpuTile& t, int a, int b, int c, int64_t batch, int64_t m,

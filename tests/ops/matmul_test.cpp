@@ -142,7 +142,10 @@ TEST_CASE("matmul: every candidate of small shapes, 1 and 2 threads") {
   // Edges in every direction and K slices (K > 512: kc = 256 and 512 both split).
   std::vector<ops::Problem> ps = {problem("matmul", {31, 83, 777}), problem("matmul", {3, 40, 48}, {{"trans_b", 1}}),
                                   problem("matmul", {2, 48, 64}, {{"batch", 2}}),
-                                  problem("matmul", {9, 21, 1100}, {{"trans_b", 1}})};  // K-split candidates
+                                  problem("matmul", {9, 21, 1100}, {{"trans_b", 1}}),  // K-split candidates
+                                  // N and K off whole lines: the K×N K-split GEMV's masked tail and
+                                  // pitched partial rows; the Bᵀ GEMV's masked last line of K
+                                  problem("matmul", {2, 37, 29}), problem("matmul", {3, 45, 53}, {{"trans_b", 1}})};
   for (unsigned t : {1u, 2u}) {
     auto dev = cpu(t);
     for (const auto& p : ps) {
