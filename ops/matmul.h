@@ -150,7 +150,11 @@ ir::Kernel matmul_ksplit_sum_kernel(int ks, bool index64 = true, bool pitched = 
 // P = N rounded up to 16: the partial rows stay line-aligned),
 // rows walked in lines from any element offset, and each row's last 16
 // columns as one more line with the columns already walked masked off.
-ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m, ir::Type a_dt = ir::Type(ir::ScalarKind::Void), bool tail = false);
+// shifted (tail, 32-bit B; for hosts with a one-instruction 64-byte
+// permute_bytes, TargetCaps::byte_lookup): B's rows read as aligned lines
+// shifted into place instead of unaligned loads.
+ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m, ir::Type a_dt = ir::Type(ir::ScalarKind::Void), bool tail = false,
+                                bool shifted = false);
 // mg (Bᵀ): A's rows in groups of mg, one pass over the work-item's rows of B
 // each (0: all M at once).
 // kp > 1 (Bᵀ): K in kp parts, grid y; each part's partial C goes to

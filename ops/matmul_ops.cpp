@@ -85,6 +85,11 @@ bool gemv_tail(const Shape& s) { return s.trans_b && s.k % 16 != 0; }
 // The K-split GEMV over a K×N B takes any K, and any N from 16 (a masked
 // last line per row where N % 16 != 0: a vocabulary of 50257 columns).
 bool kn_split_fits(const Shape& s) { return !s.trans_b && s.m <= kGemvMaxM && s.n >= 16; }
+// ... with B's unaligned f32 rows read as shifted aligned lines (sh=1),
+// where a runtime 64-byte byte permute is one instruction.
+bool kn_split_shift_fits(const Shape& s, const TargetCaps& caps) {
+  return kn_split_fits(s) && s.n % 16 != 0 && s.dt == ir::ScalarKind::F32 && caps.byte_lookup;
+}
 
 // The swapped product (impl 5) for Bᵀ with few rows of A and many of B
 // (prefill of a short prompt, batched decode): Cᵀ = B·Aᵀ on the GEMM
@@ -236,7 +241,10 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
     for (int kp : {2, 4, 8})
       if (s.k / 16 >= kp) out.push_back(Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1).set("kp", kp));
   if (kn_split_fits(s))  // K×N: split along K
-    for (int ks : {8, 16, 32}) out.push_back(Variant{}.set("impl", kGemvKSplit).set("ks", ks));
+    for (int ks : {8, 16, 32}) {
+      out.push_back(Variant{}.set("impl", kGemvKSplit).set("ks", ks));
+      if (kn_split_shift_fits(s, caps)) out.push_back(Variant{}.set("impl", kGemvKSplit).set("ks", ks).set("sh", 1));
+    }
   if (gemv_fits(s) && s.m > 8)  // Bᵀ, A's rows in groups
     for (int rows : {2, 4})
       for (int mg : {4, 8}) {
@@ -376,8 +384,11 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // rows of A only while their partial rows fit in L1 (2×8191×4096 9.6
   // either way, 2×50257×768 8.6 against 11.6).
   const bool kn_split_l1 = s.m == 2 && (s.n % 16 == 0 || s.n <= 4096);
-  if (!gemv_fits(s) && kn_split_fits(s) && s.n * s.k >= (int64_t(1) << 16) && (s.m == 1 || kn_split_l1))
-    return Variant{}.set("impl", kGemvKSplit).set("ks", 16);
+  if (!gemv_fits(s) && kn_split_fits(s) && s.n * s.k >= (int64_t(1) << 16) && (s.m == 1 || kn_split_l1)) {
+    Variant v = Variant{}.set("impl", kGemvKSplit).set("ks", 16);
+    if (kn_split_shift_fits(s, caps)) v.set("sh", 1);
+    return v;
+  }
   if (gemv_fits(s) && gemv_heuristic) {
     if (s.m > 8) {  // A's rows in groups of 4 (bf16 on pairs where the host has them)
       Variant v = Variant{}.set("impl", kGemv).set("rows", 4).set("pf", 1).set("mg", 4);
@@ -573,7 +584,10 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       const int64_t pitch = (s.n + 15) / 16 * 16;
       const int part = pl.add_temp(nio, size_t(s.batch * ks * s.m * pitch) * 4);
       Step st;
-      st.kernel = gemv_kn_split_kernel(s.dt, int(s.m), s.at, tail);
+      const bool shifted = v.get("sh") != 0;
+      if (shifted && !kn_split_shift_fits(s, caps))
+        throw std::invalid_argument("matmul: impl=4 sh=1 (shifted rows) needs f32 B, N % 16 != 0 and a runtime byte permute (AVX512-VBMI): " + v.str());
+      st.kernel = gemv_kn_split_kernel(s.dt, int(s.m), s.at, tail, shifted);
       st.dims.grid = {uint32_t(ks), 1, uint32_t(s.batch)};
       st.buffers = {0, 1, part};
       st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.k)), ir::scalar_slot(uint32_t(kc))};
