@@ -8,6 +8,8 @@
 //   matmul/gemv[_bf16]/1x4096x4096/threads:<t>  (trans_b=1) vs the STREAM triad,
 //                                          bytes = weights read once, inputs
 //                                          rotated through copies beyond the L3
+//   matmul/gemv_odd/<bt|kn>/1x<N>x<K>/threads:<t>  the same off whole lines:
+//                                          Bᵀ rows of odd K, K×N rows of odd N
 //   matmul/bf16/<M>x<N>x<K>/threads:<t>    bf16 A, Bᵀ (f32 C) vs oneDNN's bf16
 //                                          matmul primitive on the same buffers;
 //                                          also ours widening to f32 (bf2=0)
@@ -30,6 +32,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <tuple>
 #include <vector>
@@ -191,6 +194,18 @@ void BM_Gemv(benchmark::State& state, int64_t n, int64_t k, ir::ScalarKind dt) {
   // 6 copies of the 64 MiB f32 weights (384 MiB) rotate beyond the 260 MiB
   // L3; 12 of the 32 MiB bf16 ones.
   weights_vs_triad(state, p, dt == ir::ScalarKind::F32 ? 6 : 12, double(ir::Type(dt).bytes()) * double(n) * double(k));
+}
+
+// The GEMVs off whole lines (a masked last line per row): Bᵀ with K % 16
+// != 0, and a K×N B with N % 16 != 0 (GPT-2's vocabulary head); f32 weights
+// rotated through copies past the L3 (at least 300 MiB in all).
+void BM_GemvOdd(benchmark::State& state, int64_t n, int64_t k, bool trans_b) {
+  ops::Problem p;
+  p.op = "matmul";
+  p.dims = {1, n, k};
+  p.attrs["trans_b"] = trans_b ? 1 : 0;
+  const double bytes = 4.0 * double(n) * double(k);
+  weights_vs_triad(state, p, int(std::max(2.0, std::ceil(300.0 * 1048576.0 / bytes))), bytes);
 }
 
 // One token through a gated MLP (decode): G, U and Dn read once each.
@@ -377,6 +392,9 @@ void register_matmul_benchmarks() {
       ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.3);
   benchmark::RegisterBenchmark("matmul/gemv_bf16/1x4096x4096", BM_Gemv, 4096, 4096, ir::ScalarKind::BF16)
       ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.3);
+  for (auto [n, k, bt] : {std::tuple{4096, 4095, true}, std::tuple{4095, 4096, false}, std::tuple{50257, 768, false}})
+    benchmark::RegisterBenchmark(("matmul/gemv_odd/" + std::string(bt ? "bt/" : "kn/") + shape(1, n, k)).c_str(), BM_GemvOdd, n, k, bt)
+        ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.3);
   for (auto dt : {ir::ScalarKind::F32, ir::ScalarKind::BF16})
     benchmark::RegisterBenchmark(dt == ir::ScalarKind::F32 ? "gated_mlp/decode/1x1024x11008" : "gated_mlp/decode_bf16/1x1024x11008",
                                  BM_GatedDecode, 1024, 11008, dt)
