@@ -237,9 +237,13 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
       if (s.trans_b) out.push_back(Variant{}.set("impl", kGemv).set("rows", rows).set("pf", 1));
       if (caps.bf16_dot && gemv_pairs_fit(s)) out.push_back(Variant{}.set("impl", kGemv).set("rows", rows).set("pf", 1).set("bf2", 1));
     }
-  if (gemv_fits(s) && !gemv_tail(s) && s.trans_b && s.m >= 2 && s.m <= 8)  // Bᵀ, K in parts (A's slice stays in L1)
+  if (gemv_fits(s) && !gemv_tail(s) && s.trans_b && s.m <= 8)  // Bᵀ, K in parts (A's slice stays in L1)
     for (int kp : {2, 4, 8})
-      if (s.k / 16 >= kp) out.push_back(Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1).set("kp", kp));
+      if (s.k / 16 >= kp) {
+        out.push_back(Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1).set("kp", kp));
+        out.push_back(Variant{}.set("impl", kGemv).set("rows", 4).set("pf", 1).set("kp", kp));
+        out.push_back(Variant{}.set("impl", kGemv).set("rows", 8).set("kp", kp));
+      }
   if (kn_split_fits(s))  // K×N: split along K
     for (int ks : {8, 16, 32}) {
       out.push_back(Variant{}.set("impl", kGemvKSplit).set("ks", ks));
@@ -405,6 +409,16 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     if (wide_bt && s.dt != ir::ScalarKind::F32) {
       if (s.m <= 2 && caps.bf16_dot && gemv_pairs_fit(s))
         return Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1).set("bf2", 1);
+      // One f32 row of A (a_f32: the gated MLP's down projection for one
+      // token) too long to stay in L1 beside B's rows: 1 thread K in two
+      // parts, more threads 8 rows of B per pass over A. Zen 5, 1×1024×11008
+      // bf16 (kgen tune, rotating, two runs), 1 / 2 threads: 0.63-0.65 /
+      // 0.51-0.52 ms with kp=2, 0.67-0.69 / 0.47 with rows=8, against 0.74 /
+      // 0.50-0.52 for one row prefetched.
+      if (s.m == 1 && s.at == ir::ScalarKind::F32 && s.k * 4 >= (int64_t(32) << 10)) {
+        if (caps.threads == 1 && !gemv_tail(s)) return Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1).set("kp", 2);
+        return Variant{}.set("impl", kGemv).set("rows", 8);
+      }
       return Variant{}.set("impl", kGemv).set("rows", s.m == 1 ? 1 : 2).set("pf", 1);
     }
     // f32 Bᵀ rows on AVX-512, 1-2 rows of A: rows of 4096 or more k take 4
@@ -750,7 +764,9 @@ void register_matmul_ops() {
                      // f32 A against f16/bf16 B (a_f32): the GEMVs, the K-split GEMV, the swapped product, the GEMM
                      f32_a(mm(1, 77, 96, 1, 1, ScalarKind::BF16)), f32_a(mm(3, 48, 64, 0, 1, ScalarKind::F16)),
                      f32_a(mm(40, 300, 70, 1, 2, ScalarKind::BF16)), f32_a(mm(45, 70, 130, 1, 1, ScalarKind::F16)),
-                     f32_a(mm(37, 33, 29, 0, 1, ScalarKind::BF16))};
+                     f32_a(mm(37, 33, 29, 0, 1, ScalarKind::BF16)),
+                     // ... one long f32 row of A (K in two parts at 1 thread, 8 rows of B at 2), K off lines
+                     f32_a(mm(1, 20, 8192, 1, 1, ScalarKind::BF16)), f32_a(mm(1, 19, 8200, 1, 1, ScalarKind::F16))};
   d.bench_problems = {mm(1024, 1024, 1024), mm(2048, 2048, 2048), mm(1, 4096, 4096, 1)};
   register_op(std::move(d));
   register_gated_mlp_op();
