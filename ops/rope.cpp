@@ -94,6 +94,10 @@ ir::Kernel rope_kernel(int mode, bool gpu, int wg) {
 // then every head streams through in memory order, one line per 16
 // features, so the hardware prefetcher sees one forward stream per position.
 //   neox: lines j and j + D/32 of a head hold pairs (i, i + D/2); D % 32 == 0.
+//   Other even D >= 32 (Phi-2's 80, 48): x and y are scalar buffers, pairs
+//   i0..i0+15 are the lines at element offsets i0 and D/2 + i0 of the head
+//   (unaligned), and the last 16 pairs one more line pair (its own table row),
+//   which rewrites the pairs it shares with the last whole line unchanged.
 //   interleaved: a line holds 8 pairs (x0 x1 x2 x3 ...), rotated as
 //   x * cos + swap(x) * (-sin, sin, ...), swap exchanging each pair's lanes
 //   (one in-lane shuffle); the table stores cos and signed sin with each
@@ -102,7 +106,8 @@ ir::Kernel rope_kernel(int mode, bool gpu, int wg) {
 // D is a kernel constant and sizes the cos/sin table (2·D floats on the
 // work-item's stack): heads up to 2048 features (models use 64-256).
 constexpr int64_t kLinesMaxD = 2048;
-bool lines_fit(int mode, int64_t D) { return D <= kLinesMaxD && (mode == 0 ? D % 16 == 0 : D % 32 == 0); }
+bool lines_fit(int mode, int64_t D) { return D <= kLinesMaxD && (mode == 0 ? D % 16 == 0 : D % 2 == 0 && D >= 32); }
+bool neox_tail(int mode, int64_t D) { return mode == 1 && D % 32 != 0; }
 
 // The line whose lane l is v's lane src[l] (one shuffle: the C++ emitter
 // writes a line of another line's lanes as a shufflevector).
@@ -115,15 +120,19 @@ Value permute_lanes(const Value& v, const std::array<int, 16>& src) {
 ir::Kernel rope_lines_kernel(int mode, int64_t D, bool stream) {
   std::string name = std::string("rope_lines_") + (mode == 0 ? "norm" : "neox") + "_d" + std::to_string(D) +
                      (stream ? "_st" : "");
+  const bool tail = neox_tail(mode, D);
+  if (tail && stream) throw std::invalid_argument("rope_lines_kernel: streaming stores need whole lines (neox: D % 32 == 0)");
   return kernel(name, [&](KernelBuilder& kb) {
-    auto x = kb.input("x", line(f32, 16));
-    auto y = kb.output("y", line(f32, 16));
+    auto x = kb.input("x", tail ? f32 : line(f32, 16));
+    auto y = kb.output("y", tail ? f32 : line(f32, 16));
     auto H = kb.scalar("H", u32);
     auto pos = kb.scalar("pos", u32);
     auto c = kb.scalar("c", f32);
     kb.workgroup(1);
     const uint32_t L = uint32_t(D / 16);                  // lines per head
-    const uint32_t blocks = uint32_t((D / 2 + 15) / 16);  // trig lines of 16 pairs
+    const uint32_t P = uint32_t(D / 2), whole = P / 16;  // pairs, whole lines of them
+    // Trig lines of 16 pairs (tail: the whole lines, then the last 16 pairs).
+    const uint32_t blocks = tail ? whole + 1 : (P + 15) / 16;
     const int64_t rows = mode == 0 ? 2 * int64_t(blocks) : int64_t(blocks);
     auto cs = shared_array(line(f32, 16), rows), sn = shared_array(line(f32, 16), rows);
     Value t = group_id(0);
@@ -131,7 +140,8 @@ ir::Kernel rope_lines_kernel(int mode, int64_t D, bool stream) {
     Value rel = make_line(0u, 1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u, 9u, 10u, 11u, 12u, 13u, 14u, 15u);
     for_range(0u, blocks, [&](Value b) {
       // Pairs past D/2 (interleaved, D % 32 == 16) fill a table row no line reads.
-      Value fi = cast(line(f32, 16), splat(b * 16u, 16) + rel);
+      Value first = tail ? select(b < whole, b * 16u, constant(u32, P - 16)) : b * 16u;  // the row's first pair
+      Value fi = cast(line(f32, 16), splat(first, 16) + rel);
       Value ang = tpos * exp2(fi * splat(c, 16));
       Value cv = cos(ang), sv = sin(ang);
       if (mode == 1) {
@@ -155,6 +165,19 @@ ir::Kernel rope_lines_kernel(int mode, int64_t D, bool stream) {
     std::array<int, 16> swap{};
     for (int l = 0; l < 16; ++l) swap[size_t(l)] = l ^ 1;
     for_range(0u, H, [&](Value h) {
+      if (tail) {
+        const Value hb = cast(u64, (t * H + h) * uint32_t(D));
+        // Pairs i0..i0+15 with table row r.
+        auto pairs = [&](const Value& i0, const Value& r) {
+          Value a = load_line(x, hb + i0), b = load_line(x, hb + i0 + uint64_t(P));
+          Value cv = cs[r], sv = sn[r];
+          store_line(y, hb + i0, a * cv - b * sv);
+          store_line(y, hb + i0 + uint64_t(P), a * sv + b * cv);
+        };
+        for_range(0u, whole, [&](Value j) { pairs(cast(u64, j) * 16u, j); });
+        pairs(constant(u64, uint64_t(P - 16)), constant(u32, whole));
+        return;
+      }
       Value base = (t * H + h) * L;
       if (mode == 0) {
         for_range(0u, L, [&](Value j) {
@@ -178,9 +201,13 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   const bool gpu = v.get("impl") == 1, lines = v.get("impl") == 2;
   const int wg = int(v.get("wg", 64));
   if (lines && !lines_fit(s.mode, s.D))
-    throw std::invalid_argument("rope lines: D <= 2048 and D % 16 (interleaved) or D % 32 (neox)");
+    throw std::invalid_argument("rope lines: D <= 2048, and D % 16 == 0 (interleaved) or even D >= 32 (neox)");
   const bool stream = v.get("st") == 1;
   if (stream && !lines) throw std::invalid_argument("rope: st=1 needs the lines kernel (impl=2)");
+  // Off whole lines, nontemporal stores of the aligned lines would share
+  // cache lines with plain stores of the unaligned ones (4096×32×80: 6.6
+  // GB/s against 44 plain).
+  if (stream && neox_tail(s.mode, s.D)) throw std::invalid_argument("rope: st=1 needs whole lines (neox: D % 32 == 0)");
   Step st;
   st.kernel = lines ? rope_lines_kernel(s.mode, s.D, stream) : rope_kernel(s.mode, gpu, wg);
   st.buffers = {0, 1};
@@ -244,7 +271,8 @@ void register_rope_ops() {
     Shape s = shape_of(p);
     if (is_cpu(caps)) v.push_back(Variant{}.set("impl", 0));
     if (is_cpu(caps) && lines_fit(s.mode, s.D))
-      for (int stream : {0, 1}) v.push_back(Variant{}.set("impl", 2).set("st", stream));
+      for (int stream : {0, 1})
+        if (!stream || !neox_tail(s.mode, s.D)) v.push_back(Variant{}.set("impl", 2).set("st", stream));
     v.push_back(Variant{}.set("impl", 1).set("wg", 64));
     return v;
   };
@@ -252,7 +280,8 @@ void register_rope_ops() {
     Shape s = shape_of(p);
     if (!is_cpu(caps)) return Variant{}.set("impl", 1).set("wg", 64);
     if (!lines_fit(s.mode, s.D)) return Variant{}.set("impl", 0);
-    return Variant{}.set("impl", 2).set("st", stream_output(caps, 4.0 * double(fusion::numel(p.dims))) ? 1 : 0);
+    const bool stream = !neox_tail(s.mode, s.D) && stream_output(caps, 4.0 * double(fusion::numel(p.dims)));
+    return Variant{}.set("impl", 2).set("st", stream ? 1 : 0);
   };
   d.plan = plan;
   d.reference = reference;
@@ -272,6 +301,8 @@ void register_rope_ops() {
     d.test_problems.push_back(prob(33, 4, 128, mode, 7));
     d.test_problems.push_back(prob(9, 5, 80, mode, 3));  // interleaved lines with a half-used trig row
     d.test_problems.push_back(prob(3, 2, 96, mode, 4000));
+    d.test_problems.push_back(prob(4, 3, 34, mode, 5));  // neox off whole lines: 17 pairs (a 15-pair overlap)
+    d.test_problems.push_back(prob(6, 2, 48, mode, 9));
     d.bench_problems.push_back(prob(2048, 32, 128, mode));
   }
   register_op(std::move(d));
