@@ -412,7 +412,9 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // the f32 GEMM: Q4_0 M = 3 0.58 ms (0.63), 8 0.75 (1.65), 16 1.18
     // (15.4), 64 3.4 (22), 512 27 (90); Q4_K M = 4 0.82 (1.05), 64 4.8 (21);
     // Q6_K M = 6 1.47 (1.59), 64 5.9 (21); Q8_0 M = 8 2.7 (3.3), 64 5.3, 512
-    // 32 (84). The layout=16 repack at M = 64: Q4_0 3.4, Q4_K 5.2, Q6_K 7.7.
+    // 32 (84), and since its packing xors whole tile lines (session 26) M = 8
+    // 1.17, 32 2.35 (3.85), 64 4.1-4.3, 512 29.7. The layout=16 repack at M =
+    // 64: Q4_0 3.4, Q4_K 5.2, Q6_K 7.7.
     // Unmeasured without byte dot products: taken there where the GEMV stops.
     // With several X rows per GEMV work-item (mb below) the GEMV holds out
     // longer (kgen tune rotating, 1 thread): Q4_0 M = 4 0.61 ms against 0.83

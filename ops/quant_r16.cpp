@@ -378,11 +378,14 @@ ir::Kernel qgemm_rows_r16_kernel(QFormat fmt, int mb, int tiles) {
             auto h = [&](uint32_t r) { return pb.byte(at(r, j, off)) | (pb.byte(at(r, j, off) + uint64_t(1)) << 8u); };
             words.push_back(h(2 * (k % 8)) | (h(2 * (k % 8) + 1) << 16u));
           } else {
-            Value v = pb.u32le(at(k, j, off));
-            words.push_back(q8 && off >= 2 ? v ^ 0x80808080u : v);  // Q8_0 codes stored unsigned (q + 128)
+            words.push_back(pb.u32le(at(k, j, off)));
           }
         }
-        it.w[cast(u64, t) * uint64_t(TL) + uint64_t(l)] = make_line(words);
+        // Q8_0 codes stored unsigned (q + 128): one xor of the line (16
+        // scalar xors before building it kept clang from one gather).
+        Value line16 = make_line(words);
+        if (q8 && !s.halves && s.off >= 2 && (s.j == 0 || both)) line16 = line16 ^ 0x80808080u;
+        it.w[cast(u64, t) * uint64_t(TL) + uint64_t(l)] = line16;
       }
     };
     for_range(0u, nb / BPT, [&](Value t) { pack_tile(t, t * BPT, true); });
