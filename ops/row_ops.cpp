@@ -167,7 +167,9 @@ void register_rowwise_ops() {
         if (!caps.max_workgroup_threads || uint32_t(wg) <= caps.max_workgroup_threads)
           v.push_back(Variant{}.set("impl", 1).set("wg", wg));
       const bool l16 = p.dim(1) % 16 == 0;
-      if (p.dim(1) >= 16) v.push_back(Variant{}.set("lanes", 16));
+      // Rows off whole lines index in u64 (load_line): not on targets
+      // without 64-bit integers (WGSL), which would refuse the kernel.
+      if (p.dim(1) >= 16 && (l16 || caps.i64)) v.push_back(Variant{}.set("lanes", 16));
       if (!l16 && p.dim(1) >= 16 && is_cpu(caps) && (op == RowOp::Softmax || op == RowOp::LogSoftmax))
         v.push_back(Variant{}.set("lanes", 16).set("pf", 1));
       v.push_back(Variant{}.set("lanes", 1));
