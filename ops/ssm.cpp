@@ -2,7 +2,8 @@
 //
 // dims "B L Dm N"; attrs delta_softplus=0|1 (default 0), d_skip=0|1
 // (default 1: the D input exists). Inputs u, delta, A, Bm, C[, D]; output y.
-// Variants: impl=0 generic (wg work-items), impl=1 CPU lines (Dm % 16 == 0).
+// Variants: impl=0 generic (wg work-items), impl=1 CPU lines (Dm >= 16; a
+// last overlapping line where Dm % 16 != 0).
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -82,28 +83,36 @@ ir::Kernel selective_scan_generic_kernel(int n, bool sp, bool d_skip, int wg) {
   });
 }
 
-ir::Kernel selective_scan_lines_kernel(int n, bool sp, bool d_skip) {
-  return kernel(name_of("selective_scan_lines", n, sp, d_skip), [&](KernelBuilder& kb) {
-    Params p = params(kb, line(f32, 16), d_skip);  // dm: lines of 16 channels
+ir::Kernel selective_scan_lines_kernel(int n, bool sp, bool d_skip, bool tail) {
+  return kernel(name_of("selective_scan_lines", n, sp, d_skip) + (tail ? "_tail" : ""), [&](KernelBuilder& kb) {
+    // dm: lines of 16 channels, or channels (tail: Dm % 16 != 0, scalar
+    // buffers; the last group takes the last 16 channels, overlapping the
+    // previous group, and stores only the channels past it).
+    Params p = params(kb, tail ? f32 : line(f32, 16), d_skip);
     kb.workgroup(1);
     Value cg = cast(i32, group_id(0)), b = cast(i32, group_id(1));
+    Value whole = tail ? p.dm / 16 : p.dm;                             // whole lines of channels
+    Value c0 = tail ? select(cg < whole, cg * 16, p.dm - 16) : cg * 16;  // the group's first channel
+    auto ld = [&](const Array& arr, const Value& at) { return tail ? load_line(arr, cast(u32, at)) : Value(arr[at]); };
+    // (in line buffers, channel c0's line; with tail, its element index)
+    auto line_at = [&](const Value& row) { return tail ? row * p.dm + c0 : row * p.dm + cg; };
     // A's column k over this line's 16 channels (A is Dm × N: strided),
     // gathered once.
     std::vector<Value> acol;
     for (int k = 0; k < n; ++k) {
       Value ln = splat(constant(f32, 0.0f), 16);
-      for (int l = 0; l < 16; ++l) ln = insert(ln, l, p.a[(cg * 16 + l) * n + k]);
+      for (int l = 0; l < 16; ++l) ln = insert(ln, l, p.a[(c0 + l) * n + k]);
       acol.push_back(ln);
     }
-    Value dsk = d_skip ? p.d[cg].load() : Value();
+    Value dsk = d_skip ? (tail ? load_line(p.d, cast(u32, c0)) : p.d[cg].load()) : Value();
     std::vector<Var> h;
     for (int k = 0; k < n; ++k) h.push_back(var(splat(constant(f32, 0.0f), 16)));
     for_range(0, p.len, [&](Value t) {
       Value bt = b * p.len + t;
-      Value at = bt * p.dm + cg;
-      Value dt = p.delta[at];
+      Value at = line_at(bt);
+      Value dt = ld(p.delta, at);
       if (sp) dt = softplus(dt, true);
-      Value uu = p.u[at];
+      Value uu = ld(p.u, at);
       Value du = dt * uu;
       Value acc = splat(constant(f32, 0.0f), 16);
       for (int k = 0; k < n; ++k) {
@@ -112,7 +121,17 @@ ir::Kernel selective_scan_lines_kernel(int n, bool sp, bool d_skip) {
         acc = fma(splat(p.c[bt * n + k], 16), hk, acc);
       }
       if (d_skip) acc = fma(dsk, uu, acc);
-      p.y[at] = acc;
+      if (!tail) {
+        p.y[at] = acc;
+        return;
+      }
+      if_(cg < whole, [&] { store_line(p.y, cast(u32, at), acc); }).else_([&] {
+        // The last group: only its channels from 16 * whole on (the others
+        // are the previous group's).
+        const Value skip = whole * 16 - c0;
+        for (int l = 0; l < 16; ++l)
+          if_(skip <= l, [&] { p.y[at + l] = extract(acc, l); });
+      });
     });
   });
 }
@@ -143,13 +162,13 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
   Shape s = shape_of(p);
   std::vector<Variant> c;
   c.push_back(Variant{}.set("impl", kGeneric).set("wg", is_cpu(caps) ? 1 : 64));
-  if (is_cpu(caps) && s.dm % 16 == 0) c.push_back(Variant{}.set("impl", kLines));
+  if (is_cpu(caps) && s.dm >= 16) c.push_back(Variant{}.set("impl", kLines));
   return c;
 }
 
 Variant heuristic(const Problem& p, const TargetCaps& caps) {
   Shape s = shape_of(p);
-  if (is_cpu(caps) && s.dm % 16 == 0) return Variant{}.set("impl", kLines);
+  if (is_cpu(caps) && s.dm >= 16) return Variant{}.set("impl", kLines);
   return Variant{}.set("impl", kGeneric).set("wg", is_cpu(caps) ? 1 : 64);
 }
 
@@ -163,10 +182,11 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   Step st;
   st.buffers = bufs;
   if (v.get("impl") == kLines) {
-    if (s.dm % 16) throw std::invalid_argument("selective_scan lines: Dm must be a multiple of 16");
-    st.kernel = selective_scan_lines_kernel(int(s.n), s.softplus, s.d_skip);
-    st.scalars = {ir::scalar_slot(int32_t(s.l)), ir::scalar_slot(int32_t(s.dm / 16))};
-    st.dims.grid = {uint32_t(s.dm / 16), uint32_t(s.b), 1};
+    if (s.dm < 16) throw std::invalid_argument("selective_scan lines: Dm must be at least 16");
+    const bool tail = s.dm % 16 != 0;
+    st.kernel = selective_scan_lines_kernel(int(s.n), s.softplus, s.d_skip, tail);
+    st.scalars = {ir::scalar_slot(int32_t(s.l)), ir::scalar_slot(int32_t(tail ? s.dm : s.dm / 16))};
+    st.dims.grid = {uint32_t((s.dm + 15) / 16), uint32_t(s.b), 1};
   } else if (v.get("impl") == kGeneric) {
     int wg = int(v.get("wg", 64));
     st.kernel = selective_scan_generic_kernel(int(s.n), s.softplus, s.d_skip, wg);
@@ -260,6 +280,8 @@ void register_selective_scan_op() {
       prob({2, 33, 32, 16}, false, true),   // the lines kernel
       prob({1, 20, 48, 16}, true, true),    // softplus
       prob({2, 17, 16, 4}, true, false),    // no D skip
+      prob({2, 9, 37, 16}, false, true),    // lines off whole lines: the last group overlaps (11 channels shared)
+      prob({1, 5, 17, 3}, true, false),     // ... by 15 channels
   };
   d.bench_problems = {prob({2, 1024, 768, 16}, true, true)};
   register_op(std::move(d));

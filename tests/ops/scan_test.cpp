@@ -101,6 +101,7 @@ TEST_CASE("scan and selective_scan: kernels in the interpreter") {
       {scan({2, 112}, ir::ScalarKind::F32, true), ops::Variant{}.set("impl", 2).set("cl", 32).set("nt", 1).set("pa", 1)},
       {scan({96}, ir::ScalarKind::I32, false), ops::Variant{}.set("impl", 2).set("cl", 0).set("nt", 1)},
       {sscan({2, 5, 16, 4}, true, true), ops::Variant{}.set("impl", 1)},
+      {sscan({2, 5, 19, 4}, true, true), ops::Variant{}.set("impl", 1)},  // lines off whole lines
       {sscan({2, 5, 3, 4}, false, true), ops::Variant{}.set("impl", 0).set("wg", 2)},
   };
   for (const auto& [p, v] : cases) {
