@@ -111,7 +111,7 @@ def case():
     elif op == "ew_chain":
         rank = pick(1,2,3); shape = [pick(1,2,3,17,33,100) for _ in range(rank)]; attrs.append(f"chain={pick(0,1,2)}")
     elif op == "selective_scan":
-        shape = [pick(1,2), pick(1,3,17,33), pick(1,3,16,17), pick(1,4,16)]; attrs += [f"delta_softplus={pick(0,1)}", f"d_skip={pick(0,1)}"]
+        shape = [pick(1,2), pick(1,3,17,33), pick(1,3,16,17,31,37), pick(1,4,16)]; attrs += [f"delta_softplus={pick(0,1)}", f"d_skip={pick(0,1)}"]
     return op, "x".join(map(str, shape)), ",".join(attrs), dtype
 
 t0 = time.time(); n = 0; bad = 0
