@@ -194,13 +194,17 @@ ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m, ir::Type a_dt, bool tail, bo
       std::vector<Value> ak;
       for (uint32_t i = 0; i < MM; ++i) ak.push_back(splat(to_f32(Value(a[(bz * MM + i) * K + k])), 16));
       Value brow = cast(u64, bz * K + k) * cast(u64, tail ? N : nl);  // B's row k (elements, or lines)
-      auto fold = [&](const Value& off, const Value* mask) {
-        Value bv = to_f32(ld(b, brow + off));
-        if (mask) bv = select(*mask, bv, splat(0.0f, 16));  // lanes the whole lines took: add 0
+      // part[i][off ..] += A[i][k] · bv for every row i of A.
+      auto accumulate = [&](const Value& off, const Value& bv) {
         for (uint32_t i = 0; i < MM; ++i) {
           Value at = prow(i) + off;
           st(part, at, fma(ak[i], bv, ld(part, at)));
         }
+      };
+      auto fold = [&](const Value& off, const Value* mask) {
+        Value bv = to_f32(ld(b, brow + off));
+        if (mask) bv = select(*mask, bv, splat(0.0f, 16));  // lanes the whole lines took: add 0
+        accumulate(off, bv);
       };
       if (shifted) {
         // B's row from aligned lines: line l is lanes r.. of aligned lines
@@ -216,12 +220,8 @@ ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m, ir::Type a_dt, bool tail, bo
         for_range(0u, nl - 1u, [&](Value l) {
           const Value off = cast(u64, l) * 16u;
           const Value next = load_line(b, q0 + off + 16u);
-          const Value bv = bitcast(line(f32, 16), permute_bytes(prev.get(), next, idx));
+          accumulate(off, bitcast(line(f32, 16), permute_bytes(prev.get(), next, idx)));
           prev = next;
-          for (uint32_t i = 0; i < MM; ++i) {
-            const Value at = prow(i) + off;
-            store_line(part, at, fma(ak[i], bv, load_line(part, at)));
-          }
         });
         fold(cast(u64, (nl - 1u) * 16u), nullptr);
       } else {

@@ -378,6 +378,13 @@ ir::Kernel rows_kernel(ir::Type dt, int nbatch, bool stream, bool a_inner, int r
 
 enum Impl { kStrided = 0, kTiled = 1, kLines = 2, kRows = 3 };
 
+// The row tiles walk A first where A's input stride is the smaller (the
+// head reshapes: a tile's A rows are one contiguous run of the input).
+bool rows_a_inner(const View& v) {
+  const size_t R = v.dims.size();
+  return v.in_stride[R - 3] < v.in_stride[R - 2];
+}
+
 bool inner_contiguous(const View& v) { return v.in_stride.back() == 1; }
 // The row-tiled copy applies: inner-contiguous rows of a multiple of 16
 // elements under at least two other output axes.
@@ -430,11 +437,8 @@ Plan plan(const Problem& p, const Variant& var, const TargetCaps& caps) {
       v.dims[R - 1] /= 2;
       for (size_t a = 0; a + 1 < R; ++a) v.in_stride[a] /= 2;
     }
-    const bool a_inner = v.in_stride[R - 3] < v.in_stride[R - 2];
-    const int rb = int(var.get("rb", 1));
-    if (rb < 1 || kRowTile % rb != 0) throw std::invalid_argument("transpose: impl=3 rb (outer rows per inner step) must divide 16");
-    pl.steps.push_back(tiled_step(rows_kernel(et, int(R) - 3, var.get("nt", 0) != 0, a_inner, rb), v, int(R) - 3,
-                                  groups_for(v.dims[R - 2], kRowTile), groups_for(v.dims[R - 3], kRowTile),
+    pl.steps.push_back(tiled_step(rows_kernel(et, int(R) - 3, var.get("nt", 0) != 0, rows_a_inner(v), int(var.get("rb", 1))), v,
+                                  int(R) - 3, groups_for(v.dims[R - 2], kRowTile), groups_for(v.dims[R - 3], kRowTile),
                                   {u32_slot(v.dims[R - 3]), u32_slot(v.dims[R - 2]), u32_slot(v.dims[R - 1]),
                                    u32_slot(v.in_stride[R - 3]), u32_slot(v.in_stride[R - 2])}));
     return pl;
@@ -599,9 +603,8 @@ void register_transpose_ops() {
         // then reads whole input rows in order) or 128-element rows (1×4096×32×128
         // 3.13 -> 3.61).
         const size_t R = v.dims.size();
-        const bool a_inner = v.in_stride[R - 3] < v.in_stride[R - 2];
         const int64_t row_bytes = v.dims[R - 1] * ir::Type(p.dtype).bytes();
-        if (a_inner && v.dims[R - 3] > kRowTile && row_bytes <= 384) r.set("rb", 4);
+        if (rows_a_inner(v) && v.dims[R - 3] > kRowTile && row_bytes <= 384) r.set("rb", 4);
         return r;
       }
       return Variant{}.set("impl", kStrided);
