@@ -133,7 +133,13 @@ inline bool r16_prefetch_spread(QFormat f) { return f == QFormat::Q4_K || f == Q
 // them against every row of X, `mb` at a time: prefill on GGML bytes at the
 // repacked layout's speed, the packing amortised over M. Buffers (xq, xd,
 // xs, w: u8, y), scalars (m, n, k); grid x = ceil(n/16), workgroup 1.
+// Besides the layout=16 formats it packs Q4_1 (nibbles, a line of d and one
+// of m per tile), Q5_0 and Q5_1 (codes widened to bytes: Q8_0's tile, plus
+// m) and Q5_K (Q4_K's tile with 64 byte code lines) into tiles of its own.
 ir::Kernel qgemm_rows_r16_kernel(QFormat f, int mb, int tiles);
+bool has_rows_r16_gemm(QFormat f);
+int64_t rows_r16_tile_bytes(QFormat f);       // its tiles: r16_tile_bytes, or Q4_1 640, Q5_0 1088, Q5_1 1152, Q5_K 4352
+int64_t rows_r16_blocks_per_tile(QFormat f);
 // Dequantize of the layout (any target): buffers (w: u8 or u32 words, y:
 // f32 rows x k), scalars (rows, k); one element per work-item, grid as
 // dequantize_kernel's.

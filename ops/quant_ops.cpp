@@ -281,9 +281,9 @@ bool quad_gemv(const QShape& s, const TargetCaps& caps) { return pair_gemv(s) &&
 
 // GGML rows packed into the interleaved tiles inside the GEMM (impl=5):
 // the layout=16 formats, while a row group's tiles fit a 256 KiB stack scratch.
-int64_t r16_tiles(const QShape& s) { return cdiv(s.k / info(s.f).block_elems, r16_blocks_per_tile(s.f)); }
+int64_t rows_r16_tiles(const QShape& s) { return cdiv(s.k / info(s.f).block_elems, rows_r16_blocks_per_tile(s.f)); }
 bool rows_r16_gemm(const QShape& s) {
-  return !s.r16 && has_r16(s.f) && r16_tiles(s) * r16_tile_bytes(s.f) <= (int64_t(256) << 10);
+  return !s.r16 && has_rows_r16_gemm(s.f) && rows_r16_tiles(s) * rows_r16_tile_bytes(s.f) <= (int64_t(256) << 10);
 }
 
 // Rows interleaved by 16 (layout=16): its GEMV on the CPU (int8 activations,
@@ -421,16 +421,30 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // for impl=5; Q4_K M = 4 0.85 (1.02), M = 5-6 even; Q6_K M = 5-6
     // 1.15-1.17 (1.61), M = 7 1.76 (1.59); Q8_0 M = 5-7 1.37-1.41 against
     // 2.3-2.4 for its units and ~1.2-1.6 for its block pairs.
-    const int64_t rows_r16_from = !caps.byte_dot ? 9 : s.f == QFormat::Q4_0 ? 5 : s.f == QFormat::Q4_K ? 5
-                                                     : s.f == QFormat::Q6_K ? 7 : s.f == QFormat::Q8_0 ? 5 : 8;
+    //
+    // Q4_1, Q5_0, Q5_1 and Q5_K in tiles of their own (session 27; kgen op,
+    // 1 thread, N = K = 4096, against the GEMVs below): Q4_1 M = 6 0.93 ms
+    // (1.72), 16 1.52-1.59 (3.4), 64 4.2 (13.5); Q5_0 M = 4 0.73 (0.80), 5
+    // 0.95 (1.58), 64 4.1 (11.9); Q5_1 M = 5 1.31 (2.02), 64 4.5 (17.7); Q5_K
+    // 16 2.0 (2.4), 64 5.3 (9.7), but at M = 8 1.35 against 1.18 for its
+    // super-block GEMV in one pass of X rows, which also beats Q4_K's here at
+    // M = 5-7 (0.74 / 0.86 / 0.94 ms against 0.88 / 0.88 / 0.97).
+    const int64_t rows_r16_from = !caps.byte_dot ? 9
+                                  : s.f == QFormat::Q5_0 ? 4
+                                  : s.f == QFormat::Q4_0 || s.f == QFormat::Q8_0 || s.f == QFormat::Q4_1 || s.f == QFormat::Q5_1 ? 5
+                                  : s.f == QFormat::Q6_K ? 7
+                                  : s.f == QFormat::Q5_K ? 9 : 8;
     // X in blocks of 4 rows, except where for Q4_0 and Q4_K a block would be
     // mostly padding (kgen tune rotating, 1 thread: Q4_0 M = 5 0.82 ms with
     // blocks of 1 against 1.00 with 4, M = 6 0.88-0.91 with 1-2 against 1.04,
     // M = 7 0.94-0.95 with 1 against 1.00; Q4_K M = 5-6 1.16-1.17 with 2
     // against 1.30-1.36; M = 8, 16, 64 best with 4, as Q8_0 and Q6_K are).
-    const int64_t r16_mb = s.m % 4 == 0 || s.m > 8 ? 4
+    // Q4_1 in blocks of 2 up to 16 rows (M = 8 1.02 ms against 1.13 with 4,
+    // 16 1.52 against 1.60; 64 4.47 against 4.21), Q5_1 at M = 5-6 as Q4_K.
+    const int64_t r16_mb = s.f == QFormat::Q4_1 ? (s.m <= 16 ? 2 : 4)
+                           : s.m % 4 == 0 || s.m > 8 ? 4
                            : s.f == QFormat::Q4_0  ? (s.m % 2 == 0 ? 2 : 1)
-                           : s.f == QFormat::Q4_K  ? (s.m <= 6 ? 2 : 4)
+                           : s.f == QFormat::Q4_K || s.f == QFormat::Q5_1 ? (s.m <= 6 ? 2 : 4)
                                                    : 4;
     if (s.x8 && rows_r16_gemm(s) && s.m >= rows_r16_from) return Variant{}.set("impl", kGemmRowsR16).set("mb", r16_mb);
     // GEMV while the weights' decode dominates; beyond ~8 rows of X the
@@ -495,7 +509,12 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // M = 64 9.7 ms (15.5). From 8 rows of X, the rows split evenly into
     // groups of at most 8 (9 rows: 5 + 4, not 8 + 1).
     if (x8k_gemv(s) && caps.byte_dot && caps.vector_bits >= 512 && (s.f != QFormat::Q2_K || caps.byte_lookup)) {
-      const int64_t xm = s.m >= 8 ? cdiv(s.m, cdiv(s.m, 8)) : s.m >= 4 ? 4 : s.m >= 2 ? 2 : 1;
+      // Up to 8 rows of X in one pass over W (session 27, kgen op, 1 thread,
+      // against 4 then the rest: M = 5 Q2_K 0.55 ms (0.91), Q3_K 0.62
+      // (1.67), Q5_K 0.81 (1.40); M = 7 Q3_K 0.79 (1.45); M = 3, 4 rows of
+      // W, against 2 then 1: Q2_K 0.35 (0.49), Q3_K 0.48 (0.72), Q4_K 0.43
+      // (0.60), Q5_K 0.53 (0.74)).
+      const int64_t xm = s.m > 8 ? cdiv(s.m, cdiv(s.m, 8)) : s.m;
       const int64_t rows = xm > 4 || (xm == 4 && s.f == QFormat::Q2_K) ? 1 : 4;
       Variant v = Variant{}.set("impl", kGemvX8).set("rows", rows).set("mb", xm).set("xk", 1).set("pf", xm == 1 ? 2 : 1);
       return v;
@@ -634,11 +653,11 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     case kGemmRowsR16: {
       if (!is_cpu(caps) || !s.x8 || !rows_r16_gemm(s))
         throw std::invalid_argument("qmatmul: impl=5 (GGML rows packed in the kernel) is for the CPU, xq=1, "
-                                    "Q4_0/Q8_0/Q4_K/Q6_K, and K up to the stack scratch bound");
+                                    "Q4_0/Q4_1/Q5_0/Q5_1/Q8_0/Q4_K/Q5_K/Q6_K, and K up to the stack scratch bound");
       int mb = int(v.get("mb", 4));
       if (mb < 1 || mb > 8) throw std::invalid_argument("qmatmul: mb in 1..8");
       auto [xq, xd, xs] = quantize_x();
-      Step st{qgemm_rows_r16_kernel(s.f, mb, int(r16_tiles(s))), {}, {xq, xd, xs, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
+      Step st{qgemm_rows_r16_kernel(s.f, mb, int(rows_r16_tiles(s))), {}, {xq, xd, xs, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
       st.dims.grid = {uint32_t(cdiv(s.n, kR16Rows)), 1, 1};
       pl.steps.push_back(std::move(st));
       return pl;

@@ -24,9 +24,18 @@ using namespace kgen::dsl;
 
 namespace {
 
-// Lines of a block's codes within a tile, and the tile's lines.
-uint32_t code_lines(QFormat f) { return f == QFormat::Q4_0 ? 4 : 8; }  // Q4_0 / Q8_0
-uint32_t tile_lines(QFormat f) { return uint32_t(r16_tile_bytes(f) / 64); }
+// Lines of a 32-element block's codes within a tile: 4 for the nibble
+// formats, 8 where they are bytes (Q8_0, and Q5_0 / Q5_1 widened by the
+// packing GEMM), and the tile's lines.
+bool nibble_codes(QFormat f) { return f == QFormat::Q4_0 || f == QFormat::Q4_1; }
+uint32_t code_lines(QFormat f) { return nibble_codes(f) ? 4 : 8; }
+uint32_t tile_lines(QFormat f) { return uint32_t(rows_r16_tile_bytes(f) / 64); }
+// What the codes u are offset by (w = d·(u - o)): Q4_0 8, Q5_0 16, Q8_0 128
+// (stored unsigned); Q4_1 and Q5_1 have a min instead (w = d·u + m).
+int32_t code_offset(QFormat f) {
+  return f == QFormat::Q4_0 ? 8 : f == QFormat::Q5_0 ? 16 : f == QFormat::Q8_0 ? 128 : 0;
+}
+bool has_min(QFormat f) { return f == QFormat::Q4_1 || f == QFormat::Q5_1; }
 
 void check_r16(QFormat f) {
   if (!has_r16(f)) throw std::invalid_argument(std::string("no interleaved layout for ") + info(f).name);
@@ -60,8 +69,8 @@ struct R16Item {
   Value act(uint32_t i, const Value& xb, uint32_t c) const { return splat(xq[xrow[i] + xb * 8u + uint64_t(c)], 16); }
   Var& out(uint32_t i, uint32_t g) { return acc[i * RG + g]; }
 
-  void block(const Value& t, uint32_t j, const Value& b);      // Q4_0, Q8_0
-  void q4k_superblock(const Value& b);
+  void block(const Value& t, uint32_t j, const Value& b);      // Q4_0, Q4_1, Q5_0, Q5_1, Q8_0
+  void q4k_superblock(const Value& b);                          // Q4_K, Q5_K
   void q6k_superblock(const Value& t, uint32_t j, const Value& b);
 
   // X rows m0 .. m0 + MB - 1 (past M: row M-1 again, never stored) and
@@ -79,12 +88,12 @@ struct R16Item {
   // Every tile of the `nb` blocks (and a last half tile), `before(t)` at
   // the start of each whole tile.
   void all_tiles(const Value& nb, const std::function<void(const Value&)>& before) {
-    const bool q4k = f == QFormat::Q4_K, q6k = f == QFormat::Q6_K;
+    const bool q4k = f == QFormat::Q4_K || f == QFormat::Q5_K, q6k = f == QFormat::Q6_K;
     auto one = [&](const Value& t, uint32_t j, const Value& b) {
       if (q6k) q6k_superblock(t, j, b);
       else block(t, j, b);
     };
-    for_range(0u, nb / uint32_t(r16_blocks_per_tile(f)), [&](Value t) {
+    for_range(0u, nb / uint32_t(rows_r16_blocks_per_tile(f)), [&](Value t) {
       before(t);
       if (q4k) return q4k_superblock(t);
       one(t, 0, t * 2u);
@@ -109,23 +118,30 @@ Value halves(const Value& words, uint32_t h) {
   return cast(line(f32, 16), bitcast(line(f16, 16), make_line(v)));
 }
 
-// Q4_0 / Q8_0: block b, the j-th of tile t, of every row group.
+// The 32-element formats: block b, the j-th of tile t, of every row group.
+// Lines 0 .. 2·CL - 1 of the tile hold the two blocks' codes, then a line of
+// their d (words 0-7 block 0, 8-15 block 1) and, with a min, one of m.
 void R16Item::block(const Value& t, uint32_t j, const Value& b) {
-  const bool q4 = f == QFormat::Q4_0;
+  const bool q4 = nibble_codes(f), mins = has_min(f);
   const uint32_t CL = code_lines(f);
+  const int32_t o = code_offset(f);
   Value b64 = cast(u64, b);
   std::vector<std::vector<Value>> xa(MB);
-  std::vector<Value> init(MB), dx(MB);
+  std::vector<Value> init(MB), dx(MB), dsq(MB);
   for (uint32_t i = 0; i < MB; ++i) {
     for (uint32_t c = 0; c < 8; ++c) xa[i].push_back(act(i, b64, c));
-    // Codes are u = w/d + o (o = 8, or 128): Σ (u - o)·q = Σ u·q - o·Σq.
+    // Codes are u = w/d + o: Σ (u - o)·q = Σ u·q - o·Σq; with a min m,
+    // Σ (d·u + m)·dx·q = d·dx·Σ u·q + m·(dx·Σq).
     Value sq = xs[srow[i] + b64 * 2u] + xs[srow[i] + b64 * 2u + uint64_t(1)];
-    init[i] = splat(sq * (q4 ? -8 : -128), 16);
-    dx[i] = splat(xd[drow[i] + b64], 16);
+    init[i] = o ? splat(sq * -o, 16) : splat(constant(i32, 0), 16);
+    Value d = xd[drow[i] + b64];
+    dx[i] = splat(d, 16);
+    if (mins) dsq[i] = splat(d * cast(f32, sq), 16);
   }
   for (uint32_t g = 0; g < RG; ++g) {
     Value tl = tile(g, t);
     Value scale = halves(w[tl + uint64_t(2 * CL)], j);
+    Value mn = mins ? halves(w[tl + uint64_t(2 * CL + 1)], j) : Value();
     // Codes of activation words 0-7 of the block, in two dot4 chains
     // (a and b) of 4 rather than one of 8.
     std::vector<Value> ca, cb;
@@ -148,6 +164,7 @@ void R16Item::block(const Value& t, uint32_t j, const Value& b) {
       }
       Var& a = out(i, g);
       a = fma(cast(line(f32, 16), sa + (q4 ? sb >> 4 : sb)), scale * dx[i], a.get());
+      if (mins) a = fma(mn, dsq[i], a.get());
     }
   }
 }
@@ -155,12 +172,17 @@ void R16Item::block(const Value& t, uint32_t j, const Value& b) {
 // Q4_K: super-block b (tile b) of every row group. Per sub-block sb (32
 // elements, one X block): w = d·sc·u - dmin·m, so Σ w·x̂ = d·sc·dx·Σ u·q -
 // dmin·m·dx·Σq, two fmas per 16 rows; the 6-bit scales and mins of 16 rows
-// unpack as 3 lines of words (GGML's utmp trick, lane = row).
+// unpack as 3 lines of words (GGML's utmp trick, lane = row). Q5_K (packing
+// GEMM only) the same with its five-bit codes as bytes, 8 lines per
+// sub-block.
 void R16Item::q4k_superblock(const Value& b) {
+  const bool five = f == QFormat::Q5_K;
+  const uint32_t CL = five ? 64 : 32;  // code lines
   Value b64 = cast(u64, b);
   for (uint32_t g = 0; g < RG; ++g) {
     Value tl = tile(g, b);
-    Value w0 = w[tl + uint64_t(32)], w1 = w[tl + uint64_t(33)], w2 = w[tl + uint64_t(34)], dd = w[tl + uint64_t(35)];
+    Value w0 = w[tl + uint64_t(CL)], w1 = w[tl + uint64_t(CL + 1)], w2 = w[tl + uint64_t(CL + 2)],
+          dd = w[tl + uint64_t(CL + 3)];
     Value sc_lo = w0 & 0x3f3f3f3fu, m_lo = w1 & 0x3f3f3f3fu;
     Value sc_hi = (w2 & 0x0f0f0f0fu) | (((w0 >> 6u) & 0x03030303u) << 4u);
     Value m_hi = ((w2 >> 4u) & 0x0f0f0f0fu) | (((w1 >> 6u) & 0x03030303u) << 4u);
@@ -172,6 +194,11 @@ void R16Item::q4k_superblock(const Value& b) {
       if (spread_pf) prefetch_slice(g, b, p, 4);
       std::vector<Value> lo, hi;
       for (uint32_t c = 0; c < 8; ++c) {
+        if (five) {
+          lo.push_back(w[tl + uint64_t(16 * p + c)]);
+          hi.push_back(w[tl + uint64_t(16 * p + 8 + c)]);
+          continue;
+        }
         Value v = w[tl + uint64_t(8 * p + c)];
         lo.push_back(v & 0x0f0f0f0fu);
         hi.push_back(v & 0xf0f0f0f0u);  // 16 times the codes (see block())
@@ -188,7 +215,7 @@ void R16Item::q4k_superblock(const Value& b) {
             sc2 = dot4(codes[4 + c], act(i, xb, 4 + c), sc2);
           }
           Value isum = sa + sc2;
-          if (h) isum = isum >> 4;
+          if (h && !five) isum = isum >> 4;
           Value dx = xd[drow[i] + xb];
           Value sq = cast(f32, xs[srow[i] + xb * 2u] + xs[srow[i] + xb * 2u + uint64_t(1)]);
           Var& a = out(i, g);
@@ -297,32 +324,44 @@ ir::Kernel qgemv_r16_kernel(QFormat fmt, int groups, int mb, int prefetch) {
 
 namespace {
 
-// How a tile line of the interleaved layout is made from GGML rows (the
-// inverse of r16_byte_offset, a line at a time): either lane r is the u32 at
-// byte `off` of row r's block j (codes, scale bytes), or the line holds two
+// A line gathered from 16 GGML rows: either lane r is the u32 at byte `off`
+// of row r's block j (codes, scale bytes, high bits), or the line holds two
 // sets of 16 f16 values, words 0-7 rows 0-15 of (j, off), words 8-15 of
-// (j2, off2) (the d / dmin lines).
-struct TileLine {
+// (j2, off2) (the d / dmin / m lines).
+struct RawLine {
   bool halves;
   uint32_t j, off, j2 = 0, off2 = 0;
 };
-std::vector<TileLine> tile_line_specs(QFormat f) {
-  std::vector<TileLine> v;
+// The lines a tile's packing gathers. For the layout=16 formats they are the
+// tile's lines (the inverse of r16_byte_offset, a line at a time); the
+// five-bit formats' codes are widened to bytes from them (tile_from_raw).
+std::vector<RawLine> raw_line_specs(QFormat f) {
+  std::vector<RawLine> v;
   auto words = [&](uint32_t j, uint32_t off, uint32_t n) {
     for (uint32_t l = 0; l < n; ++l) v.push_back({false, j, off + 4 * l});
   };
   switch (f) {
-    case QFormat::Q4_0: case QFormat::Q8_0: {
-      const uint32_t CL = code_lines(f);
-      words(0, 2, CL);
-      words(1, 2, CL);
+    case QFormat::Q4_0: case QFormat::Q8_0:  // codes from byte 2, d
+      for (uint32_t j = 0; j < 2; ++j) words(j, 2, code_lines(f));
       v.push_back({true, 0, 0, 1, 0});
       break;
+    case QFormat::Q4_1:  // d, m, codes from byte 4
+      for (uint32_t j = 0; j < 2; ++j) words(j, 4, 4);
+      v.push_back({true, 0, 0, 1, 0});
+      v.push_back({true, 0, 2, 1, 2});
+      break;
+    case QFormat::Q5_0: case QFormat::Q5_1: {  // d, (m,) qh, nibbles
+      const uint32_t qh = f == QFormat::Q5_0 ? 2 : 4;
+      for (uint32_t j = 0; j < 2; ++j) words(j, qh + 4, 4), words(j, qh, 1);
+      v.push_back({true, 0, 0, 1, 0});
+      if (f == QFormat::Q5_1) v.push_back({true, 0, 2, 1, 2});
+      break;
     }
-    case QFormat::Q4_K:
-      words(0, 16, 32);  // qs
-      words(0, 4, 3);    // the 12 scale bytes
-      v.push_back({true, 0, 0, 0, 2});  // d, dmin
+    case QFormat::Q4_K: case QFormat::Q5_K:
+      words(0, f == QFormat::Q5_K ? 48 : 16, 32);  // qs
+      if (f == QFormat::Q5_K) words(0, 16, 8);     // qh
+      words(0, 4, 3);                              // the 12 scale bytes
+      v.push_back({true, 0, 0, 0, 2});             // d, dmin
       break;
     case QFormat::Q6_K:
       for (uint32_t j = 0; j < 2; ++j) words(j, 0, 32);    // ql
@@ -330,20 +369,81 @@ std::vector<TileLine> tile_line_specs(QFormat f) {
       for (uint32_t j = 0; j < 2; ++j) words(j, 192, 4);   // scales
       v.push_back({true, 0, 208, 1, 208});                  // d
       break;
-    default: throw std::invalid_argument(std::string("no interleaved layout for ") + info(f).name);
+    default: throw std::invalid_argument(std::string("no packing GEMM for ") + info(f).name);
   }
-  if (v.size() != tile_lines(f)) throw std::logic_error("tile_line_specs: line count");
   return v;
+}
+
+// Bits 4c .. 4c + 3 of each lane's qh word at bit 4 of its 4 bytes: the
+// multiply puts bit i at 8i (the four shifted copies of a nibble do not
+// overlap, so no carries), the mask keeps those.
+Value spread_high_bits(const Value& qh, uint32_t c) {
+  Value nib = (c ? qh >> (4u * c) : qh) & 0xfu;
+  return ((nib * 0x00204081u) & 0x01010101u) << 4u;
+}
+
+// The tile's lines from the gathered ones (`both`: whether block 1 of a
+// two-block tile was gathered; else its lines are zero and stay so).
+std::vector<Value> tile_from_raw(QFormat f, const std::vector<Value>& raw, bool both) {
+  switch (f) {
+    case QFormat::Q8_0: {
+      // Codes stored unsigned (q + 128): one xor of the line (16 scalar
+      // xors before building it kept clang from one gather).
+      std::vector<Value> t = raw;
+      for (uint32_t l = 0; l < (both ? 16u : 8u); ++l) t[l] = t[l] ^ 0x80808080u;
+      return t;
+    }
+    case QFormat::Q5_0: case QFormat::Q5_1: {
+      // Per block: nibbles (4 lines), qh; each byte's code widened to 5 bits.
+      std::vector<Value> t;
+      for (uint32_t j = 0; j < 2; ++j)
+        for (uint32_t c = 0; c < 8; ++c) {
+          const Value& qs = raw[5 * j + c % 4];
+          Value nib = c < 4 ? qs & 0x0f0f0f0fu : (qs >> 4u) & 0x0f0f0f0fu;
+          t.push_back(nib | spread_high_bits(raw[5 * j + 4], c));
+        }
+      t.insert(t.end(), raw.begin() + 10, raw.end());  // d (and m)
+      return t;
+    }
+    case QFormat::Q5_K: {
+      // Sub-block sb's element 4c + i (line c): the nibble of qs word
+      // 8·(sb/2) + c, byte i, low for even sb, and bit sb of qh byte 4c + i.
+      std::vector<Value> t;
+      for (uint32_t sb = 0; sb < 8; ++sb)
+        for (uint32_t c = 0; c < 8; ++c) {
+          const Value& qs = raw[8 * (sb / 2) + c];
+          Value nib = sb % 2 ? (qs >> 4u) & 0x0f0f0f0fu : qs & 0x0f0f0f0fu;
+          Value hb = sb ? raw[32 + c] >> sb : raw[32 + c];
+          t.push_back(nib | ((hb & 0x01010101u) << 4u));
+        }
+      t.insert(t.end(), raw.begin() + 40, raw.end());  // scales, d / dmin
+      return t;
+    }
+    default: return raw;
+  }
 }
 
 }  // namespace
 
+bool has_rows_r16_gemm(QFormat f) {
+  return has_r16(f) || f == QFormat::Q4_1 || f == QFormat::Q5_0 || f == QFormat::Q5_1 || f == QFormat::Q5_K;
+}
+int64_t rows_r16_tile_bytes(QFormat f) {
+  switch (f) {
+    case QFormat::Q4_1: return 64 * 10;  // 2 x 4 code lines, d, m
+    case QFormat::Q5_0: return 64 * 17;  // 2 x 8 code lines, d
+    case QFormat::Q5_1: return 64 * 18;  // 2 x 8 code lines, d, m
+    case QFormat::Q5_K: return 64 * 68;  // 64 code lines, 3 scale lines, d / dmin
+    default: return r16_tile_bytes(f);
+  }
+}
+int64_t rows_r16_blocks_per_tile(QFormat f) { return f == QFormat::Q5_K ? 1 : r16_blocks_per_tile(f); }
+
 ir::Kernel qgemm_rows_r16_kernel(QFormat fmt, int mb, int tiles) {
-  check_r16(fmt);
-  const bool q8 = fmt == QFormat::Q8_0;
+  if (!has_rows_r16_gemm(fmt)) throw std::invalid_argument(std::string("no packing GEMM for ") + info(fmt).name);
   const uint32_t MB = uint32_t(mb), TL = tile_lines(fmt), BB = uint32_t(info(fmt).block_bytes);
-  const uint32_t BPT = uint32_t(r16_blocks_per_tile(fmt));
-  const std::vector<TileLine> specs = tile_line_specs(fmt);
+  const uint32_t BPT = uint32_t(rows_r16_blocks_per_tile(fmt));
+  const std::vector<RawLine> specs = raw_line_specs(fmt);
   std::string name = std::string("quant_gemm_rows_r16_") + info(fmt).name + "_m" + std::to_string(MB) + "_t" +
                      std::to_string(tiles);
   return kernel(name, [&](KernelBuilder& kb) {
@@ -367,8 +467,8 @@ ir::Kernel qgemm_rows_r16_kernel(QFormat fmt, int mb, int tiles) {
     // Tile t from blocks b0 (and b0 + 1 when `both`; else its lines are zero).
     auto pack_tile = [&](const Value& t, const Value& b0, bool both) {
       auto at = [&](uint32_t r, uint32_t j, uint32_t off) { return rowb[r] + cast(u64, b0 + j) * uint64_t(BB) + uint64_t(off); };
-      for (uint32_t l = 0; l < TL; ++l) {
-        const TileLine& s = specs[l];
+      std::vector<Value> raw;
+      for (const RawLine& s : specs) {
         std::vector<Value> words;
         for (uint32_t k = 0; k < 16; ++k) {
           const uint32_t j = s.halves && k >= 8 ? s.j2 : s.j, off = s.halves && k >= 8 ? s.off2 : s.off;
@@ -381,12 +481,11 @@ ir::Kernel qgemm_rows_r16_kernel(QFormat fmt, int mb, int tiles) {
             words.push_back(pb.u32le(at(k, j, off)));
           }
         }
-        // Q8_0 codes stored unsigned (q + 128): one xor of the line (16
-        // scalar xors before building it kept clang from one gather).
-        Value line16 = make_line(words);
-        if (q8 && !s.halves && s.off >= 2 && (s.j == 0 || both)) line16 = line16 ^ 0x80808080u;
-        it.w[cast(u64, t) * uint64_t(TL) + uint64_t(l)] = line16;
+        raw.push_back(make_line(words));
       }
+      std::vector<Value> lines = tile_from_raw(fmt, raw, both);
+      if (lines.size() != TL) throw std::logic_error("qgemm_rows_r16_kernel: tile line count");
+      for (uint32_t l = 0; l < TL; ++l) it.w[cast(u64, t) * uint64_t(TL) + uint64_t(l)] = lines[l];
     };
     for_range(0u, nb / BPT, [&](Value t) { pack_tile(t, t * BPT, true); });
     if (BPT == 2) if_((nb & 1u) != 0u, [&] { pack_tile(nb / 2u, nb - 1u, false); });
