@@ -125,10 +125,24 @@ int64_t swap_cols(const Shape& s) { return (s.m + 15) / 16 * 16; }
 // 10.9, 16 15.9 -> 10.8 (mr 12: 13.9), 32 21.8 -> 15.7 (mr 6 / 16: 22.6 /
 // 21.1), 48 26.5 -> 19.9 (mr 6: 23.8), 64 33.0 -> 26.4, 128 58.2 -> 52.7,
 // 256 107 -> 105; 2 threads M = 16 7.4 -> 6.1, 64 17.1 -> 14.3).
+// Past 4 lines, the panel width of 4, 3 or 5 lines (mr 5) that pads Cᵀ's
+// columns least, in that order on ties: Zen 5, 1 thread, M × 3072 × 768 Bᵀ,
+// nl 4 / 3 / 5: M = 77 (5 lines) 2.51 / 1.89 / 1.56 ms, 105 (7) 2.53 /
+// 2.83 / 3.26, 160 (10) 3.80 / 3.78 / 3.16, 176 (11) 3.78 / 3.85 / 4.93,
+// 197 (13) 5.07 / 4.79 / 5.04; 77 × 768 × 3072 2.63 / 1.97 / 1.56.
+int swap_panel_lines(int lines, const TargetCaps& caps) {
+  if (lines <= 4) return lines;
+  int best = 4;
+  auto padded = [&](int nl) { return (lines + nl - 1) / nl * nl; };
+  for (int nl : {3, 5})
+    if (padded(nl) < padded(best) && gemm_block_fits(nl == 5 ? 5 : 6, nl, caps)) best = nl;
+  return best;
+}
+
 GemmTile swap_tile(const Shape& s, const TargetCaps& caps) {
   const int lines = int(swap_cols(s) / 16);
   GemmTile t;
-  t.nl = lines <= 4 ? lines : lines % 4 == 0 ? 4 : lines % 3 == 0 ? 3 : 4;
+  t.nl = swap_panel_lines(lines, caps);
   if (!s.trans_b) {
     t.mr = t.nl == 1 ? 16 : t.nl == 2 ? 14 : t.nl == 3 ? 8 : 6;
     while (t.mr > 1 && !gemm_block_fits(t.mr, t.nl, caps)) --t.mr;
@@ -755,7 +769,7 @@ void register_matmul_ops() {
                      mm(3, 48, 32, 0, 2),    // gemv over K×N, batched
                      mm(2, 64, 48, 0, 3), mm(4, 32, 80, 0, 1, ScalarKind::BF16),  // ... split along K
                      mm(2, 40, 48, 1, 1, ScalarKind::F16),
-                     mm(130, 96, 64, 1),
+                     mm(130, 96, 64, 1), mm(70, 300, 50, 1),  // ... the swapped product in panels of 5 lines
                      mm(1, 37, 29, 0, 2), mm(2, 21, 53, 0, 1, ScalarKind::BF16),  // K-split GEMV, N off lines (masked tail)
                      mm(1, 37, 29, 1, 2), mm(3, 45, 53, 1, 1, ScalarKind::BF16), mm(12, 30, 40, 1),  // Bᵀ GEMV, K off lines (masked tail)
                      f32_a(mm(2, 33, 17, 1, 1, ScalarKind::F16)),

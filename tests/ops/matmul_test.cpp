@@ -166,15 +166,15 @@ TEST_CASE("matmul: Bᵀ with a few dozen rows of A: the swapped product (Cᵀ = 
     CAPTURE(t);
     for (auto dt : {ir::ScalarKind::F32, ir::ScalarKind::BF16, ir::ScalarKind::F16})
       for (const char* v : {"impl=5 mr=6 nl=1 kc=0 mc=16", "impl=5 mr=6 nl=3 kc=32 mc=2 apf=1", "impl=5 mr=4 nl=2 kc=16 mc=3",
-                            "impl=5 mr=5 nl=4 kc=0 mc=4 bf2=1"})
+                            "impl=5 mr=5 nl=4 kc=0 mc=4 bf2=1", "impl=5 mr=5 nl=5 kc=32 mc=3"})
         for (auto p : {problem("matmul", {37, 83, 130}, {{"trans_b", 1}}, dt),
                        problem("matmul", {9, 50, 66}, {{"trans_b", 1}, {"batch", 2}}, dt),
                        problem("matmul", {70, 29, 64}, {{"trans_b", 1}}, dt)})
           if (std::string(v).find("bf2") == std::string::npos || dt == ir::ScalarKind::BF16) check(*dev, p, ops::Variant::parse(v));
-    // f32 K×N: B read column-major in place (ak = 2), 16 / 14 / 8 / 6 rows
+    // f32 K×N: B read column-major in place (ak = 2), 16 / 14 / 8 / 6 / 5 rows
     // of it per block, rows past N clamped.
     for (const char* v : {"impl=5 mr=16 nl=1 kc=0 mc=16", "impl=5 mr=14 nl=2 kc=32 mc=2", "impl=5 mr=8 nl=3 kc=16 mc=3",
-                          "impl=5 mr=6 nl=4 kc=0 mc=4"})
+                          "impl=5 mr=6 nl=4 kc=0 mc=4", "impl=5 mr=5 nl=5 kc=16 mc=2"})
       for (auto p : {problem("matmul", {37, 83, 130}), problem("matmul", {9, 50, 66}, {{"batch", 2}}), problem("matmul", {70, 29, 64})})
         check(*dev, p, ops::Variant::parse(v));
     // The packed GEMM reading 16-bit A unpacked (ak = 1, widened per chunk),
