@@ -26,7 +26,9 @@
 #include "ops/fusion.h"
 #include "ops/stream_heuristic.h"
 #include "ops/transpose.h"
+#include "ops/transpose_batch.h"
 #include "ops/transpose_block.h"
+#include "ops/transpose_narrow.h"
 
 namespace kgen::ops {
 
@@ -92,30 +94,6 @@ View view_of(const Problem& p) {
   }
   if (v.dims.empty()) v = {{1}, {1}};
   return v;
-}
-
-// The batch axes of the tiled kernels: their sizes and input strides as
-// scalars (after the kernel's own), and the input offset of group z's batch
-// element (grid z numbers the batch elements, the last axis fastest).
-struct BatchAxes {
-  std::vector<Value> dims, strides;
-  Value input_base() const {
-    Value rem = group_id(2), base = constant(u32, 0u);
-    for (int k = int(dims.size()) - 1; k >= 0; --k) {
-      Value ck = k == 0 ? rem : rem % dims[size_t(k)];
-      if (k > 0) rem = rem / dims[size_t(k)];
-      base = base + ck * strides[size_t(k)];
-    }
-    return base;
-  }
-};
-BatchAxes batch_axes(KernelBuilder& kb, int nbatch) {
-  BatchAxes b;
-  for (int k = 0; k < nbatch; ++k) {
-    b.dims.push_back(kb.scalar("bd" + std::to_string(k), u32));
-    b.strides.push_back(kb.scalar("bs" + std::to_string(k), u32));
-  }
-  return b;
 }
 
 constexpr int kTile = 32;
@@ -376,7 +354,26 @@ ir::Kernel rows_kernel(ir::Type dt, int nbatch, bool stream, bool a_inner, int r
   });
 }
 
-enum Impl { kStrided = 0, kTiled = 1, kLines = 2, kRows = 3 };
+enum Impl { kStrided = 0, kTiled = 1, kLines = 2, kRows = 3, kNarrow = 4 };
+
+// The narrow-axis kernels (transpose_narrow.h) apply: an input contiguous
+// along A, and B (interleave) or A (deinterleave, its rows packed: sb == A)
+// of 2..16 values. 1 interleave, 2 deinterleave, else 0.
+int narrow_mode(const View& v) {
+  const size_t R = v.dims.size();
+  if (R < 2 || v.in_stride[R - 2] != 1 || v.in_stride[R - 1] == 1) return 0;
+  const int64_t A = v.dims[R - 2], B = v.dims[R - 1];
+  const bool il = B >= 2 && B <= 16, dl = A >= 2 && A <= 16 && v.in_stride[R - 1] == A;
+  if (il && (!dl || B <= A)) return 1;
+  return dl ? 2 : 0;
+}
+// ... with streaming stores (whole chunks of 16 along the wide axis; output
+// lines on 16-value boundaries in every batch element).
+bool narrow_streams(const View& v) {
+  const size_t R = v.dims.size();
+  const int64_t A = v.dims[R - 2], B = v.dims[R - 1];
+  return narrow_mode(v) == 1 ? A % 16 == 0 && (A * B) % 16 == 0 : B % 16 == 0;
+}
 
 // The row tiles walk A first where A's input stride is the smaller (the
 // head reshapes: a tile's A rows are one contiguous run of the input).
@@ -462,6 +459,20 @@ Plan plan(const Problem& p, const Variant& var, const TargetCaps& caps) {
   // per group with their input strides.
   const size_t R = v.dims.size();
   const int nb = int(R) - 2;
+  if (var.get("impl") == kNarrow) {
+    const int mode = narrow_mode(v), u = int(var.get("u", 4));
+    if (!is_cpu(caps) || !mode)
+      throw std::invalid_argument("transpose: impl=4 (narrow axis) is for the CPU, an input contiguous along the output's "
+                                  "second-last axis, and 2..16 values on one of the last two");
+    const int64_t n = mode == 1 ? v.dims[R - 1] : v.dims[R - 2], wide = mode == 1 ? v.dims[R - 2] : v.dims[R - 1];
+    const bool nt = var.get("nt", 0) != 0;
+    if (nt && !narrow_streams(v))
+      throw std::invalid_argument("transpose: impl=4 with nt=1 needs the wide axis a multiple of 16 (and A·B too)");
+    pl.steps.push_back(tiled_step(transpose_narrow_kernel(ir::Type(p.dtype), nb, int(n), mode == 1, u, nt), v, nb,
+                                  groups_for(wide, 16 * int64_t(u)), 1,
+                                  {u32_slot(v.dims[R - 2]), u32_slot(v.dims[R - 1]), u32_slot(v.in_stride[R - 1])}));
+    return pl;
+  }
   const bool lines = var.get("impl") == kLines && v.in_stride[R - 2] == 1;
   const int ta = int(var.get("ta", 8)), tb = int(var.get("tb", 8));
   const int tile_a = lines ? 16 * ta : kTile, tile_b = lines ? 16 * tb : kTile;
@@ -560,6 +571,10 @@ void register_transpose_ops() {
       return v;
     }
     std::vector<Variant> v = {Variant{}.set("impl", kTiled)};
+    if (is_cpu(caps) && narrow_mode(view_of(p)))
+      for (int u : {1, 4, 16})
+        for (int nt : {0, 1})
+          if (!nt || narrow_streams(view_of(p))) v.push_back(Variant{}.set("impl", kNarrow).set("u", u).set("nt", nt));
     if (is_cpu(caps)) {
       const bool can_stream = view_of(p).dims.back() % 16 == 0;
       for (auto [ta, tb] : {std::pair{4, 4}, {8, 8}, {16, 1}, {32, 2}, {64, 2}, {64, 4}})
@@ -610,6 +625,14 @@ void register_transpose_ops() {
       return Variant{}.set("impl", kStrided);
     }
     if (!is_cpu(caps)) return Variant{}.set("impl", kTiled);
+    // A narrow axis of 2-15 values (16 is one whole block): whole lines
+    // regrouped by lane shuffles, streamed where large. Zen 5, kgen op, 1
+    // thread, GB/s against the 16 × 16 blocks: 64×3×224×224 to NHWC 5.1 ->
+    // 55-58 (not streamed 41-43), back 3.6 -> 53-58; 8×4×256×256 7.8 -> 108;
+    // 8×12×128×128 13.5 -> 50; 4M × 2 2.8 -> 61-63; but 8×16×128×128 50 with
+    // the blocks against 39.
+    if (const int mode = narrow_mode(v); mode && v.dims[v.dims.size() - (mode == 1 ? 1 : 2)] < 16)
+      return Variant{}.set("impl", kNarrow).set("u", 4).set("nt", narrow_streams(v) && stream_output(caps, out_bytes) ? 1 : 0);
     const bool nt = v.dims.back() % 16 == 0 && stream_output(caps, out_bytes);
     // 16-bit values: 32 × 32 word blocks where they fit, 16 × 2 of them per
     // group, else tiles of 64 × 2 16 × 16 blocks (1024 A values × 32 B rows:
@@ -653,6 +676,10 @@ void register_transpose_ops() {
                      prob({80, 50}, -1, ir::ScalarKind::BF16), prob({2, 70, 50}, 21, ir::ScalarKind::F16),
                      // 16-bit 32 × 32 word blocks: partial tiles of them, a batch axis
                      prob({96, 64}, -1, ir::ScalarKind::BF16), prob({3, 64, 160}, 21, ir::ScalarKind::F16),
+                     // a narrow axis (2..16 values): interleaved (NCHW -> NHWC) and back, remainders of
+                     // the wide axis, batched, 16-bit, streamable (A·n % 16 == 0), 16 values
+                     prob({2, 3, 37, 5}, 231), prob({2, 37, 5, 3}, 312), prob({5, 64}, 10), prob({48, 7}, -1, ir::ScalarKind::F16),
+                     prob({3, 2, 70}, 21, ir::ScalarKind::BF16), prob({3, 16, 40}, 21), prob({2, 32, 9}, 21),
                      // 16-bit row tiles as u32 words (C % 32 == 0), and as 16-bit lines (C = 48)
                      prob({3, 5, 7, 64}, 213, ir::ScalarKind::BF16), prob({2, 5, 3, 48}, 213, ir::ScalarKind::BF16)};
   d.bench_problems = {prob({4096, 4096}, -1), prob({4096, 4096}, -1, ir::ScalarKind::BF16), prob({64, 512, 16, 64}, 213)};

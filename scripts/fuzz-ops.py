@@ -79,7 +79,7 @@ def case():
         rank = pick(1,2,3,4); shape = [pick(1,2,3,5,17,33,100) for _ in range(rank)]
         attrs += [f"axis={R.randrange(rank)}", f"kind={pick(0,1,2,3,4)}", f"idx={pick(0,1)}"]
     elif op == "transpose":
-        rank = pick(2,3,4); shape = [pick(1,2,3,5,17,33,64,100) for _ in range(rank)]
+        rank = pick(2,3,4); shape = [pick(1,2,3,4,5,8,16,17,33,64,100) for _ in range(rank)]
         p = list(range(rank)); R.shuffle(p); attrs.append("perm=" + "".join(map(str,p))); dtype = pick("f32","f32","bf16","f16")
     elif op == "rope":
         shape = [pick(1,2,5,17), pick(1,2,3,8), pick(2,4,8,16,64,128,6,34,48,80,96)]; attrs += [f"mode={pick(0,1)}", f"pos={pick(0,7,1000)}"]

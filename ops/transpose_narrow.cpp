@@ -1,0 +1,103 @@
+#include "ops/transpose_narrow.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dsl/dsl.h"
+#include "ops/transpose_batch.h"
+
+namespace kgen::ops {
+
+using namespace kgen::dsl;
+
+namespace {
+
+constexpr uint32_t kL = 16;  // lanes per line
+
+// A line whose lane i is lane lanes[i].second of src[lanes[i].first], as a
+// chain of two-source shuffles (make_line of extracts from two lines is one
+// shuffle): the first two sources, then each further source merged into the
+// line so far. Lanes not yet placed hold any value.
+Value gather_lanes(const std::vector<Value>& src, const std::vector<std::pair<int, int>>& lanes) {
+  std::vector<int> order;
+  for (auto [s, l] : lanes)
+    if (std::find(order.begin(), order.end(), s) == order.end()) order.push_back(s);
+  auto take = [&](const Value& from, int s, const Value& rest, bool rest_is_line) {
+    std::vector<Value> v;
+    for (uint32_t i = 0; i < kL; ++i) {
+      auto [si, li] = lanes[i];
+      v.push_back(si == s ? extract(from, li) : rest_is_line ? extract(rest, int(i)) : extract(from, 0));
+    }
+    return make_line(v);
+  };
+  if (order.size() == 1) return take(src[size_t(order[0])], order[0], Value(), false);
+  // Sources 0 and 1 of the order in one shuffle.
+  std::vector<Value> v;
+  for (uint32_t i = 0; i < kL; ++i) {
+    auto [si, li] = lanes[i];
+    v.push_back(si == order[1] ? extract(src[size_t(order[1])], li) : extract(src[size_t(order[0])], si == order[0] ? li : 0));
+  }
+  Value line = make_line(v);
+  for (size_t k = 2; k < order.size(); ++k) line = take(src[size_t(order[k])], order[k], line, true);
+  return line;
+}
+
+}  // namespace
+
+ir::Kernel transpose_narrow_kernel(ir::Type dt, int nbatch, int n, bool interleave, int u, bool stream) {
+  if (n < 2 || n > 16) throw std::invalid_argument("transpose_narrow_kernel: the narrow axis has 2..16 values");
+  if (u < 1 || u > 64) throw std::invalid_argument("transpose_narrow_kernel: u in 1..64");
+  if (dt.bytes() != 2 && dt.bytes() != 4) throw std::invalid_argument("transpose_narrow_kernel: 2- or 4-byte values");
+  dt = dt.bytes() == 2 ? u16 : u32;  // a copy moves bits
+  const uint32_t N = uint32_t(n), U = uint32_t(u);
+  const std::string name = std::string("transpose_narrow_") + (interleave ? "il" : "dl") + std::to_string(n) + "_" + dt.str() +
+                           "_b" + std::to_string(nbatch) + "_u" + std::to_string(u) + (stream ? "_nt" : "");
+  return kernel(name, [&](KernelBuilder& kb) {
+    auto x = kb.input("x", dt);
+    auto y = kb.output("y", stream ? line(dt, kL) : dt);
+    auto A = kb.scalar("A", u32);
+    auto B = kb.scalar("B", u32);
+    auto sb = kb.scalar("sb", u32);
+    const BatchAxes batch = batch_axes(kb, nbatch);
+    kb.workgroup(1);
+    Value ibase = batch.input_base();
+    Value obase = group_id(2) * A * B;
+    Value wide = interleave ? A : B;
+    // Whole chunks of 16 along the wide axis.
+    for_range(0u, U, [&](Value c) {
+      Value w0 = (group_id(0) * U + c) * kL;
+      if_(w0 + kL <= wide, [&] {
+        std::vector<Value> in;
+        for (uint32_t k = 0; k < N; ++k)
+          in.push_back(interleave ? load_line(x, ibase + k * sb + w0) : load_line(x, ibase + w0 * N + k * kL));
+        for (uint32_t l = 0; l < N; ++l) {
+          std::vector<std::pair<int, int>> lanes;
+          for (uint32_t i = 0; i < kL; ++i) {
+            // interleave: output element 16l + i is (A = q / n, B = q % n);
+            // deinterleave: output row l, lane i reads input value i·n + l.
+            const uint32_t q = interleave ? kL * l + i : i * N + l;
+            lanes.push_back(interleave ? std::pair{int(q % N), int(q / N)} : std::pair{int(q / kL), int(q % kL)});
+          }
+          Value v = gather_lanes(in, lanes);
+          Value o = interleave ? obase + w0 * N + l * kL : obase + l * B + w0;
+          if (stream) y[o / kL].stream(v);
+          else store_line(y, o, v);
+        }
+      });
+    });
+    // The remainder of the wide axis, element by element.
+    if (!stream) if_(group_id(0) + 1u == num_groups(0), [&] {
+      for_range(wide / kL * kL, wide, [&](Value w) {
+        for (uint32_t k = 0; k < N; ++k) {
+          if (interleave) y[obase + w * N + k] = x[ibase + k * sb + w];
+          else y[obase + k * B + w] = x[ibase + w * N + k];
+        }
+      });
+    });
+  });
+}
+
+}  // namespace kgen::ops
