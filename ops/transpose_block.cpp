@@ -1,5 +1,6 @@
 #include "ops/transpose_block.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "ops/widen.h"
@@ -52,6 +53,53 @@ std::array<Value, 16> transposed_block16(const Array& src, const Value& at, cons
     rows[size_t(i)] = v.get();
   }
   return transpose16(rows);
+}
+
+Value gather_lanes(const std::vector<Value>& src, const std::vector<std::pair<int, int>>& lanes) {
+  const size_t L = lanes.size();
+  std::vector<int> order;
+  for (auto [s, l] : lanes)
+    if (std::find(order.begin(), order.end(), s) == order.end()) order.push_back(s);
+  // Sources 0 and 1 of the order in one shuffle (lanes of later sources
+  // hold source 0's lane 0 until they are merged).
+  const int s0 = order[0], s1 = order.size() > 1 ? order[1] : order[0];
+  std::vector<Value> v;
+  for (size_t i = 0; i < L; ++i) {
+    auto [si, li] = lanes[i];
+    v.push_back(si == s1 ? extract(src[size_t(s1)], li) : extract(src[size_t(s0)], si == s0 ? li : 0));
+  }
+  Value line = make_line(v);
+  for (size_t k = 2; k < order.size(); ++k) {
+    std::vector<Value> w;
+    for (size_t i = 0; i < L; ++i) {
+      auto [si, li] = lanes[i];
+      w.push_back(si == order[k] ? extract(src[size_t(si)], li) : extract(line, int(i)));
+    }
+    line = make_line(w);
+  }
+  return line;
+}
+
+std::vector<Value> deinterleave_lines(const std::vector<Value>& rows_major) {
+  const int n = int(rows_major.size()), L = rows_major[0].type().lanes;
+  std::vector<Value> out;
+  for (int c = 0; c < n; ++c) {
+    std::vector<std::pair<int, int>> lanes;
+    for (int r = 0; r < L; ++r) lanes.push_back({(r * n + c) / L, (r * n + c) % L});
+    out.push_back(gather_lanes(rows_major, lanes));
+  }
+  return out;
+}
+
+std::vector<Value> interleave_lines(const std::vector<Value>& columns) {
+  const int n = int(columns.size()), L = columns[0].type().lanes;
+  std::vector<Value> out;
+  for (int l = 0; l < n; ++l) {
+    std::vector<std::pair<int, int>> lanes;
+    for (int i = 0; i < L; ++i) lanes.push_back({(L * l + i) % n, (L * l + i) / n});
+    out.push_back(gather_lanes(columns, lanes));
+  }
+  return out;
 }
 
 }  // namespace kgen::ops

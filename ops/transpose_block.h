@@ -6,6 +6,8 @@
 // every load (the Bᵀ packer ran at ~4 GB/s that way).
 #pragma once
 #include <array>
+#include <utility>
+#include <vector>
 
 #include "dsl/dsl.h"
 
@@ -21,5 +23,16 @@ std::array<dsl::Value, 16> transpose16(const std::array<dsl::Value, 16>& rows);
 // u64 element indices; no bounds checks: the whole block must exist); u32
 // elements (bf16 pair words) are kept as u32.
 std::array<dsl::Value, 16> transposed_block16(const dsl::Array& src, const dsl::Value& at, const dsl::Value& stride);
+
+// A line whose lane i is lane lanes[i].second of src[lanes[i].first], as a
+// chain of two-source shuffles (make_line of extracts from two lines is one
+// shuffle): one per source after the first.
+dsl::Value gather_lanes(const std::vector<dsl::Value>& src, const std::vector<std::pair<int, int>>& lanes);
+
+// n lines holding 16 rows of n values (2 <= n <= 16, row-major: value c of
+// row r is lane (16·k + lane) = r·n + c) as n column lines (lane r of line c
+// = value c of row r), and back: n - 1 shuffles a line.
+std::vector<dsl::Value> deinterleave_lines(const std::vector<dsl::Value>& rows_major);
+std::vector<dsl::Value> interleave_lines(const std::vector<dsl::Value>& columns);
 
 }  // namespace kgen::ops

@@ -8,44 +8,13 @@
 
 #include "dsl/dsl.h"
 #include "ops/transpose_batch.h"
+#include "ops/transpose_block.h"
 
 namespace kgen::ops {
 
 using namespace kgen::dsl;
 
-namespace {
-
 constexpr uint32_t kL = 16;  // lanes per line
-
-// A line whose lane i is lane lanes[i].second of src[lanes[i].first], as a
-// chain of two-source shuffles (make_line of extracts from two lines is one
-// shuffle): the first two sources, then each further source merged into the
-// line so far. Lanes not yet placed hold any value.
-Value gather_lanes(const std::vector<Value>& src, const std::vector<std::pair<int, int>>& lanes) {
-  std::vector<int> order;
-  for (auto [s, l] : lanes)
-    if (std::find(order.begin(), order.end(), s) == order.end()) order.push_back(s);
-  auto take = [&](const Value& from, int s, const Value& rest, bool rest_is_line) {
-    std::vector<Value> v;
-    for (uint32_t i = 0; i < kL; ++i) {
-      auto [si, li] = lanes[i];
-      v.push_back(si == s ? extract(from, li) : rest_is_line ? extract(rest, int(i)) : extract(from, 0));
-    }
-    return make_line(v);
-  };
-  if (order.size() == 1) return take(src[size_t(order[0])], order[0], Value(), false);
-  // Sources 0 and 1 of the order in one shuffle.
-  std::vector<Value> v;
-  for (uint32_t i = 0; i < kL; ++i) {
-    auto [si, li] = lanes[i];
-    v.push_back(si == order[1] ? extract(src[size_t(order[1])], li) : extract(src[size_t(order[0])], si == order[0] ? li : 0));
-  }
-  Value line = make_line(v);
-  for (size_t k = 2; k < order.size(); ++k) line = take(src[size_t(order[k])], order[k], line, true);
-  return line;
-}
-
-}  // namespace
 
 ir::Kernel transpose_narrow_kernel(ir::Type dt, int nbatch, int n, bool interleave, int u, bool stream) {
   if (n < 2 || n > 16) throw std::invalid_argument("transpose_narrow_kernel: the narrow axis has 2..16 values");
@@ -73,18 +42,13 @@ ir::Kernel transpose_narrow_kernel(ir::Type dt, int nbatch, int n, bool interlea
         std::vector<Value> in;
         for (uint32_t k = 0; k < N; ++k)
           in.push_back(interleave ? load_line(x, ibase + k * sb + w0) : load_line(x, ibase + w0 * N + k * kL));
+        // interleave: the n input rows' lines are the columns of 16 output
+        // rows; deinterleave: the n input lines are 16 rows of n values.
+        std::vector<Value> out = interleave ? interleave_lines(in) : deinterleave_lines(in);
         for (uint32_t l = 0; l < N; ++l) {
-          std::vector<std::pair<int, int>> lanes;
-          for (uint32_t i = 0; i < kL; ++i) {
-            // interleave: output element 16l + i is (A = q / n, B = q % n);
-            // deinterleave: output row l, lane i reads input value i·n + l.
-            const uint32_t q = interleave ? kL * l + i : i * N + l;
-            lanes.push_back(interleave ? std::pair{int(q % N), int(q / N)} : std::pair{int(q / kL), int(q % kL)});
-          }
-          Value v = gather_lanes(in, lanes);
           Value o = interleave ? obase + w0 * N + l * kL : obase + l * B + w0;
-          if (stream) y[o / kL].stream(v);
-          else store_line(y, o, v);
+          if (stream) y[o / kL].stream(out[l]);
+          else store_line(y, o, out[l]);
         }
       });
     });
