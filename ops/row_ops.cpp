@@ -64,6 +64,17 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   const RowOp op = row_op(p.op);
   const int64_t rows = p.dim(0), cols = p.dim(1);
   if (v.get("impl") == 1) return gpu_plan(p, op, int(v.get("wg", 64)), caps);
+  if (v.get("narrow")) {
+    if ((op != RowOp::Softmax && op != RowOp::LogSoftmax) || cols < 2 || cols > 16 || !is_cpu(caps))
+      throw std::invalid_argument("narrow=1 (16 rows in lanes) is a CPU softmax / log-softmax of 2..16 columns");
+    const int rpg = 256;
+    Step st{softmax_narrow_rows(ir::Type(p.dtype), int(cols), op == RowOp::LogSoftmax, rpg), {}, {0, 1},
+            {ir::scalar_slot(uint32_t(rows))}};
+    st.dims.grid = {groups_for(rows, rpg), 1, 1};
+    Plan pl;
+    pl.steps.push_back(std::move(st));
+    return pl;
+  }
   int lanes = int(v.get("lanes", 1));
   if (lanes != 1 && (lanes != 16 || cols < 16)) throw std::invalid_argument("lanes 16 needs cols >= 16");
   const bool tail = lanes == 16 && cols % 16 != 0;  // rows at any element offset, a masked last line
@@ -173,6 +184,8 @@ void register_rowwise_ops() {
       if (!l16 && p.dim(1) >= 16 && is_cpu(caps) && (op == RowOp::Softmax || op == RowOp::LogSoftmax))
         v.push_back(Variant{}.set("lanes", 16).set("pf", 1));
       v.push_back(Variant{}.set("lanes", 1));
+      if (is_cpu(caps) && (op == RowOp::Softmax || op == RowOp::LogSoftmax) && p.dim(1) >= 2 && p.dim(1) <= 16)
+        v.push_back(Variant{}.set("narrow", 1));
       if (op == RowOp::Softmax && l16) v.push_back(Variant{}.set("lanes", 16).set("online", 1));
       // Streaming stores matter on the CPU only (GPU dialects drop the hint).
       if (l16 && is_cpu(caps)) {
@@ -196,9 +209,15 @@ void register_rowwise_ops() {
       // 4097x1023 15 -> 41-44, layernorm 1000x4095 4.8 -> 28-29 (1000x4096,
       // whole lines: 33).
       const bool l16 = p.dim(1) % 16 == 0;
+      const bool exp_rows = op == RowOp::Softmax || op == RowOp::LogSoftmax;
+      // Rows of 2-16 columns: 16 rows at a time, a row per lane
+      // (softmax_narrow.cpp). Zen 5, 1 thread, GB/s against the row walk
+      // (lanes 1, or 16 at 16 columns): softmax 262144×8 4.2 -> 37,
+      // 100000×10 4.2 -> 27, 131072×16 6.7 -> 20, 65536×3 3.6 -> 39;
+      // log-softmax 262144×8 2.7 -> 26, 131072×16 4.1 -> 24.
+      if (exp_rows && p.dim(1) >= 2 && p.dim(1) <= 16) return Variant{}.set("narrow", 1);
       Variant v = Variant{}.set("lanes", p.dim(1) >= 16 ? 16 : 1);
       const double out_bytes = double(p.dim(0) * p.dim(1)) * ir::Type(p.dtype).bytes();
-      const bool exp_rows = op == RowOp::Softmax || op == RowOp::LogSoftmax;
       if (l16 && stream_output(caps, out_bytes)) v.set("stream", 1);
       // Prefetching the row after next lets the exp pass overlap DRAM (Zen 5,
       // 4096x4096, 1 thread: softmax 4.9 -> 3.7 ms, log-softmax 5.2 -> 3.8 ms
@@ -228,7 +247,10 @@ void register_rowwise_ops() {
     d.test_problems = {prob(d.name, 1, 1), prob(d.name, 3, 17), prob(d.name, 5, 1000), prob(d.name, 70, 48),
                        prob(d.name, 2, 4096), prob(d.name, 3, 4112), prob(d.name, 5, 1000, ir::ScalarKind::F16),
                        prob(d.name, 4, 48, ir::ScalarKind::BF16), prob(d.name, 3, 37, ir::ScalarKind::BF16),
-                       prob(d.name, 67, 1001)};  // lines with a masked tail; softmax's second row group
+                       prob(d.name, 67, 1001),  // lines with a masked tail; softmax's second row group
+                       // narrow rows (softmax: 16 in lanes): remainder rows, a second group, n = 2^s·m, 16-bit
+                       prob(d.name, 37, 8), prob(d.name, 300, 3), prob(d.name, 21, 12, ir::ScalarKind::BF16),
+                       prob(d.name, 18, 16, ir::ScalarKind::F16), prob(d.name, 40, 10)};
     d.bench_problems = {n_params(op) ? prob(d.name, 2048, 1024) : prob(d.name, 4096, 4096)};
     register_op(std::move(d));
   }

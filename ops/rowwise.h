@@ -43,6 +43,10 @@ ir::Kernel softmax_rows(ir::Type dt, int lanes, bool online = false, int rows_pe
                         bool fast = true, bool stream = false, bool prefetch = false, bool tail = false);
 ir::Kernel log_softmax_rows(ir::Type dt, int lanes, int rows_per_group = kSoftmaxRowsPerGroup, bool fast = true,
                             bool stream = false, bool prefetch = false, bool tail = false);
+// Rows of n = 2..16 columns, 16 at a time with a row per lane
+// (softmax_narrow.cpp): buffers x, y (dt, scalars), scalar nrows; `rpg` rows
+// (a multiple of 16) per single-work-item workgroup, grid ceil(rows / rpg).
+ir::Kernel softmax_narrow_rows(ir::Type dt, int n, bool log_softmax, int rpg = 256);
 ir::Kernel rmsnorm_rows(ir::Type dt, int lanes, bool with_weight = true, bool stream = false, bool tail = false);
 ir::Kernel layernorm_rows(ir::Type dt, int lanes, bool stream = false, bool tail = false);  // weight and bias
 // Does softmax_rows(.., online, .., stream) take the scratch buffer, and how

@@ -625,13 +625,13 @@ void register_transpose_ops() {
       return Variant{}.set("impl", kStrided);
     }
     if (!is_cpu(caps)) return Variant{}.set("impl", kTiled);
-    // A narrow axis of 2-15 values (16 is one whole block): whole lines
-    // regrouped by lane shuffles, streamed where large. Zen 5, kgen op, 1
-    // thread, GB/s against the 16 × 16 blocks: 64×3×224×224 to NHWC 5.1 ->
-    // 55-58 (not streamed 41-43), back 3.6 -> 53-58; 8×4×256×256 7.8 -> 108;
-    // 8×12×128×128 13.5 -> 50; 4M × 2 2.8 -> 61-63; but 8×16×128×128 50 with
-    // the blocks against 39.
-    if (const int mode = narrow_mode(v); mode && v.dims[v.dims.size() - (mode == 1 ? 1 : 2)] < 16)
+    // A narrow axis of 2-16 values: whole lines regrouped by lane shuffles,
+    // streamed where large. Zen 5, kgen op, 1 thread, GB/s against the 16 ×
+    // 16 blocks: 64×3×224×224 to NHWC 5.1 -> 55-58 (not streamed 41-43),
+    // back 3.6 -> 53-58; 8×4×256×256 7.8 -> 108; 8×12×128×128 13.5 -> 105;
+    // 4M × 2 2.8 -> 61-63; 8×16×128×128 50 -> 91, back 40 -> 53; 16 × 1M
+    // 15.7 -> 64.
+    if (narrow_mode(v))
       return Variant{}.set("impl", kNarrow).set("u", 4).set("nt", narrow_streams(v) && stream_output(caps, out_bytes) ? 1 : 0);
     const bool nt = v.dims.back() % 16 == 0 && stream_output(caps, out_bytes);
     // 16-bit values: 32 × 32 word blocks where they fit, 16 × 2 of them per
@@ -680,6 +680,8 @@ void register_transpose_ops() {
                      // the wide axis, batched, 16-bit, streamable (A·n % 16 == 0), 16 values
                      prob({2, 3, 37, 5}, 231), prob({2, 37, 5, 3}, 312), prob({5, 64}, 10), prob({48, 7}, -1, ir::ScalarKind::F16),
                      prob({3, 2, 70}, 21, ir::ScalarKind::BF16), prob({3, 16, 40}, 21), prob({2, 32, 9}, 21),
+                     // ... n = 2^s·m: even/odd stages, then chains of m (transpose_block.h)
+                     prob({2, 12, 33}, 21), prob({40, 6}, -1), prob({3, 8, 20}, 21), prob({64, 16}, -1, ir::ScalarKind::F16),
                      // 16-bit row tiles as u32 words (C % 32 == 0), and as 16-bit lines (C = 48)
                      prob({3, 5, 7, 64}, 213, ir::ScalarKind::BF16), prob({2, 5, 3, 48}, 213, ir::ScalarKind::BF16)};
   d.bench_problems = {prob({4096, 4096}, -1), prob({4096, 4096}, -1, ir::ScalarKind::BF16), prob({64, 512, 16, 64}, 213)};
