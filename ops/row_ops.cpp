@@ -84,8 +84,12 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   if (pf && ((op != RowOp::Softmax && op != RowOp::LogSoftmax) || online))
     throw std::invalid_argument("pf is a variant of the two-pass softmax and log-softmax");
   const bool scratch = op == RowOp::Softmax && softmax_needs_scratch(online, stream);
+  const bool block = v.get("blk") != 0;
+  if (block && (lanes != 16 || stream || online || pf || (op != RowOp::Softmax && op != RowOp::LogSoftmax)))
+    throw std::invalid_argument("blk=1 (16 rows a block) is a softmax / log-softmax form of lanes 16, without stream, online or pf");
   ir::Kernel k;
-  switch (op) {
+  if (block) k = softmax_block_rows(ir::Type(p.dtype), op == RowOp::LogSoftmax, tail);
+  else switch (op) {
     case RowOp::Softmax: k = softmax_rows(ir::Type(p.dtype), lanes, online, kSoftmaxRowsPerGroup, is_cpu(caps), stream, pf, tail); break;
     case RowOp::LogSoftmax: k = log_softmax_rows(ir::Type(p.dtype), lanes, kSoftmaxRowsPerGroup, is_cpu(caps), stream, pf, tail); break;
     case RowOp::RmsNorm: k = rmsnorm_rows(ir::Type(p.dtype), lanes, true, stream, tail); break;
@@ -183,6 +187,8 @@ void register_rowwise_ops() {
       if (p.dim(1) >= 16 && (l16 || caps.i64)) v.push_back(Variant{}.set("lanes", 16));
       if (!l16 && p.dim(1) >= 16 && is_cpu(caps) && (op == RowOp::Softmax || op == RowOp::LogSoftmax))
         v.push_back(Variant{}.set("lanes", 16).set("pf", 1));
+      if (p.dim(1) >= 16 && is_cpu(caps) && (op == RowOp::Softmax || op == RowOp::LogSoftmax))
+        v.push_back(Variant{}.set("lanes", 16).set("blk", 1));
       v.push_back(Variant{}.set("lanes", 1));
       if (is_cpu(caps) && (op == RowOp::Softmax || op == RowOp::LogSoftmax) && p.dim(1) >= 2 && p.dim(1) <= 16)
         v.push_back(Variant{}.set("narrow", 1));
@@ -216,6 +222,14 @@ void register_rowwise_ops() {
       // 100000×10 4.2 -> 27, 131072×16 6.7 -> 20, 65536×3 3.6 -> 39;
       // log-softmax 262144×8 2.7 -> 26, 131072×16 4.1 -> 24.
       if (exp_rows && p.dim(1) >= 2 && p.dim(1) <= 16) return Variant{}.set("narrow", 1);
+      // Rows of a few lines in blocks of 16 (rowwise.h: softmax_block_rows).
+      // Zen 5, kgen op, GB/s against the row walk, 1 / 2 threads: softmax
+      // 65536×20 6.9 -> 10.8 / 14 -> 22, ×32 11.8 -> 29, ×48 14.6 -> 25 / 29
+      // -> 64, 32768×96 23 -> 29 / 46 -> 69, but ×128 27 -> 24 / 55 -> 58 and
+      // 16384×256 37 -> 30; log-softmax ×32 8.0 -> 26, ×96 19 -> 27 / 37 ->
+      // 65, ×128 21 -> 29 / 45 -> 57, ×256 32 -> 27.
+      if (exp_rows && p.dim(1) > 16 && p.dim(1) <= (op == RowOp::LogSoftmax ? 128 : 112))
+        return Variant{}.set("lanes", 16).set("blk", 1);
       Variant v = Variant{}.set("lanes", p.dim(1) >= 16 ? 16 : 1);
       const double out_bytes = double(p.dim(0) * p.dim(1)) * ir::Type(p.dtype).bytes();
       if (l16 && stream_output(caps, out_bytes)) v.set("stream", 1);
@@ -250,7 +264,9 @@ void register_rowwise_ops() {
                        prob(d.name, 67, 1001),  // lines with a masked tail; softmax's second row group
                        // narrow rows (softmax: 16 in lanes): remainder rows, a second group, n = 2^s·m, 16-bit
                        prob(d.name, 37, 8), prob(d.name, 300, 3), prob(d.name, 21, 12, ir::ScalarKind::BF16),
-                       prob(d.name, 18, 16, ir::ScalarKind::F16), prob(d.name, 40, 10)};
+                       prob(d.name, 18, 16, ir::ScalarKind::F16), prob(d.name, 40, 10),
+                       // blocks of 16 rows (softmax): a partial last block, tails, a second group
+                       prob(d.name, 21, 32), prob(d.name, 70, 20), prob(d.name, 33, 100, ir::ScalarKind::BF16)};
     d.bench_problems = {n_params(op) ? prob(d.name, 2048, 1024) : prob(d.name, 4096, 4096)};
     register_op(std::move(d));
   }

@@ -267,6 +267,72 @@ ir::Kernel log_softmax_rows(ir::Type dt, int lanes, int rpg, bool fast, bool str
   });
 }
 
+// Softmax / log-softmax over blocks of 16 rows (lanes 16; cols % 16 == 0,
+// or tail): each pass walks the block's rows one after another (runtime
+// loops over a row's lines, the 16 rows unrolled), and the rows' statistics
+// meet in one line: 16 max lines -> tree_max_lanes, 16 sum lines ->
+// tree_add_lanes, one division (or log) for the 16 rows. The row walk
+// (softmax_rows) ends every row in two horizontal reductions and a scalar
+// division, a latency chain of ~60 cycles that dominates rows of a few
+// lines. The block (16 rows x cols) is re-read from L1/L2 by the exp and
+// scale passes. Rows past the group's end are read clamped and not stored.
+ir::Kernel softmax_block_rows(ir::Type dt, bool log_softmax, bool tail, int rpg) {
+  check_variant(dt, 16, false, tail);
+  if (rpg < 16 || rpg % 16) throw std::invalid_argument("softmax_block_rows: rows per group a multiple of 16");
+  Lanes L{16};
+  return kernel(std::string(log_softmax ? "log_softmax" : "softmax") + "_block_rows" + suffix(dt, 16, false, tail) + "_r" +
+                    std::to_string(rpg),
+                [&](KernelBuilder& kb) {
+    auto x = kb.input("x", row_elem(L, dt, tail));
+    auto y = kb.inout("y", row_elem(L, dt, tail));
+    auto [W, r0, r_end] = softmax_setup(kb, L, tail, rpg);
+    for_range(0u, (r_end - r0 + 15u) / 16u, [&](Value blk) {
+      Value rb = r0 + blk * 16u;
+      std::vector<Value> base, valid;
+      for (uint32_t r = 0; r < 16; ++r) {
+        base.push_back(W.row(min(rb + r, r_end - 1u)));
+        valid.push_back(rb + r < r_end);
+      }
+      std::vector<Value> mx;
+      for (uint32_t r = 0; r < 16; ++r) {
+        Var m = var(L.bcast(-INFINITY));
+        W.each([&](const Value& off, const Value* mask) {
+          m = Lanes::grow_max(m.get(), W.keep(mask, W.ld(x, base[r] + off), L.bcast(-INFINITY)));
+        });
+        mx.push_back(m.get());
+      }
+      Value M = tree_max_lanes(mx);
+      // exp pass: e = exp(x - max) (softmax) or d = x - max (log-softmax)
+      // into y, the row sums of e.
+      std::vector<Value> sums;
+      for (uint32_t r = 0; r < 16; ++r) {
+        Var s = var(L.bcast(0.0f));
+        if_(valid[r], [&] {
+          Value mr = L.bcast(extract(M, int(r)));
+          W.each([&](const Value& off, const Value* mask) {
+            Value d = W.ld(x, base[r] + off) - mr;
+            Value e = row_exp(d, true, true);
+            W.st(y, base[r] + off, dt, log_softmax ? d : e);
+            s += W.keep(mask, e, L.bcast(0.0f));
+          });
+        });
+        sums.push_back(s.get());
+      }
+      Value S = tree_add_lanes(sums);
+      Value F = log_softmax ? log(S) : L.bcast(1.0f) / S;
+      for (uint32_t r = 0; r < 16; ++r) {
+        if_(valid[r], [&] {
+          Value fr = L.bcast(extract(F, int(r)));
+          W.each([&](const Value& off, const Value* mask) {
+            Value old = W.ld(y, base[r] + off);
+            W.st(y, base[r] + off, dt, W.keep(mask, log_softmax ? old - fr : old * fr, old));
+          });
+        });
+      }
+    });
+  });
+}
+
 ir::Kernel rmsnorm_rows(ir::Type dt, int lanes, bool with_weight, bool stream, bool tail) {
   check_variant(dt, lanes, stream, tail);
   Lanes L{lanes};

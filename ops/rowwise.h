@@ -47,6 +47,12 @@ ir::Kernel log_softmax_rows(ir::Type dt, int lanes, int rows_per_group = kSoftma
 // (softmax_narrow.cpp): buffers x, y (dt, scalars), scalar nrows; `rpg` rows
 // (a multiple of 16) per single-work-item workgroup, grid ceil(rows / rpg).
 ir::Kernel softmax_narrow_rows(ir::Type dt, int n, bool log_softmax, int rpg = 256);
+// Rows of a few lines, 16 at a time (lanes 16): each pass walks the 16 rows
+// one by one and their max and sum meet in one line each (tree_*_lanes), so
+// no row ends in horizontal reductions and a division. Buffers and scalars
+// as softmax_rows (no stream, no scratch); `rpg` rows (a multiple of 16) per
+// workgroup.
+ir::Kernel softmax_block_rows(ir::Type dt, bool log_softmax, bool tail, int rpg = kSoftmaxRowsPerGroup);
 ir::Kernel rmsnorm_rows(ir::Type dt, int lanes, bool with_weight = true, bool stream = false, bool tail = false);
 ir::Kernel layernorm_rows(ir::Type dt, int lanes, bool stream = false, bool tail = false);  // weight and bias
 // Does softmax_rows(.., online, .., stream) take the scratch buffer, and how
