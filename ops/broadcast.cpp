@@ -292,6 +292,11 @@ void register_elementwise_ops() {
     d.test_problems.push_back(prob("ew_binary", {2, 3, 4, 5, 6, 7}, {{"fn", 0}, {"bb", 0b101010}, {"rb", 5}}));  // 6-D
     d.test_problems.push_back(prob("ew_binary", {9, 40}, {{"fn", 2}, {"bb", 0b01}, {"rb", 1}, {"out", 1}}, F16));  // f16 -> f32
     d.test_problems.push_back(prob("ew_binary", {1}, {{"fn", 0}}));
+    // A short inner axis folded with periodic inputs (fusion.h: Layout::period): b (3) over 5x37 rows;
+    // b per batch and channel (2x1x1x6); 3000 rows of 3 in two chunks (the second starts mid-period).
+    d.test_problems.push_back(prob("ew_binary", {5, 37, 3}, {{"fn", 1}, {"bb", 0b011}, {"rb", 3}}));
+    d.test_problems.push_back(prob("ew_binary", {2, 9, 7, 6}, {{"fn", 3}, {"bb", 0b0110}, {"rb", 4}}));
+    d.test_problems.push_back(prob("ew_binary", {3000, 3}, {{"fn", 2}, {"bb", 0b01}, {"rb", 1}}));
     d.bench_problems.push_back(prob("ew_binary", {int64_t(1) << 26}, {{"fn", 0}}));
     d.bench_problems.push_back(prob("ew_binary", {16384, 4096}, {{"fn", 0}, {"bb", 0b01}, {"rb", 1}}));
     d.bench_problems.push_back(prob("ew_binary", {16384, 4096}, {{"fn", 2}, {"bb", 0b10}}));
@@ -302,6 +307,9 @@ void register_elementwise_ops() {
     d.test_problems.push_back(prob("ew_ternary", {500}, {{"fn", 0}}));
     d.test_problems.push_back(prob("ew_ternary", {11, 45}, {{"fn", 0}, {"bb", 0b01}, {"bc", 0b10}}));
     d.test_problems.push_back(prob("ew_ternary", {6, 5, 19}, {{"fn", 1}, {"ba", 0b001}, {"rc", 1}}));
+    // two periodic inputs (period 7), and a column input that keeps the short axis unfolded
+    d.test_problems.push_back(prob("ew_ternary", {300, 7}, {{"fn", 0}, {"bb", 0b01}, {"rb", 1}, {"bc", 0b01}, {"rc", 1}}));
+    d.test_problems.push_back(prob("ew_ternary", {40, 5}, {{"fn", 1}, {"bb", 0b01}, {"rb", 1}, {"bc", 0b10}}));
     d.bench_problems.push_back(prob("ew_ternary", {int64_t(1) << 25}, {{"fn", 0}}));
     register_op(std::move(d));
   }

@@ -88,13 +88,22 @@ void validate_chain(const Chain& c);
 // The launch layout after collapsing axes: dims outermost first (dims.back()
 // is the contiguous inner axis), and per input its element stride on each
 // collapsed axis (0: broadcast along it).
+// period (per input, empty or 0: none): an input contiguous along a short
+// inner axis (P < 16 values) and broadcast along the axis outside it (x -
+// mean[c] over NHWC pixels) lets the two axes merge into one long axis; the
+// input then repeats every P elements of it (element j reads j % P), so rows
+// of 3 elements become one row of lines. Inputs with a period have stride 1
+// on the merged axis.
 struct Layout {
   std::vector<int64_t> dims;
   std::vector<std::vector<int64_t>> strides;
+  std::vector<int64_t> period;
   int64_t inner() const { return dims.back(); }
   int64_t rows() const;
+  int64_t period_of(size_t i) const { return i < period.size() ? period[i] : 0; }
 };
-Layout layout_of(const Chain& c);
+// periodic: fold a short inner axis with periodic inputs (see period).
+Layout layout_of(const Chain& c, bool periodic = true);
 
 // Variant: lanes 16 (CPU: one work-item per group walks its chunk of a row in
 // 16-lane lines, any row length: lines are built from consecutive elements,

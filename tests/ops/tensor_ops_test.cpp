@@ -109,12 +109,12 @@ TEST_CASE("tensor ops on the GPU devices where present") {
 
 TEST_CASE("broadcast layouts collapse axes that every input treats alike") {
   using fusion::Chain;
-  auto layout = [](std::vector<std::vector<int64_t>> shapes) {
+  auto layout = [](std::vector<std::vector<int64_t>> shapes, bool periodic = false) {
     Chain c;
     for (size_t i = 0; i < shapes.size(); ++i) c.inputs.push_back({"i" + std::to_string(i), ir::ScalarKind::F32, shapes[i]});
     c.out = fusion::in(0);
     c.shape = fusion::broadcast_shape(c);
-    return fusion::layout_of(c);
+    return fusion::layout_of(c, periodic);
   };
   // Equal shapes: one flat contiguous range.
   auto l = layout({{3, 5, 7}, {3, 5, 7}});
@@ -131,6 +131,22 @@ TEST_CASE("broadcast layouts collapse axes that every input treats alike") {
   l = layout({{2, 1, 3, 5}, {2, 1, 1, 5}});
   CHECK(l.dims == std::vector<int64_t>{2, 3, 5});
   CHECK(l.strides[1] == std::vector<int64_t>{5, 0, 1});
+  // A short inner axis folds into the one outside it, the row vector periodic.
+  l = layout({{4, 6}, {6}}, true);
+  CHECK(l.dims == std::vector<int64_t>{24});
+  CHECK(l.strides[1] == std::vector<int64_t>{1});
+  CHECK(l.period_of(0) == 0);
+  CHECK(l.period_of(1) == 6);
+  l = layout({{2, 1, 3, 5}, {2, 1, 1, 5}}, true);
+  CHECK(l.dims == std::vector<int64_t>{2, 15});
+  CHECK(l.strides[1] == std::vector<int64_t>{5, 1});
+  CHECK(l.period_of(1) == 5);
+  // ... not with an input broadcast along the short axis (a column), nor from 16 values.
+  l = layout({{4, 6}, {6}, {4, 1}}, true);
+  CHECK(l.dims == std::vector<int64_t>{4, 6});
+  CHECK(l.period.empty());
+  l = layout({{4, 16}, {16}}, true);
+  CHECK(l.dims == std::vector<int64_t>{4, 16});
   // Scalar.
   l = layout({{2, 3}, {1}});
   CHECK(l.dims == std::vector<int64_t>{6});
