@@ -10,7 +10,7 @@
 
 #include "dsl/dsl.h"
 #include "ir/half.h"
-#include "ops/fast_activation.h"
+#include "ops/fast_math.h"
 #include "ops/fast_exp.h"
 
 namespace kgen::ops::fusion {
@@ -345,7 +345,7 @@ struct Evaluator {
       case Op::Rsqrt: return rsqrt(a[0]);
       case Op::Sin: return sin(a[0]);
       case Op::Cos: return cos(a[0]);
-      // The CPU lines: polynomial forms (fast_activation.h), 6-20x faster
+      // The CPU lines: polynomial forms (fast_math.h), 6-20x faster
       // than the glibc-exact ones, within 1.4 ulp.
       case Op::Tanh: return fast ? fast_tanh(a[0]) : tanh(a[0]);
       case Op::Erf: return fast ? fast_erf(a[0]) : erf(a[0]);

