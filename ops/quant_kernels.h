@@ -135,10 +135,11 @@ inline bool r16_prefetch_spread(QFormat f) { return f == QFormat::Q4_K || f == Q
 // xs, w: u8, y), scalars (m, n, k); grid x = ceil(n/16), workgroup 1.
 // Besides the layout=16 formats it packs Q4_1 (nibbles, a line of d and one
 // of m per tile), Q5_0 and Q5_1 (codes widened to bytes: Q8_0's tile, plus
-// m) and Q5_K (Q4_K's tile with 64 byte code lines) into tiles of its own.
+// m), Q5_K (Q4_K's tile with 64 byte code lines), Q2_K and Q3_K (64 byte
+// code lines, a scale per 16 elements) into tiles of their own.
 ir::Kernel qgemm_rows_r16_kernel(QFormat f, int mb, int tiles);
 bool has_rows_r16_gemm(QFormat f);
-int64_t rows_r16_tile_bytes(QFormat f);       // its tiles: r16_tile_bytes, or Q4_1 640, Q5_0 1088, Q5_1 1152, Q5_K 4352
+int64_t rows_r16_tile_bytes(QFormat f);       // its tiles: r16_tile_bytes, or Q4_1 640, Q5_0 1088, Q5_1 1152, Q5_K 4352, Q2_K / Q3_K 4416
 int64_t rows_r16_blocks_per_tile(QFormat f);
 // Dequantize of the layout (any target): buffers (w: u8 or u32 words, y:
 // f32 rows x k), scalars (rows, k); one element per work-item, grid as

@@ -429,11 +429,16 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // 16 2.0 (2.4), 64 5.3 (9.7), but at M = 8 1.35 against 1.18 for its
     // super-block GEMV in one pass of X rows, which also beats Q4_K's here at
     // M = 5-7 (0.74 / 0.86 / 0.94 ms against 0.88 / 0.88 / 0.97).
+    // Q2_K and Q3_K in tiles of codes widened to bytes with a scale per 16
+    // (as Q6_K): from 9 rows, where the super-block GEMV takes 8 in one
+    // pass (M = 8 Q2_K 0.80 ms against 0.89, Q3_K 0.93 against 1.00); M =
+    // 12 Q2_K 1.19 (1.59), Q3_K 1.26 (1.83); 128 10.2 (13.1), 9.3 (15.3);
+    // 512 48 (52), 37 (61).
     const int64_t rows_r16_from = !caps.byte_dot ? 9
                                   : s.f == QFormat::Q5_0 ? 4
                                   : s.f == QFormat::Q4_0 || s.f == QFormat::Q8_0 || s.f == QFormat::Q4_1 || s.f == QFormat::Q5_1 ? 5
                                   : s.f == QFormat::Q6_K ? 7
-                                  : s.f == QFormat::Q5_K ? 9 : 8;
+                                  : s.f == QFormat::Q5_K || s.f == QFormat::Q2_K || s.f == QFormat::Q3_K ? 9 : 8;
     // X in blocks of 4 rows, except where for Q4_0 and Q4_K a block would be
     // mostly padding (kgen tune rotating, 1 thread: Q4_0 M = 5 0.82 ms with
     // blocks of 1 against 1.00 with 4, M = 6 0.88-0.91 with 1-2 against 1.04,
@@ -653,7 +658,7 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     case kGemmRowsR16: {
       if (!is_cpu(caps) || !s.x8 || !rows_r16_gemm(s))
         throw std::invalid_argument("qmatmul: impl=5 (GGML rows packed in the kernel) is for the CPU, xq=1, "
-                                    "Q4_0/Q4_1/Q5_0/Q5_1/Q8_0/Q4_K/Q5_K/Q6_K, and K up to the stack scratch bound");
+                                    "any GGML format, and K up to the stack scratch bound");
       int mb = int(v.get("mb", 4));
       if (mb < 1 || mb > 8) throw std::invalid_argument("qmatmul: mb in 1..8");
       auto [xq, xd, xs] = quantize_x();

@@ -72,6 +72,7 @@ struct R16Item {
   void block(const Value& t, uint32_t j, const Value& b);      // Q4_0, Q4_1, Q5_0, Q5_1, Q8_0
   void q4k_superblock(const Value& b);                          // Q4_K, Q5_K
   void q6k_superblock(const Value& t, uint32_t j, const Value& b);
+  void k16_superblock(const Value& b);                          // Q2_K, Q3_K (packing GEMM only)
 
   // X rows m0 .. m0 + MB - 1 (past M: row M-1 again, never stored) and
   // fresh accumulators.
@@ -89,6 +90,7 @@ struct R16Item {
   // the start of each whole tile.
   void all_tiles(const Value& nb, const std::function<void(const Value&)>& before) {
     const bool q4k = f == QFormat::Q4_K || f == QFormat::Q5_K, q6k = f == QFormat::Q6_K;
+    const bool k16 = f == QFormat::Q2_K || f == QFormat::Q3_K;
     auto one = [&](const Value& t, uint32_t j, const Value& b) {
       if (q6k) q6k_superblock(t, j, b);
       else block(t, j, b);
@@ -96,10 +98,11 @@ struct R16Item {
     for_range(0u, nb / uint32_t(rows_r16_blocks_per_tile(f)), [&](Value t) {
       before(t);
       if (q4k) return q4k_superblock(t);
+      if (k16) return k16_superblock(t);
       one(t, 0, t * 2u);
       one(t, 1, t * 2u + 1u);
     });
-    if (!q4k) if_((nb & 1u) != 0u, [&] { one(nb / 2u, 0, nb - 1u); });
+    if (!q4k && !k16) if_((nb & 1u) != 0u, [&] { one(nb / 2u, 0, nb - 1u); });
   }
   // y for the item's X rows and its RG groups of 16 rows from n0.
   void store(const Array& y, const Value& M, const Value& N, const Value& m0, const Value& n0) {
@@ -279,6 +282,55 @@ void R16Item::q6k_superblock(const Value& t, uint32_t j, const Value& b) {
   }
 }
 
+// Q2_K and Q3_K (the packing GEMM's tiles of their own): super-block b
+// (tile b) of every row group. Codes widened to bytes, 8 lines per 32
+// elements (one X block); a scale per 16 elements, so two dot4 chains per X
+// block as in Q6_K. Q3_K: u = 2 low bits | high bit << 2, w = d·s·(u - 4),
+// s the signed 6-bit scale as an int8 (lines 64-67, Q6_K's form), d in line
+// 68. Q2_K: w = d·sc·u - dmin·m (sc, m the low and high nibbles of the
+// scale byte; the 16 bytes raw in lines 64-67, d and dmin in line 68), the
+// min a second fma per half as Q4_K's.
+void R16Item::k16_superblock(const Value& b) {
+  const bool q3 = f == QFormat::Q3_K;
+  Value b64 = cast(u64, b);
+  for (uint32_t g = 0; g < RG; ++g) {
+    Value tl = tile(g, b);
+    Value dd = w[tl + uint64_t(68)];
+    Value d = halves(dd, 0), dmin = q3 ? Value() : halves(dd, 1);
+    std::vector<Value> sw;
+    for (uint32_t i = 0; i < 4; ++i) sw.push_back(w[tl + uint64_t(64 + i)]);
+    for (uint32_t sb = 0; sb < 8; ++sb) {
+      std::vector<Value> codes;
+      for (uint32_t c = 0; c < 8; ++c) codes.push_back(w[tl + uint64_t(8 * sb + c)]);
+      std::vector<Value> dsc, dm;
+      for (uint32_t h = 0; h < 2; ++h) {
+        const uint32_t si = 2 * sb + h;
+        if (q3) {
+          Value v = (bitcast(line(i32, 16), sw[si / 4]) << (24u - 8u * (si % 4))) >> 24;
+          dsc.push_back(d * cast(line(f32, 16), v));
+        } else {
+          Value byte = (si % 4 ? sw[si / 4] >> (8u * (si % 4)) : sw[si / 4]) & 0xffu;
+          dsc.push_back(d * cast(line(f32, 16), byte & 0xfu));
+          dm.push_back(dmin * cast(line(f32, 16), byte >> 4u));
+        }
+      }
+      for (uint32_t i = 0; i < MB; ++i) {
+        Value xb = b64 * 8u + uint64_t(sb);  // the X block
+        Value dx = xd[drow[i] + xb];
+        Var& a = out(i, g);
+        for (uint32_t h = 0; h < 2; ++h) {
+          Value sq = xs[srow[i] + xb * 2u + uint64_t(h)];
+          // Q3_K: -4·Σq of the 16 activations starts the sum.
+          Value s16 = q3 ? splat(sq * -4, 16) : splat(constant(i32, 0), 16);
+          for (uint32_t c = 4 * h; c < 4 * h + 4; ++c) s16 = dot4(codes[c], act(i, xb, c), s16);
+          a = fma(cast(line(f32, 16), s16), dsc[h] * splat(dx, 16), a.get());
+          if (!q3) a = fma(dm[h], splat(-(dx * cast(f32, sq)), 16), a.get());
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 ir::Kernel qgemv_r16_kernel(QFormat fmt, int groups, int mb, int prefetch) {
@@ -363,6 +415,17 @@ std::vector<RawLine> raw_line_specs(QFormat f) {
       words(0, 4, 3);                              // the 12 scale bytes
       v.push_back({true, 0, 0, 0, 2});             // d, dmin
       break;
+    case QFormat::Q3_K:
+      words(0, 32, 16);                      // qs
+      words(0, 0, 8);                        // hmask
+      words(0, 96, 3);                       // the 12 scale bytes
+      v.push_back({true, 0, 108, 0, 108});   // d
+      break;
+    case QFormat::Q2_K:
+      words(0, 16, 16);                      // qs
+      words(0, 0, 4);                        // the 16 scale bytes
+      v.push_back({true, 0, 80, 0, 82});     // d, dmin
+      break;
     case QFormat::Q6_K:
       for (uint32_t j = 0; j < 2; ++j) words(j, 0, 32);    // ql
       for (uint32_t j = 0; j < 2; ++j) words(j, 128, 16);  // qh
@@ -419,6 +482,37 @@ std::vector<Value> tile_from_raw(QFormat f, const std::vector<Value>& raw, bool 
       t.insert(t.end(), raw.begin() + 40, raw.end());  // scales, d / dmin
       return t;
     }
+    case QFormat::Q2_K: case QFormat::Q3_K: {
+      // Sub-block sb = 4·nn + j (32 elements): 2 bits at 2j of qs bytes 32nn
+      // .. 32nn + 31; Q3_K's high bit is bit 4nn + j of hmask bytes 0 .. 31.
+      const bool q3 = f == QFormat::Q3_K;
+      std::vector<Value> t;
+      for (uint32_t sb = 0; sb < 8; ++sb)
+        for (uint32_t c = 0; c < 8; ++c) {
+          const uint32_t nn = sb / 4, j = sb % 4;
+          const Value& qs = raw[8 * nn + c];
+          Value code = (j ? qs >> (2u * j) : qs) & 0x03030303u;
+          if (q3) {
+            const uint32_t bit = 4 * nn + j;
+            code = code | (((bit ? raw[16 + c] >> bit : raw[16 + c]) & 0x01010101u) << 2u);
+          }
+          t.push_back(code);
+        }
+      if (!q3) {
+        t.insert(t.end(), raw.begin() + 16, raw.end());  // scale bytes, d / dmin
+        return t;
+      }
+      // The 16 6-bit scales (GGML's aux trick on each lane's words), minus
+      // 32 as int8: per byte (b | 0x80) - 0x20 never borrows, ^ 0x80 undoes it.
+      const Value &a0 = raw[24], &a1 = raw[25], &tmp = raw[26];
+      const Value sc[4] = {(a0 & 0x0f0f0f0fu) | ((tmp & 0x03030303u) << 4u),
+                           (a1 & 0x0f0f0f0fu) | (((tmp >> 2u) & 0x03030303u) << 4u),
+                           ((a0 >> 4u) & 0x0f0f0f0fu) | (((tmp >> 4u) & 0x03030303u) << 4u),
+                           ((a1 >> 4u) & 0x0f0f0f0fu) | (((tmp >> 6u) & 0x03030303u) << 4u)};
+      for (const Value& v : sc) t.push_back(((v | 0x80808080u) - 0x20202020u) ^ 0x80808080u);
+      t.push_back(raw[27]);  // d
+      return t;
+    }
     default: return raw;
   }
 }
@@ -426,7 +520,8 @@ std::vector<Value> tile_from_raw(QFormat f, const std::vector<Value>& raw, bool 
 }  // namespace
 
 bool has_rows_r16_gemm(QFormat f) {
-  return has_r16(f) || f == QFormat::Q4_1 || f == QFormat::Q5_0 || f == QFormat::Q5_1 || f == QFormat::Q5_K;
+  return has_r16(f) || f == QFormat::Q4_1 || f == QFormat::Q5_0 || f == QFormat::Q5_1 || f == QFormat::Q5_K ||
+         f == QFormat::Q2_K || f == QFormat::Q3_K;
 }
 int64_t rows_r16_tile_bytes(QFormat f) {
   switch (f) {
@@ -434,10 +529,13 @@ int64_t rows_r16_tile_bytes(QFormat f) {
     case QFormat::Q5_0: return 64 * 17;  // 2 x 8 code lines, d
     case QFormat::Q5_1: return 64 * 18;  // 2 x 8 code lines, d, m
     case QFormat::Q5_K: return 64 * 68;  // 64 code lines, 3 scale lines, d / dmin
+    case QFormat::Q2_K: case QFormat::Q3_K: return 64 * 69;  // 64 code lines, 4 scale lines, d (/ dmin)
     default: return r16_tile_bytes(f);
   }
 }
-int64_t rows_r16_blocks_per_tile(QFormat f) { return f == QFormat::Q5_K ? 1 : r16_blocks_per_tile(f); }
+int64_t rows_r16_blocks_per_tile(QFormat f) {
+  return f == QFormat::Q5_K || f == QFormat::Q2_K || f == QFormat::Q3_K ? 1 : r16_blocks_per_tile(f);
+}
 
 ir::Kernel qgemm_rows_r16_kernel(QFormat fmt, int mb, int tiles) {
   if (!has_rows_r16_gemm(fmt)) throw std::invalid_argument(std::string("no packing GEMM for ") + info(fmt).name);

@@ -283,7 +283,7 @@ TEST_CASE("quant: int8 GEMV equals W·x̂ to f32 rounding, every format, CPU 1 a
                                     {9, 21, 3 * qk, 4, 4}, {10, 7, 2 * qk, 1, 8}, {6, 9, qk, 1, 6}}) {
         // Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 also as block pairs (p2, k % 64 == 0), all but Q8_0 as quads (p4, k % 128 == 0);
         // Q2_K, Q3_K, Q4_K and Q6_K in 16-lane units (w16); GGML rows packed into the
-        // interleaved tiles inside the GEMM (impl=5, X in row blocks of mb; every format but Q2_K and Q3_K); Q4_0, Q8_0, Q4_K, Q6_K with rows interleaved by 16 (r16).
+        // interleaved tiles inside the GEMM (impl=5, X in row blocks of mb; every format); Q4_0, Q8_0, Q4_K, Q6_K with rows interleaved by 16 (r16).
         // Q2_K, Q3_K, Q4_K and Q5_K also with X per super-block of 256 (xk; checked against x̂ of that quantization).
         for (int form : {0, 1, 2, 3, 4, 5, 6}) {
           const bool p2 = form == 1, r16 = form == 2, p4 = form == 3, w16 = form == 4, rows_r16 = form == 5, xk = form == 6;
