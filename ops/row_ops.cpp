@@ -225,11 +225,11 @@ void register_rowwise_ops() {
       if (exp_rows && p.dim(1) >= 2 && p.dim(1) <= 16) return Variant{}.set("narrow", 1);
       // Rows of a few lines in blocks of 16 (rowwise.h: softmax_block_rows).
       // Zen 5, kgen op, GB/s against the row walk, 1 / 2 threads: softmax
-      // 65536×20 6.9 -> 10.8 / 14 -> 22, ×32 11.8 -> 29, ×48 14.6 -> 25 / 29
-      // -> 64, 32768×96 23 -> 29 / 46 -> 69, but ×128 27 -> 24 / 55 -> 58 and
-      // 16384×256 37 -> 30; log-softmax ×32 8.0 -> 26, ×96 19 -> 27 / 37 ->
-      // 65, ×128 21 -> 29 / 45 -> 57, ×256 32 -> 27.
-      if (exp_rows && p.dim(1) > 16 && p.dim(1) <= (op == RowOp::LogSoftmax ? 128 : 112))
+      // 65536×20 6.9 -> 11.2 / 14 -> 22, ×32 11.8 -> 30 / 59, ×48 14.6 -> 33
+      // / 29 -> 62, 32768×96 23 -> 41 / 46 -> 79, ×128 27.5 -> 31; but
+      // 16384×256 33 against 32, 8192×512 42 against 32; log-softmax ×32 8.0
+      // -> 27, ×96 19 -> 39 / 37 -> 77, ×128 21 -> 29.
+      if (exp_rows && p.dim(1) > 16 && p.dim(1) <= 128)
         return Variant{}.set("lanes", 16).set("blk", 1);
       Variant v = Variant{}.set("lanes", p.dim(1) >= 16 ? 16 : 1);
       const double out_bytes = double(p.dim(0) * p.dim(1)) * ir::Type(p.dtype).bytes();

@@ -287,49 +287,56 @@ ir::Kernel softmax_block_rows(ir::Type dt, bool log_softmax, bool tail, int rpg)
     auto x = kb.input("x", row_elem(L, dt, tail));
     auto y = kb.inout("y", row_elem(L, dt, tail));
     auto [W, r0, r_end] = softmax_setup(kb, L, tail, rpg);
+    // The rows' statistic lines and per-row factors go through a small
+    // stack scratch so each pass is one runtime loop over the 16 rows, not
+    // 16 copies of it (48 columns: compile 418 -> 51 ms, and 25 -> 33 GB/s).
+    Array stat = shared_array(line(f32, 16), 16);
+    Array fac = shared_array(f32, 16);
     for_range(0u, (r_end - r0 + 15u) / 16u, [&](Value blk) {
       Value rb = r0 + blk * 16u;
-      std::vector<Value> base, valid;
-      for (uint32_t r = 0; r < 16; ++r) {
-        base.push_back(W.row(min(rb + r, r_end - 1u)));
-        valid.push_back(rb + r < r_end);
-      }
-      std::vector<Value> mx;
-      for (uint32_t r = 0; r < 16; ++r) {
+      auto base = [&](const Value& r) { return W.row(min(rb + r, r_end - 1u)); };
+      // The 16 lines of stat, regrouped: lane r of the result is line r's
+      // max (or sum); stored as 16 per-row factors.
+      auto meet = [&](bool sum, const std::function<Value(const Value&)>& f) {
+        std::vector<Value> lines;
+        for (uint32_t r = 0; r < 16; ++r) lines.push_back(stat[r]);
+        Value v = f(sum ? tree_add_lanes(lines) : tree_max_lanes(lines));
+        for (uint32_t r = 0; r < 16; ++r) fac[r] = extract(v, int(r));
+      };
+      for_range(0u, 16u, [&](Value r) {
         Var m = var(L.bcast(-INFINITY));
+        Value b = base(r);
         W.each([&](const Value& off, const Value* mask) {
-          m = Lanes::grow_max(m.get(), W.keep(mask, W.ld(x, base[r] + off), L.bcast(-INFINITY)));
+          m = Lanes::grow_max(m.get(), W.keep(mask, W.ld(x, b + off), L.bcast(-INFINITY)));
         });
-        mx.push_back(m.get());
-      }
-      Value M = tree_max_lanes(mx);
+        stat[r] = m.get();
+      });
+      meet(false, [](const Value& M) { return M; });
       // exp pass: e = exp(x - max) (softmax) or d = x - max (log-softmax)
-      // into y, the row sums of e.
-      std::vector<Value> sums;
-      for (uint32_t r = 0; r < 16; ++r) {
+      // into y, the row sums of e (rows past the end: sums of 1, not stored).
+      for_range(0u, 16u, [&](Value r) {
         Var s = var(L.bcast(0.0f));
-        if_(valid[r], [&] {
-          Value mr = L.bcast(extract(M, int(r)));
+        if_(rb + r < r_end, [&] {
+          Value mr = L.bcast(fac[r]), b = base(r);
           W.each([&](const Value& off, const Value* mask) {
-            Value d = W.ld(x, base[r] + off) - mr;
+            Value d = W.ld(x, b + off) - mr;
             Value e = row_exp(d, true, true);
-            W.st(y, base[r] + off, dt, log_softmax ? d : e);
+            W.st(y, b + off, dt, log_softmax ? d : e);
             s += W.keep(mask, e, L.bcast(0.0f));
           });
-        });
-        sums.push_back(s.get());
-      }
-      Value S = tree_add_lanes(sums);
-      Value F = log_softmax ? fast_log(S) : L.bcast(1.0f) / S;
-      for (uint32_t r = 0; r < 16; ++r) {
-        if_(valid[r], [&] {
-          Value fr = L.bcast(extract(F, int(r)));
+        }).else_([&] { s = L.bcast(1.0f); });
+        stat[r] = s.get();
+      });
+      meet(true, [&](const Value& S) { return log_softmax ? fast_log(S) : L.bcast(1.0f) / S; });
+      for_range(0u, 16u, [&](Value r) {
+        if_(rb + r < r_end, [&] {
+          Value fr = L.bcast(fac[r]), b = base(r);
           W.each([&](const Value& off, const Value* mask) {
-            Value old = W.ld(y, base[r] + off);
-            W.st(y, base[r] + off, dt, W.keep(mask, log_softmax ? old - fr : old * fr, old));
+            Value old = W.ld(y, b + off);
+            W.st(y, b + off, dt, W.keep(mask, log_softmax ? old - fr : old * fr, old));
           });
         });
-      }
+      });
     });
   });
 }
