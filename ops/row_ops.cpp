@@ -86,8 +86,18 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     throw std::invalid_argument("pf is a variant of the two-pass softmax and log-softmax");
   const bool scratch = op == RowOp::Softmax && softmax_needs_scratch(online, stream);
   const bool block = v.get("blk") != 0;
-  if (block && (lanes != 16 || stream || online || pf || (op != RowOp::Softmax && op != RowOp::LogSoftmax)))
-    throw std::invalid_argument("blk=1 (16 rows a block) is a softmax / log-softmax form of lanes 16, without stream, online or pf");
+  if (block && (lanes != 16 || stream || online || pf))
+    throw std::invalid_argument("blk=1 (16 rows a block) is a form of lanes 16, without stream, online or pf");
+  if (block && (op == RowOp::RmsNorm || op == RowOp::LayerNorm)) {
+    const int rpg = kSoftmaxRowsPerGroup;
+    Step st{norm_block_rows(ir::Type(p.dtype), op == RowOp::RmsNorm, tail, rpg), {}, {}, {}};
+    st.dims.grid = {groups_for(rows, rpg), 1, 1};
+    st.scalars = {ir::scalar_slot(eps_of(p)), ir::scalar_slot(uint32_t(tail ? cols : cols / 16)), ir::scalar_slot(uint32_t(rows))};
+    for (int b = 0; b < 2 + n_params(op); ++b) st.buffers.push_back(b);
+    Plan pl;
+    pl.steps.push_back(std::move(st));
+    return pl;
+  }
   ir::Kernel k;
   if (block) k = softmax_block_rows(ir::Type(p.dtype), op == RowOp::LogSoftmax, tail);
   else switch (op) {
@@ -188,8 +198,7 @@ void register_rowwise_ops() {
       if (p.dim(1) >= 16 && (l16 || caps.i64)) v.push_back(Variant{}.set("lanes", 16));
       if (!l16 && p.dim(1) >= 16 && is_cpu(caps) && (op == RowOp::Softmax || op == RowOp::LogSoftmax))
         v.push_back(Variant{}.set("lanes", 16).set("pf", 1));
-      if (p.dim(1) >= 16 && is_cpu(caps) && (op == RowOp::Softmax || op == RowOp::LogSoftmax))
-        v.push_back(Variant{}.set("lanes", 16).set("blk", 1));
+      if (p.dim(1) >= 16 && is_cpu(caps)) v.push_back(Variant{}.set("lanes", 16).set("blk", 1));
       v.push_back(Variant{}.set("lanes", 1));
       if (is_cpu(caps) && (op == RowOp::Softmax || op == RowOp::LogSoftmax) && p.dim(1) >= 2 && p.dim(1) <= 16)
         v.push_back(Variant{}.set("narrow", 1));
@@ -231,6 +240,13 @@ void register_rowwise_ops() {
       // -> 27, ×96 19 -> 39 / 37 -> 77, ×128 21 -> 29.
       if (exp_rows && p.dim(1) > 16 && p.dim(1) <= 128)
         return Variant{}.set("lanes", 16).set("blk", 1);
+      // The norms the same way (norm_block_rows), 1 / 2 threads: layernorm
+      // 65536×16 9.3 -> 28, ×20 10.8 -> 23, ×32 17 -> 42 / 35 -> 80, ×64 30
+      // -> 54 / 61 -> 109, 32768×96 40 -> 57 / 78 -> 114, ×128 47 -> 48,
+      // ×256 56 -> 39; rmsnorm ×16 30 -> 42, ×32 49 -> 65 / 91 -> 117, ×48
+      // 55 -> 71, ×64 72 -> 65 (streamed).
+      if (!exp_rows && p.dim(1) >= 16 && p.dim(1) < (op == RowOp::LayerNorm ? 128 : 64))
+        return Variant{}.set("lanes", 16).set("blk", 1);
       Variant v = Variant{}.set("lanes", p.dim(1) >= 16 ? 16 : 1);
       const double out_bytes = double(p.dim(0) * p.dim(1)) * ir::Type(p.dtype).bytes();
       if (l16 && stream_output(caps, out_bytes)) v.set("stream", 1);
@@ -263,6 +279,9 @@ void register_rowwise_ops() {
                        prob(d.name, 2, 4096), prob(d.name, 3, 4112), prob(d.name, 5, 1000, ir::ScalarKind::F16),
                        prob(d.name, 4, 48, ir::ScalarKind::BF16), prob(d.name, 3, 37, ir::ScalarKind::BF16),
                        prob(d.name, 67, 1001)};  // lines with a masked tail; softmax's second row group
+    // Blocks of 16 rows for the norms: a partial block, a tail, a second group.
+    if (n_params(op))
+      for (auto [r, c] : {std::pair{21, 32}, {70, 20}, {35, 48}}) d.test_problems.push_back(prob(d.name, r, c));
     if (!n_params(op)) {
       // Softmax and log-softmax (the norms of a few columns are ill-conditioned: a row of 3 nearly
       // equal values normalises rounding noise). Narrow rows, 16 in lanes: remainder rows, a second

@@ -341,6 +341,76 @@ ir::Kernel softmax_block_rows(ir::Type dt, bool log_softmax, bool tail, int rpg)
   });
 }
 
+// rmsnorm / layernorm (weight, and bias) over blocks of 16 rows, as
+// softmax_block_rows: per pass a runtime loop over the rows whose statistic
+// lines meet in one (tree_add_lanes), then per-row factors. layernorm takes
+// the mean first, then the centred squares (a second pass over the block in
+// L1), then the output; rmsnorm Σx², then the output.
+ir::Kernel norm_block_rows(ir::Type dt, bool rms, bool tail, int rpg) {
+  check_variant(dt, 16, false, tail);
+  if (rpg < 16 || rpg % 16) throw std::invalid_argument("norm_block_rows: rows per group a multiple of 16");
+  Lanes L{16};
+  return kernel(std::string(rms ? "rmsnorm" : "layernorm") + "_block_rows" + suffix(dt, 16, false, tail) + "_r" +
+                    std::to_string(rpg),
+                [&](KernelBuilder& kb) {
+    auto x = kb.input("x", row_elem(L, dt, tail));
+    auto w = kb.input("w", row_elem(L, dt, tail));
+    Array b;
+    if (!rms) b = kb.input("b", row_elem(L, dt, tail));
+    auto y = kb.output("y", row_elem(L, dt, tail));
+    auto eps = kb.scalar("eps", f32);
+    auto ncols = kb.scalar("ncols", u32);
+    auto nrows = kb.scalar("nrows", u32);
+    kb.workgroup(1);
+    Walk W{L, tail, ncols};
+    Value r0 = group_id(0) * uint32_t(rpg), r_end = min(r0 + uint32_t(rpg), nrows);
+    Value cols = W.cols();
+    Array stat = shared_array(line(f32, 16), 16);
+    Array mean = shared_array(f32, 16), scale = shared_array(f32, 16);
+    for_range(0u, (r_end - r0 + 15u) / 16u, [&](Value blk) {
+      Value rb = r0 + blk * 16u;
+      auto base = [&](const Value& r) { return W.row(min(rb + r, r_end - 1u)); };
+      auto meet = [&](const Array& out, const std::function<Value(const Value&)>& f) {
+        std::vector<Value> lines;
+        for (uint32_t r = 0; r < 16; ++r) lines.push_back(stat[r]);
+        Value v = f(tree_add_lanes(lines));
+        for (uint32_t r = 0; r < 16; ++r) out[r] = extract(v, int(r));
+      };
+      if (!rms) {
+        for_range(0u, 16u, [&](Value r) {
+          Var s = var(L.bcast(0.0f));
+          Value bs = base(r);
+          W.each([&](const Value& off, const Value* mask) { s += W.keep(mask, W.ld(x, bs + off), L.bcast(0.0f)); });
+          stat[r] = s.get();
+        });
+        meet(mean, [&](const Value& S) { return S / L.bcast(cols); });
+      }
+      // Σ(x - mean)² (layernorm) or Σx² (rmsnorm).
+      for_range(0u, 16u, [&](Value r) {
+        Var s = var(L.bcast(0.0f));
+        Value bs = base(r), mr = rms ? Value() : L.bcast(mean[r]);
+        W.each([&](const Value& off, const Value* mask) {
+          Value v = W.ld(x, bs + off);
+          Value d = W.keep(mask, rms ? v : v - mr, L.bcast(0.0f));
+          s = fma(d, d, s.get());
+        });
+        stat[r] = s.get();
+      });
+      meet(scale, [&](const Value& S) { return rsqrt(S / L.bcast(cols) + L.bcast(eps)); });
+      for_range(0u, 16u, [&](Value r) {
+        if_(rb + r < r_end, [&] {
+          Value bs = base(r), sr = L.bcast(scale[r]), mr = rms ? Value() : L.bcast(mean[r]);
+          W.each([&](const Value& off, const Value*) {
+            Value v = W.ld(x, bs + off);
+            Value o = rms ? v * sr * W.ld(w, off) : fma((v - mr) * sr, W.ld(w, off), W.ld(b, off));
+            W.st(y, bs + off, dt, o);
+          });
+        });
+      });
+    });
+  });
+}
+
 ir::Kernel rmsnorm_rows(ir::Type dt, int lanes, bool with_weight, bool stream, bool tail) {
   check_variant(dt, lanes, stream, tail);
   Lanes L{lanes};

@@ -53,6 +53,10 @@ ir::Kernel softmax_narrow_rows(ir::Type dt, int n, bool log_softmax, int rpg = 2
 // as softmax_rows (no stream, no scratch); `rpg` rows (a multiple of 16) per
 // workgroup.
 ir::Kernel softmax_block_rows(ir::Type dt, bool log_softmax, bool tail, int rpg = kSoftmaxRowsPerGroup);
+// rmsnorm (weight) / layernorm (weight, bias) the same way: buffers x, w, (b,)
+// y; scalars eps, ncols (lines, or elements with tail), nrows; `rpg` rows
+// per workgroup, grid ceil(rows / rpg).
+ir::Kernel norm_block_rows(ir::Type dt, bool rms, bool tail, int rpg = kSoftmaxRowsPerGroup);
 ir::Kernel rmsnorm_rows(ir::Type dt, int lanes, bool with_weight = true, bool stream = false, bool tail = false);
 ir::Kernel layernorm_rows(ir::Type dt, int lanes, bool stream = false, bool tail = false);  // weight and bias
 // Does softmax_rows(.., online, .., stream) take the scratch buffer, and how
