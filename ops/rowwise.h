@@ -43,7 +43,7 @@ ir::Kernel softmax_rows(ir::Type dt, int lanes, bool online = false, int rows_pe
                         bool fast = true, bool stream = false, bool prefetch = false, bool tail = false);
 ir::Kernel log_softmax_rows(ir::Type dt, int lanes, int rows_per_group = kSoftmaxRowsPerGroup, bool fast = true,
                             bool stream = false, bool prefetch = false, bool tail = false);
-// Rows of n = 2..16 columns, 16 at a time with a row per lane
+// Rows of n = 2..32 columns, 16 at a time with a row per lane
 // (softmax_narrow.cpp): buffers x, y (dt, scalars), scalar nrows; `rpg` rows
 // (a multiple of 16) per single-work-item workgroup, grid ceil(rows / rpg).
 ir::Kernel softmax_narrow_rows(ir::Type dt, int n, bool log_softmax, int rpg = 256);

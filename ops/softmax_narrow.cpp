@@ -1,4 +1,4 @@
-// Softmax and log-softmax of rows narrower than a line (2-16 columns: a
+// Softmax and log-softmax of narrow rows (2-32 columns: a
 // mixture-of-experts router over 8 experts, 10 classes): 16 rows at a time
 // with a row per lane. A row-per-work-item walk spends a line's horizontal
 // max and sum on every row (~75 cycles a row at 16 columns: 131072 × 16 at
@@ -20,7 +20,7 @@ namespace kgen::ops {
 using namespace kgen::dsl;
 
 ir::Kernel softmax_narrow_rows(ir::Type dt, int n, bool log_softmax, int rpg) {
-  if (n < 2 || n > 16) throw std::invalid_argument("softmax_narrow_rows: 2..16 columns");
+  if (n < 2 || n > 32) throw std::invalid_argument("softmax_narrow_rows: 2..32 columns");
   if (rpg < 16 || rpg % 16) throw std::invalid_argument("softmax_narrow_rows: rows per group a multiple of 16");
   if (dt != f32 && dt != f16 && dt != bf16) throw std::invalid_argument("softmax_narrow_rows: f32, f16 or bf16");
   const uint32_t N = uint32_t(n);
@@ -56,10 +56,12 @@ ir::Kernel softmax_narrow_rows(ir::Type dt, int n, bool log_softmax, int rpg) {
       return out;
     };
     Value full = (r_end - r0) / 16u;
-    // Blocks of 16 rows, two per step: each block is one dependency chain
-    // (regroup, max, exp, sum, divide or log, regroup), and two independent
-    // chains in one step let the core overlap them (Zen 5, 1 thread, 65536
-    // × 3: softmax 39 -> 45 GB/s, log-softmax 21.6 -> 24.4).
+    // Blocks of 16 rows, two per step up to 8 columns: each block is one
+    // dependency chain (regroup, max, exp, sum, divide or log, regroup), and
+    // two independent chains in one step let the core overlap them (Zen 5, 1
+    // thread, 65536 × 3: softmax 39 -> 45 GB/s, log-softmax 21.6 -> 24.4).
+    // Wider blocks have enough independent work of their own, and two
+    // spilled (× 16: 25 -> 33 GB/s with one; × 20: 19.6 -> 25.4).
     auto block = [&](const std::vector<Value>& ats) {
       std::vector<std::vector<Value>> outs;
       for (const Value& at : ats) {
@@ -70,11 +72,15 @@ ir::Kernel softmax_narrow_rows(ir::Type dt, int n, bool log_softmax, int rpg) {
       for (size_t b = 0; b < ats.size(); ++b)
         for (uint32_t k = 0; k < N; ++k) store_line(y, ats[b] + k * 16u, narrow(outs[b][k]));
     };
-    for_range(0u, full / 2u, [&](Value b) {
-      Value at = (r0 + b * 32u) * N;
-      block({at, at + 16u * N});
-    });
-    if_(full % 2u != 0u, [&] { block({(r0 + (full - 1u) * 16u) * N}); });
+    if (N <= 8) {
+      for_range(0u, full / 2u, [&](Value b) {
+        Value at = (r0 + b * 32u) * N;
+        block({at, at + 16u * N});
+      });
+      if_(full % 2u != 0u, [&] { block({(r0 + (full - 1u) * 16u) * N}); });
+    } else {  // one block has enough independent work (and compiles in half the time)
+      for_range(0u, full, [&](Value b) { block({(r0 + b * 16u) * N}); });
+    }
     // The group's last rows (fewer than 16), one at a time.
     for_range(r0 + full * 16u, r_end, [&](Value r) {
       std::vector<Value> cols;
