@@ -357,13 +357,16 @@ ir::Kernel rows_kernel(ir::Type dt, int nbatch, bool stream, bool a_inner, int r
 enum Impl { kStrided = 0, kTiled = 1, kLines = 2, kRows = 3, kNarrow = 4 };
 
 // The narrow-axis kernels (transpose_narrow.h) apply: an input contiguous
-// along A, and B (interleave) or A (deinterleave, its rows packed: sb == A)
-// of 2..16 values. 1 interleave, 2 deinterleave, else 0.
+// along A, and B (interleave, 2..24 values) or A (deinterleave, its rows
+// packed: sb == A; 2..16) narrow. 1 interleave, 2 deinterleave, else 0.
+// Zen 5, 1 thread, GB/s against the 16 × 16 blocks: 8×20×128×128 to NHWC
+// 13 -> 53, ×17 25 -> 30, ×24 22 -> 24; back from 20 even (29), from 32
+// 48 against 15.
 int narrow_mode(const View& v) {
   const size_t R = v.dims.size();
   if (R < 2 || v.in_stride[R - 2] != 1 || v.in_stride[R - 1] == 1) return 0;
   const int64_t A = v.dims[R - 2], B = v.dims[R - 1];
-  const bool il = B >= 2 && B <= 16, dl = A >= 2 && A <= 16 && v.in_stride[R - 1] == A;
+  const bool il = B >= 2 && B <= 24, dl = A >= 2 && A <= 16 && v.in_stride[R - 1] == A;
   if (il && (!dl || B <= A)) return 1;
   return dl ? 2 : 0;
 }
@@ -625,7 +628,7 @@ void register_transpose_ops() {
       return Variant{}.set("impl", kStrided);
     }
     if (!is_cpu(caps)) return Variant{}.set("impl", kTiled);
-    // A narrow axis of 2-16 values: whole lines regrouped by lane shuffles,
+    // A narrow axis (narrow_mode): whole lines regrouped by lane shuffles,
     // streamed where large. Zen 5, kgen op, 1 thread, GB/s against the 16 ×
     // 16 blocks: 64×3×224×224 to NHWC 5.1 -> 55-58 (not streamed 41-43),
     // back 3.6 -> 53-58; 8×4×256×256 7.8 -> 108; 8×12×128×128 13.5 -> 105;
@@ -676,12 +679,13 @@ void register_transpose_ops() {
                      prob({80, 50}, -1, ir::ScalarKind::BF16), prob({2, 70, 50}, 21, ir::ScalarKind::F16),
                      // 16-bit 32 × 32 word blocks: partial tiles of them, a batch axis
                      prob({96, 64}, -1, ir::ScalarKind::BF16), prob({3, 64, 160}, 21, ir::ScalarKind::F16),
-                     // a narrow axis (2..16 values): interleaved (NCHW -> NHWC) and back, remainders of
+                     // a narrow axis (2..24 / 16 values): interleaved (NCHW -> NHWC) and back, remainders of
                      // the wide axis, batched, 16-bit, streamable (A·n % 16 == 0), 16 values
                      prob({2, 3, 37, 5}, 231), prob({2, 37, 5, 3}, 312), prob({5, 64}, 10), prob({48, 7}, -1, ir::ScalarKind::F16),
                      prob({3, 2, 70}, 21, ir::ScalarKind::BF16), prob({3, 16, 40}, 21), prob({2, 32, 9}, 21),
                      // ... n = 2^s·m: even/odd stages, then chains of m (transpose_block.h)
                      prob({2, 12, 33}, 21), prob({40, 6}, -1), prob({3, 8, 20}, 21), prob({64, 16}, -1, ir::ScalarKind::F16),
+                     prob({2, 20, 37}, 21), prob({24, 50}, -1),
                      // 16-bit row tiles as u32 words (C % 32 == 0), and as 16-bit lines (C = 48)
                      prob({3, 5, 7, 64}, 213, ir::ScalarKind::BF16), prob({2, 5, 3, 48}, 213, ir::ScalarKind::BF16)};
   d.bench_problems = {prob({4096, 4096}, -1), prob({4096, 4096}, -1, ir::ScalarKind::BF16), prob({64, 512, 16, 64}, 213)};

@@ -17,7 +17,7 @@ using namespace kgen::dsl;
 constexpr uint32_t kL = 16;  // lanes per line
 
 ir::Kernel transpose_narrow_kernel(ir::Type dt, int nbatch, int n, bool interleave, int u, bool stream) {
-  if (n < 2 || n > 16) throw std::invalid_argument("transpose_narrow_kernel: the narrow axis has 2..16 values");
+  if (n < 2 || n > 32) throw std::invalid_argument("transpose_narrow_kernel: the narrow axis has 2..16 values");
   if (u < 1 || u > 64) throw std::invalid_argument("transpose_narrow_kernel: u in 1..64");
   if (dt.bytes() != 2 && dt.bytes() != 4) throw std::invalid_argument("transpose_narrow_kernel: 2- or 4-byte values");
   dt = dt.bytes() == 2 ? u16 : u32;  // a copy moves bits

@@ -1,4 +1,4 @@
-// CPU transposes where one of the two transposed axes is narrow (2-16
+// CPU transposes where one of the two transposed axes is narrow (2-32
 // values): NCHW <-> NHWC with a few channels (RGB images), pairs and
 // quadruples interleaved with planes. The 16 x 16 block transpose wastes most
 // of each block there and goes element by element at the edge (64 x 3 x
