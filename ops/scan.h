@@ -32,6 +32,11 @@ ir::Kernel scan_chunk_kernel(ir::Type dt, bool exclusive);
 // 16-lane lines written with streaming stores (rows a multiple of 16 long).
 ir::Kernel scan_lookback_kernel(ir::Type dt, bool exclusive, bool stream = false);
 ir::Kernel scan_lookback_reset_kernel();
+// Rows of n = 2..24 values, 16 at a time with a row per lane (CPU): buffers
+// x, y; scalar rows; kNarrowScanRows rows per work-item, grid ceil(rows /
+// kNarrowScanRows).
+constexpr uint32_t kNarrowScanRows = 256;
+ir::Kernel scan_narrow_kernel(ir::Type dt, int n, bool exclusive);
 
 void register_scan_ops();  // "scan" and "selective_scan"
 

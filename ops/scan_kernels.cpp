@@ -4,6 +4,7 @@
 
 #include "dsl/dsl.h"
 #include "ops/scan.h"
+#include "ops/transpose_block.h"
 
 namespace kgen::ops {
 
@@ -274,6 +275,46 @@ ir::Kernel scan_lookback_reset_kernel() {
     kb.workgroup(1);
     Value i0 = group_id(0) * 256u;
     for_range(i0, min(i0 + 256u, count), [&](Value i) { state[i] = constant(u64, uint64_t(0)); });
+  });
+}
+
+// Rows of 2..24 values (CPU): 16 rows at a time with a row per lane (the n
+// lines holding them regrouped into column lines, transpose_block.h), the
+// prefix sums lane-wise across the columns, then regrouped back. The
+// per-row walk spent a loop and its setup on every row of a few values
+// (Zen 5, 1 thread, 100000 × 10 f32: 8.7 GB/s).
+ir::Kernel scan_narrow_kernel(ir::Type dt, int n, bool exclusive) {
+  const uint32_t N = uint32_t(n);
+  return kernel(std::string("scan_narrow") + std::to_string(n) + "_" + dt.str() + (exclusive ? "_ex" : ""), [&](KernelBuilder& kb) {
+    auto x = kb.input("x", dt);
+    auto y = kb.output("y", dt);
+    auto rows = kb.scalar("rows", u32);
+    kb.workgroup(1);
+    Value r0 = group_id(0) * kNarrowScanRows, r_end = min(r0 + kNarrowScanRows, rows);
+    Value full = (r_end - r0) / 16u;
+    auto prefix = [&](const std::vector<Value>& cols, const Value& zero) {
+      std::vector<Value> out;
+      Value run = zero;
+      for (uint32_t c = 0; c < N; ++c) {
+        if (exclusive) out.push_back(run);
+        run = c ? run + cols[c] : cols[c];
+        if (!exclusive) out.push_back(run);
+      }
+      return out;
+    };
+    for_range(0u, full, [&](Value b) {
+      Value at = (r0 + b * 16u) * N;
+      std::vector<Value> in;
+      for (uint32_t k = 0; k < N; ++k) in.push_back(load_line(x, at + k * 16u));
+      std::vector<Value> out = interleave_lines(prefix(deinterleave_lines(in), splat(constant(dt, 0), 16)));
+      for (uint32_t k = 0; k < N; ++k) store_line(y, at + k * 16u, out[k]);
+    });
+    for_range(r0 + full * 16u, r_end, [&](Value r) {
+      std::vector<Value> cols;
+      for (uint32_t c = 0; c < N; ++c) cols.push_back(x[r * N + c]);
+      std::vector<Value> out = prefix(cols, constant(dt, 0));
+      for (uint32_t c = 0; c < N; ++c) y[r * N + c] = out[c];
+    });
   });
 }
 
