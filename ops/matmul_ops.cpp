@@ -20,6 +20,7 @@
 #include "ops/fusion.h"
 #include "ops/line_tile_gemm.h"
 #include "ops/matmul.h"
+#include "ops/matmul_narrow.h"
 #include "ops/matmul_plan.h"
 #include "ops/op.h"
 #include "ops/transpose.h"
@@ -29,7 +30,7 @@ namespace kgen::ops {
 
 namespace {
 
-enum Impl : int64_t { kGemm = 0, kGemv = 1, kGpu = 2, kGpuGemv = 3, kGemvKSplit = 4, kSwap = 5 };
+enum Impl : int64_t { kGemm = 0, kGemv = 1, kGpu = 2, kGpuGemv = 3, kGemvKSplit = 4, kSwap = 5, kNarrow = 6 };
 constexpr int kGemvMaxM = 4;
 // The GPU GEMV (gemv_gpu_kernel) takes up to 8 rows of A.
 constexpr int kGpuGemvMaxM = 8;
@@ -102,6 +103,11 @@ bool kn_split_shift_fits(const Shape& s, const TargetCaps& caps) {
 // each broadcast value of B widened, or bf16 on pairs (B's rows as u32 words).
 // Bᵀ (B's rows read as A rows, ak = 1), or an f32 K×N B (read column-major,
 // ak = 2).
+// The rows-in-lanes form (matmul_narrow.h): f32, K and N of at most 16.
+bool narrow_fits(const Shape& s) {
+  return s.dt == ir::ScalarKind::F32 && s.at == ir::ScalarKind::F32 && s.k <= 16 && s.n <= 16;
+}
+
 bool swap_fits(const Shape& s) {
   return s.trans_b || (s.dt == ir::ScalarKind::F32 && s.at == ir::ScalarKind::F32);
 }
@@ -210,6 +216,7 @@ bool pb_fits(const Shape& s, const GemmTile& t) { return t.mc >= (s.m + t.mr - 1
 std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
   const Shape s = shape_of(p);
   std::vector<Variant> out;
+  if (is_cpu(caps) && narrow_fits(s)) out.push_back(Variant{}.set("impl", kNarrow));
   if (!is_cpu(caps)) {
     for (auto [tm, tn] : {std::pair{4, 4}, {2, 2}, {4, 2}, {8, 4}, {8, 8}}) {
       GpuTile t;
@@ -359,6 +366,12 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
 
 Variant heuristic(const Problem& p, const TargetCaps& caps) {
   const Shape s = shape_of(p);
+  // Thin products (K <= 12, N <= 16, f32): rows in lanes. Zen 5, 1 thread,
+  // GB/s against the packed GEMM: 100000 × 3 × 3 11 -> 105, × 1 × 16 18 ->
+  // 78, × 3 × 16 18 -> 53, × 8 × 8 20 -> 52, × 12 × 12 21 -> 43; with K =
+  // 16 (A's rows whole lines) the GEMM keeps up: × 16 × 8 49 against 37, ×
+  // 16 × 16 36 against 23.
+  if (is_cpu(caps) && narrow_fits(s) && s.k <= 12 && s.m >= 64) return Variant{}.set("impl", kNarrow);
   if (!is_cpu(caps)) {
     // Up to 8 rows the GEMV, which reads B once (H100, 8 × 11008 × 4096: wg
     // 64 / 128 / 256 0.32 / 0.23 / 0.16 ms, the swapped line tiles 0.25).
@@ -549,6 +562,14 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   const size_t nio = 3;  // a, b, c
   Plan pl;
   switch (v.get("impl", kGemm)) {
+    case kNarrow: {
+      if (!is_cpu(caps) || !narrow_fits(s))
+        throw std::invalid_argument("matmul: impl=6 (rows in lanes) is for the CPU, f32, and K and N of at most 16");
+      Step st{matmul_narrow_kernel(int(s.k), int(s.n), s.trans_b), {}, {0, 1, 2}, {ir::scalar_slot(uint32_t(s.m))}};
+      st.dims.grid = {groups_for(s.m, kNarrowMatmulRows), uint32_t(s.batch), 1};
+      pl.steps.push_back(std::move(st));
+      return pl;
+    }
     case kGemm: {
       if (!is_cpu(caps)) throw std::invalid_argument("matmul: impl=0 (packed CPU gemm) is for the cpu target");
       GemmTile t = tile_of(v);
@@ -770,6 +791,7 @@ void register_matmul_ops() {
                      mm(2, 64, 48, 0, 3), mm(4, 32, 80, 0, 1, ScalarKind::BF16),  // ... split along K
                      mm(2, 40, 48, 1, 1, ScalarKind::F16),
                      mm(130, 96, 64, 1), mm(70, 300, 50, 1),  // ... the swapped product in panels of 5 lines
+                     mm(300, 3, 3), mm(70, 16, 1, 1), mm(75, 5, 12, 0, 2),  // thin products: rows in lanes, batched
                      mm(1, 37, 29, 0, 2), mm(2, 21, 53, 0, 1, ScalarKind::BF16),  // K-split GEMV, N off lines (masked tail)
                      mm(1, 37, 29, 1, 2), mm(3, 45, 53, 1, 1, ScalarKind::BF16), mm(12, 30, 40, 1),  // Bᵀ GEMV, K off lines (masked tail)
                      f32_a(mm(2, 33, 17, 1, 1, ScalarKind::F16)),
