@@ -268,10 +268,24 @@ ir::Kernel log_softmax_rows(ir::Type dt, int lanes, int rpg, bool fast, bool str
   });
 }
 
+namespace {
+
+// The block kernels' statistics: the 16 lines of `stat` (one per row) meet
+// in one line, lane r = line r's sum (or max), and f of it is stored as the
+// 16 per-row factors in `out`.
+void meet_rows(const Array& stat, const Array& out, bool sum, const std::function<Value(const Value&)>& f) {
+  std::vector<Value> lines;
+  for (uint32_t r = 0; r < 16; ++r) lines.push_back(stat[r]);
+  Value v = f(sum ? tree_add_lanes(lines) : tree_max_lanes(lines));
+  for (uint32_t r = 0; r < 16; ++r) out[r] = extract(v, int(r));
+}
+
+}  // namespace
+
 // Softmax / log-softmax over blocks of 16 rows (lanes 16; cols % 16 == 0,
 // or tail): each pass walks the block's rows one after another (runtime
-// loops over a row's lines, the 16 rows unrolled), and the rows' statistics
-// meet in one line: 16 max lines -> tree_max_lanes, 16 sum lines ->
+// loops over the rows and over each row's lines), and the rows' statistics
+// meet in one line (meet_rows): 16 max lines -> tree_max_lanes, 16 sum lines ->
 // tree_add_lanes, one division (or log) for the 16 rows. The row walk
 // (softmax_rows) ends every row in two horizontal reductions and a scalar
 // division, a latency chain of ~60 cycles that dominates rows of a few
@@ -295,14 +309,6 @@ ir::Kernel softmax_block_rows(ir::Type dt, bool log_softmax, bool tail, int rpg)
     for_range(0u, (r_end - r0 + 15u) / 16u, [&](Value blk) {
       Value rb = r0 + blk * 16u;
       auto base = [&](const Value& r) { return W.row(min(rb + r, r_end - 1u)); };
-      // The 16 lines of stat, regrouped: lane r of the result is line r's
-      // max (or sum); stored as 16 per-row factors.
-      auto meet = [&](bool sum, const std::function<Value(const Value&)>& f) {
-        std::vector<Value> lines;
-        for (uint32_t r = 0; r < 16; ++r) lines.push_back(stat[r]);
-        Value v = f(sum ? tree_add_lanes(lines) : tree_max_lanes(lines));
-        for (uint32_t r = 0; r < 16; ++r) fac[r] = extract(v, int(r));
-      };
       for_range(0u, 16u, [&](Value r) {
         Var m = var(L.bcast(-INFINITY));
         Value b = base(r);
@@ -311,7 +317,7 @@ ir::Kernel softmax_block_rows(ir::Type dt, bool log_softmax, bool tail, int rpg)
         });
         stat[r] = m.get();
       });
-      meet(false, [](const Value& M) { return M; });
+      meet_rows(stat, fac, false, [](const Value& M) { return M; });
       // exp pass: e = exp(x - max) (softmax) or d = x - max (log-softmax)
       // into y, the row sums of e (rows past the end: sums of 1, not stored).
       for_range(0u, 16u, [&](Value r) {
@@ -327,7 +333,7 @@ ir::Kernel softmax_block_rows(ir::Type dt, bool log_softmax, bool tail, int rpg)
         }).else_([&] { s = L.bcast(1.0f); });
         stat[r] = s.get();
       });
-      meet(true, [&](const Value& S) { return log_softmax ? fast_log(S) : L.bcast(1.0f) / S; });
+      meet_rows(stat, fac, true, [&](const Value& S) { return log_softmax ? fast_log(S) : L.bcast(1.0f) / S; });
       for_range(0u, 16u, [&](Value r) {
         if_(rb + r < r_end, [&] {
           Value fr = L.bcast(fac[r]), b = base(r);
@@ -370,12 +376,6 @@ ir::Kernel norm_block_rows(ir::Type dt, bool rms, bool tail, int rpg) {
     for_range(0u, (r_end - r0 + 15u) / 16u, [&](Value blk) {
       Value rb = r0 + blk * 16u;
       auto base = [&](const Value& r) { return W.row(min(rb + r, r_end - 1u)); };
-      auto meet = [&](const Array& out, const std::function<Value(const Value&)>& f) {
-        std::vector<Value> lines;
-        for (uint32_t r = 0; r < 16; ++r) lines.push_back(stat[r]);
-        Value v = f(tree_add_lanes(lines));
-        for (uint32_t r = 0; r < 16; ++r) out[r] = extract(v, int(r));
-      };
       if (!rms) {
         for_range(0u, 16u, [&](Value r) {
           Var s = var(L.bcast(0.0f));
@@ -383,7 +383,7 @@ ir::Kernel norm_block_rows(ir::Type dt, bool rms, bool tail, int rpg) {
           W.each([&](const Value& off, const Value* mask) { s += W.keep(mask, W.ld(x, bs + off), L.bcast(0.0f)); });
           stat[r] = s.get();
         });
-        meet(mean, [&](const Value& S) { return S / L.bcast(cols); });
+        meet_rows(stat, mean, true, [&](const Value& S) { return S / L.bcast(cols); });
       }
       // Σ(x - mean)² (layernorm) or Σx² (rmsnorm).
       for_range(0u, 16u, [&](Value r) {
@@ -396,7 +396,7 @@ ir::Kernel norm_block_rows(ir::Type dt, bool rms, bool tail, int rpg) {
         });
         stat[r] = s.get();
       });
-      meet(scale, [&](const Value& S) { return rsqrt(S / L.bcast(cols) + L.bcast(eps)); });
+      meet_rows(stat, scale, true, [&](const Value& S) { return rsqrt(S / L.bcast(cols) + L.bcast(eps)); });
       for_range(0u, 16u, [&](Value r) {
         if_(rb + r < r_end, [&] {
           Value bs = base(r), sr = L.bcast(scale[r]), mr = rms ? Value() : L.bcast(mean[r]);
