@@ -66,11 +66,19 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   const int64_t rows = p.dim(0), cols = p.dim(1);
   if (v.get("impl") == 1) return gpu_plan(p, op, int(v.get("wg", 64)), caps);
   if (v.get("narrow")) {
-    if ((op != RowOp::Softmax && op != RowOp::LogSoftmax) || cols < 2 || cols > 32 || !is_cpu(caps))
-      throw std::invalid_argument("narrow=1 (16 rows in lanes) is a CPU softmax / log-softmax of 2..16 columns");
+    const bool norm = op == RowOp::RmsNorm || op == RowOp::LayerNorm;
+    if (cols < 2 || cols > (norm ? 16 : 32) || !is_cpu(caps))
+      throw std::invalid_argument("narrow=1 (16 rows in lanes) is for the CPU: softmaxes of 2..32 columns, norms of 2..16");
     const int rpg = 256;
-    Step st{softmax_narrow_rows(ir::Type(p.dtype), int(cols), op == RowOp::LogSoftmax, rpg), {}, {0, 1},
-            {ir::scalar_slot(uint32_t(rows))}};
+    Step st;
+    if (norm) {
+      st = Step{norm_narrow_rows(ir::Type(p.dtype), int(cols), op == RowOp::RmsNorm, rpg), {}, {},
+                {ir::scalar_slot(eps_of(p)), ir::scalar_slot(uint32_t(rows))}};
+      for (int b = 0; b < 2 + n_params(op); ++b) st.buffers.push_back(b);
+    } else {
+      st = Step{softmax_narrow_rows(ir::Type(p.dtype), int(cols), op == RowOp::LogSoftmax, rpg), {}, {0, 1},
+                {ir::scalar_slot(uint32_t(rows))}};
+    }
     st.dims.grid = {groups_for(rows, rpg), 1, 1};
     Plan pl;
     pl.steps.push_back(std::move(st));
@@ -200,7 +208,7 @@ void register_rowwise_ops() {
         v.push_back(Variant{}.set("lanes", 16).set("pf", 1));
       if (p.dim(1) >= 16 && is_cpu(caps)) v.push_back(Variant{}.set("lanes", 16).set("blk", 1));
       v.push_back(Variant{}.set("lanes", 1));
-      if (is_cpu(caps) && (op == RowOp::Softmax || op == RowOp::LogSoftmax) && p.dim(1) >= 2 && p.dim(1) <= 32)
+      if (is_cpu(caps) && p.dim(1) >= 2 && p.dim(1) <= (op == RowOp::Softmax || op == RowOp::LogSoftmax ? 32 : 16))
         v.push_back(Variant{}.set("narrow", 1));
       if (op == RowOp::Softmax && l16) v.push_back(Variant{}.set("lanes", 16).set("online", 1));
       // Streaming stores matter on the CPU only (GPU dialects drop the hint).
@@ -248,6 +256,10 @@ void register_rowwise_ops() {
       // -> 54 / 61 -> 109, 32768×96 40 -> 57 / 78 -> 114, ×128 47 -> 48,
       // ×256 56 -> 39; rmsnorm ×16 30 -> 42, ×32 49 -> 65 / 91 -> 117, ×48
       // 55 -> 71, ×64 72 -> 65 (streamed).
+      // 2-16 columns with a row per lane (row_narrow.cpp: norm_narrow_rows):
+      // 262144×8 rmsnorm 15 -> 62, layernorm 7.8 -> 49 GB/s; 65536×16 38 ->
+      // 43, 26 -> 34 (against the blocks).
+      if (!exp_rows && p.dim(1) >= 2 && p.dim(1) <= 16) return Variant{}.set("narrow", 1);
       if (!exp_rows && p.dim(1) >= 16 && p.dim(1) < (op == RowOp::LayerNorm ? 128 : 64))
         return Variant{}.set("lanes", 16).set("blk", 1);
       Variant v = Variant{}.set("lanes", p.dim(1) >= 16 ? 16 : 1);
@@ -283,8 +295,11 @@ void register_rowwise_ops() {
                        prob(d.name, 4, 48, ir::ScalarKind::BF16), prob(d.name, 3, 37, ir::ScalarKind::BF16),
                        prob(d.name, 67, 1001)};  // lines with a masked tail; softmax's second row group
     // Blocks of 16 rows for the norms: a partial block, a tail, a second group.
-    if (n_params(op))
-      for (auto [r, c] : {std::pair{21, 32}, {70, 20}, {35, 48}}) d.test_problems.push_back(prob(d.name, r, c));
+    // ... and of 2-16 columns, a row per lane (remainder rows, a second group of 256, 16-bit).
+    if (n_params(op)) {
+      for (auto [r, c] : {std::pair{21, 32}, {70, 20}, {35, 48}, {300, 8}, {37, 12}, {40, 16}}) d.test_problems.push_back(prob(d.name, r, c));
+      d.test_problems.push_back(prob(d.name, 50, 6, ir::ScalarKind::BF16));
+    }
     if (!n_params(op)) {
       // Softmax and log-softmax (the norms of a few columns are ill-conditioned: a row of 3 nearly
       // equal values normalises rounding noise). Narrow rows, 16 in lanes: remainder rows, a second

@@ -44,9 +44,12 @@ ir::Kernel softmax_rows(ir::Type dt, int lanes, bool online = false, int rows_pe
 ir::Kernel log_softmax_rows(ir::Type dt, int lanes, int rows_per_group = kSoftmaxRowsPerGroup, bool fast = true,
                             bool stream = false, bool prefetch = false, bool tail = false);
 // Rows of n = 2..32 columns, 16 at a time with a row per lane
-// (softmax_narrow.cpp): buffers x, y (dt, scalars), scalar nrows; `rpg` rows
+// (row_narrow.cpp): buffers x, y (dt, scalars), scalar nrows; `rpg` rows
 // (a multiple of 16) per single-work-item workgroup, grid ceil(rows / rpg).
 ir::Kernel softmax_narrow_rows(ir::Type dt, int n, bool log_softmax, int rpg = 256);
+// rmsnorm (weight) / layernorm (weight, bias) of n = 2..16 columns the same
+// way (row_narrow.cpp): buffers x, w, (b,) y; scalars eps, nrows.
+ir::Kernel norm_narrow_rows(ir::Type dt, int n, bool rms, int rpg = 256);
 // Rows of a few lines, 16 at a time (lanes 16): each pass walks the 16 rows
 // one by one and their max and sum meet in one line each (tree_*_lanes), so
 // no row ends in horizontal reductions and a division. Buffers and scalars
