@@ -4,6 +4,9 @@
 // Reading one element per row and k instead touches 16 cache lines K·4 bytes
 // apart at every k; for power-of-two K they share one L1 set and miss on
 // every load (the Bᵀ packer ran at ~4 GB/s that way).
+// Also the regrouping behind the "16 rows in lanes" kernels (a narrow axis:
+// transpose, row ops, reduce, scan, thin matmuls): n lines holding 16 rows of
+// n values to n column lines and back.
 #pragma once
 #include <array>
 #include <utility>
