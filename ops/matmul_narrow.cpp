@@ -46,20 +46,7 @@ ir::Kernel matmul_narrow_kernel(int k, int n, bool trans_b) {
       }
       return out;
     };
-    Value full = (r_end - r0) / 16u;
-    for_range(0u, full, [&](Value blk) {
-      Value r = cast(u64, r0 + blk * 16u);
-      std::vector<Value> in;
-      for (uint32_t i = 0; i < K; ++i) in.push_back(load_line(a, abase + r * uint64_t(K) + uint64_t(16 * i)));
-      std::vector<Value> out = interleave_lines(product(deinterleave_lines(in), 16));
-      for (uint32_t j = 0; j < N; ++j) store_line(c, cbase + r * uint64_t(N) + uint64_t(16 * j), out[j]);
-    });
-    for_range(r0 + full * 16u, r_end, [&](Value r) {
-      std::vector<Value> row;
-      for (uint32_t i = 0; i < K; ++i) row.push_back(a[abase + cast(u64, r) * uint64_t(K) + uint64_t(i)]);
-      std::vector<Value> out = product(row, 1);
-      for (uint32_t j = 0; j < N; ++j) c[cbase + cast(u64, r) * uint64_t(N) + uint64_t(j)] = out[j];
-    });
+    map_rows_in_lanes(a, abase, K, c, cbase, N, r0, r_end, product);
   });
 }
 

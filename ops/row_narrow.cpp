@@ -33,10 +33,8 @@ ir::Kernel softmax_narrow_rows(ir::Type dt, int n, bool log_softmax, int rpg) {
     auto nrows = kb.scalar("nrows", u32);
     kb.workgroup(1);
     Value r0 = group_id(0) * uint32_t(rpg), r_end = min(r0 + uint32_t(rpg), nrows);
-    auto widen = [&](const Value& v) { return dt == f32 ? v : cast(line(f32, v.type().lanes), v); };
-    auto narrow = [&](const Value& v) { return dt == f32 ? v : cast(line(dt, v.type().lanes), v); };
-    // The outputs of one row per lane from its n columns (lines or scalars).
-    auto rows_out = [&](const std::vector<Value>& cols, bool lines) {
+    auto rows_out = [&](const std::vector<Value>& cols, int lanes) {
+      const bool lines = lanes > 1;
       auto bc = [&](float f) { return lines ? splat(constant(f32, f), 16) : constant(f32, f); };
       Value m = cols[0];
       for (uint32_t c = 1; c < N; ++c) m = select(cols[c] > m, cols[c], m);  // as the row kernels' grow_max
@@ -56,44 +54,17 @@ ir::Kernel softmax_narrow_rows(ir::Type dt, int n, bool log_softmax, int rpg) {
       }
       return out;
     };
-    Value full = (r_end - r0) / 16u;
     // Blocks of 16 rows, two per step up to 8 columns: each block is one
     // dependency chain (regroup, max, exp, sum, divide or log, regroup), and
     // two independent chains in one step let the core overlap them (Zen 5, 1
     // thread, 65536 × 3: softmax 39 -> 45 GB/s, log-softmax 21.6 -> 24.4).
     // Wider blocks have enough independent work of their own, and two
     // spilled (× 16: 25 -> 33 GB/s with one; × 20: 19.6 -> 25.4).
-    auto block = [&](const std::vector<Value>& ats) {
-      std::vector<std::vector<Value>> outs;
-      for (const Value& at : ats) {
-        std::vector<Value> in;
-        for (uint32_t k = 0; k < N; ++k) in.push_back(widen(load_line(x, at + k * 16u)));
-        outs.push_back(interleave_lines(rows_out(deinterleave_lines(in), true)));
-      }
-      for (size_t b = 0; b < ats.size(); ++b)
-        for (uint32_t k = 0; k < N; ++k) store_line(y, ats[b] + k * 16u, narrow(outs[b][k]));
-    };
-    if (N <= 8) {
-      for_range(0u, full / 2u, [&](Value b) {
-        Value at = (r0 + b * 32u) * N;
-        block({at, at + 16u * N});
-      });
-      if_(full % 2u != 0u, [&] { block({(r0 + (full - 1u) * 16u) * N}); });
-    } else {  // one block has enough independent work (and compiles in half the time)
-      for_range(0u, full, [&](Value b) { block({(r0 + b * 16u) * N}); });
-    }
-    // The group's last rows (fewer than 16), one at a time.
-    for_range(r0 + full * 16u, r_end, [&](Value r) {
-      std::vector<Value> cols;
-      for (uint32_t c = 0; c < N; ++c) cols.push_back(dt == f32 ? Value(x[r * N + c]) : cast(f32, x[r * N + c]));
-      std::vector<Value> out = rows_out(cols, false);
-      for (uint32_t c = 0; c < N; ++c) y[r * N + c] = dt == f32 ? out[c] : cast(dt, out[c]);
-    });
+    const Value zero = constant(u64, 0);
+    map_rows_in_lanes(x, zero, N, y, zero, N, r0, r_end, rows_out, N <= 8 ? 2 : 1);
   });
 }
 
-// rmsnorm / layernorm of 2..16 columns: the statistics lane-wise across the
-// column lines, the weights (and biases) a broadcast value per column.
 ir::Kernel norm_narrow_rows(ir::Type dt, int n, bool rms, int rpg) {
   if (n < 2 || n > 16) throw std::invalid_argument("norm_narrow_rows: 2..16 columns");
   if (rpg < 16 || rpg % 16) throw std::invalid_argument("norm_narrow_rows: rows per group a multiple of 16");
@@ -112,14 +83,14 @@ ir::Kernel norm_narrow_rows(ir::Type dt, int n, bool rms, int rpg) {
     kb.workgroup(1);
     Value r0 = group_id(0) * uint32_t(rpg), r_end = min(r0 + uint32_t(rpg), nrows);
     auto f32_of = [&](const Value& v) { return dt == f32 ? v : cast(f32, v); };
-    std::vector<Value> wv, bv;
+    std::vector<Value> wv, bv;  // the weights (and biases): a value per column
     for (uint32_t c = 0; c < N; ++c) {
       wv.push_back(f32_of(w[c]));
       if (!rms) bv.push_back(f32_of(b[c]));
     }
     // The outputs of one row per lane from its n columns (lines or scalars).
-    auto rows_out = [&](const std::vector<Value>& cols, bool lines) {
-      auto bc = [&](const Value& v) { return lines ? splat(v, 16) : v; };
+    auto rows_out = [&](const std::vector<Value>& cols, int lanes) {
+      auto bc = [&](const Value& v) { return lanes > 1 ? splat(v, 16) : v; };
       const Value inv_n = bc(constant(f32, 1.0f / float(N)));
       std::vector<Value> d;
       if (rms) {
@@ -137,23 +108,8 @@ ir::Kernel norm_narrow_rows(ir::Type dt, int n, bool rms, int rpg) {
       for (uint32_t c = 0; c < N; ++c) out.push_back(rms ? d[c] * r * bc(wv[c]) : fma(d[c] * r, bc(wv[c]), bc(bv[c])));
       return out;
     };
-    Value full = (r_end - r0) / 16u;
-    for_range(0u, full, [&](Value blk) {
-      Value at = (r0 + blk * 16u) * N;
-      std::vector<Value> in;
-      for (uint32_t k = 0; k < N; ++k) {
-        Value v = load_line(x, at + k * 16u);
-        in.push_back(dt == f32 ? v : cast(line(f32, 16), v));
-      }
-      std::vector<Value> out = interleave_lines(rows_out(deinterleave_lines(in), true));
-      for (uint32_t k = 0; k < N; ++k) store_line(y, at + k * 16u, dt == f32 ? out[k] : cast(line(dt, 16), out[k]));
-    });
-    for_range(r0 + full * 16u, r_end, [&](Value r) {
-      std::vector<Value> cols;
-      for (uint32_t c = 0; c < N; ++c) cols.push_back(f32_of(x[r * N + c]));
-      std::vector<Value> out = rows_out(cols, false);
-      for (uint32_t c = 0; c < N; ++c) y[r * N + c] = dt == f32 ? out[c] : cast(dt, out[c]);
-    });
+    const Value zero = constant(u64, 0);
+    map_rows_in_lanes(x, zero, N, y, zero, N, r0, r_end, rows_out);
   });
 }
 

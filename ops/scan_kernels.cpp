@@ -291,10 +291,9 @@ ir::Kernel scan_narrow_kernel(ir::Type dt, int n, bool exclusive) {
     auto rows = kb.scalar("rows", u32);
     kb.workgroup(1);
     Value r0 = group_id(0) * kNarrowScanRows, r_end = min(r0 + kNarrowScanRows, rows);
-    Value full = (r_end - r0) / 16u;
-    auto prefix = [&](const std::vector<Value>& cols, const Value& zero) {
+    auto prefix = [&](const std::vector<Value>& cols, int lanes) {
       std::vector<Value> out;
-      Value run = zero;
+      Value run = lanes > 1 ? splat(constant(dt, 0), lanes) : constant(dt, 0);
       for (uint32_t c = 0; c < N; ++c) {
         if (exclusive) out.push_back(run);
         run = c ? run + cols[c] : cols[c];
@@ -302,19 +301,8 @@ ir::Kernel scan_narrow_kernel(ir::Type dt, int n, bool exclusive) {
       }
       return out;
     };
-    for_range(0u, full, [&](Value b) {
-      Value at = (r0 + b * 16u) * N;
-      std::vector<Value> in;
-      for (uint32_t k = 0; k < N; ++k) in.push_back(load_line(x, at + k * 16u));
-      std::vector<Value> out = interleave_lines(prefix(deinterleave_lines(in), splat(constant(dt, 0), 16)));
-      for (uint32_t k = 0; k < N; ++k) store_line(y, at + k * 16u, out[k]);
-    });
-    for_range(r0 + full * 16u, r_end, [&](Value r) {
-      std::vector<Value> cols;
-      for (uint32_t c = 0; c < N; ++c) cols.push_back(x[r * N + c]);
-      std::vector<Value> out = prefix(cols, constant(dt, 0));
-      for (uint32_t c = 0; c < N; ++c) y[r * N + c] = out[c];
-    });
+    const Value zero = constant(u64, 0);
+    map_rows_in_lanes(x, zero, N, y, zero, N, r0, r_end, prefix);
   });
 }
 

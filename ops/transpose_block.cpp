@@ -183,4 +183,40 @@ std::vector<Value> interleave_lines(const std::vector<Value>& columns) {
   return groups[0];
 }
 
+void map_rows_in_lanes(const Array& x, const Value& xbase, uint32_t n, const Array& y, const Value& ybase, uint32_t m,
+                       const Value& r0, const Value& r_end, const RowMap& f, int blocks) {
+  auto half = [](ir::Type t) { return t.is_float() && t.bytes() == 2; };  // f16 / bf16 storage
+  const bool wide_x = half(x.elem_type()), wide_y = half(y.elem_type());
+  auto load = [&](const Value& v) { return wide_x ? cast(v.type().lanes > 1 ? line(f32, 16) : ir::Type(f32), v) : v; };
+  auto store = [&](const Value& v) {
+    return wide_y ? cast(v.type().lanes > 1 ? line(y.elem_type(), 16) : y.elem_type(), v) : v;
+  };
+  // Blocks starting at rows rb[0], rb[1], ...: all loaded and mapped, then all stored.
+  auto step = [&](const std::vector<Value>& rb) {
+    std::vector<std::vector<Value>> outs;
+    for (const Value& r : rb) {
+      std::vector<Value> in;
+      for (uint32_t k = 0; k < n; ++k) in.push_back(load(load_line(x, xbase + cast(u64, r) * uint64_t(n) + uint64_t(16 * k))));
+      outs.push_back(interleave_lines(f(deinterleave_lines(in), 16)));
+    }
+    for (size_t b = 0; b < rb.size(); ++b)
+      for (uint32_t k = 0; k < m; ++k) store_line(y, ybase + cast(u64, rb[b]) * uint64_t(m) + uint64_t(16 * k), store(outs[b][k]));
+  };
+  Value full = (r_end - r0) / 16u;
+  const uint32_t B = uint32_t(blocks);
+  for_range(0u, full / B, [&](Value s) {
+    std::vector<Value> rb;
+    for (uint32_t b = 0; b < B; ++b) rb.push_back(r0 + (s * B + b) * 16u);
+    step(rb);
+  });
+  for (uint32_t b = 1; b < B; ++b)  // the blocks past the last whole step, one at a time
+    if_(full % B >= b, [&] { step({r0 + (full / B * B + b - 1u) * 16u}); });
+  for_range(r0 + full * 16u, r_end, [&](Value r) {
+    std::vector<Value> row;
+    for (uint32_t c = 0; c < n; ++c) row.push_back(load(x[xbase + cast(u64, r) * uint64_t(n) + uint64_t(c)]));
+    std::vector<Value> out = f(row, 1);
+    for (uint32_t c = 0; c < m; ++c) y[ybase + cast(u64, r) * uint64_t(m) + uint64_t(c)] = store(out[c]);
+  });
+}
+
 }  // namespace kgen::ops

@@ -9,6 +9,8 @@
 // n values to n column lines and back.
 #pragma once
 #include <array>
+#include <cstdint>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -32,10 +34,23 @@ std::array<dsl::Value, 16> transposed_block16(const dsl::Array& src, const dsl::
 // shuffle): one per source after the first.
 dsl::Value gather_lanes(const std::vector<dsl::Value>& src, const std::vector<std::pair<int, int>>& lanes);
 
-// n lines holding 16 rows of n values (2 <= n <= 16, row-major: value c of
-// row r is lane (16·k + lane) = r·n + c) as n column lines (lane r of line c
-// = value c of row r), and back: n - 1 shuffles a line.
+// n lines holding 16 rows of n values (row-major: value c of row r is lane
+// (16·k + lane) = r·n + c) as n column lines (lane r of line c = value c of
+// row r), and back. For n = 2^s·m: s even/odd stages, then chains of m - 1
+// two-source shuffles a line (n·(s + m - 1) shuffles in all).
 std::vector<dsl::Value> deinterleave_lines(const std::vector<dsl::Value>& rows_major);
 std::vector<dsl::Value> interleave_lines(const std::vector<dsl::Value>& columns);
+
+// The "16 rows in lanes" walk the narrow-row kernels share: rows r0 ..
+// r_end - 1 of x (n values each, row r at xbase + r·n) mapped to rows of y
+// (m values each, at ybase + r·m; u64 bases). f(values, lanes) gets a row's
+// n values as column lines (lanes 16: lane i = row i of a block of 16) or,
+// for the last rows (under 16), as scalars one row at a time, and returns
+// its m outputs the same way. 16-bit float storage is widened to f32 for f
+// and narrowed back. `blocks` 16-row blocks go in each loop step: their
+// independent chains let the core overlap them.
+using RowMap = std::function<std::vector<dsl::Value>(const std::vector<dsl::Value>&, int lanes)>;
+void map_rows_in_lanes(const dsl::Array& x, const dsl::Value& xbase, uint32_t n, const dsl::Array& y, const dsl::Value& ybase,
+                       uint32_t m, const dsl::Value& r0, const dsl::Value& r_end, const RowMap& f, int blocks = 1);
 
 }  // namespace kgen::ops
