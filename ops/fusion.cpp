@@ -219,17 +219,17 @@ Layout layout_of(const Chain& c, bool periodic) {
   const size_t D = l.dims.size();
   if (periodic && D >= 2 && l.inner() < 16) {
     const int64_t P = l.inner();
+    std::vector<int64_t> period(ni, 0);
     bool fold = false, ok = true;
     for (size_t i = 0; i < ni && ok; ++i) {
       int64_t outer = l.strides[i][D - 2], inner = l.strides[i][D - 1];
-      const bool periodic = outer == 0 && inner == 1;
-      ok = periodic || (outer == 0 && inner == 0) || (outer != 0 && inner != 0 && outer == inner * P);
-      fold = fold || periodic;
+      if (outer == 0 && inner == 1) period[i] = P;  // repeats along the outer axis
+      ok = period[i] || (outer == 0 && inner == 0) || (outer != 0 && inner != 0 && outer == inner * P);
+      fold = fold || period[i];
     }
     if (fold && ok) {
-      l.period.assign(ni, 0);
+      l.period = period;
       for (size_t i = 0; i < ni; ++i) {
-        if (l.strides[i][D - 2] == 0 && l.strides[i][D - 1] == 1) l.period[i] = P;
         l.strides[i][D - 2] = l.strides[i][D - 1];
         l.strides[i].pop_back();
       }
@@ -453,8 +453,8 @@ ir::Kernel chain_kernel(const Chain& c, const Layout& l, const ChainVariant& v) 
             for (uint32_t e = 0; e < 16; ++e) lanes.push_back(cast(f32, x[i][off[i] + (start + (16 * q + e)) % P]));
             pattern[i].push_back(make_line(lanes));
           }
-    int pattern_q = -1;  // the pattern line of the body being built (lanes 16), else the element's own index
-    auto body = [&](int lanes, Value j) {
+    // q: the pattern line of element j's line (lanes 16).
+    auto body = [&](int lanes, Value j, uint32_t q = 0) {
       // The CPU form (lanes 16) takes the division-free sigmoid; GPUs keep
       // their native exp and division (fast_exp's rounding trick is not safe
       // under their compilers' reassociation).
@@ -463,7 +463,7 @@ ir::Kernel chain_kernel(const Chain& c, const Layout& l, const ChainVariant& v) 
         if (bc[i].valid()) return lanes == 1 ? bc[i] : splat(bc[i], lanes);
         if (uint32_t P = uint32_t(l.period_of(size_t(i)))) {
           if (lanes == 1) return cast(f32, x[i][off[i] + j % P]);
-          return pattern[size_t(i)][size_t(pattern_q)];
+          return pattern[size_t(i)][q];
         }
         Value at = off[i] + j;
         if (lanes == 1) return cast(f32, x[i][at]);
@@ -487,10 +487,7 @@ ir::Kernel chain_kernel(const Chain& c, const Layout& l, const ChainVariant& v) 
       // Whole lines (Q at a time), then the rest element by element.
       Value full = start + (end - start) / (16u * Q) * (16u * Q);
       for_range(start, full, [&](Value j) {
-        for (uint32_t q = 0; q < Q; ++q) {
-          pattern_q = int(q);
-          body(16, j + 16u * q);
-        }
+        for (uint32_t q = 0; q < Q; ++q) body(16, j + 16u * q, q);
       }, 16u * Q);
       for_range(full, end, [&](Value j) { body(1, j); });
     } else {

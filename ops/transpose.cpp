@@ -466,7 +466,7 @@ Plan plan(const Problem& p, const Variant& var, const TargetCaps& caps) {
     const int mode = narrow_mode(v), u = int(var.get("u", 4));
     if (!is_cpu(caps) || !mode)
       throw std::invalid_argument("transpose: impl=4 (narrow axis) is for the CPU, an input contiguous along the output's "
-                                  "second-last axis, and 2..16 values on one of the last two");
+                                  "second-last axis, and 2..24 values on the last (2..16 on the second-last, its rows packed)");
     const int64_t n = mode == 1 ? v.dims[R - 1] : v.dims[R - 2], wide = mode == 1 ? v.dims[R - 2] : v.dims[R - 1];
     const bool nt = var.get("nt", 0) != 0;
     if (nt && !narrow_streams(v))
