@@ -80,6 +80,17 @@ bool four_per_row(const Att& a, const TargetCaps& caps) {
   return caps.subgroups && caps.subgroup_size % 4 == 0 && a.d % 4 == 0;
 }
 
+// The register-tiled GPU kernel (tile=1) with bq rows and bk keys per block:
+// row scores meet through shuffles among bk/4 lanes, and its tiles must fit
+// the shared memory.
+bool tiled_fits(const Att& a, const TargetCaps& caps, int bq, int bk) {
+  const uint32_t threads = uint32_t(bq / 4 * bk / 4);
+  return !is_cpu(caps) && caps.subgroups && caps.subgroup_size % uint32_t(bk / 4) == 0 && a.d % bk == 0 &&
+         (!caps.max_shared_bytes || flash_tiled_shared_bytes(int(a.d), bq, bk) <= caps.max_shared_bytes) &&
+         (!caps.max_workgroup_threads || threads <= caps.max_workgroup_threads);
+}
+constexpr int kTiledShapes[4][2] = {{64, 32}, {32, 32}, {64, 16}, {32, 16}};  // (bq, bk), the heuristic's order
+
 // The naive composition with a kv head's G query heads per work-item (rg).
 bool grouped_fits(const Att& a) { return a.d % 16 == 0 && a.h / a.hkv <= 8; }
 
@@ -113,6 +124,8 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
         if (uint32_t(4 * bq) > caps.max_workgroup_threads && caps.max_workgroup_threads) continue;
         c.push_back(Variant{}.set("impl", kFlashGpu).set("bq", bq).set("bk", gpu_bk(a, caps, 32)).set("tpr", 4));
       }
+    for (const auto& [bq, bk] : kTiledShapes)
+      if (tiled_fits(a, caps, bq, bk)) c.push_back(Variant{}.set("impl", kFlashGpu).set("bq", bq).set("bk", bk).set("tile", 1));
   }
   return c;
 }
@@ -151,6 +164,12 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     if (a.d % 16 == 0) return Variant{}.set("impl", kFlashCpu).set("qb", 4).set("kb", caps.vector_bits >= 512 ? 64 : 16);
     return Variant{}.set("impl", kFlashGpu).set("bq", 16).set("bk", 16);
   }
+  // The register tiles with 32-key blocks where they fit: H100, B1 H8 S1024
+  // D64 0.290 -> 0.167 ms (causal 0.148; bq 32 0.192), S 4096 causal 2.53
+  // -> 1.06. With 16-key blocks (D 128 on 48 KiB) they lose to four
+  // work-items per row: H32 S1024 D128 causal 1.14 against 1.05.
+  for (int bq : {64, 32})
+    if (tiled_fits(a, caps, bq, 32)) return Variant{}.set("impl", kFlashGpu).set("bq", bq).set("bk", 32).set("tile", 1);
   // Four work-items per row where subgroups allow: H200, B1 H8 S1024 D64,
   // 0.565 -> 0.289 ms (causal or not; bq 32: 0.297, 16: 0.322).
   if (four_per_row(a, caps) && (!caps.max_workgroup_threads || caps.max_workgroup_threads >= 256))
@@ -218,6 +237,17 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     case kFlashGpu: {
       const int bq = int(v.get("bq", 64)), bk = int(v.get("bk", 32)), tpr = int(v.get("tpr", 1));
       if (bq < 1 || bk < 1) throw std::invalid_argument("attention flash (gpu): bq, bk must be >= 1");
+      if (v.get("tile", 0)) {
+        if (tpr != 1 || !tiled_fits(a, caps, bq, bk))
+          throw std::invalid_argument("attention flash (gpu, tiled): needs a GPU with subgroups of a multiple of bk/4 lanes, "
+                                      "bq 32 or 64, bk 16 or 32 dividing D, and its tiles (" +
+                                      std::to_string(flash_tiled_shared_bytes(d, bq, bk)) + " B) in shared memory: " + v.str());
+        Step s{flash_attention_gpu_tiled_kernel(d, bq, bk, dt), {}, {0, 1, 2, 3}, shape_scalars(a, a.skv)};
+        s.dims.grid = {uint32_t(a.b * a.h * ((a.s + bq - 1) / bq)), 1, 1};
+        s.dims.workgroup = {uint32_t(bq / 4 * bk / 4), 1, 1};
+        pl.steps = {std::move(s)};
+        return pl;
+      }
       if (tpr != 1 && (tpr != 4 || !four_per_row(a, caps)))
         throw std::invalid_argument("attention flash (gpu): tpr=4 needs subgroups (of a multiple of 4 lanes) and D % 4 == 0");
       Step s{flash_attention_gpu_kernel(d, bq, bk, tpr, dt), {}, {0, 1, 2, 3}, shape_scalars(a, a.skv)};

@@ -18,7 +18,9 @@
 //  - flash (GPU): a workgroup of `bq` work-items, one query row each; key and
 //    value blocks of `bk` rows are staged in shared memory by the whole
 //    group, each work-item runs the online softmax over them with its D
-//    accumulators in registers.
+//    accumulators in registers. Tiled: each work-item scores a 4×4 block
+//    (4 rows × 4 keys) and accumulates 4 rows of the output, both products
+//    as small GEMMs over f32x4 lines in shared memory.
 #pragma once
 #include <cstdint>
 
@@ -50,6 +52,12 @@ ir::Kernel flash_attention_cpu_kernel(int d, int qb, int nk, ir::Type dt = ir::T
 // GPU flash kernel: `bq` rows per workgroup, `bk` keys per staged block,
 // `tpr` work-items per row (1, or 4 on targets with subgroups).
 ir::Kernel flash_attention_gpu_kernel(int d, int bq, int bk, int tpr = 1, ir::Type dt = ir::Type(ir::ScalarKind::F32));
+// GPU flash kernel with register tiles (needs subgroups of a multiple of
+// bk/4 lanes): bq/4 × bk/4 work-items, each scoring 4 rows × 4 keys of a
+// block and accumulating those 4 rows × D/(bk/4) of the output. bq 32 or 64,
+// bk 16 or 32 dividing D; flash_tiled_shared_bytes says what it stages.
+ir::Kernel flash_attention_gpu_tiled_kernel(int d, int bq, int bk, ir::Type dt = ir::Type(ir::ScalarKind::F32));
+uint32_t flash_tiled_shared_bytes(int d, int bq, int bk);
 
 void register_attention_ops();
 

@@ -11,33 +11,16 @@
 
 #include "dsl/dsl.h"
 #include "ops/attention.h"
+#include "ops/attention_params.h"
 #include "ops/fast_exp.h"
 #include "ops/widen.h"
 
 namespace kgen::ops {
 
 using namespace kgen::dsl;
+using namespace attention_detail;
 
 namespace {
-
-// Masked scores. Finite (not -inf) so that max/exp of a row with no visible
-// key stay NaN-free; such rows are zeroed at the end by their empty sum.
-constexpr float kMasked = -1e30f;
-
-struct Shape {
-  Value s, skv, skvp, h, g, shift, scale;
-};
-Shape shape_params(KernelBuilder& kb) {
-  Shape p;
-  p.s = kb.scalar("s", i32);
-  p.skv = kb.scalar("skv", i32);
-  p.skvp = kb.scalar("skvp", i32);
-  p.h = kb.scalar("h", i32);
-  p.g = kb.scalar("g", i32);
-  p.shift = kb.scalar("shift", i32);
-  p.scale = kb.scalar("scale", f32);
-  return p;
-}
 
 // Row (b*H + h)*S + i of the queries: its (b, h) and kv row base.
 struct RowIndex {
@@ -55,8 +38,6 @@ RowIndex row_index(const Shape& p, const Value& row) {
 }
 
 ir::Type elem_of(int lanes, ir::Type dt = f32) { return lanes == 1 ? dt : line(dt, lanes); }
-// The kernel-name suffix of an input type ("" for f32).
-std::string dt_tag(ir::Type dt) { return dt == f32 ? "" : "_" + dt.str(); }
 
 }  // namespace
 
@@ -426,100 +407,6 @@ ir::Kernel flash_attention_cpu_kernel(int d, int qb, int nk, ir::Type dt, int dc
         for (int c = 0; c < nd; ++c) o[ob + c] = acc_get(r, c) * inv;
       });
     }
-  });
-}
-
-// GPU flash attention: bq query rows per workgroup, `tpr` work-items per row
-// (1, or 4 with subgroups). Each key block of bk keys is staged (K and V,
-// bk × D each) in shared memory by the whole group, then every row folds its
-// visible keys into its running max, sum and D accumulators (registers). The
-// block loop's bound is uniform (the group's last row), as the barriers
-// require. tpr = 1: per-row masking is a branch. tpr = 4: a row's work-items
-// hold D/4 of its q and accumulators each (dimensions part, part + 4, ...:
-// neighbouring words, no bank conflicts), add their partial scores through
-// two subgroup shuffles, and walk every key of the block with masked keys
-// folded as no-ops (a shuffle needs its whole subgroup): 4x the work-items,
-// where one per row left an H200 with 2 warps per SM at B1 H8 S1024.
-ir::Kernel flash_attention_gpu_kernel(int d, int bq, int bk, int tpr, ir::Type dt) {
-  if (tpr != 1 && (tpr != 4 || d % 4)) throw std::invalid_argument("flash attention (gpu): tpr 1, or 4 with D % 4 == 0");
-  return kernel("flash_attention_gpu_d" + std::to_string(d) + "_bq" + std::to_string(bq) + "_bk" + std::to_string(bk) +
-                    (tpr > 1 ? "_tpr" + std::to_string(tpr) : "") + dt_tag(dt),
-                [&](KernelBuilder& kb) {
-    auto q = kb.input("q", dt);
-    auto k = kb.input("k", dt);
-    auto v = kb.input("v", dt);
-    auto o = kb.output("o", f32);
-    Shape p = shape_params(kb);
-    kb.workgroup(uint32_t(bq * tpr));
-    auto ks = shared_array(f32, int64_t(bk) * d);
-    auto vs = shared_array(f32, int64_t(bk) * d);
-    const int dp = d / tpr;  // dimensions per work-item
-    Value t = cast(i32, local_id(0));
-    Value row = t / tpr, part = t % tpr;
-    Value nqb = (p.s + (bq - 1)) / bq;
-    Value gid = cast(i32, group_id(0));
-    Value bh = gid / nqb, i0 = (gid % nqb) * bq;
-    Value b = bh / p.h, hh = bh % p.h;
-    Value kvh = b * (p.h / p.g) + hh / p.g;
-    Value i = min(i0 + row, p.s - 1);
-    Value lim = min(i + p.shift, p.skv - 1);
-    Value last = min(i0 + (bq - 1), p.s - 1);
-    Value last_lim = min(last + p.shift, p.skv - 1);
-    Value nend = (max(last_lim + 1, 0) + (bk - 1)) / bk;
-    Value qb = (bh * p.s + i) * d;
-    auto dim = [&](int ii) { return tpr == 1 ? Value(constant(i32, ii)) : part + tpr * ii; };
-    std::vector<Value> qv;
-    for (int ii = 0; ii < dp; ++ii) qv.push_back(as_f32(q[qb + dim(ii)]) * p.scale);
-    std::vector<Var> acc;
-    for (int ii = 0; ii < dp; ++ii) acc.push_back(var(constant(f32, 0.0f)));
-    Var m = var(constant(f32, kMasked));
-    Var l = var(constant(f32, 0.0f));
-    for_range(0, nend, [&](Value jb) {
-      Value j0 = jb * bk;
-      for_range(t, bk * d, [&](Value idx) {
-        Value kk = idx / d, dd = idx % d;
-        Value j = j0 + kk;
-        Value src = (kvh * p.skv + min(j, p.skv - 1)) * d + dd;  // clamped: always in bounds
-        ks[idx] = as_f32(k[src]);
-        vs[idx] = as_f32(v[src]);
-      }, bq * tpr);
-      barrier();
-      auto fold = [&](const Value& kk, const Value& visible) {
-        Value sb = kk * d;
-        Value s = constant(f32, 0.0f);
-        for (int ii = 0; ii < dp; ++ii) s = fma(qv[ii], ks[sb + dim(ii)], s);
-        if (tpr == 4) {
-          Value lane = subgroup_lane();
-          s = s + subgroup_shuffle(s, lane ^ 1u);
-          s = s + subgroup_shuffle(s, lane ^ 2u);
-        }
-        Value mnew = max(m, s);
-        Value alpha = exp(m - mnew);
-        Value pj = exp(s - mnew);
-        if (visible.valid()) {  // a masked key changes nothing
-          mnew = select(visible, mnew, m.get());
-          alpha = select(visible, alpha, constant(f32, 1.0f));
-          pj = select(visible, pj, constant(f32, 0.0f));
-        }
-        m = mnew;
-        l = fma(l, alpha, pj);
-        for (int ii = 0; ii < dp; ++ii) acc[ii] = fma(pj, vs[sb + dim(ii)], acc[ii] * alpha);
-      };
-      if (tpr == 1) {
-        Value kend = min(lim - j0 + 1, bk);  // keys of this block visible to the row
-        for_range(0, kend, [&](Value kk) { fold(kk, Value()); });
-      } else {
-        Value kend = min(last_lim - j0 + 1, bk);  // uniform: the group's last row
-        for_range(0, kend, [&](Value kk) { fold(kk, j0 + kk <= lim); });
-      }
-      barrier();
-    });
-    Value tot = l.get();
-    Value inv = select(tot > 0.0f, 1.0f / tot, constant(f32, 0.0f));
-    if_(i0 + row < p.s, [&] {
-      Value ob = (bh * p.s + i0 + row) * d;
-      for (int ii = 0; ii < dp; ++ii) o[ob + dim(ii)] = acc[ii] * inv;
-    });
   });
 }
 

@@ -1,0 +1,33 @@
+// What every attention kernel shares (ops/attention_kernels.cpp,
+// ops/attention_gpu.cpp): the runtime scalar list, the masked score value,
+// the kernel-name suffix of an input type.
+#pragma once
+#include <string>
+
+#include "dsl/dsl.h"
+
+namespace kgen::ops::attention_detail {
+
+// Masked scores. Finite (not -inf) so that max/exp of a row with no visible
+// key stay NaN-free; such rows are zeroed at the end by their empty sum.
+constexpr float kMasked = -1e30f;
+
+struct Shape {
+  dsl::Value s, skv, skvp, h, g, shift, scale;
+};
+inline Shape shape_params(dsl::KernelBuilder& kb) {
+  Shape p;
+  p.s = kb.scalar("s", dsl::i32);
+  p.skv = kb.scalar("skv", dsl::i32);
+  p.skvp = kb.scalar("skvp", dsl::i32);
+  p.h = kb.scalar("h", dsl::i32);
+  p.g = kb.scalar("g", dsl::i32);
+  p.shift = kb.scalar("shift", dsl::i32);
+  p.scale = kb.scalar("scale", dsl::f32);
+  return p;
+}
+
+// The kernel-name suffix of an input type ("" for f32).
+inline std::string dt_tag(ir::Type dt) { return dt == dsl::f32 ? "" : "_" + dt.str(); }
+
+}  // namespace kgen::ops::attention_detail
