@@ -8,6 +8,7 @@
 // D % 16 == 0), impl=2 flash for GPUs (bq rows per workgroup, bk keys per
 // shared-memory block; any D, also runs on the CPU).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
 
@@ -64,7 +65,14 @@ std::vector<uint64_t> shape_scalars(const Att& a, int64_t skvp) {
   return {ir::scalar_slot(int32_t(a.s)),    ir::scalar_slot(int32_t(a.skv)),
           ir::scalar_slot(int32_t(skvp)),   ir::scalar_slot(int32_t(a.h)),
           ir::scalar_slot(int32_t(a.h / a.hkv)), ir::scalar_slot(int32_t(a.shift())),
-          ir::scalar_slot(a.scale)};
+          ir::scalar_slot(a.scale),         ir::scalar_slot(int32_t(a.rows()))};
+}
+
+// Grid (x, rows) with the rows wrapped over axes 1 and 2 (wrapped_group in
+// the kernels): a GPU grid axis holds 65535 groups.
+std::array<uint32_t, 3> rows_grid(uint32_t x, int64_t rows) {
+  const auto w = wrapped_grid(rows);
+  return {x, w[0], w[1]};
 }
 
 // The largest key block (<= want) whose K and V tiles fit the target's shared memory.
@@ -198,15 +206,15 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       const uint32_t groups = uint32_t(a.b * a.hkv * a.s);
       const int dl = rg ? std::max(1, std::min(d / 16, 24 / rg)) : 0;  // pv: G·dl <= 24 accumulators
       Step s1{rg ? attention_scores_grouped_kernel(d, rg, dt) : attention_scores_kernel(d, lanes, cpu ? 1 : 64, dt), {}, {0, 1, t}, sc};
-      s1.dims.grid = {cpu ? 1u : groups_for(skvp, 64), rg ? groups : rows, 1};
+      s1.dims.grid = rows_grid(cpu ? 1u : groups_for(skvp, 64), rg ? groups : rows);
       s1.dims.workgroup = {cpu ? 1u : 64u, 1, 1};
       const int sl = cpu ? 16 : 1;
       Step s2{attention_softmax_kernel(sl, cpu ? 1 : 64, cpu), {}, {t},
               {ir::scalar_slot(int32_t(rows)), ir::scalar_slot(int32_t(skvp))}};
-      s2.dims.grid = {cpu ? rows : groups_for(rows, 64), 1, 1};
+      s2.dims.grid = wrapped_grid(cpu ? rows : groups_for(rows, 64));
       s2.dims.workgroup = {cpu ? 1u : 64u, 1, 1};
       Step s3{rg ? attention_pv_grouped_kernel(d, rg, dl, dt) : attention_pv_kernel(d, lanes, cpu, dt), {}, {t, 2, 3}, sc};
-      s3.dims.grid = {rg ? groups_for(d / 16, dl) : cpu ? 1u : groups_for(a.d / lanes, 64), rg ? groups : rows, 1};
+      s3.dims.grid = rows_grid(rg ? groups_for(d / 16, dl) : cpu ? 1u : groups_for(a.d / lanes, 64), rg ? groups : rows);
       s3.dims.workgroup = {cpu ? 1u : 64u, 1, 1};
       pl.steps = {std::move(s1), std::move(s2), std::move(s3)};
       return pl;
@@ -243,7 +251,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
                                       "bq 32 or 64, bk 16 or 32 dividing D, and its tiles (" +
                                       std::to_string(flash_tiled_shared_bytes(d, bq, bk)) + " B) in shared memory: " + v.str());
         Step s{flash_attention_gpu_tiled_kernel(d, bq, bk, dt), {}, {0, 1, 2, 3}, shape_scalars(a, a.skv)};
-        s.dims.grid = {uint32_t(a.b * a.h * ((a.s + bq - 1) / bq)), 1, 1};
+        s.dims.grid = wrapped_grid(a.b * a.h * ((a.s + bq - 1) / bq));
         s.dims.workgroup = {uint32_t(bq / 4 * bk / 4), 1, 1};
         pl.steps = {std::move(s)};
         return pl;
@@ -251,7 +259,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       if (tpr != 1 && (tpr != 4 || !four_per_row(a, caps)))
         throw std::invalid_argument("attention flash (gpu): tpr=4 needs subgroups (of a multiple of 4 lanes) and D % 4 == 0");
       Step s{flash_attention_gpu_kernel(d, bq, bk, tpr, dt), {}, {0, 1, 2, 3}, shape_scalars(a, a.skv)};
-      s.dims.grid = {uint32_t(a.b * a.h * ((a.s + bq - 1) / bq)), 1, 1};
+      s.dims.grid = wrapped_grid(a.b * a.h * ((a.s + bq - 1) / bq));
       s.dims.workgroup = {uint32_t(bq * tpr), 1, 1};
       pl.steps = {std::move(s)};
       return pl;

@@ -43,7 +43,7 @@ ir::Kernel flash_attention_gpu_kernel(int d, int bq, int bk, int tpr, ir::Type d
     Value t = cast(i32, local_id(0));
     Value row = t / tpr, part = t % tpr;
     Value nqb = (p.s + (bq - 1)) / bq;
-    Value gid = cast(i32, group_id(0));
+    Value gid = wrapped_group(0, p.rows / p.s * nqb);
     Value bh = gid / nqb, i0 = (gid % nqb) * bq;
     Value b = bh / p.h, hh = bh % p.h;
     Value kvh = b * (p.h / p.g) + hh / p.g;
@@ -132,6 +132,7 @@ ir::Kernel flash_attention_gpu_tiled_kernel(int d, int bq, int bk, ir::Type dt) 
   const int TR = bq / 4, TC = bk / 4, NT = TR * TC;  // row groups, key groups, work-items
   const int LQ = TR + 1, LK = TC + 1, LV = d / 4;     // lines per row of the staged tiles
   const int NJ = d / bk;                              // output lines per row and work-item
+  constexpr int kUnroll = 4;                          // steps per pass of the product loops
   return kernel("flash_attention_gpu_tiled_d" + std::to_string(d) + "_bq" + std::to_string(bq) + "_bk" +
                     std::to_string(bk) + dt_tag(dt),
                 [&](KernelBuilder& kb) {
@@ -150,7 +151,7 @@ ir::Kernel flash_attention_gpu_tiled_kernel(int d, int bq, int bk, ir::Type dt) 
     Value tc = t % TC, tr = t / TC;  // key group (neighbouring lanes), row group
     Value lane = subgroup_lane();
     Value nqb = (p.s + (bq - 1)) / bq;
-    Value gid = cast(i32, group_id(0));
+    Value gid = wrapped_group(0, p.rows / p.s * nqb);
     Value bh = gid / nqb, i0 = (gid % nqb) * bq;
     Value b = bh / p.h, hh = bh % p.h;
     Value kvh = b * (p.h / p.g) + hh / p.g;
@@ -201,11 +202,16 @@ ir::Kernel flash_attention_gpu_tiled_kernel(int d, int bq, int bk, ir::Type dt) 
       barrier();
       std::vector<Var> s;
       for (int i = 0; i < 16; ++i) s.push_back(var(constant(f32, 0.0f)));
-      for (int dd = 0; dd < d; ++dd) {
-        Value ql = qs[tr + dd * LQ], kl = ks[tc + dd * LK];
-        for (int a = 0; a < 4; ++a)
-          for (int c = 0; c < 4; ++c) s[a * 4 + c] = fma(ql.lane(a), kl.lane(c), s[a * 4 + c].get());
-      }
+      // Runtime loops of kUnroll steps: fully unrolled, D 64 took lavapipe
+      // 8 s to compile (D 96 28 s).
+      for_range(0, d, [&](Value d0) {
+        for (int u = 0; u < kUnroll; ++u) {
+          Value dd = d0 + u;
+          Value ql = qs[tr + dd * LQ], kl = ks[tc + dd * LK];
+          for (int a = 0; a < 4; ++a)
+            for (int c = 0; c < 4; ++c) s[a * 4 + c] = fma(ql.lane(a), kl.lane(c), s[a * 4 + c].get());
+        }
+      }, kUnroll);
       std::vector<std::vector<Value>> pr(4);  // P by row
       for (int a = 0; a < 4; ++a) {
         std::vector<Value> vis, sv;
@@ -228,17 +234,20 @@ ir::Kernel flash_attention_gpu_tiled_kernel(int d, int bq, int bk, ir::Type dt) 
       }
       for (int c = 0; c < 4; ++c) ps[(tc * 4 + c) * TR + tr] = make_line({pr[0][c], pr[1][c], pr[2][c], pr[3][c]});
       barrier();
-      for (int key = 0; key < bk; ++key) {
-        Value pl = ps[tr + key * TR];
-        for (int j = 0; j < NJ; ++j) {
-          Value vl = vs[tc + (key * LV + TC * j)];
-          for (int a = 0; a < 4; ++a)
-            for (int c = 0; c < 4; ++c) {
-              Var& x = acc[a * 4 * NJ + j * 4 + c];
-              x = fma(pl.lane(a), vl.lane(c), x.get());
-            }
+      for_range(0, bk, [&](Value k0) {
+        for (int u = 0; u < kUnroll; ++u) {
+          Value key = k0 + u;
+          Value pl = ps[tr + key * TR];
+          for (int j = 0; j < NJ; ++j) {
+            Value vl = vs[tc + (key * LV + TC * j)];
+            for (int a = 0; a < 4; ++a)
+              for (int c = 0; c < 4; ++c) {
+                Var& x = acc[a * 4 * NJ + j * 4 + c];
+                x = fma(pl.lane(a), vl.lane(c), x.get());
+              }
+          }
         }
-      }
+      }, kUnroll);
       barrier();
     });
     for (int a = 0; a < 4; ++a) {

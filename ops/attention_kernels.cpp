@@ -55,7 +55,7 @@ ir::Kernel attention_scores_kernel(int d, int lanes, int wg, ir::Type dt) {
     auto sc = kb.output("scores", f32);
     Shape p = shape_params(kb);
     kb.workgroup(uint32_t(wg));
-    Value row = cast(i32, group_id(1));
+    Value row = wrapped_group(1, p.rows);
     RowIndex r = row_index(p, row);
     Value qbase = row * nd;
     Value stride = cast(i32, num_groups(0)) * wg;
@@ -81,7 +81,7 @@ struct GroupRows {
 };
 GroupRows group_rows(const Shape& p, int g) {
   GroupRows r;
-  Value wi = cast(i32, group_id(1));
+  Value wi = wrapped_group(1, p.rows / p.g);  // B·Hkv·S work-items
   Value bkv = wi / p.s, s = wi % p.s, hkv = p.h / p.g;
   Value b = bkv / hkv, kvh = bkv % hkv;
   r.kv_head = bkv;
@@ -164,7 +164,7 @@ ir::Kernel attention_softmax_kernel(int lanes, int wg, bool cpu) {
     auto skvp = kb.scalar("skvp", i32);
     kb.workgroup(uint32_t(wg));
     auto bc = [&](const Value& v) { return lanes == 1 ? v : splat(v, lanes); };
-    Value row = cast(i32, global_id(0));
+    Value row = cast(i32, global_id(0)) + cast(i32, group_id(1)) * cast(i32, num_groups(0)) * wg;  // wrapped_grid
     if_(row < rows, [&] {
       Value nl = skvp / lanes, base = row * nl;
       Var m = var(bc(constant(f32, kMasked)));
@@ -199,7 +199,7 @@ ir::Kernel attention_pv_kernel(int d, int lanes, bool cpu, ir::Type dt) {
     Value zero = lanes == 1 ? constant(f32, 0.0f) : splat(constant(f32, 0.0f), lanes);
     if (cpu) {
       kb.workgroup(1);
-      Value row = cast(i32, group_id(1));
+      Value row = wrapped_group(1, p.rows);
       RowIndex r = row_index(p, row);
       std::vector<Var> acc;
       for (int c = 0; c < nd; ++c) acc.push_back(var(zero));
@@ -212,7 +212,7 @@ ir::Kernel attention_pv_kernel(int d, int lanes, bool cpu, ir::Type dt) {
       for (int c = 0; c < nd; ++c) o[row * nd + c] = acc[c];
     } else {
       kb.workgroup(64);
-      Value row = cast(i32, group_id(1));
+      Value row = wrapped_group(1, p.rows);
       Value c = cast(i32, global_id(0));
       RowIndex r = row_index(p, row);
       if_(c < nd, [&] {

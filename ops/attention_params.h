@@ -1,6 +1,6 @@
 // What every attention kernel shares (ops/attention_kernels.cpp,
 // ops/attention_gpu.cpp): the runtime scalar list, the masked score value,
-// the kernel-name suffix of an input type.
+// the kernel-name suffix of an input type, the wrapped group index.
 #pragma once
 #include <string>
 
@@ -13,7 +13,7 @@ namespace kgen::ops::attention_detail {
 constexpr float kMasked = -1e30f;
 
 struct Shape {
-  dsl::Value s, skv, skvp, h, g, shift, scale;
+  dsl::Value s, skv, skvp, h, g, shift, scale, rows;  // rows: B·H·S
 };
 inline Shape shape_params(dsl::KernelBuilder& kb) {
   Shape p;
@@ -24,7 +24,18 @@ inline Shape shape_params(dsl::KernelBuilder& kb) {
   p.g = kb.scalar("g", dsl::i32);
   p.shift = kb.scalar("shift", dsl::i32);
   p.scale = kb.scalar("scale", dsl::f32);
+  p.rows = kb.scalar("rows", dsl::i32);
   return p;
+}
+
+// A workgroup's flat index on a grid laid out by ops/op.h's wrapped_grid
+// over axes `axis` and axis + 1 (a GPU grid axis holds 65535 groups),
+// clamped to n - 1: the groups past n (the rest of the last layer) redo the
+// last one and store the same values, so no guard splits a barrier.
+inline dsl::Value wrapped_group(int axis, const dsl::Value& n) {
+  using namespace dsl;
+  Value g = cast(i32, group_id(axis)) + cast(i32, group_id(axis + 1)) * cast(i32, num_groups(axis));
+  return min(g, n - 1);
 }
 
 // The kernel-name suffix of an input type ("" for f32).

@@ -109,9 +109,16 @@ TEST_CASE("attention: GPU targets (naive and flash)") {
       continue;
     }
     auto dev = rt::create_device(name);
+    // The register tiles (D 16 to 96) with ragged row groups and key blocks:
+    // S > Skv causal (the first 23 rows see no key), Skv > S.
     for (const auto& p : {att({2, 4, 17, 16, 2, 23}, true), att({1, 2, 33, 64, 1, 20}, false),
-                          att({1, 2, 9, 24}, true)})
+                          att({1, 2, 9, 24}, true), att({1, 2, 100, 64, 1, 77}, true), att({1, 1, 40, 32, 1, 150}, true),
+                          att({1, 1, 70, 96, 1, 45}, false)})
       for (const auto& v : d->candidates(p, dev->caps())) check(*dev, p, v);
+    // More rows than a grid axis holds (65535 groups): the row groups wrap.
+    ops::Problem many = att({1, 1, 70001, 16, 1, 9}, true);
+    check(*dev, many, ops::Variant{}.set("impl", 0));
+    check(*dev, many, ops::Variant{}.set("impl", 2).set("bq", 1).set("bk", 8));
     if (dev->caps().bf16) {
       ops::Problem p = att({1, 4, 9, 32, 2, 23}, true);
       p.dtype = ir::ScalarKind::BF16;
