@@ -14,6 +14,7 @@
 
 #include "ops/attention.h"
 #include "ops/fusion.h"
+#include "ops/matmul_plan.h"
 #include "ops/op.h"
 #include "ops/widen.h"
 
@@ -97,6 +98,12 @@ bool tiled_fits(const Att& a, const TargetCaps& caps, int bq, int bk) {
          (!caps.max_shared_bytes || flash_tiled_shared_bytes(int(a.d), bq, bk) <= caps.max_shared_bytes) &&
          (!caps.max_workgroup_threads || threads <= caps.max_workgroup_threads);
 }
+// Key splits (ks) of the tiled kernel: worth a try while the row groups are
+// fewer than kGpuGroupsWanted and each split keeps 128 keys.
+bool tiled_split(const Att& a, int bq, int ks) {
+  const int64_t groups = a.b * a.h * ((a.s + bq - 1) / bq);
+  return groups * ks <= 2 * kGpuGroupsWanted && a.skv / ks >= 128 && double(ks) * double(a.rows()) * double(a.d) < 2e9;
+}
 constexpr int kTiledShapes[4][2] = {{64, 32}, {32, 32}, {64, 16}, {32, 16}};  // (bq, bk), the heuristic's order
 
 // The naive composition with a kv head's G query heads per work-item (rg).
@@ -133,7 +140,11 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
         c.push_back(Variant{}.set("impl", kFlashGpu).set("bq", bq).set("bk", gpu_bk(a, caps, 32)).set("tpr", 4));
       }
     for (const auto& [bq, bk] : kTiledShapes)
-      if (tiled_fits(a, caps, bq, bk)) c.push_back(Variant{}.set("impl", kFlashGpu).set("bq", bq).set("bk", bk).set("tile", 1));
+      if (tiled_fits(a, caps, bq, bk)) {
+        c.push_back(Variant{}.set("impl", kFlashGpu).set("bq", bq).set("bk", bk).set("tile", 1));
+        for (int ks : {2, 4})  // key splits where the row groups alone leave the GPU idle
+          if (tiled_split(a, bq, ks)) c.push_back(Variant{}.set("impl", kFlashGpu).set("bq", bq).set("bk", bk).set("tile", 1).set("ks", ks));
+      }
   }
   return c;
 }
@@ -246,14 +257,30 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       const int bq = int(v.get("bq", 64)), bk = int(v.get("bk", 32)), tpr = int(v.get("tpr", 1));
       if (bq < 1 || bk < 1) throw std::invalid_argument("attention flash (gpu): bq, bk must be >= 1");
       if (v.get("tile", 0)) {
+        const int ks = int(v.get("ks", 1));
+        if (ks < 1 || ks > 16 || double(ks) * double(a.rows()) * double(a.d) >= 2e9)
+          throw std::invalid_argument("attention flash (gpu, tiled): ks 1..16, with ks·B·H·S·D below 2^31: " + v.str());
         if (tpr != 1 || !tiled_fits(a, caps, bq, bk))
           throw std::invalid_argument("attention flash (gpu, tiled): needs a GPU with subgroups of a multiple of bk/4 lanes, "
                                       "bq 32 or 64, bk 16 or 32 dividing D, and its tiles (" +
                                       std::to_string(flash_tiled_shared_bytes(d, bq, bk)) + " B) in shared memory: " + v.str());
-        Step s{flash_attention_gpu_tiled_kernel(d, bq, bk, dt), {}, {0, 1, 2, 3}, shape_scalars(a, a.skv)};
-        s.dims.grid = wrapped_grid(a.b * a.h * ((a.s + bq - 1) / bq));
+        const int64_t groups = a.b * a.h * ((a.s + bq - 1) / bq);
+        if (ks == 1) {
+          Step s{flash_attention_gpu_tiled_kernel(d, bq, bk, dt), {}, {0, 1, 2, 3}, shape_scalars(a, a.skv)};
+          s.dims.grid = wrapped_grid(groups);
+          s.dims.workgroup = {uint32_t(bq / 4 * bk / 4), 1, 1};
+          pl.steps = {std::move(s)};
+          return pl;
+        }
+        const int po = pl.add_temp(n_io, size_t(ks) * size_t(a.rows() * a.d) * 4);
+        const int pml = pl.add_temp(n_io, size_t(ks) * size_t(a.rows()) * 8);
+        Step s{flash_attention_gpu_tiled_kernel(d, bq, bk, dt, ks), {}, {0, 1, 2, po, pml}, shape_scalars(a, a.skv)};
+        s.dims.grid = wrapped_grid(groups * ks);
         s.dims.workgroup = {uint32_t(bq / 4 * bk / 4), 1, 1};
-        pl.steps = {std::move(s)};
+        Step m{flash_attention_merge_kernel(d, ks), {}, {po, pml, 3}, {ir::scalar_slot(int32_t(a.rows()))}};
+        m.dims.grid = wrapped_grid(groups_for(a.rows() * a.d, 256));
+        m.dims.workgroup = {256, 1, 1};
+        pl.steps = {std::move(s), std::move(m)};
         return pl;
       }
       if (tpr != 1 && (tpr != 4 || !four_per_row(a, caps)))

@@ -56,8 +56,13 @@ ir::Kernel flash_attention_gpu_kernel(int d, int bq, int bk, int tpr = 1, ir::Ty
 // bk/4 lanes): bq/4 × bk/4 work-items, each scoring 4 rows × 4 keys of a
 // block and accumulating those 4 rows × D/(bk/4) of the output. bq 32 or 64,
 // bk 16 or 32 dividing D; flash_tiled_shared_bytes says what it stages.
-ir::Kernel flash_attention_gpu_tiled_kernel(int d, int bq, int bk, ir::Type dt = ir::Type(ir::ScalarKind::F32));
+// ks > 1: the keys a row group sees split in ks ranges, one workgroup each
+// (more workgroups where B·H·S/bq leaves the GPU's cores idle); outputs
+// po (ks × B·H·S × D, unnormalised) and pml ((max, sum) per split and row),
+// which flash_attention_merge_kernel turns into o.
+ir::Kernel flash_attention_gpu_tiled_kernel(int d, int bq, int bk, ir::Type dt = ir::Type(ir::ScalarKind::F32), int ks = 1);
 uint32_t flash_tiled_shared_bytes(int d, int bq, int bk);
+ir::Kernel flash_attention_merge_kernel(int d, int ks);
 
 void register_attention_ops();
 

@@ -126,20 +126,23 @@ uint32_t flash_tiled_shared_bytes(int d, int bq, int bk) {
   return uint32_t(16 * (d * (bq / 4 + 1) + d * (bk / 4 + 1) + bk * (d / 4) + bk * (bq / 4)));
 }
 
-ir::Kernel flash_attention_gpu_tiled_kernel(int d, int bq, int bk, ir::Type dt) {
-  if ((bq != 32 && bq != 64) || (bk != 16 && bk != 32) || d % bk)
-    throw std::invalid_argument("flash attention (gpu, tiled): bq 32 or 64, bk 16 or 32, D a multiple of bk");
+ir::Kernel flash_attention_gpu_tiled_kernel(int d, int bq, int bk, ir::Type dt, int splits) {
+  if ((bq != 32 && bq != 64) || (bk != 16 && bk != 32) || d % bk || splits < 1 || splits > 16)
+    throw std::invalid_argument("flash attention (gpu, tiled): bq 32 or 64, bk 16 or 32, D a multiple of bk, ks 1..16");
   const int TR = bq / 4, TC = bk / 4, NT = TR * TC;  // row groups, key groups, work-items
   const int LQ = TR + 1, LK = TC + 1, LV = d / 4;     // lines per row of the staged tiles
   const int NJ = d / bk;                              // output lines per row and work-item
   constexpr int kUnroll = 4;                          // steps per pass of the product loops
   return kernel("flash_attention_gpu_tiled_d" + std::to_string(d) + "_bq" + std::to_string(bq) + "_bk" +
-                    std::to_string(bk) + dt_tag(dt),
+                    std::to_string(bk) + (splits > 1 ? "_ks" + std::to_string(splits) : "") + dt_tag(dt),
                 [&](KernelBuilder& kb) {
     auto q = kb.input("q", dt);
     auto k = kb.input("k", dt);
     auto v = kb.input("v", dt);
-    auto o = kb.output("o", f32);
+    // Split keys (splits > 1): the unnormalised outputs and each row's (max, sum)
+    // per split, for flash_attention_merge_kernel.
+    auto o = kb.output(splits > 1 ? "po" : "o", f32);
+    auto pml = splits > 1 ? kb.output("pml", f32) : o;
     Shape p = shape_params(kb);
     kb.workgroup(uint32_t(NT));
     const ir::Type L4 = line(f32, 4);
@@ -151,13 +154,16 @@ ir::Kernel flash_attention_gpu_tiled_kernel(int d, int bq, int bk, ir::Type dt) 
     Value tc = t % TC, tr = t / TC;  // key group (neighbouring lanes), row group
     Value lane = subgroup_lane();
     Value nqb = (p.s + (bq - 1)) / bq;
-    Value gid = wrapped_group(0, p.rows / p.s * nqb);
+    Value gsplit = wrapped_group(0, p.rows / p.s * nqb * splits);
+    Value gid = gsplit / splits, split = gsplit % splits;
     Value bh = gid / nqb, i0 = (gid % nqb) * bq;
     Value b = bh / p.h, hh = bh % p.h;
     Value kvh = b * (p.h / p.g) + hh / p.g;
     Value last = min(i0 + (bq - 1), p.s - 1);
     Value last_lim = min(last + p.shift, p.skv - 1);
     Value nend = (max(last_lim + 1, 0) + (bk - 1)) / bk;  // key blocks any row of the group sees
+    Value per = (nend + (splits - 1)) / splits;                   // this split's share of them
+    Value jb_begin = min(split * per, nend), jb_end = min(jb_begin + per, nend);
     // Q, scaled: line (dd, rl) holds rows i0 + 4·rl + 0..3 at dimension dd
     // (rows past S clamped to the last: computed, never stored).
     for_range(t, d * TR, [&](Value idx) {
@@ -181,7 +187,7 @@ ir::Kernel flash_attention_gpu_tiled_kernel(int d, int bq, int bk, ir::Type dt) 
       }
       return x;
     };
-    for_range(0, nend, [&](Value jb) {
+    for_range(jb_begin, jb_end, [&](Value jb) {
       Value j0 = jb * bk;
       // K: line (dd, kl) holds keys j0 + 4·kl + 0..3 at dd; V: line (key, dl)
       // dimensions 4·dl + 0..3 of one key. Keys past Skv are clamped (in
@@ -252,8 +258,20 @@ ir::Kernel flash_attention_gpu_tiled_kernel(int d, int bq, int bk, ir::Type dt) 
     });
     for (int a = 0; a < 4; ++a) {
       Value tot = butterfly(l[a].get(), false);
-      Value inv = select(tot > 0.0f, 1.0f / tot, constant(f32, 0.0f));
       Value row = i0 + tr * 4 + a;
+      if (splits > 1) {
+        if_(row < p.s, [&] {
+          Value prow = split * p.rows + bh * p.s + row;
+          for (int j = 0; j < NJ; ++j)
+            for (int c = 0; c < 4; ++c) o[prow * d + (tc + TC * j) * 4 + c] = acc[a * 4 * NJ + j * 4 + c].get();
+          if_(tc == 0, [&] {
+            pml[prow * 2] = m[a].get();
+            pml[prow * 2 + 1] = tot;
+          });
+        });
+        continue;
+      }
+      Value inv = select(tot > 0.0f, 1.0f / tot, constant(f32, 0.0f));
       if_(row < p.s, [&] {
         Value ob = (bh * p.s + row) * d;
         for (int j = 0; j < NJ; ++j)
@@ -263,5 +281,31 @@ ir::Kernel flash_attention_gpu_tiled_kernel(int d, int bq, int bk, ir::Type dt) 
   });
 }
 
+
+// o[row, c] from ks splits' unnormalised outputs and (max, sum) pairs:
+// rescaled to their common max and divided by the total sum (0 for a row
+// that saw no key). One work-item per output value, on wrapped_grid.
+ir::Kernel flash_attention_merge_kernel(int d, int ks) {
+  return kernel("flash_attention_merge_d" + std::to_string(d) + "_ks" + std::to_string(ks), [&](KernelBuilder& kb) {
+    auto po = kb.input("po", f32);
+    auto pml = kb.input("pml", f32);
+    auto o = kb.output("o", f32);
+    auto rows = kb.scalar("rows", i32);
+    kb.workgroup(256);
+    Value e = cast(i32, global_id(0)) + cast(i32, group_id(1)) * cast(i32, num_groups(0)) * 256;
+    if_(e < rows * d, [&] {
+      Value row = e / d;
+      Value mx = constant(f32, kMasked);
+      for (int s = 0; s < ks; ++s) mx = max(mx, pml[(row + s * rows) * 2]);
+      Value sum = constant(f32, 0.0f), acc = constant(f32, 0.0f);
+      for (int s = 0; s < ks; ++s) {
+        Value w = exp(pml[(row + s * rows) * 2] - mx);
+        sum = fma(pml[(row + s * rows) * 2 + 1], w, sum);
+        acc = fma(po[e + s * rows * d], w, acc);
+      }
+      o[e] = select(sum > 0.0f, acc / sum, constant(f32, 0.0f));
+    });
+  });
+}
 
 }  // namespace kgen::ops

@@ -4,6 +4,7 @@
 // available here.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "tests/ops/op_test_util.h"
@@ -110,11 +111,17 @@ TEST_CASE("attention: GPU targets (naive and flash)") {
     }
     auto dev = rt::create_device(name);
     // The register tiles (D 16 to 96) with ragged row groups and key blocks:
-    // S > Skv causal (the first 23 rows see no key), Skv > S.
+    // S > Skv causal (the first 23 or 40 rows see no key), Skv > S; key
+    // splits (ks 2 and 4) where Skv has 256 keys or more.
     for (const auto& p : {att({2, 4, 17, 16, 2, 23}, true), att({1, 2, 33, 64, 1, 20}, false),
                           att({1, 2, 9, 24}, true), att({1, 2, 100, 64, 1, 77}, true), att({1, 1, 40, 32, 1, 150}, true),
-                          att({1, 1, 70, 96, 1, 45}, false)})
+                          att({1, 1, 70, 96, 1, 45}, false), att({1, 2, 70, 32, 1, 600}, true), att({1, 1, 300, 32, 1, 260}, true)})
       for (const auto& v : d->candidates(p, dev->caps())) check(*dev, p, v);
+    // Key splits (the last 6 of 16 empty: 10 blocks of 32 keys), merged.
+    const ops::Problem p9 = att({1, 1, 9, 64, 1, 300}, false);
+    const ops::Variant tiled = ops::Variant{}.set("impl", 2).set("bq", 32).set("bk", 32).set("tile", 1);
+    const auto c9 = d->candidates(p9, dev->caps());
+    if (std::find(c9.begin(), c9.end(), tiled) != c9.end()) check(*dev, p9, ops::Variant(tiled).set("ks", 16));
     // More rows than a grid axis holds (65535 groups): the row groups wrap.
     ops::Problem many = att({1, 1, 70001, 16, 1, 9}, true);
     check(*dev, many, ops::Variant{}.set("impl", 0));
