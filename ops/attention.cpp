@@ -98,11 +98,22 @@ bool tiled_fits(const Att& a, const TargetCaps& caps, int bq, int bk) {
          (!caps.max_shared_bytes || flash_tiled_shared_bytes(int(a.d), bq, bk) <= caps.max_shared_bytes) &&
          (!caps.max_workgroup_threads || threads <= caps.max_workgroup_threads);
 }
-// Key splits (ks) of the tiled kernel: worth a try while the row groups are
-// fewer than kGpuGroupsWanted and each split keeps 128 keys.
+// Key splits (ks) of the tiled kernel: worth a try while the row groups
+// number under 4·kGpuGroupsWanted with the split and each split keeps 128
+// keys.
 bool tiled_split(const Att& a, int bq, int ks) {
   const int64_t groups = a.b * a.h * ((a.s + bq - 1) / bq);
-  return groups * ks <= 2 * kGpuGroupsWanted && a.skv / ks >= 128 && double(ks) * double(a.rows()) * double(a.d) < 2e9;
+  return groups * ks <= 4 * kGpuGroupsWanted && a.skv / ks >= 128 && double(ks) * double(a.rows()) * double(a.d) < 2e9;
+}
+// The heuristic's split: the least that brings the workgroups to
+// 2·kGpuGroupsWanted (H100, B1 H8 D64: S 1024 128 groups, ks 4 0.161 ->
+// 0.098 ms, ks 2 0.112; H32 S512 256 groups, ks 2 0.111 -> 0.091; H32/8
+// S16 Skv 2048 D128 32 groups, ks 4 0.93 -> 0.25).
+int tiled_split_for(const Att& a, int bq) {
+  const int64_t groups = a.b * a.h * ((a.s + bq - 1) / bq);
+  int ks = 1;
+  while (ks < 16 && groups * ks < 2 * kGpuGroupsWanted && tiled_split(a, bq, 2 * ks)) ks *= 2;
+  return ks;
 }
 constexpr int kTiledShapes[4][2] = {{64, 32}, {32, 32}, {64, 16}, {32, 16}};  // (bq, bk), the heuristic's order
 
@@ -142,7 +153,7 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
     for (const auto& [bq, bk] : kTiledShapes)
       if (tiled_fits(a, caps, bq, bk)) {
         c.push_back(Variant{}.set("impl", kFlashGpu).set("bq", bq).set("bk", bk).set("tile", 1));
-        for (int ks : {2, 4})  // key splits where the row groups alone leave the GPU idle
+        for (int ks : {2, 4, 8, 16})  // key splits where the row groups alone leave the GPU idle
           if (tiled_split(a, bq, ks)) c.push_back(Variant{}.set("impl", kFlashGpu).set("bq", bq).set("bk", bk).set("tile", 1).set("ks", ks));
       }
   }
@@ -183,12 +194,17 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     if (a.d % 16 == 0) return Variant{}.set("impl", kFlashCpu).set("qb", 4).set("kb", caps.vector_bits >= 512 ? 64 : 16);
     return Variant{}.set("impl", kFlashGpu).set("bq", 16).set("bk", 16);
   }
-  // The register tiles with 32-key blocks where they fit: H100, B1 H8 S1024
-  // D64 0.290 -> 0.167 ms (causal 0.148; bq 32 0.192), S 4096 causal 2.53
-  // -> 1.06. With 16-key blocks (D 128 on 48 KiB) they lose to four
-  // work-items per row: H32 S1024 D128 causal 1.14 against 1.05.
-  for (int bq : {64, 32})
-    if (tiled_fits(a, caps, bq, 32)) return Variant{}.set("impl", kFlashGpu).set("bq", bq).set("bk", 32).set("tile", 1);
+  // The register tiles, the first shape that fits (kTiledShapes), keys
+  // split by tiled_split_for. H100 against four work-items per row: B1 H8
+  // S1024 D64 0.290 -> 0.161 ms (ks 4: 0.098), S 4096 causal 2.53 -> 1.06;
+  // D 128 on 48 KiB (bq 32, bk 16): H32 S1024 causal 1.19 -> 0.93, B4 H32/8
+  // S512 1.04 -> 0.78.
+  for (const auto& [bq, bk] : kTiledShapes)
+    if (tiled_fits(a, caps, bq, bk)) {
+      Variant v = Variant{}.set("impl", kFlashGpu).set("bq", bq).set("bk", bk).set("tile", 1);
+      if (int ks = tiled_split_for(a, bq); ks > 1) v.set("ks", ks);
+      return v;
+    }
   // Four work-items per row where subgroups allow: H200, B1 H8 S1024 D64,
   // 0.565 -> 0.289 ms (causal or not; bq 32: 0.297, 16: 0.322).
   if (four_per_row(a, caps) && (!caps.max_workgroup_threads || caps.max_workgroup_threads >= 256))
@@ -257,7 +273,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       const int bq = int(v.get("bq", 64)), bk = int(v.get("bk", 32)), tpr = int(v.get("tpr", 1));
       if (bq < 1 || bk < 1) throw std::invalid_argument("attention flash (gpu): bq, bk must be >= 1");
       if (v.get("tile", 0)) {
-        const int ks = int(v.get("ks", 1));
+        const int ks = int(v.get("ks", 1)), un = int(v.get("un", 4));
         if (ks < 1 || ks > 16 || double(ks) * double(a.rows()) * double(a.d) >= 2e9)
           throw std::invalid_argument("attention flash (gpu, tiled): ks 1..16, with ks·B·H·S·D below 2^31: " + v.str());
         if (tpr != 1 || !tiled_fits(a, caps, bq, bk))
@@ -266,7 +282,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
                                       std::to_string(flash_tiled_shared_bytes(d, bq, bk)) + " B) in shared memory: " + v.str());
         const int64_t groups = a.b * a.h * ((a.s + bq - 1) / bq);
         if (ks == 1) {
-          Step s{flash_attention_gpu_tiled_kernel(d, bq, bk, dt), {}, {0, 1, 2, 3}, shape_scalars(a, a.skv)};
+          Step s{flash_attention_gpu_tiled_kernel(d, bq, bk, dt, 1, un), {}, {0, 1, 2, 3}, shape_scalars(a, a.skv)};
           s.dims.grid = wrapped_grid(groups);
           s.dims.workgroup = {uint32_t(bq / 4 * bk / 4), 1, 1};
           pl.steps = {std::move(s)};
@@ -274,7 +290,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
         }
         const int po = pl.add_temp(n_io, size_t(ks) * size_t(a.rows() * a.d) * 4);
         const int pml = pl.add_temp(n_io, size_t(ks) * size_t(a.rows()) * 8);
-        Step s{flash_attention_gpu_tiled_kernel(d, bq, bk, dt, ks), {}, {0, 1, 2, po, pml}, shape_scalars(a, a.skv)};
+        Step s{flash_attention_gpu_tiled_kernel(d, bq, bk, dt, ks, un), {}, {0, 1, 2, po, pml}, shape_scalars(a, a.skv)};
         s.dims.grid = wrapped_grid(groups * ks);
         s.dims.workgroup = {uint32_t(bq / 4 * bk / 4), 1, 1};
         Step m{flash_attention_merge_kernel(d, ks), {}, {po, pml, 3}, {ir::scalar_slot(int32_t(a.rows()))}};

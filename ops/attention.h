@@ -60,7 +60,9 @@ ir::Kernel flash_attention_gpu_kernel(int d, int bq, int bk, int tpr = 1, ir::Ty
 // (more workgroups where B·H·S/bq leaves the GPU's cores idle); outputs
 // po (ks × B·H·S × D, unnormalised) and pml ((max, sum) per split and row),
 // which flash_attention_merge_kernel turns into o.
-ir::Kernel flash_attention_gpu_tiled_kernel(int d, int bq, int bk, ir::Type dt = ir::Type(ir::ScalarKind::F32), int ks = 1);
+// `unroll`: steps (4, 8 or 16) per pass of the two product loops.
+ir::Kernel flash_attention_gpu_tiled_kernel(int d, int bq, int bk, ir::Type dt = ir::Type(ir::ScalarKind::F32), int ks = 1,
+                                            int unroll = 4);
 uint32_t flash_tiled_shared_bytes(int d, int bq, int bk);
 ir::Kernel flash_attention_merge_kernel(int d, int ks);
 

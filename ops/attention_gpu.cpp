@@ -1,6 +1,7 @@
 // The GPU flash attention kernels (ops/attention.h): a row per work-item (or
 // four) with the online softmax folded key by key, and the register-tiled
 // form that scores and accumulates 4×4 blocks as small GEMMs.
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -126,15 +127,15 @@ uint32_t flash_tiled_shared_bytes(int d, int bq, int bk) {
   return uint32_t(16 * (d * (bq / 4 + 1) + d * (bk / 4 + 1) + bk * (d / 4) + bk * (bq / 4)));
 }
 
-ir::Kernel flash_attention_gpu_tiled_kernel(int d, int bq, int bk, ir::Type dt, int splits) {
-  if ((bq != 32 && bq != 64) || (bk != 16 && bk != 32) || d % bk || splits < 1 || splits > 16)
-    throw std::invalid_argument("flash attention (gpu, tiled): bq 32 or 64, bk 16 or 32, D a multiple of bk, ks 1..16");
+ir::Kernel flash_attention_gpu_tiled_kernel(int d, int bq, int bk, ir::Type dt, int splits, int unroll) {
+  if ((bq != 32 && bq != 64) || (bk != 16 && bk != 32) || d % bk || splits < 1 || splits > 16 || (unroll != 4 && unroll != 8 && unroll != 16))
+    throw std::invalid_argument("flash attention (gpu, tiled): bq 32 or 64, bk 16 or 32, D a multiple of bk, ks 1..16, un 4, 8 or 16");
   const int TR = bq / 4, TC = bk / 4, NT = TR * TC;  // row groups, key groups, work-items
   const int LQ = TR + 1, LK = TC + 1, LV = d / 4;     // lines per row of the staged tiles
   const int NJ = d / bk;                              // output lines per row and work-item
-  constexpr int kUnroll = 4;                          // steps per pass of the product loops
+  const int ud = std::min(unroll, d), uk = std::min(unroll, bk);  // steps per pass of the product loops
   return kernel("flash_attention_gpu_tiled_d" + std::to_string(d) + "_bq" + std::to_string(bq) + "_bk" +
-                    std::to_string(bk) + (splits > 1 ? "_ks" + std::to_string(splits) : "") + dt_tag(dt),
+                    std::to_string(bk) + (splits > 1 ? "_ks" + std::to_string(splits) : "") + "_u" + std::to_string(unroll) + dt_tag(dt),
                 [&](KernelBuilder& kb) {
     auto q = kb.input("q", dt);
     auto k = kb.input("k", dt);
@@ -208,16 +209,16 @@ ir::Kernel flash_attention_gpu_tiled_kernel(int d, int bq, int bk, ir::Type dt, 
       barrier();
       std::vector<Var> s;
       for (int i = 0; i < 16; ++i) s.push_back(var(constant(f32, 0.0f)));
-      // Runtime loops of kUnroll steps: fully unrolled, D 64 took lavapipe
+      // Runtime loops of `unroll` steps: fully unrolled, D 64 took lavapipe
       // 8 s to compile (D 96 28 s).
       for_range(0, d, [&](Value d0) {
-        for (int u = 0; u < kUnroll; ++u) {
+        for (int u = 0; u < ud; ++u) {
           Value dd = d0 + u;
           Value ql = qs[tr + dd * LQ], kl = ks[tc + dd * LK];
           for (int a = 0; a < 4; ++a)
             for (int c = 0; c < 4; ++c) s[a * 4 + c] = fma(ql.lane(a), kl.lane(c), s[a * 4 + c].get());
         }
-      }, kUnroll);
+      }, ud);
       std::vector<std::vector<Value>> pr(4);  // P by row
       for (int a = 0; a < 4; ++a) {
         std::vector<Value> vis, sv;
@@ -241,7 +242,7 @@ ir::Kernel flash_attention_gpu_tiled_kernel(int d, int bq, int bk, ir::Type dt, 
       for (int c = 0; c < 4; ++c) ps[(tc * 4 + c) * TR + tr] = make_line({pr[0][c], pr[1][c], pr[2][c], pr[3][c]});
       barrier();
       for_range(0, bk, [&](Value k0) {
-        for (int u = 0; u < kUnroll; ++u) {
+        for (int u = 0; u < uk; ++u) {
           Value key = k0 + u;
           Value pl = ps[tr + key * TR];
           for (int j = 0; j < NJ; ++j) {
@@ -253,7 +254,7 @@ ir::Kernel flash_attention_gpu_tiled_kernel(int d, int bq, int bk, ir::Type dt, 
               }
           }
         }
-      }, kUnroll);
+      }, uk);
       barrier();
     });
     for (int a = 0; a < 4; ++a) {
