@@ -265,11 +265,14 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
         out.push_back(Variant{}.set("impl", kGemv).set("rows", 4).set("pf", 1).set("kp", kp));
         out.push_back(Variant{}.set("impl", kGemv).set("rows", 8).set("kp", kp));
       }
-  if (kn_split_fits(s))  // K×N: split along K
-    for (int ks : {8, 16, 32}) {
-      out.push_back(Variant{}.set("impl", kGemvKSplit).set("ks", ks));
-      if (kn_split_shift_fits(s, caps)) out.push_back(Variant{}.set("impl", kGemvKSplit).set("ks", ks).set("sh", 1));
-    }
+  if (kn_split_fits(s))  // K×N: split along K, 1, 2 or 4 rows of B per pass
+    for (int ks : {8, 16, 32})
+      for (int kr : {1, 2, 4}) {
+        Variant v = Variant{}.set("impl", kGemvKSplit).set("ks", ks);
+        if (kr > 1) v.set("kr", kr);
+        out.push_back(v);
+        if (kn_split_shift_fits(s, caps)) out.push_back(Variant(v).set("sh", 1));
+      }
   if (gemv_fits(s) && s.m > 8)  // Bᵀ, A's rows in groups
     for (int rows : {2, 4})
       for (int mg : {4, 8}) {
@@ -411,12 +414,18 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // thread, against the packed GEMM: 1×4097×4096 4.6 -> 2.6 ms, 1×4096×4095
   // 4.1 -> 1.8, 1×50257×768 (GPT-2's vocabulary) 8.7 -> 5.4 (6.6-6.9
   // before the partial rows were padded to whole lines), 1×1000×512 0.063
-  // -> 0.024, 2×4096×4095 4.0 -> 3.7, 2×4097×4096 4.3 -> 3.9. With two
-  // rows of A only while their partial rows fit in L1 (2×8191×4096 9.6
-  // either way, 2×50257×768 8.6 against 11.6).
-  const bool kn_split_l1 = s.m == 2 && (s.n % 16 == 0 || s.n <= 4096);
-  if (!gemv_fits(s) && kn_split_fits(s) && s.n * s.k >= (int64_t(1) << 16) && (s.m == 1 || kn_split_l1)) {
-    Variant v = Variant{}.set("impl", kGemvKSplit).set("ks", 16);
+  // -> 0.024, 2×4096×4095 4.0 -> 3.7, 2×4097×4096 4.3 -> 3.9.
+  // Four rows of B per pass over the partial rows (kr 4) took the rest of
+  // the cost of rows past L1 and of more rows of A (Zen 5, 1 thread, kr 1
+  // -> 4, the heuristic's before): 1×50257×768 5.69 -> 4.45 ms (2 threads
+  // 3.31 -> 2.28), 2×50257×768 8.59 -> 5.09, 1×4095×4096 2.20 -> 2.00,
+  // 1×4096×4096 2.05 -> 1.92, 2×4096×4096 3.78 -> 2.15, 4×4096×4096 (rows=4
+  // GEMV before) 5.45 -> 2.93, 4×11008×4096 2 threads 7.11 -> 4.02; bf16
+  // 2×4096×4096 2.41 -> 1.62, 1×: the same. AVX2 (not measured): 2, its 16
+  // registers hold fewer of A's broadcast values.
+  const int kn_kr = caps.vector_bits >= 512 ? 4 : 2;
+  if (!gemv_fits(s) && kn_split_fits(s) && s.n * s.k >= (int64_t(1) << 16)) {
+    Variant v = Variant{}.set("impl", kGemvKSplit).set("ks", 16).set("kr", kn_kr);
     if (kn_split_shift_fits(s, caps)) v.set("sh", 1);
     return v;
   }
@@ -491,7 +500,7 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     // 2.1 -> 1.76 / 1.21 ms, M = 2 3.64 / 2.21 -> 3.57 / 1.87; bf16 M = 1
     // 3.28 -> 0.83, M = 2 3.56 / 1.66 -> 2.21 / 1.27, M = 4 4.6 -> 4.1. f32
     // M = 4 lost (5.6 -> 6.9: its partial rows, 64 KiB, leave L1).
-    if (!s.trans_b && (s.m <= 2 || s.dt != ir::ScalarKind::F32)) return Variant{}.set("impl", kGemvKSplit).set("ks", 16);
+    if (!s.trans_b) return Variant{}.set("impl", kGemvKSplit).set("ks", 16).set("kr", kn_kr);
     return Variant{}.set("impl", kGemv).set("rows", 4);
   }
   // bf16 pairs (where the host has vdpbf16ps): the same blocking for a
@@ -636,7 +645,9 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       const bool shifted = v.get("sh") != 0;
       if (shifted && !kn_split_shift_fits(s, caps))
         throw std::invalid_argument("matmul: impl=4 sh=1 (shifted rows) needs f32 B, N % 16 != 0 and a runtime byte permute (AVX512-VBMI): " + v.str());
-      st.kernel = gemv_kn_split_kernel(s.dt, int(s.m), s.at, tail, shifted);
+      const int kr = int(v.get("kr", 1));
+      if (kr < 1 || kr > 4) throw std::invalid_argument("matmul: impl=4 kr (rows of B per pass) must be 1..4: " + v.str());
+      st.kernel = gemv_kn_split_kernel(s.dt, int(s.m), s.at, tail, shifted, kr);
       st.dims.grid = {uint32_t(ks), 1, uint32_t(s.batch)};
       st.buffers = {0, 1, part};
       st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.k)), ir::scalar_slot(uint32_t(kc))};

@@ -145,7 +145,9 @@ TEST_CASE("matmul: every candidate of small shapes, 1 and 2 threads") {
                                   problem("matmul", {9, 21, 1100}, {{"trans_b", 1}}),  // K-split candidates
                                   // N and K off whole lines: the K×N K-split GEMV's masked tail and
                                   // pitched partial rows; the Bᵀ GEMV's masked last line of K
-                                  problem("matmul", {2, 37, 29}), problem("matmul", {3, 45, 53}, {{"trans_b", 1}})};
+                                  problem("matmul", {2, 37, 29}), problem("matmul", {3, 45, 53}, {{"trans_b", 1}}),
+                                  // the K-split GEMV's passes of 2 and 4 rows of B with remainders, 4 rows of A
+                                  problem("matmul", {4, 50, 77})};
   for (unsigned t : {1u, 2u}) {
     auto dev = cpu(t);
     for (const auto& p : ps) {
@@ -233,7 +235,8 @@ TEST_CASE("matmul: Bᵀ with a few dozen rows of A: the swapped product (Cᵀ = 
                        doctest::Contains("f32 K×N B"), std::invalid_argument);
   // f32 K×N: from past the K×N GEMV's 4 rows to 128.
   auto kn = [&](int64_t m) { return d.heuristic(problem("matmul", {m, 11008, 4096}), avx512); };
-  CHECK(kn(4).get("impl") == 1);
+  CHECK(kn(4).get("impl") == 4);  // the K-split GEMV, 4 rows of B per pass
+  CHECK(kn(4).get("kr") == 4);
   CHECK(kn(5).get("impl") == 5);
   CHECK(kn(16).get("mr") == 16);
   CHECK(kn(32).get("mr") == 14);
