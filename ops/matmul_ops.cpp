@@ -145,6 +145,13 @@ int swap_panel_lines(int lines, const TargetCaps& caps) {
   return best;
 }
 
+// The share of the swapped product's Cᵀ columns that are A's rows (the
+// rest pads the panels of swap_panel_lines).
+double swap_fill(const Shape& s, const TargetCaps& caps) {
+  const int lines = int(swap_cols(s) / 16), nl = swap_panel_lines(lines, caps);
+  return double(s.m) / double(16 * ((lines + nl - 1) / nl * nl));
+}
+
 GemmTile swap_tile(const Shape& s, const TargetCaps& caps) {
   const int lines = int(swap_cols(s) / 16);
   GemmTile t;
@@ -395,8 +402,16 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // where B has over 4× A's rows: 256 × 1024 × 11008 (kgen tune) 25.3 for
   // the packed GEMM against 26.7 (its A, 11 MiB, packed as panels); 128 ×
   // 1024 × 11008 12.1 swapped, the best.
+  // Not where B stays in the cache (≤ 32 MiB) and the swapped panels pad
+  // A's rows by 5% or more: Zen 5, 1 thread, M × 3072 × 768 (kgen tune,
+  // best of each): M = 50 (fill 0.78) 1.25 swapped against 1.18 packed, 105
+  // (0.82) 2.49 / 2.16, 176 (0.92) 3.97 / 3.56, 197 (0.82) 4.77 / 4.22;
+  // even at 90 (0.94), 144 (1.0), 240 (1.0). The heuristic's packed GEMM:
+  // 197 3.94 ms, 105 2.24, 50 1.21; 197 × 2304 × 768 3.45 -> 2.87.
   const int64_t swap_from = s.dt == ir::ScalarKind::F32 ? 8 : caps.bf16_dot && pairs_fit(s) ? 12 : 32;
-  if (s.trans_b && swap_fits(s) && caps.vector_bits >= 512 && s.m > swap_from && s.m <= 256 && s.n > 4 * s.m)
+  const bool b_cached = double(s.n) * double(s.k) * double(ir::Type(s.dt).bytes()) <= 32.0 * 1048576.0;
+  if (s.trans_b && swap_fits(s) && caps.vector_bits >= 512 && s.m > swap_from && s.m <= 256 && s.n > 4 * s.m &&
+      !(b_cached && swap_fill(s, caps) < 0.95))
     return variant_of(swap_tile(s, caps)).set("impl", kSwap);
   // f32 K×N past the K×N GEMV's rows (swap_tile has the figures): to 48
   // rows, and to 128 where B (≥ 64 MiB) streams from DRAM. With B in the
