@@ -419,7 +419,11 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // 1024 0.83 against 0.66 ms, 64 × 2048 × 2048 3.45 against 3.03 (48 rows
   // there: 2.32 against 2.41; 32 × 1024 × 1024 0.34 against 0.36).
   const bool kn_swap = s.m <= 48 || (s.m <= 128 && s.n * s.k >= (int64_t(16) << 20));
-  if (!s.trans_b && swap_fits(s) && caps.vector_bits >= 512 && s.m > kGemvMaxM && kn_swap && s.n > 4 * s.m && s.k >= 256)
+  // The same fill rule as Bᵀ's: M × 3072 × 768 (kgen tune) M = 20 (fill
+  // 0.63) 0.68 swapped against 0.61 packed, 40 (0.83) 1.15 / 0.91; 16 and
+  // 32 (1.0) 0.61 / 0.72, 0.69 / 0.75.
+  if (!s.trans_b && swap_fits(s) && caps.vector_bits >= 512 && s.m > kGemvMaxM && kn_swap && s.n > 4 * s.m && s.k >= 256 &&
+      !(b_cached && swap_fill(s, caps) < 0.95))
     return variant_of(swap_tile(s, caps)).set("impl", kSwap);
   // Above 4 rows of A only over Bᵀ on AVX-512 (measured there; AVX2's 16
   // registers would spill the GEMV's accumulators).
