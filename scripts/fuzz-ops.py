@@ -54,7 +54,7 @@ def case():
         shape = [B,H,S,D]
         if R.random() < 0.5:
             hk = pick(*[h for h in (1,2,4,8) if H % h == 0]); shape.append(hk)
-            if R.random() < 0.5: shape.append(pick(1,3,17,40,65))
+            if R.random() < 0.5: shape.append(pick(1,3,17,40,65,300,600))  # 300, 600: key splits
         attrs.append(f"causal={pick(0,1)}"); dtype = pick("f32","f32","f16","bf16")
         if R.random() < 0.3: attrs.append(f"scale_milli={pick(50, 125, 1000)}")
     elif op == "conv2d":
