@@ -12,6 +12,7 @@
 // per plane (impl 3, reduce's last-axis GPU form: ops/reduce.h).
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <stdexcept>
 
@@ -138,11 +139,11 @@ int rows_prefetch_default(const PoolShape& s) {
   return int(std::clamp<int64_t>(8192 / step, 1, 32));
 }
 
-ir::Kernel pool_rows_kernel(bool avg, bool include_pad, int kh_, int kw_, int sw_, int pf) {
-  const uint32_t KH = uint32_t(kh_), KW = uint32_t(kw_), SW = uint32_t(sw_);
+ir::Kernel pool_rows_kernel(bool avg, bool include_pad, int kh_, int kw_, int sw_, int pf, int rb_) {
+  const uint32_t KH = uint32_t(kh_), KW = uint32_t(kw_), SW = uint32_t(sw_), RB = uint32_t(rb_);
   std::string name = std::string(avg ? "avgpool2d" : "maxpool2d") + (avg && !include_pad ? "_excl" : "") + "_rows_k" +
                      std::to_string(KH) + "x" + std::to_string(KW) + "_sw" + std::to_string(SW) +
-                     (pf ? "_pf" + std::to_string(pf) : "");
+                     (pf ? "_pf" + std::to_string(pf) : "") + (RB > 1 ? "_rb" + std::to_string(RB) : "");
   const float init = avg ? 0.0f : -std::numeric_limits<float>::infinity();
   return kernel(name, [&](KernelBuilder& kb) {
     auto x = kb.input("x", f32);
@@ -156,17 +157,22 @@ ir::Kernel pool_rows_kernel(bool avg, bool include_pad, int kh_, int kw_, int sw
     auto PH = kb.scalar("ph", i32);
     auto PW = kb.scalar("pw", i32);
     kb.workgroup(1);
-    Value oh = group_id(0), plane = group_id(2) * C + group_id(1);
+    // RB output rows oh .. oh + RB - 1 (RB > 1: stride 1 only): their
+    // KH + RB - 1 input rows each pooled across once, then down.
+    Value oh = group_id(0) * RB, plane = group_id(2) * C + group_id(1);
     Value h0 = cast(i32, oh) * SH - PH;
     Value xplane = cast(u64, plane) * cast(u64, H) * cast(u64, W);
-    Value yrow = cast(u64, plane * OH + oh) * cast(u64, OW);
-    Value hlo = max(h0, 0), hhi = min(h0 + int32_t(KH), H);
-    Value rows_in = cast(f32, hhi - hlo);
+    auto yrow = [&](uint32_t r) { return cast(u64, plane * OH + oh + r) * cast(u64, OW); };
+    auto row_valid = [&](uint32_t r) { return oh + r < OH; };
+    auto rows_in = [&](uint32_t r) {
+      Value a = h0 + int32_t(r);
+      return cast(f32, min(a + int32_t(KH), H) - max(a, 0));
+    };
     if (pf) {
-      // The SH input rows that output row oh + pf adds (past the plane's end:
-      // the next plane's first rows, read soon too).
-      Value at = xplane + cast(u64, h0 + int32_t(KH) + (int32_t(pf) - 1) * SH) * cast(u64, W);
-      for_range(0u, cast(u32, SH * W), [&](Value i) { x[at + cast(u64, i)].prefetch(); }, 16u);
+      // The SH·RB input rows that output rows oh + pf·RB .. add (past the
+      // plane's end: the next plane's first rows, read soon too).
+      Value at = xplane + cast(u64, h0 + int32_t(KH) + (int32_t(pf * RB) - 1) * SH) * cast(u64, W);
+      for_range(0u, cast(u32, SH * W * int32_t(RB)), [&](Value i) { x[at + cast(u64, i)].prefetch(); }, 16u);
     }
     // Chunks [0, c1) of 16 outputs whose windows are inside the row: from the
     // first output with w0 >= 0 to the last with w0 + KW <= W.
@@ -181,28 +187,53 @@ ir::Kernel pool_rows_kernel(bool avg, bool include_pad, int kh_, int kw_, int sw
     // KH dependent adds or maxes instead of KH·KW (3×3/1 avg, 8×64×56²,
     // 1 thread, rotating inputs: 0.58 -> 0.55 ms).
     auto combine = [&](const Value& a, const Value& b) { return avg ? a + b : max(a, b); };
+    auto tree = [&](std::vector<Value> t) {
+      while (t.size() > 1) {
+        std::vector<Value> pairs;
+        for (size_t i = 0; i + 1 < t.size(); i += 2) pairs.push_back(combine(t[i], t[i + 1]));
+        if (t.size() % 2) pairs.push_back(t.back());
+        t = std::move(pairs);
+      }
+      return t[0];
+    };
+    // The chunk's pooled lines of the RB output rows: each input row's taps
+    // (rows in the padding: the identity) combined across, then KH of them
+    // down per output row.
     auto fold_rows = [&](auto&& taps) {
-      Var acc = var(splat(init, 16));
-      for (uint32_t kh = 0; kh < KH; ++kh) {
-        Value ih = h0 + int32_t(kh);
+      std::vector<Value> across;
+      for (uint32_t j = 0; j < KH + RB - 1; ++j) {
+        Value ih = h0 + int32_t(j);
+        Var a = var(splat(init, 16));
         if_(ih >= 0 && ih < H, [&] {
           std::vector<Value> t;
           taps(xplane + cast(u64, ih) * cast(u64, W), [&](const Value& v) { t.push_back(v); });
-          while (t.size() > 1) {
-            std::vector<Value> pairs;
-            for (size_t i = 0; i + 1 < t.size(); i += 2) pairs.push_back(combine(t[i], t[i + 1]));
-            if (t.size() % 2) pairs.push_back(t.back());
-            t = std::move(pairs);
-          }
-          acc = combine(acc.get(), t[0]);
+          a = tree(t);
         });
+        across.push_back(a.get());
       }
-      return acc.get();
+      std::vector<Value> out;
+      for (uint32_t r = 0; r < RB; ++r) out.push_back(tree(std::vector<Value>(across.begin() + r, across.begin() + r + KH)));
+      return out;
     };
+    // Stores the RB rows' lines at column ow0 (rows past OH dropped).
+    auto store_rows = [&](const std::vector<Value>& v, const Value& ow0, const std::function<Value(uint32_t)>& divisor) {
+      for (uint32_t r = 0; r < RB; ++r) {
+        auto st = [&] { store_line(y, yrow(r) + cast(u64, ow0), avg ? v[r] / splat(divisor(r), 16) : v[r]); };
+        if (RB > 1) if_(row_valid(r), st);
+        else st();
+      }
+    };
+    const std::function<Value(uint32_t)> full_window = [&](uint32_t) { return constant(f32, float(KH * KW)); };
     auto one = [&](const Value& ow) {
       Value w0 = cast(i32, ow) * int32_t(SW) - PW;
-      y[yrow + cast(u64, ow)] = pooled_window(x, xplane, h0, w0, constant(i32, int32_t(KH)), constant(i32, int32_t(KW)),
-                                               H, W, avg, include_pad);
+      for (uint32_t r = 0; r < RB; ++r) {
+        auto st = [&] {
+          y[yrow(r) + cast(u64, ow)] = pooled_window(x, xplane, h0 + int32_t(r), w0, constant(i32, int32_t(KH)),
+                                                     constant(i32, int32_t(KW)), H, W, avg, include_pad);
+        };
+        if (RB > 1) if_(row_valid(r), st);
+        else st();
+      }
     };
     // The left edge with a 1-column padding (3×3 stride 1 or 2, pad 1: the
     // CNN stems): outputs 0..15 as one chunk from the row's first 32 inputs
@@ -214,7 +245,7 @@ ir::Kernel pool_rows_kernel(bool avg, bool include_pad, int kh_, int kw_, int sw
     Value edge = edge_form ? Value(PW == 1 && lo == 1u && hi >= 16u && W >= 32) : Value(constant(ir::types::Bool, false));
     auto edge_chunk = [&] {
       const Value lanes = lane_index(16), identity = splat(init, 16);
-      Value r = fold_rows([&](const Value& row, auto&& fold) {
+      auto r = fold_rows([&](const Value& row, auto&& fold) {
         const Value a = load_line(x, row), b = load_line(x, row + uint64_t(16));
         for (uint32_t kw = 0; kw < KW; ++kw) {
           std::vector<Value> l;
@@ -228,8 +259,7 @@ ir::Kernel pool_rows_kernel(bool avg, bool include_pad, int kh_, int kw_, int sw
           fold(pad ? select(lanes >= 1, v, identity) : v);  // only lane 0 (kw = 0) is padding
         }
       });
-      if (avg) r = r / splat(constant(f32, float(KH * KW)), 16);
-      store_line(y, yrow, r);
+      store_rows(r, constant(u32, 0), full_window);
     };
     auto left_outputs = [&] { for_range(0u, lo, [&](Value ow) { one(ow); }); };
     if (edge_form) if_(edge, edge_chunk).else_(left_outputs);
@@ -245,7 +275,7 @@ ir::Kernel pool_rows_kernel(bool avg, bool include_pad, int kh_, int kw_, int sw
     auto right_chunk = [&] {
       const Value lanes = lane_index(16), identity = splat(init, 16);
       const Value w32 = cast(u64, W - 32);
-      Value r = fold_rows([&](const Value& row, auto&& fold) {
+      auto r = fold_rows([&](const Value& row, auto&& fold) {
         const Value a = load_line(x, row + w32), b = load_line(x, row + w32 + uint64_t(16));
         for (uint32_t kw = 0; kw < KW; ++kw) {
           std::vector<Value> l;
@@ -259,15 +289,14 @@ ir::Kernel pool_rows_kernel(bool avg, bool include_pad, int kh_, int kw_, int sw
           fold(pad ? select(lanes <= 14, v, identity) : v);  // only lane 15 (kw = 2) is padding
         }
       });
-      if (avg) r = r / splat(constant(f32, float(KH * KW)), 16);
-      store_line(y, yrow + cast(u64, OW - 16u), r);
+      store_rows(r, OW - 16u, full_window);
     };
     const Value start = select(edge, 16u, lo);
     hi = select(right, OW - 16u, hi);
     Value nchunks = (hi - start) / 16u;
     auto chunk = [&](const Value& ow0) {
       Value w0 = cast(u64, cast(i32, ow0) * int32_t(SW) - PW);
-      Value r = fold_rows([&](const Value& row, auto&& fold) {
+      auto r = fold_rows([&](const Value& row, auto&& fold) {
         Value base = row + w0;
         for (uint32_t kw = 0; kw < KW; ++kw) {
           Value v;
@@ -291,8 +320,7 @@ ir::Kernel pool_rows_kernel(bool avg, bool include_pad, int kh_, int kw_, int sw
           fold(v);
         }
       });
-      if (avg) r = r / splat(include_pad ? constant(f32, float(KH * KW)) : rows_in * float(KW), 16);
-      store_line(y, yrow + cast(u64, ow0), r);
+      store_rows(r, ow0, include_pad ? full_window : std::function<Value(uint32_t)>([&](uint32_t q) { return rows_in(q) * float(KW); }));
     };
     for_range(0u, nchunks, [&](Value ch) { chunk(start + ch * 16u); });
     // The inside outputs past the last whole chunk: one more chunk ending at
@@ -446,13 +474,27 @@ void register_window_pool(bool avg) {
   d.candidates = [](const Problem& p, const TargetCaps& caps) {
     std::vector<Variant> out;
     if (is_cpu(caps) && rows_kernel_fits(pool_shape(p)))
-      for (int pf : {0, 2, 4, 8, 16, 32}) out.push_back(Variant{}.set("impl", 1).set("pf", pf));
+      for (int pf : {0, 2, 4, 8, 16, 32}) {
+        out.push_back(Variant{}.set("impl", 1).set("pf", pf));
+        if (pool_shape(p).sh == 1 && pf <= 8)  // output rows sharing input rows in one work-item
+          for (int rb : {2, 4}) out.push_back(Variant{}.set("impl", 1).set("pf", pf).set("rb", rb));
+      }
     for (int wg : {16, 64}) out.push_back(Variant{}.set("impl", 0).set("wg", wg));
     return out;
   };
   d.heuristic = [](const Problem& p, const TargetCaps& caps) {
-    if (is_cpu(caps) && rows_kernel_fits(pool_shape(p)))
-      return Variant{}.set("impl", 1).set("pf", rows_prefetch_default(pool_shape(p)));
+    // Stride 1 (rows sharing KH - 1 input rows): two output rows per
+    // work-item, the prefetch distance in their steps. Zen 5, 1 thread, 3×3/1
+    // pad 1 (kgen tune, rotating inputs; kgen op with the input in the
+    // cache), rb 1 -> 2: 8×64×56² max 0.55 -> 0.39 ms (23.7 -> 34 GB/s in
+    // the cache; rb 4 39-41 there, 0.42 rotating), avg 0.53 -> 0.37;
+    // 1×192×28² 0.123 -> ~0.085; 2×64×112² 0.40 -> 0.38-0.40.
+    const PoolShape s = pool_shape(p);
+    if (is_cpu(caps) && rows_kernel_fits(s)) {
+      if (s.sh == 1 && s.kh >= 2)
+        return Variant{}.set("impl", 1).set("pf", std::min(8, std::max(1, rows_prefetch_default(s) / 2))).set("rb", 2);
+      return Variant{}.set("impl", 1).set("pf", rows_prefetch_default(s));
+    }
     return Variant{}.set("impl", 0).set("wg", 64);
   };
   d.plan = [avg](const Problem& p, const Variant& v, const TargetCaps& caps) {
@@ -463,10 +505,12 @@ void register_window_pool(bool avg) {
     if (v.get("impl", 0) == 1) {
       if (!is_cpu(caps)) throw std::invalid_argument(op + ": impl=1 (rows) is for the cpu target");
       if (!rows_kernel_fits(s)) throw std::invalid_argument(op + ": impl=1 needs kernel_h·kernel_w <= 64 and stride_w <= 4");
-      const int pf = int(v.get("pf", 0));
+      const int pf = int(v.get("pf", 0)), rb = int(v.get("rb", 1));
       if (pf < 0 || pf > 64) throw std::invalid_argument(op + ": pf must be 0..64");
-      st.kernel = pool_rows_kernel(avg, s.include_pad, int(s.kh), int(s.kw), int(s.sw), pf);
-      st.dims.grid = {uint32_t(s.oh()), uint32_t(s.c), uint32_t(s.n)};
+      if (rb != 1 && (s.sh != 1 || (rb != 2 && rb != 4)))
+        throw std::invalid_argument(op + ": rb (output rows per work-item) 2 or 4 needs stride_h 1: " + v.str());
+      st.kernel = pool_rows_kernel(avg, s.include_pad, int(s.kh), int(s.kw), int(s.sw), pf, rb);
+      st.dims.grid = {uint32_t((s.oh() + rb - 1) / rb), uint32_t(s.c), uint32_t(s.n)};
       st.buffers = {0, 1};
       st.scalars = {u(s.c), u(s.h), u(s.w), u(s.oh()), u(s.ow()), u(s.sh), u(s.ph), u(s.pw)};
       pl.steps.push_back(std::move(st));

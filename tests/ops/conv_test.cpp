@@ -270,6 +270,10 @@ TEST_CASE("conv family: tiny problems of every impl through the interpreter") {
        "impl=1 pf=2", false},
       {problem("avgpool2d", {1, 2, 4, 35}, {{"kernel_h", 3}, {"kernel_w", 2}, {"stride_h", 1}, {"stride_w", 1}, {"pad_h", 1}, {"count_include_pad", 0}}),
        "impl=1 pf=3", false},
+      // Four output rows per work-item (the last group with three), each
+      // averaged over its own clipped rows.
+      {problem("avgpool2d", {1, 2, 7, 35}, {{"kernel_h", 3}, {"kernel_w", 2}, {"stride_h", 1}, {"stride_w", 1}, {"pad_h", 1}, {"count_include_pad", 0}}),
+       "impl=1 pf=1 rb=4", false},
       {problem("conv2d", {1, 4, 5, 6, 36, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}, {"w_layout", 32}}), "impl=8 nl=2 pb=3", false},
       {problem("global_avgpool", {2, 3, 5, 7}), "impl=0", false},
       // 16 planes per work-item: a partial group, an overlapping last line.
