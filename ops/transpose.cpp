@@ -654,19 +654,22 @@ void register_transpose_ops() {
     // 2.39 / 1.65 -> 1.95 / 1.54, 1024×8192 2.61 / 1.68 -> 2.27 / 1.58,
     // 4000² 3.94 / 2.85 -> 3.84 / 3.03. (16-bit word blocks in A-fast tiles
     // were no faster: 4096² bf16 2.63 / 1.50 against 2.70 / 1.56.)
+    // Tiles of 64 × 4 blocks for large 32-bit outputs whose rows' stride
+    // lies 64 bytes or more from a multiple of 4 KiB (else the tile's 64
+    // output rows crowd a few L1 sets). Zen 5, kgen tune (rotating inputs),
+    // 1 thread. Streamed, against the A-fast 4 × 32 tiles: 4000² 3.90 ->
+    // 3.10 ms, 3008² 2.10 -> 1.80, 2000×6000 2.99 -> 2.30, 6000×2000 3.11
+    // -> 2.56 (powers of two stay: 4096² 4.30 against 5.79). Not streamed
+    // (rows off whole lines, ≥ 16 MiB), against 8 × 8: 50257×768 16.6 ->
+    // 11.7 (2 threads, kgen op, 10.4 -> 8.4), 2001×3000 2.53 -> 1.76,
+    // 3000×2001 2.17 -> 1.79; 4095×4097 (16380-byte rows) 7.74 / 7.66, 8 × 8
+    // ahead at 2 threads (3.9 / 4.3). Below 16 MiB, with the input in the
+    // cache, 8 × 8 kept up (1000², 8×300×500 at 2 threads).
+    const int64_t alias = v.dims.back() * 4 % 4096;  // of the output rows' stride
+    const bool spread = alias >= 64 && alias <= 4096 - 64;
+    if (!half && spread && (nt || out_bytes >= 16.0 * 1048576.0))
+      return Variant{}.set("impl", kLines).set("ta", 64).set("tb", 4).set("nt", nt ? 1 : 0);
     if (nt && !half) return Variant{}.set("impl", kLines).set("ta", 4).set("tb", 32).set("nt", 1).set("af", 1);
-    // Large 32-bit outputs off whole lines (not streamed): tiles of 64 × 4
-    // blocks, unless the output rows' stride lies within 64 bytes of a
-    // multiple of 4 KiB (its 64 rows' lines then crowd a few L1 sets).
-    // Zen 5, kgen tune (rotating inputs), 1 thread, 8 × 8 -> 64 × 4:
-    // 50257×768 16.6 -> 11.7 ms (2 threads, kgen op, 10.4 -> 8.4), 2001×3000
-    // 2.53 -> 1.76; 4095×4097 (16380-byte rows) 7.74 / 7.66, and 8 × 8 ahead
-    // at 2 threads (3.9 / 4.3). Below 16 MiB, with the input in the cache,
-    // 8 × 8 kept up (1000², 8×300×500 at 2 threads).
-    const int64_t row_bytes = v.dims.back() * 4;  // the output rows
-    const int64_t alias = row_bytes % 4096;
-    if (!half && !nt && out_bytes >= 16.0 * 1048576.0 && alias >= 64 && alias <= 4096 - 64)
-      return Variant{}.set("impl", kLines).set("ta", 64).set("tb", 4).set("nt", 0);
     return Variant{}.set("impl", kLines).set("ta", half ? 64 : 8).set("tb", half ? 2 : 8).set("nt", nt ? 1 : 0);
   };
   d.plan = plan;
