@@ -91,11 +91,11 @@ bool four_per_row(const Att& a, const TargetCaps& caps) {
 
 // The register-tiled GPU kernel (tile=1) with bq rows and bk keys per block:
 // row scores meet through shuffles among bk/4 lanes, and its tiles must fit
-// the shared memory.
-bool tiled_fits(const Att& a, const TargetCaps& caps, int bq, int bk) {
+// the shared memory (kv1: K and V in one buffer).
+bool tiled_fits(const Att& a, const TargetCaps& caps, int bq, int bk, bool kv1 = false) {
   const uint32_t threads = uint32_t(bq / 4 * bk / 4);
   return !is_cpu(caps) && caps.subgroups && caps.subgroup_size % uint32_t(bk / 4) == 0 && a.d % bk == 0 &&
-         (!caps.max_shared_bytes || flash_tiled_shared_bytes(int(a.d), bq, bk) <= caps.max_shared_bytes) &&
+         (!caps.max_shared_bytes || flash_tiled_shared_bytes(int(a.d), bq, bk, kv1) <= caps.max_shared_bytes) &&
          (!caps.max_workgroup_threads || threads <= caps.max_workgroup_threads);
 }
 // Key splits (ks) of the tiled kernel: worth a try while the row groups
@@ -151,10 +151,14 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
         c.push_back(Variant{}.set("impl", kFlashGpu).set("bq", bq).set("bk", gpu_bk(a, caps, 32)).set("tpr", 4));
       }
     for (const auto& [bq, bk] : kTiledShapes)
-      if (tiled_fits(a, caps, bq, bk)) {
-        c.push_back(Variant{}.set("impl", kFlashGpu).set("bq", bq).set("bk", bk).set("tile", 1));
+      for (bool kv1 : {false, true}) {
+        // kv1 only where K and V apart do not fit
+        if (!tiled_fits(a, caps, bq, bk, kv1) || (kv1 && tiled_fits(a, caps, bq, bk))) continue;
+        Variant v = Variant{}.set("impl", kFlashGpu).set("bq", bq).set("bk", bk).set("tile", 1);
+        if (kv1) v.set("kv1", 1);
+        c.push_back(v);
         for (int ks : {2, 4, 8, 16})  // key splits where the row groups alone leave the GPU idle
-          if (tiled_split(a, bq, ks)) c.push_back(Variant{}.set("impl", kFlashGpu).set("bq", bq).set("bk", bk).set("tile", 1).set("ks", ks));
+          if (tiled_split(a, bq, ks)) c.push_back(Variant(v).set("ks", ks));
       }
   }
   return c;
@@ -199,12 +203,14 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // S1024 D64 0.290 -> 0.161 ms (ks 4: 0.098), S 4096 causal 2.53 -> 1.06;
   // D 128 on 48 KiB (bq 32, bk 16): H32 S1024 causal 1.19 -> 0.93, B4 H32/8
   // S512 1.04 -> 0.78.
-  for (const auto& [bq, bk] : kTiledShapes)
-    if (tiled_fits(a, caps, bq, bk)) {
-      Variant v = Variant{}.set("impl", kFlashGpu).set("bq", bq).set("bk", bk).set("tile", 1);
-      if (int ks = tiled_split_for(a, bq); ks > 1) v.set("ks", ks);
-      return v;
-    }
+  for (bool kv1 : {false, true})
+    for (const auto& [bq, bk] : kTiledShapes)
+      if (tiled_fits(a, caps, bq, bk, kv1)) {
+        Variant v = Variant{}.set("impl", kFlashGpu).set("bq", bq).set("bk", bk).set("tile", 1);
+        if (kv1) v.set("kv1", 1);
+        if (int ks = tiled_split_for(a, bq); ks > 1) v.set("ks", ks);
+        return v;
+      }
   // Four work-items per row where subgroups allow: H200, B1 H8 S1024 D64,
   // 0.565 -> 0.289 ms (causal or not; bq 32: 0.297, 16: 0.322).
   if (four_per_row(a, caps) && (!caps.max_workgroup_threads || caps.max_workgroup_threads >= 256))
@@ -274,15 +280,16 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       if (bq < 1 || bk < 1) throw std::invalid_argument("attention flash (gpu): bq, bk must be >= 1");
       if (v.get("tile", 0)) {
         const int ks = int(v.get("ks", 1)), un = int(v.get("un", 4));
+        const bool kv1 = v.get("kv1", 0) != 0;
         if (ks < 1 || ks > 16 || double(ks) * double(a.rows()) * double(a.d) >= 2e9)
           throw std::invalid_argument("attention flash (gpu, tiled): ks 1..16, with ks·B·H·S·D below 2^31: " + v.str());
-        if (tpr != 1 || !tiled_fits(a, caps, bq, bk))
+        if (tpr != 1 || !tiled_fits(a, caps, bq, bk, kv1))
           throw std::invalid_argument("attention flash (gpu, tiled): needs a GPU with subgroups of a multiple of bk/4 lanes, "
                                       "bq 32 or 64, bk 16 or 32 dividing D, and its tiles (" +
-                                      std::to_string(flash_tiled_shared_bytes(d, bq, bk)) + " B) in shared memory: " + v.str());
+                                      std::to_string(flash_tiled_shared_bytes(d, bq, bk, kv1)) + " B) in shared memory: " + v.str());
         const int64_t groups = a.b * a.h * ((a.s + bq - 1) / bq);
         if (ks == 1) {
-          Step s{flash_attention_gpu_tiled_kernel(d, bq, bk, dt, 1, un), {}, {0, 1, 2, 3}, shape_scalars(a, a.skv)};
+          Step s{flash_attention_gpu_tiled_kernel(d, bq, bk, dt, 1, un, kv1), {}, {0, 1, 2, 3}, shape_scalars(a, a.skv)};
           s.dims.grid = wrapped_grid(groups);
           s.dims.workgroup = {uint32_t(bq / 4 * bk / 4), 1, 1};
           pl.steps = {std::move(s)};
@@ -290,7 +297,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
         }
         const int po = pl.add_temp(n_io, size_t(ks) * size_t(a.rows() * a.d) * 4);
         const int pml = pl.add_temp(n_io, size_t(ks) * size_t(a.rows()) * 8);
-        Step s{flash_attention_gpu_tiled_kernel(d, bq, bk, dt, ks, un), {}, {0, 1, 2, po, pml}, shape_scalars(a, a.skv)};
+        Step s{flash_attention_gpu_tiled_kernel(d, bq, bk, dt, ks, un, kv1), {}, {0, 1, 2, po, pml}, shape_scalars(a, a.skv)};
         s.dims.grid = wrapped_grid(groups * ks);
         s.dims.workgroup = {uint32_t(bq / 4 * bk / 4), 1, 1};
         Step m{flash_attention_merge_kernel(d, ks), {}, {po, pml, 3}, {ir::scalar_slot(int32_t(a.rows()))}};

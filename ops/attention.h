@@ -61,9 +61,10 @@ ir::Kernel flash_attention_gpu_kernel(int d, int bq, int bk, int tpr = 1, ir::Ty
 // po (ks × B·H·S × D, unnormalised) and pml ((max, sum) per split and row),
 // which flash_attention_merge_kernel turns into o.
 // `unroll`: steps (4, 8 or 16) per pass of the two product loops.
+// kv1: K and V staged in turn through one buffer (less shared memory).
 ir::Kernel flash_attention_gpu_tiled_kernel(int d, int bq, int bk, ir::Type dt = ir::Type(ir::ScalarKind::F32), int ks = 1,
-                                            int unroll = 4);
-uint32_t flash_tiled_shared_bytes(int d, int bq, int bk);
+                                            int unroll = 4, bool kv1 = false);
+uint32_t flash_tiled_shared_bytes(int d, int bq, int bk, bool kv1 = false);
 ir::Kernel flash_attention_merge_kernel(int d, int ks);
 
 void register_attention_ops();

@@ -122,12 +122,15 @@ ir::Kernel flash_attention_gpu_kernel(int d, int bq, int bk, int tpr, ir::Type d
 // Shared memory: Q (scaled, D rows of bq/4 lines + 1 pad line, staged once),
 // the key block's K (D rows of bk/4 lines + 1) and V (bk rows of D/4 lines),
 // P (bk rows of bq/4 lines). The pad line makes the staging stores (D
-// fastest across work-items) fall on different banks.
-uint32_t flash_tiled_shared_bytes(int d, int bq, int bk) {
-  return uint32_t(16 * (d * (bq / 4 + 1) + d * (bk / 4 + 1) + bk * (d / 4) + bk * (bq / 4)));
+// fastest across work-items) fall on different banks. kv1: K and V take
+// turns in one buffer (V staged after the scores, one more barrier per
+// block), so that D 128 fits 48 KiB with 64 work-items.
+uint32_t flash_tiled_shared_bytes(int d, int bq, int bk, bool kv1) {
+  const int kb = d * (bk / 4 + 1), vb = bk * (d / 4);
+  return uint32_t(16 * (d * (bq / 4 + 1) + (kv1 ? std::max(kb, vb) : kb + vb) + bk * (bq / 4)));
 }
 
-ir::Kernel flash_attention_gpu_tiled_kernel(int d, int bq, int bk, ir::Type dt, int splits, int unroll) {
+ir::Kernel flash_attention_gpu_tiled_kernel(int d, int bq, int bk, ir::Type dt, int splits, int unroll, bool kv1) {
   if ((bq != 32 && bq != 64) || (bk != 16 && bk != 32) || d % bk || splits < 1 || splits > 16 || (unroll != 4 && unroll != 8 && unroll != 16))
     throw std::invalid_argument("flash attention (gpu, tiled): bq 32 or 64, bk 16 or 32, D a multiple of bk, ks 1..16, un 4, 8 or 16");
   const int TR = bq / 4, TC = bk / 4, NT = TR * TC;  // row groups, key groups, work-items
@@ -135,7 +138,7 @@ ir::Kernel flash_attention_gpu_tiled_kernel(int d, int bq, int bk, ir::Type dt, 
   const int NJ = d / bk;                              // output lines per row and work-item
   const int ud = std::min(unroll, d), uk = std::min(unroll, bk);  // steps per pass of the product loops
   return kernel("flash_attention_gpu_tiled_d" + std::to_string(d) + "_bq" + std::to_string(bq) + "_bk" +
-                    std::to_string(bk) + (splits > 1 ? "_ks" + std::to_string(splits) : "") + "_u" + std::to_string(unroll) + dt_tag(dt),
+                    std::to_string(bk) + (splits > 1 ? "_ks" + std::to_string(splits) : "") + "_u" + std::to_string(unroll) + (kv1 ? "_kv1" : "") + dt_tag(dt),
                 [&](KernelBuilder& kb) {
     auto q = kb.input("q", dt);
     auto k = kb.input("k", dt);
@@ -148,8 +151,8 @@ ir::Kernel flash_attention_gpu_tiled_kernel(int d, int bq, int bk, ir::Type dt, 
     kb.workgroup(uint32_t(NT));
     const ir::Type L4 = line(f32, 4);
     auto qs = shared_array(L4, int64_t(d) * LQ);
-    auto ks = shared_array(L4, int64_t(d) * LK);
-    auto vs = shared_array(L4, int64_t(bk) * LV);
+    auto ks = shared_array(L4, kv1 ? std::max<int64_t>(int64_t(d) * LK, int64_t(bk) * LV) : int64_t(d) * LK);
+    auto vs = kv1 ? ks : shared_array(L4, int64_t(bk) * LV);
     auto ps = shared_array(L4, int64_t(bk) * TR);
     Value t = cast(i32, local_id(0));
     Value tc = t % TC, tr = t / TC;  // key group (neighbouring lanes), row group
@@ -199,13 +202,16 @@ ir::Kernel flash_attention_gpu_tiled_kernel(int d, int bq, int bk, ir::Type dt, 
         for (int c = 0; c < 4; ++c) l4.push_back(as_f32(k[(kvh * p.skv + min(j0 + kl * 4 + c, p.skv - 1)) * d + dd]));
         ks[dd * LK + kl] = make_line(l4);
       }, NT);
-      for_range(t, bk * LV, [&](Value idx) {
-        Value key = idx / LV, dl = idx % LV;
-        Value src = (kvh * p.skv + min(j0 + key, p.skv - 1)) * d + dl * 4;
-        std::vector<Value> l4;
-        for (int c = 0; c < 4; ++c) l4.push_back(as_f32(v[src + c]));
-        vs[idx] = make_line(l4);
-      }, NT);
+      auto stage_v = [&] {
+        for_range(t, bk * LV, [&](Value idx) {
+          Value key = idx / LV, dl = idx % LV;
+          Value src = (kvh * p.skv + min(j0 + key, p.skv - 1)) * d + dl * 4;
+          std::vector<Value> l4;
+          for (int c = 0; c < 4; ++c) l4.push_back(as_f32(v[src + c]));
+          vs[idx] = make_line(l4);
+        }, NT);
+      };
+      if (!kv1) stage_v();
       barrier();
       std::vector<Var> s;
       for (int i = 0; i < 16; ++i) s.push_back(var(constant(f32, 0.0f)));
@@ -240,6 +246,10 @@ ir::Kernel flash_attention_gpu_tiled_kernel(int d, int bq, int bk, ir::Type dt, 
         for (int i = 0; i < 4 * NJ; ++i) acc[a * 4 * NJ + i] = acc[a * 4 * NJ + i].get() * alpha;
       }
       for (int c = 0; c < 4; ++c) ps[(tc * 4 + c) * TR + tr] = make_line({pr[0][c], pr[1][c], pr[2][c], pr[3][c]});
+      if (kv1) {  // every score is read out of the buffer: V replaces K
+        barrier();
+        stage_v();
+      }
       barrier();
       for_range(0, bk, [&](Value k0) {
         for (int u = 0; u < uk; ++u) {

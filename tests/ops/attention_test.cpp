@@ -112,10 +112,12 @@ TEST_CASE("attention: GPU targets (naive and flash)") {
     auto dev = rt::create_device(name);
     // The register tiles (D 16 to 96) with ragged row groups and key blocks:
     // S > Skv causal (the first 23 or 40 rows see no key), Skv > S; key
-    // splits (ks 2 and 4) where Skv has 256 keys or more.
+    // splits (ks 2 and 4) where Skv has 256 keys or more; D 128 with K and V
+    // through one buffer (kv1) where apart they do not fit.
     for (const auto& p : {att({2, 4, 17, 16, 2, 23}, true), att({1, 2, 33, 64, 1, 20}, false),
                           att({1, 2, 9, 24}, true), att({1, 2, 100, 64, 1, 77}, true), att({1, 1, 40, 32, 1, 150}, true),
-                          att({1, 1, 70, 96, 1, 45}, false), att({1, 2, 70, 32, 1, 600}, true), att({1, 1, 300, 32, 1, 260}, true)})
+                          att({1, 1, 70, 96, 1, 45}, false), att({1, 2, 70, 32, 1, 600}, true), att({1, 1, 300, 32, 1, 260}, true),
+                          att({1, 2, 40, 128, 1, 300}, true)})
       for (const auto& v : d->candidates(p, dev->caps())) check(*dev, p, v);
     // Key splits (the last 6 of 16 empty: 10 blocks of 32 keys), merged.
     const ops::Problem p9 = att({1, 1, 9, 64, 1, 300}, false);
