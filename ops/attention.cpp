@@ -106,13 +106,15 @@ bool tiled_split(const Att& a, int bq, int ks) {
   return groups * ks <= 4 * kGpuGroupsWanted && a.skv / ks >= 128 && double(ks) * double(a.rows()) * double(a.d) < 2e9;
 }
 // The heuristic's split: the least that brings the workgroups to
-// 2·kGpuGroupsWanted (H100, B1 H8 D64: S 1024 128 groups, ks 4 0.161 ->
-// 0.098 ms, ks 2 0.112; H32 S512 256 groups, ks 2 0.111 -> 0.091; H32/8
-// S16 Skv 2048 D128 32 groups, ks 4 0.93 -> 0.25).
+// 4·kGpuGroupsWanted (H100, B1 H8 D64: S 1024 128 groups, causal ks 1 / 2
+// / 4 / 8 0.161 / 0.112 / 0.095 / 0.078 ms, not causal ks 4 / 8 0.097 /
+// 0.101; H32 S512 256 groups, ks 1 / 2 / 4 0.111 / 0.091 / 0.084; H32/8
+// S16 Skv 2048 D128 32 groups, ks 4 / 8 / 16 0.25 / 0.076 / 0.065).
 int tiled_split_for(const Att& a, int bq) {
   const int64_t groups = a.b * a.h * ((a.s + bq - 1) / bq);
   int ks = 1;
-  while (ks < 16 && groups * ks < 2 * kGpuGroupsWanted && tiled_split(a, bq, 2 * ks)) ks *= 2;
+  if (groups >= 2 * kGpuGroupsWanted) return ks;  // S 4096 (512 groups) was measured unsplit only
+  while (ks < 16 && groups * ks < 4 * kGpuGroupsWanted && tiled_split(a, bq, 2 * ks)) ks *= 2;
   return ks;
 }
 constexpr int kTiledShapes[4][2] = {{64, 32}, {32, 32}, {64, 16}, {32, 16}};  // (bq, bk), the heuristic's order
@@ -198,13 +200,14 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     if (a.d % 16 == 0) return Variant{}.set("impl", kFlashCpu).set("qb", 4).set("kb", caps.vector_bits >= 512 ? 64 : 16);
     return Variant{}.set("impl", kFlashGpu).set("bq", 16).set("bk", 16);
   }
-  // The register tiles, the first shape that fits (kTiledShapes), keys
-  // split by tiled_split_for. H100 against four work-items per row: B1 H8
-  // S1024 D64 0.290 -> 0.161 ms (ks 4: 0.098), S 4096 causal 2.53 -> 1.06;
-  // D 128 on 48 KiB (bq 32, bk 16): H32 S1024 causal 1.19 -> 0.93, B4 H32/8
-  // S512 1.04 -> 0.78.
-  for (bool kv1 : {false, true})
-    for (const auto& [bq, bk] : kTiledShapes)
+  // The register tiles, the first shape that fits (kTiledShapes; with K and
+  // V through one buffer where apart they do not), keys split by
+  // tiled_split_for. H100 against four work-items per row: B1 H8 S1024 D64
+  // 0.290 -> 0.161 ms (ks 8: 0.078), S 4096 causal 2.53 -> 1.06; D 128 on
+  // 48 KiB: H32 S1024 causal 1.19 -> 0.93 (bq 32, bk 16) -> 0.56 (bq 32, bk
+  // 32, kv1), B4 H32/8 S512 1.04 -> 0.77 -> 0.49.
+  for (const auto& [bq, bk] : kTiledShapes)
+    for (bool kv1 : {false, true})
       if (tiled_fits(a, caps, bq, bk, kv1)) {
         Variant v = Variant{}.set("impl", kFlashGpu).set("bq", bq).set("bk", bk).set("tile", 1);
         if (kv1) v.set("kv1", 1);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <random>
 
+#include "codegen/cuda.h"
 #include "tests/ops/op_test_util.h"
 #include "ops/executor.h"
 #include "ops/op.h"
@@ -135,3 +136,30 @@ TEST_CASE("attention: GPU targets (naive and flash)") {
     }
   }
 }
+
+TEST_CASE("attention: the GPU heuristic's tiles and key splits (CUDA's 48 KiB, lavapipe's 32 KiB)") {
+  ops::register_all_ops();
+  const ops::OpDef* d = ops::find_op("attention");
+  const auto cuda = codegen::cuda_caps();
+  auto pick = [&](std::vector<int64_t> dims, const codegen::TargetCaps& caps) { return d->heuristic(att(std::move(dims), true), caps); };
+  // D 64: 64 × 32 tiles, keys split to ~1024 workgroups (B1 H8: 128 groups, ks 8).
+  auto v = pick({1, 8, 1024, 64}, cuda);
+  CHECK(v.get("tile") == 1);
+  CHECK(v.get("bq") == 64);
+  CHECK(v.get("ks") == 8);
+  CHECK(pick({1, 32, 512, 64}, cuda).get("ks") == 4);
+  CHECK(pick({1, 8, 4096, 64}, cuda).get("ks", 1) == 1);
+  // D 128: 32 × 32 tiles with K and V through one buffer (apart: 57 KiB).
+  v = pick({1, 32, 1024, 128}, cuda);
+  CHECK(v.get("bq") == 32);
+  CHECK(v.get("bk") == 32);
+  CHECK(v.get("kv1") == 1);
+  // 32 KiB (lavapipe): D 128 only as 32 × 16 through one buffer.
+  auto small = cuda;
+  small.max_shared_bytes = 32768;
+  small.subgroup_size = 8;
+  v = pick({1, 4, 300, 128}, small);
+  CHECK(v.get("bk") == 16);
+  CHECK(v.get("kv1") == 1);
+}
+
