@@ -157,7 +157,7 @@ ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf, bool 
 
 ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m, ir::Type a_dt, bool tail, bool shifted, int kr) {
   if (a_dt == ir::ScalarKind::Void) a_dt = dt;
-  if (kr < 1 || kr > 4) throw std::invalid_argument("gemv_kn_split_kernel: kr (rows of B per pass) must be 1..4");
+  if (kr < 1 || kr > 8) throw std::invalid_argument("gemv_kn_split_kernel: kr (rows of B per pass) must be 1..8");
   const uint32_t KR = uint32_t(kr);
   if (shifted && (!tail || dt.bytes() != 4)) throw std::invalid_argument("gemv_kn_split_kernel: shifted rows need tail and 32-bit B");
   const uint32_t MM = uint32_t(m);

@@ -152,7 +152,7 @@ ir::Kernel matmul_ksplit_sum_kernel(int ks, bool index64 = true, bool pitched = 
 // columns as one more line with the columns already walked masked off.
 // shifted (tail, 32-bit B; for hosts with a one-instruction 64-byte
 // permute_bytes, TargetCaps::byte_lookup): B's rows read as aligned lines
-// shifted into place instead of unaligned loads. kr (1..4): rows of B
+// shifted into place instead of unaligned loads. kr (1..8): rows of B
 // added per pass over the partial rows (fewer partial loads and stores when
 // the partial rows spill L1).
 ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m, ir::Type a_dt = ir::Type(ir::ScalarKind::Void), bool tail = false,

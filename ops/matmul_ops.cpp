@@ -274,7 +274,7 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
       }
   if (kn_split_fits(s))  // K×N: split along K, 1, 2 or 4 rows of B per pass
     for (int ks : {8, 16, 32})
-      for (int kr : {1, 2, 4}) {
+      for (int kr : {1, 2, 4, 8}) {
         Variant v = Variant{}.set("impl", kGemvKSplit).set("ks", ks);
         if (kr > 1) v.set("kr", kr);
         out.push_back(v);
@@ -440,9 +440,12 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // 3.31 -> 2.28), 2×50257×768 8.59 -> 5.09, 1×4095×4096 2.20 -> 2.00,
   // 1×4096×4096 2.05 -> 1.92, 2×4096×4096 3.78 -> 2.15, 4×4096×4096 (rows=4
   // GEMV before) 5.45 -> 2.93, 4×11008×4096 2 threads 7.11 -> 4.02; bf16
-  // 2×4096×4096 2.41 -> 1.62, 1×: the same. AVX2 (not measured): 2, its 16
-  // registers hold fewer of A's broadcast values.
-  const int kn_kr = caps.vector_bits >= 512 ? 4 : 2;
+  // 2×4096×4096 2.41 -> 1.62, 1×: the same. kr 8 a little more (kgen op,
+  // GB/s, kr 4 -> 8: 1×50257×768 39.6 -> 40.7, 1×4096² 47.4 -> 49.4,
+  // 2×4096² 34.7 -> 37.3, 4×4096² 23.0 -> 26.7; ms: bf16 2×4096² 1.37 ->
+  // 0.95, 4×11008×4096 at 2 threads 4.43 -> 3.77). AVX2 (not measured): 2,
+  // its 16 registers hold fewer of A's broadcast values.
+  const int kn_kr = caps.vector_bits >= 512 ? 8 : 2;
   if (!gemv_fits(s) && kn_split_fits(s) && s.n * s.k >= (int64_t(1) << 16)) {
     Variant v = Variant{}.set("impl", kGemvKSplit).set("ks", 16).set("kr", kn_kr);
     if (kn_split_shift_fits(s, caps)) v.set("sh", 1);
@@ -665,7 +668,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       if (shifted && !kn_split_shift_fits(s, caps))
         throw std::invalid_argument("matmul: impl=4 sh=1 (shifted rows) needs f32 B, N % 16 != 0 and a runtime byte permute (AVX512-VBMI): " + v.str());
       const int kr = int(v.get("kr", 1));
-      if (kr < 1 || kr > 4) throw std::invalid_argument("matmul: impl=4 kr (rows of B per pass) must be 1..4: " + v.str());
+      if (kr < 1 || kr > 8) throw std::invalid_argument("matmul: impl=4 kr (rows of B per pass) must be 1..8: " + v.str());
       st.kernel = gemv_kn_split_kernel(s.dt, int(s.m), s.at, tail, shifted, kr);
       st.dims.grid = {uint32_t(ks), 1, uint32_t(s.batch)};
       st.buffers = {0, 1, part};
