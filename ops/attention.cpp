@@ -98,12 +98,15 @@ bool tiled_fits(const Att& a, const TargetCaps& caps, int bq, int bk, bool kv1 =
          (!caps.max_shared_bytes || flash_tiled_shared_bytes(int(a.d), bq, bk, kv1) <= caps.max_shared_bytes) &&
          (!caps.max_workgroup_threads || threads <= caps.max_workgroup_threads);
 }
+// Workgroups of bq query rows (the flash kernels' grids, before key splits).
+int64_t row_groups(const Att& a, int bq) { return a.b * a.h * ((a.s + bq - 1) / bq); }
+// The split outputs (ks × B·H·S × D) stay within the merge's i32 indices.
+bool split_indexable(const Att& a, int ks) { return double(ks) * double(a.rows()) * double(a.d) < 2e9; }
 // Key splits (ks) of the tiled kernel: worth a try while the row groups
 // number under 4·kGpuGroupsWanted with the split and each split keeps 128
 // keys.
 bool tiled_split(const Att& a, int bq, int ks) {
-  const int64_t groups = a.b * a.h * ((a.s + bq - 1) / bq);
-  return groups * ks <= 4 * kGpuGroupsWanted && a.skv / ks >= 128 && double(ks) * double(a.rows()) * double(a.d) < 2e9;
+  return row_groups(a, bq) * ks <= 4 * kGpuGroupsWanted && a.skv / ks >= 128 && split_indexable(a, ks);
 }
 // The heuristic's split: the least that brings the workgroups to
 // 4·kGpuGroupsWanted (H100, B1 H8 D64: S 1024 128 groups, causal ks 1 / 2
@@ -111,7 +114,7 @@ bool tiled_split(const Att& a, int bq, int ks) {
 // 0.101; H32 S512 256 groups, ks 1 / 2 / 4 0.111 / 0.091 / 0.084; H32/8
 // S16 Skv 2048 D128 32 groups, ks 4 / 8 / 16 0.25 / 0.076 / 0.065).
 int tiled_split_for(const Att& a, int bq) {
-  const int64_t groups = a.b * a.h * ((a.s + bq - 1) / bq);
+  const int64_t groups = row_groups(a, bq);
   int ks = 1;
   if (groups >= 2 * kGpuGroupsWanted) return ks;  // S 4096 (512 groups) was measured unsplit only
   while (ks < 16 && groups * ks < 4 * kGpuGroupsWanted && tiled_split(a, bq, 2 * ks)) ks *= 2;
@@ -274,7 +277,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
         vbuf = plan_widen(pl, n_io, dt, 2, a.b * a.hkv * a.skv * a.d);
       }
       Step s2{flash_attention_cpu_kernel(d, qb, kb / 16, dt, dc), {}, {0, t, vbuf, 3}, sc};
-      s2.dims.grid = {uint32_t(a.b * a.h * ((a.s + qb - 1) / qb)), 1, 1};
+      s2.dims.grid = {uint32_t(row_groups(a, qb)), 1, 1};
       pl.steps.push_back(std::move(s2));
       return pl;
     }
@@ -284,35 +287,32 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       if (v.get("tile", 0)) {
         const int ks = int(v.get("ks", 1)), un = int(v.get("un", 4));
         const bool kv1 = v.get("kv1", 0) != 0;
-        if (ks < 1 || ks > 16 || double(ks) * double(a.rows()) * double(a.d) >= 2e9)
+        if (ks < 1 || ks > 16 || !split_indexable(a, ks))
           throw std::invalid_argument("attention flash (gpu, tiled): ks 1..16, with ks·B·H·S·D below 2^31: " + v.str());
         if (tpr != 1 || !tiled_fits(a, caps, bq, bk, kv1))
           throw std::invalid_argument("attention flash (gpu, tiled): needs a GPU with subgroups of a multiple of bk/4 lanes, "
                                       "bq 32 or 64, bk 16 or 32 dividing D, and its tiles (" +
                                       std::to_string(flash_tiled_shared_bytes(d, bq, bk, kv1)) + " B) in shared memory: " + v.str());
-        const int64_t groups = a.b * a.h * ((a.s + bq - 1) / bq);
-        if (ks == 1) {
-          Step s{flash_attention_gpu_tiled_kernel(d, bq, bk, dt, 1, un, kv1), {}, {0, 1, 2, 3}, shape_scalars(a, a.skv)};
-          s.dims.grid = wrapped_grid(groups);
-          s.dims.workgroup = {uint32_t(bq / 4 * bk / 4), 1, 1};
-          pl.steps = {std::move(s)};
-          return pl;
-        }
-        const int po = pl.add_temp(n_io, size_t(ks) * size_t(a.rows() * a.d) * 4);
-        const int pml = pl.add_temp(n_io, size_t(ks) * size_t(a.rows()) * 8);
-        Step s{flash_attention_gpu_tiled_kernel(d, bq, bk, dt, ks, un, kv1), {}, {0, 1, 2, po, pml}, shape_scalars(a, a.skv)};
-        s.dims.grid = wrapped_grid(groups * ks);
+        // Split keys: the partial outputs and (max, sum) pairs, then the merge.
+        const int po = ks > 1 ? pl.add_temp(n_io, size_t(ks) * size_t(a.rows() * a.d) * 4) : 3;
+        const int pml = ks > 1 ? pl.add_temp(n_io, size_t(ks) * size_t(a.rows()) * 8) : -1;
+        Step s{flash_attention_gpu_tiled_kernel(d, bq, bk, dt, ks, un, kv1), {}, {0, 1, 2, po}, shape_scalars(a, a.skv)};
+        if (ks > 1) s.buffers.push_back(pml);
+        s.dims.grid = wrapped_grid(row_groups(a, bq) * ks);
         s.dims.workgroup = {uint32_t(bq / 4 * bk / 4), 1, 1};
-        Step m{flash_attention_merge_kernel(d, ks), {}, {po, pml, 3}, {ir::scalar_slot(int32_t(a.rows()))}};
-        m.dims.grid = wrapped_grid(groups_for(a.rows() * a.d, 256));
-        m.dims.workgroup = {256, 1, 1};
-        pl.steps = {std::move(s), std::move(m)};
+        pl.steps = {std::move(s)};
+        if (ks > 1) {
+          Step m{flash_attention_merge_kernel(d, ks), {}, {po, pml, 3}, {ir::scalar_slot(int32_t(a.rows()))}};
+          m.dims.grid = wrapped_grid(groups_for(a.rows() * a.d, 256));
+          m.dims.workgroup = {256, 1, 1};
+          pl.steps.push_back(std::move(m));
+        }
         return pl;
       }
       if (tpr != 1 && (tpr != 4 || !four_per_row(a, caps)))
         throw std::invalid_argument("attention flash (gpu): tpr=4 needs subgroups (of a multiple of 4 lanes) and D % 4 == 0");
       Step s{flash_attention_gpu_kernel(d, bq, bk, tpr, dt), {}, {0, 1, 2, 3}, shape_scalars(a, a.skv)};
-      s.dims.grid = wrapped_grid(a.b * a.h * ((a.s + bq - 1) / bq));
+      s.dims.grid = wrapped_grid(row_groups(a, bq));
       s.dims.workgroup = {uint32_t(bq * tpr), 1, 1};
       pl.steps = {std::move(s)};
       return pl;
