@@ -256,13 +256,10 @@ ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m, ir::Type a_dt, bool tail, bo
           fold(cast(u64, N - 16u), &mask);
         });
     };
-    if (KR == 1) {
-      for_range(k0, k1, [&](Value k) { pass(k, 1); });
-    } else {
-      Value kmain = k0 + (k1 - k0) / KR * KR;
-      for_range(k0, kmain, [&](Value k) { pass(k, KR); }, KR);
-      for_range(kmain, k1, [&](Value k) { pass(k, 1); });
-    }
+    // Passes of KR rows, then the rows left one at a time.
+    Value kmain = k0 + (k1 - k0) / KR * KR;
+    for_range(k0, kmain, [&](Value k) { pass(k, KR); }, KR);
+    if (KR > 1) for_range(kmain, k1, [&](Value k) { pass(k, 1); });
   });
 }
 

@@ -272,7 +272,7 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
         out.push_back(Variant{}.set("impl", kGemv).set("rows", 4).set("pf", 1).set("kp", kp));
         out.push_back(Variant{}.set("impl", kGemv).set("rows", 8).set("kp", kp));
       }
-  if (kn_split_fits(s))  // K×N: split along K, 1, 2 or 4 rows of B per pass
+  if (kn_split_fits(s))  // K×N: split along K, 1, 2, 4 or 8 rows of B per pass
     for (int ks : {8, 16, 32})
       for (int kr : {1, 2, 4, 8}) {
         Variant v = Variant{}.set("impl", kGemvKSplit).set("ks", ks);
