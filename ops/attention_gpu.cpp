@@ -303,7 +303,7 @@ ir::Kernel flash_attention_merge_kernel(int d, int ks) {
     auto o = kb.output("o", f32);
     auto rows = kb.scalar("rows", i32);
     kb.workgroup(256);
-    Value e = cast(i32, global_id(0)) + cast(i32, group_id(1)) * cast(i32, num_groups(0)) * 256;
+    Value e = cast(i32, wrapped_group_id() * 256u + local_id(0));
     if_(e < rows * d, [&] {
       Value row = e / d;
       Value mx = constant(f32, kMasked);

@@ -164,7 +164,7 @@ ir::Kernel attention_softmax_kernel(int lanes, int wg, bool cpu) {
     auto skvp = kb.scalar("skvp", i32);
     kb.workgroup(uint32_t(wg));
     auto bc = [&](const Value& v) { return lanes == 1 ? v : splat(v, lanes); };
-    Value row = cast(i32, global_id(0)) + cast(i32, group_id(1)) * cast(i32, num_groups(0)) * wg;  // wrapped_grid
+    Value row = cast(i32, wrapped_group_id() * uint32_t(wg) + local_id(0));
     if_(row < rows, [&] {
       Value nl = skvp / lanes, base = row * nl;
       Var m = var(bc(constant(f32, kMasked)));

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "dsl/dsl.h"
+#include "ops/wrapped_group.h"
 
 namespace kgen::ops::attention_detail {
 
@@ -28,14 +29,11 @@ inline Shape shape_params(dsl::KernelBuilder& kb) {
   return p;
 }
 
-// A workgroup's flat index on a grid laid out by ops/op.h's wrapped_grid
-// over axes `axis` and axis + 1 (a GPU grid axis holds 65535 groups),
-// clamped to n - 1: the groups past n (the rest of the last layer) redo the
-// last one and store the same values, so no guard splits a barrier.
+// A workgroup's flat index (ops/wrapped_group.h) over axes `axis` and
+// axis + 1, clamped to n - 1: the groups past n (the rest of the last layer)
+// redo the last one and store the same values, so no guard splits a barrier.
 inline dsl::Value wrapped_group(int axis, const dsl::Value& n) {
-  using namespace dsl;
-  Value g = cast(i32, group_id(axis)) + cast(i32, group_id(axis + 1)) * cast(i32, num_groups(axis));
-  return min(g, n - 1);
+  return dsl::min(dsl::cast(dsl::i32, wrapped_group_id(axis)), n - 1);
 }
 
 // The kernel-name suffix of an input type ("" for f32).

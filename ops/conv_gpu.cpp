@@ -11,6 +11,7 @@
 #include "ops/k_split.h"
 #include "ops/line_tile_gemm.h"
 #include "ops/matmul_plan.h"
+#include "ops/wrapped_group.h"
 
 namespace kgen::ops {
 
@@ -183,9 +184,8 @@ ir::Kernel conv_ksplit_sum_kernel(int ks, bool bias, bool relu) {
     auto n = kb.scalar("n", u32);
     auto plane = kb.scalar("plane", u32);
     auto oc = kb.scalar("oc", u32);
-    auto gx = kb.scalar("gx", u32);
     kb.workgroup(256);
-    Value i = (group_id(1) * gx + group_id(0)) * 256u + local_id(0);
+    Value i = wrapped_group_id() * 256u + local_id(0);
     if_(i < n, [&] {
       Value v = part[i];
       for (int j = 1; j < ks; ++j) v = v + part[i + n * uint32_t(j)];
@@ -228,7 +228,7 @@ void plan_conv_gpu_gemm(Plan& pl, size_t nio, const ConvShape& s, int tn, int ks
   sum.buffers = {part};
   if (s.bias) sum.buffers.push_back(2);
   sum.buffers.push_back(y);
-  sum.scalars = {u(ysize), u(s.oh() * s.ow()), u(s.oc), u(sum.dims.grid[0])};
+  sum.scalars = {u(ysize), u(s.oh() * s.ow()), u(s.oc)};
   pl.steps.push_back(std::move(sum));
 }
 

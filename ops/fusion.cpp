@@ -12,6 +12,7 @@
 #include "ir/half.h"
 #include "ops/fast_math.h"
 #include "ops/fast_exp.h"
+#include "ops/wrapped_group.h"
 
 namespace kgen::ops::fusion {
 
@@ -412,14 +413,13 @@ ir::Kernel chain_kernel(const Chain& c, const Layout& l, const ChainVariant& v) 
     auto chunk = kb.scalar("chunk", u32);
     auto nchunks = kb.scalar("nchunks", u32);
     auto ngroups = kb.scalar("ngroups", u32);
-    auto gx = kb.scalar("gx", u32);  // grid width (GPU grids are 2-D beyond 65535 groups)
     std::vector<Value> dim;
     for (int k = 0; k + 1 < R; ++k) dim.push_back(kb.scalar("d" + std::to_string(k + 1), u32));
     std::vector<std::vector<Value>> st(ni);
     for (size_t i = 0; i < ni; ++i)
       for (int k = 0; k + 1 < R; ++k) st[i].push_back(kb.scalar("s" + std::to_string(i) + "_" + std::to_string(k), u32));
     kb.workgroup(uint32_t(v.wg));
-    Value g = group_id(0) + group_id(1) * gx;
+    Value g = wrapped_group_id();
     if_(g >= ngroups, [&] { return_(); });
     Value row = g / nchunks;
     Value ch = g - row * nchunks;
@@ -518,11 +518,10 @@ void plan_chain_layout(Plan& pl, const Chain& c, const Layout& l, const std::vec
   Step s;
   s.kernel = chain_kernel(c, l, v);
   s.dims.grid = wrapped_grid(ngroups);
-  const int64_t gx = s.dims.grid[0];
   s.dims.workgroup = {uint32_t(v.wg), 1, 1};
   s.buffers = in_slots;
   s.buffers.push_back(out_slot);
-  for (int64_t x : {inner, int64_t(0), inner, chunk, nchunks, ngroups, gx}) s.scalars.push_back(ir::scalar_slot(uint32_t(x)));
+  for (int64_t x : {inner, int64_t(0), inner, chunk, nchunks, ngroups}) s.scalars.push_back(ir::scalar_slot(uint32_t(x)));
   for (int k = 0; k + 1 < R; ++k) s.scalars.push_back(ir::scalar_slot(uint32_t(l.dims[k])));
   for (size_t i = 0; i < c.inputs.size(); ++i)
     for (int k = 0; k + 1 < R; ++k) s.scalars.push_back(ir::scalar_slot(uint32_t(l.strides[i][k])));

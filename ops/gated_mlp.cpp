@@ -101,7 +101,7 @@ void silu_step(Plan& pl, int g, int u, int h, int64_t n, bool round_bf16) {
   s.dims.grid = wrapped_grid(groups_for(n, 256));
   s.dims.workgroup = {256, 1, 1};
   s.buffers = {g, u, h};
-  s.scalars = {ir::scalar_slot(uint32_t(n)), ir::scalar_slot(s.dims.grid[0])};
+  s.scalars = {ir::scalar_slot(uint32_t(n))};
   pl.steps.push_back(std::move(s));
 }
 

@@ -11,6 +11,7 @@
 #include "dsl/dsl.h"
 #include "ops/gpu_reduce.h"
 #include "ops/matmul.h"
+#include "ops/wrapped_group.h"
 
 namespace kgen::ops {
 
@@ -27,11 +28,10 @@ ir::Kernel gemv_gpu_kernel(ir::Type dt, int m, int wg, bool subgroups) {
     auto c = kb.output("c", f32);
     auto N = kb.scalar("n", u32);
     auto K = kb.scalar("k", u32);
-    auto gx = kb.scalar("gx", u32);
     kb.workgroup(WG);
     auto sh = shared_array(f32, WG);
     auto f = [&](const Value& v) { return v.type().kind == ir::ScalarKind::F32 ? v : cast(f32, v); };
-    Value n = group_id(0) + group_id(1) * gx, z = group_id(2), t = local_id(0);
+    Value n = wrapped_group_id(), z = group_id(2), t = local_id(0);
     if_(n < N, [&] {
       Value brow = (z * N + n) * K, arow = z * M * K;
       std::vector<Var> acc;

@@ -15,6 +15,7 @@
 #include "ops/k_split.h"
 #include "ops/line_tile_gemm.h"
 #include "ops/matmul.h"
+#include "ops/wrapped_group.h"
 
 namespace kgen::ops {
 
@@ -152,9 +153,8 @@ ir::Kernel gated_silu_gpu_kernel(bool round_bf16) {
     auto u = kb.input("u", f32);
     auto h = kb.output("h", f32);
     auto n = kb.scalar("n", u32);
-    auto gx = kb.scalar("gx", u32);  // ops/op.h: wrapped_grid (T·F passes 65535 groups of 256)
     kb.workgroup(256);
-    Value i = (group_id(1) * gx + group_id(0)) * 256u + local_id(0);
+    Value i = wrapped_group_id() * 256u + local_id(0);
     if_(i < n, [&] {
       Value gv = g[i];
       Value hv = gv / (exp(-gv) + 1.0f) * u[i];

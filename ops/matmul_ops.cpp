@@ -720,7 +720,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       st.dims.grid = wrapped_grid(s.n, uint32_t(s.batch));
       st.dims.workgroup = {uint32_t(wg), 1, 1};
       st.buffers = {0, gpu_b(pl, s, nio), 2};
-      st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.k)), ir::scalar_slot(st.dims.grid[0])};
+      st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.k))};
       pl.steps.push_back(std::move(st));
       return pl;
     }

@@ -147,7 +147,7 @@ TensorSpec tensor(std::string name, ir::Type elem, std::vector<int64_t> shape, d
 inline uint32_t groups_for(int64_t n, int64_t per_group) { return uint32_t((n + per_group - 1) / per_group); }
 // A grid of `groups` workgroups (z layers of them) as x × y with x at most
 // 65535, the per-axis size every GPU target guarantees; kernels number the
-// groups group_id(0) + group_id(1)·grid[0] (passed as their scalar gx).
+// groups group_id(0) + group_id(1)·grid[0] (ops/wrapped_group.h).
 inline std::array<uint32_t, 3> wrapped_grid(int64_t groups, uint32_t z = 1) {
   const int64_t gx = std::max<int64_t>(1, std::min<int64_t>(groups, 65535));
   return {uint32_t(gx), uint32_t((groups + gx - 1) / gx), z};

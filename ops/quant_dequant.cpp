@@ -5,6 +5,7 @@
 
 #include "ops/quant_kernels.h"
 #include "ops/quant_lines.h"
+#include "ops/wrapped_group.h"
 
 namespace kgen::ops::quant {
 
@@ -30,7 +31,7 @@ ir::Kernel dequantize_kernel(QFormat fmt, bool words) {
     kb.workgroup(64);
     // Grids are limited to 65535 groups per axis on GPUs: number groups
     // over (x, y).
-    Value g = (group_id(1) * num_groups(0) + group_id(0)) * 64u + local_id(0);
+    Value g = wrapped_group_id() * 64u + local_id(0);
     PackedBytes pb{w, words, false};
     if_(g < n, [&] {
       Value b = g >> uint32_t(log2i(fi.block_elems));
@@ -116,7 +117,7 @@ ir::Kernel quantize_kernel(QFormat fmt) {
     auto q = kb.output("q", u32);
     auto nb = kb.scalar("nblocks", u32);
     kb.workgroup(64);
-    Value p = (group_id(1) * num_groups(0) + group_id(0)) * 64u + local_id(0);  // pair of blocks
+    Value p = wrapped_group_id() * 64u + local_id(0);  // pair of blocks
     if_(p * 2u < nb, [&] {
       Value second = p * 2u + 1u < nb;
       std::vector<Value> bytes;

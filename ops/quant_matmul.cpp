@@ -14,6 +14,7 @@
 #include "ops/gpu_reduce.h"
 #include "ops/quant_kernels.h"
 #include "ops/quant_lines.h"
+#include "ops/wrapped_group.h"
 
 namespace kgen::ops::quant {
 
@@ -77,7 +78,7 @@ ir::Kernel qgemv_cpu_kernel(QFormat fmt, int rows, int mb) {
 namespace {
 
 // The GPU GEMVs' frame: buffers (x: f32 or f32x4, w: u32 words, y: f32),
-// scalars (n, k, gx), output y[m][n] for group (n = x + y·gx, m = z); `row`
+// scalars (n, k), output y[m][n] for group (n = wrapped_group_id(), m = z); `row`
 // accumulates this work-item's share of the dot product of W's row n (its
 // byte offset given) with X's row m, and the workgroup reduces the shares.
 ir::Kernel gpu_gemv(const std::string& name, QFormat fmt, int wg, bool subgroups, int x_lanes,
@@ -90,11 +91,10 @@ ir::Kernel gpu_gemv(const std::string& name, QFormat fmt, int wg, bool subgroups
     auto y = kb.output("y", f32);
     auto N = kb.scalar("n", u32);
     auto K = kb.scalar("k", u32);
-    auto gx = kb.scalar("gx", u32);
     kb.workgroup(WG);
     auto sh = shared_array(f32, WG);
     PackedBytes pb{w, true, false};
-    Value n = group_id(0) + group_id(1) * gx, m = group_id(2), t = local_id(0);
+    Value n = wrapped_group_id(), m = group_id(2), t = local_id(0);
     if_(n < N, [&] {
       Var acc = var(0.0f);
       row(pb, x, n * (K / QK) * BB, m, K, acc);

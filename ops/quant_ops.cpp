@@ -726,7 +726,7 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       if (wg < 1 || (wg & (wg - 1))) throw std::invalid_argument("qmatmul: wg must be a power of two");
       if (caps.subgroups && wg < int(caps.subgroup_size)) throw std::invalid_argument("qmatmul: wg below the subgroup size");
       const auto grid = wrapped_grid(s.n, uint32_t(s.m));
-      Step st{blocks ? qgemv_gpu_blocks_kernel(s.f, wg, caps.subgroups) : qgemv_gpu_kernel(s.f, wg, caps.subgroups), {}, {0, 1, 2}, {u(s.n), u(s.k), grid[0]}};
+      Step st{blocks ? qgemv_gpu_blocks_kernel(s.f, wg, caps.subgroups) : qgemv_gpu_kernel(s.f, wg, caps.subgroups), {}, {0, 1, 2}, {u(s.n), u(s.k)}};
       st.dims.grid = grid;
       st.dims.workgroup = {uint32_t(wg), 1, 1};
       pl.steps.push_back(std::move(st));

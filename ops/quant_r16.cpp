@@ -17,6 +17,7 @@
 #include <string>
 
 #include "ops/quant_kernels.h"
+#include "ops/wrapped_group.h"
 
 namespace kgen::ops::quant {
 
@@ -662,7 +663,7 @@ ir::Kernel dequantize_r16_kernel(QFormat fmt, bool words) {
     auto N = kb.scalar("rows", u32);
     auto K = kb.scalar("k", u32);
     kb.workgroup(64);
-    Value g = (group_id(1) * num_groups(0) + group_id(0)) * 64u + local_id(0);
+    Value g = wrapped_group_id() * 64u + local_id(0);
     PackedBytes pb{w, words, false};
     if_(g < N * K, [&] {
       Value n = g / K;

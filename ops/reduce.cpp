@@ -33,6 +33,7 @@
 #include "ops/broadcast.h"
 #include "ops/gpu_reduce.h"
 #include "ops/transpose_block.h"
+#include "ops/wrapped_group.h"
 #include "runtimes/check.h"
 
 namespace kgen::ops {
@@ -385,9 +386,8 @@ ir::Kernel simple_kernel(const Shape& s, int wg) {
     auto n = kb.scalar("n", u32);
     auto inner = kb.scalar("inner", u32);
     auto total = kb.scalar("total", u32);
-    auto gx = kb.scalar("gx", u32);
     kb.workgroup(uint32_t(wg));
-    Value e = (group_id(0) + group_id(1) * gx) * uint32_t(wg) + local_id(0);
+    Value e = wrapped_group_id() * uint32_t(wg) + local_id(0);
     if_(e < total, [&] {
       Value o = e / inner, q = e - o * inner;
       Value base = o * n * inner + q;
@@ -410,10 +410,9 @@ ir::Kernel group_kernel(const Shape& s, int wg, bool subgroups) {
     auto y = kb.output("y", out_type(s));
     auto n = kb.scalar("n", u32);
     auto rows = kb.scalar("rows", u32);
-    auto gx = kb.scalar("gx", u32);
     kb.workgroup(WG);
     auto sv = shared_array(f32, WG);
-    Value row = group_id(0) + group_id(1) * gx, t = local_id(0);
+    Value row = wrapped_group_id(), t = local_id(0);
     Value base = row * n, end = select(row < rows, n, constant(u32, 0u));
     Acc a = Acc::make(s.kind, 1);
     for_range(t, end, [&](Value r) { a.add(x[base + r], cast(i32, r)); }, WG);
@@ -435,7 +434,7 @@ Step group_step(const Shape& s, int wg, bool subgroups) {
   st.kernel = group_kernel(s, wg, subgroups);
   st.dims.grid = wrapped_grid(s.outer);
   st.dims.workgroup = {uint32_t(wg), 1, 1};
-  st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.outer)), ir::scalar_slot(st.dims.grid[0])};
+  st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.outer))};
   st.buffers = {0, 1};
   return st;
 }
@@ -506,10 +505,8 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     int64_t total = s.outer * s.inner;
     st.kernel = simple_kernel(s, wg);
     st.dims.grid = wrapped_grid(groups_for(total, wg));
-    const uint32_t gx = st.dims.grid[0];
     st.dims.workgroup = {uint32_t(wg), 1, 1};
-    st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.inner)), ir::scalar_slot(uint32_t(total)),
-                  ir::scalar_slot(uint32_t(gx))};
+    st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.inner)), ir::scalar_slot(uint32_t(total))};
   }
   pl.steps.push_back(std::move(st));
   return pl;

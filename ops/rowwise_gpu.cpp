@@ -9,6 +9,7 @@
 #include "ops/gpu_reduce.h"
 #include "ops/op.h"
 #include "ops/rowwise.h"
+#include "ops/wrapped_group.h"
 
 namespace kgen::ops {
 
@@ -51,10 +52,9 @@ ir::Kernel row_op_gpu(RowOp op, ir::Type dt, int wg, bool subgroups) {
     if (norm) eps = kb.scalar("eps", f32);
     auto nc = kb.scalar("ncols", u32);
     auto nrows = kb.scalar("nrows", u32);
-    auto gx = kb.scalar("gx", u32);
     kb.workgroup(WG);
     auto sh = shared_array(f32, WG);
-    Value r = group_id(0) + group_id(1) * gx, t = local_id(0);
+    Value r = wrapped_group_id(), t = local_id(0);
     if_(r < nrows, [&] {
       Value base = r * nc;
       Value cols = cast(f32, nc);
@@ -121,7 +121,6 @@ ir::Workload rowwise_gpu_workload(RowOp op, int wg, int64_t rows, int64_t cols, 
   if (norm) w.scalars.push_back(ir::scalar_slot(eps));
   w.scalars.push_back(ir::scalar_slot(uint32_t(cols)));
   w.scalars.push_back(ir::scalar_slot(uint32_t(rows)));
-  w.scalars.push_back(ir::scalar_slot(w.dims.grid[0]));
   // Layernorm: the workgroup sums in the target's order (a subgroup
   // butterfly, a tree), not the interpreter's, so mean and rstd differ by an
   // ulp or so, and y = t·w + b cancels where t·w ≈ -b: an ulp of |t·w| ≤ 6

@@ -1,4 +1,5 @@
 #include "ops/widen.h"
+#include "ops/wrapped_group.h"
 
 namespace kgen::ops {
 
@@ -14,9 +15,8 @@ ir::Kernel widen_kernel(ir::Type dt) {
     auto x = kb.input("x", dt);
     auto y = kb.output("y", f32);
     auto n = kb.scalar("n", u32);
-    auto gx = kb.scalar("gx", u32);  // the wrapped grid's x size
     kb.workgroup(256);
-    Value i = (group_id(1) * gx + group_id(0)) * 256u + local_id(0);
+    Value i = wrapped_group_id() * 256u + local_id(0);
     if_(i < n, [&] { y[i] = as_f32(x[i]); });
   });
 }
@@ -28,7 +28,7 @@ int plan_widen(Plan& pl, size_t n_io, ir::Type dt, int src, int64_t n) {
   w.dims.grid = wrapped_grid(groups_for(n, 256));
   w.dims.workgroup = {256, 1, 1};
   w.buffers = {src, y};
-  w.scalars = {ir::scalar_slot(uint32_t(n)), ir::scalar_slot(w.dims.grid[0])};
+  w.scalars = {ir::scalar_slot(uint32_t(n))};
   pl.steps.push_back(std::move(w));
   return y;
 }
