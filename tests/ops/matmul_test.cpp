@@ -30,16 +30,6 @@ using namespace kgen::test;
 
 namespace {
 
-ops::Problem problem(std::string op, std::vector<int64_t> dims, std::map<std::string, int64_t> attrs = {},
-                     ir::ScalarKind dt = ir::ScalarKind::F32) {
-  ops::Problem p;
-  p.op = std::move(op);
-  p.dims = std::move(dims);
-  p.attrs = std::move(attrs);
-  p.dtype = dt;
-  return p;
-}
-
 void heuristic_on(rt::Device& dev, const std::string& op) {
   ops::register_all_ops();
   const ops::OpDef* d = ops::find_op(op);

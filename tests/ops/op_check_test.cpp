@@ -66,10 +66,7 @@ void register_copy_op() {
 }
 
 ops::OpCheck check_copy(rt::Device& dev, int bug) {
-  ops::Problem p;
-  p.op = "test_copy";
-  p.dims = {37};
-  return ops::check_op(dev, p, ops::Variant{}.set("bug", bug), test::fresh_seed());
+  return ops::check_op(dev, test::problem("test_copy", {37}), ops::Variant{}.set("bug", bug), test::fresh_seed());
 }
 
 }  // namespace

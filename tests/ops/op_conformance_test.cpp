@@ -103,19 +103,14 @@ TEST_CASE("every op matches its reference on the GPU targets") {
 // GEMV, dequantize.
 TEST_CASE("ops on grids past 65535 workgroups per axis, on the GPU targets") {
   ops::register_all_ops();
-  auto problem = [](std::string op, std::string dims, std::string attrs, ir::ScalarKind dt = ir::ScalarKind::F32) {
-    ops::Problem p;
-    p.op = std::move(op);
-    p.dims = ops::parse_dims(dims);
-    p.attrs = ops::parse_attrs(attrs);
-    p.dtype = dt;
-    return p;
-  };
   const std::vector<ops::Problem> problems = {
-      problem("reduce", "2x4300000", "axis=0"),           problem("softmax", "70001x4", ""),
-      problem("rmsnorm", "70001x4", ""),                  problem("matmul", "1x70001x16", "trans_b=1"),
-      problem("matmul", "1x70001x256", "trans_b=1", ir::ScalarKind::BF16), problem("qmatmul", "1x70001x32", "format=8"),
-      problem("dequantize", "4300x1024", "format=8")};
+      problem("reduce", {2, 4300000}, {{"axis", 0}}),
+      problem("softmax", {70001, 4}),
+      problem("rmsnorm", {70001, 4}),
+      problem("matmul", {1, 70001, 16}, {{"trans_b", 1}}),
+      problem("matmul", {1, 70001, 256}, {{"trans_b", 1}}, ir::ScalarKind::BF16),
+      problem("qmatmul", {1, 70001, 32}, {{"format", 8}}),
+      problem("dequantize", {4300, 1024}, {{"format", 8}})};
   for (const std::string& name : gpu_device_names()) {
     if (!have_device(name)) {
       MESSAGE((name == "cuda" ? std::string("no CUDA device") : "no " + name + " device") << ": wrapped grids on '" << name << "' skipped");

@@ -4,6 +4,7 @@
 #pragma once
 #include <doctest/doctest.h>
 
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -44,6 +45,16 @@ inline bool have_device(const std::string& name) {
   for (const auto& d : rt::available_devices())
     if (d == name) return true;
   return false;
+}
+
+inline ops::Problem problem(std::string op, std::vector<int64_t> dims, std::map<std::string, int64_t> attrs = {},
+                            ir::ScalarKind dt = ir::ScalarKind::F32) {
+  ops::Problem p;
+  p.op = std::move(op);
+  p.dims = std::move(dims);
+  p.attrs = std::move(attrs);
+  p.dtype = dt;
+  return p;
 }
 
 inline void check(rt::Device& dev, const ops::Problem& p, const ops::Variant& v) {
