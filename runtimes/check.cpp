@@ -171,17 +171,31 @@ CheckResult run_and_check(Device& dev, const ir::Kernel& k, const ir::Workload& 
   LaunchArgs args;
   args.dims = w.dims;
   args.scalars = w.scalars;
+  // Each buffer is followed by kGuardBytes of a known byte: a device kernel
+  // that stores past a buffer's end (where the interpreter, which checks
+  // every access, did not) changes them. The devices round allocations up,
+  // so such a store would otherwise go unseen.
+  constexpr size_t kGuardBytes = 4096;
+  constexpr uint8_t kGuard = 0xa5;
   for (auto& host : inputs.buffers) {
-    bufs.push_back(dev.alloc(std::max<size_t>(host.size(), 1)));
-    bufs.back()->upload(host.data(), host.size());
+    std::vector<uint8_t> fill(host.size() + kGuardBytes, kGuard);
+    std::copy(host.begin(), host.end(), fill.begin());
+    bufs.push_back(dev.alloc(fill.size()));
+    bufs.back()->upload(fill.data(), fill.size());
     args.buffers.push_back(bufs.back().get());
   }
   dev.launch(*compiled, args);
   dev.synchronize();
   HostData got;
+  std::string overrun;
   for (size_t b = 0; b < bufs.size(); ++b) {
     got.buffers.emplace_back(inputs.buffers[b].size());
     bufs[b]->download(got.buffers[b].data(), got.buffers[b].size());
+    std::vector<uint8_t> guard(kGuardBytes);
+    bufs[b]->download(guard.data(), guard.size(), inputs.buffers[b].size());
+    const auto n = std::count_if(guard.begin(), guard.end(), [](uint8_t x) { return x != kGuard; });
+    if (n && overrun.empty())
+      overrun = std::to_string(n) + " bytes written past the end of buffer '" + k.buffers[b].name + "'";
   }
 
   if (opt.check) {
@@ -208,6 +222,11 @@ CheckResult run_and_check(Device& dev, const ir::Kernel& k, const ir::Workload& 
       res.ok = false;
       res.message = std::to_string(res.cmp.never_written) + " output elements were never written by the kernel";
     }
+  }
+
+  if (!overrun.empty()) {  // the cause of any mismatch above, so it takes the message
+    res.ok = false;
+    res.message = overrun;
   }
 
   if (opt.time) {

@@ -19,14 +19,6 @@ using namespace kgen::test;
 
 namespace {
 
-ops::Problem problem(std::string op, std::vector<int64_t> dims, std::map<std::string, int64_t> attrs = {}) {
-  ops::Problem p;
-  p.op = std::move(op);
-  p.dims = std::move(dims);
-  p.attrs = std::move(attrs);
-  return p;
-}
-
 const char* kOps[] = {"conv2d", "maxpool2d", "avgpool2d", "global_avgpool"};
 
 }  // namespace
