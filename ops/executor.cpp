@@ -236,41 +236,16 @@ void download(const DeviceTensors& d, HostTensors& t, size_t n_in) {
     if (!t.out[o].empty()) d.bufs[n_in + o]->download(t.out[o].data(), t.out[o].size());
 }
 
-namespace {
-
-// Bytes after every buffer of a checked run (inputs, outputs, temporaries),
-// holding the run's poison byte: a kernel that stores past the end of one
-// changes them (the devices' own allocations round sizes up, so such a store
-// would otherwise land unseen, or corrupt whatever follows).
-constexpr size_t kGuardBytes = 4096;
-
-// A buffer of `data` (or of `bytes` poison bytes when data is null), then
-// the guard.
-std::unique_ptr<rt::Buffer> guarded_buffer(rt::Device& dev, const std::vector<uint8_t>* data, size_t bytes, uint8_t poison) {
-  std::vector<uint8_t> fill(bytes + kGuardBytes, poison);
-  if (data) std::copy(data->begin(), data->end(), fill.begin());
-  auto b = dev.alloc(fill.size());
-  b->upload(fill.data(), fill.size());
-  return b;
-}
-
-size_t guard_damage(const rt::Buffer& b, size_t bytes, uint8_t poison) {
-  std::vector<uint8_t> g(kGuardBytes);
-  b.download(g.data(), g.size(), bytes);
-  return size_t(std::count_if(g.begin(), g.end(), [&](uint8_t x) { return x != poison; }));
-}
-
-}  // namespace
-
 OpCheck check_op(rt::Device& dev, const Problem& p, const Variant& v, uint64_t seed) {
   PreparedPlan pp = prepare(dev, p, v);
   const OpDef& d = op_for(p);
   std::string overrun;
   OpCheck c = check_twice(p, seed, dev.name() + ", " + v.str(), [&](HostTensors& t, uint8_t poison) {
     // The plan's temporaries poisoned like the outputs: a step that leaves
-    // part of one unwritten (an empty K split's partial C) shows up.
+    // part of one unwritten (an empty K split's partial C) shows up. Every
+    // buffer is guarded (rt::guarded_buffer) by the same poison byte.
     for (size_t i = 0; i < pp.temps.size(); ++i)
-      pp.temps[i] = guarded_buffer(dev, nullptr, std::max<size_t>(pp.plan.temp_bytes[i], 4), poison);
+      pp.temps[i] = rt::guarded_buffer(dev, {}, std::max<size_t>(pp.plan.temp_bytes[i], 4), poison);
     DeviceTensors dt;
     std::vector<std::pair<size_t, std::string>> sizes;  // each buffer's bytes before its guard, its name
     const auto in_specs = d.inputs(p), out_specs = d.outputs(p);
@@ -278,17 +253,17 @@ OpCheck check_op(rt::Device& dev, const Problem& p, const Variant& v, uint64_t s
       const bool in = i < t.in.size();
       const std::vector<uint8_t>& h = in ? t.in[i] : t.out[i - t.in.size()];
       const size_t bytes = std::max<size_t>(h.size(), 4);
-      dt.bufs.push_back(guarded_buffer(dev, &h, bytes, poison));
+      dt.bufs.push_back(rt::guarded_buffer(dev, h, bytes, poison));
       sizes.push_back({bytes, in ? "input '" + in_specs[i].name + "'" : "output '" + out_specs[i - t.in.size()].name + "'"});
     }
     execute(dev, pp, dt.io());
     dev.synchronize();
     download(dt, t, t.in.size());
     for (size_t i = 0; i < dt.bufs.size() && overrun.empty(); ++i)
-      if (size_t n = guard_damage(*dt.bufs[i], sizes[i].first, poison))
+      if (size_t n = rt::guard_damage(*dt.bufs[i], sizes[i].first, poison))
         overrun = std::to_string(n) + " bytes written past the end of " + sizes[i].second;
     for (size_t i = 0; i < pp.temps.size() && overrun.empty(); ++i)
-      if (size_t n = guard_damage(*pp.temps[i], std::max<size_t>(pp.plan.temp_bytes[i], 4), poison))
+      if (size_t n = rt::guard_damage(*pp.temps[i], std::max<size_t>(pp.plan.temp_bytes[i], 4), poison))
         overrun = std::to_string(n) + " bytes written past the end of temporary " + std::to_string(i);
   });
   if (!overrun.empty()) {

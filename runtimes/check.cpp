@@ -141,6 +141,20 @@ CompareResult compare_outputs(const ir::Kernel& k, const ir::Workload& w, const 
   return r;
 }
 
+std::unique_ptr<Buffer> guarded_buffer(Device& dev, const std::vector<uint8_t>& data, size_t bytes, uint8_t fill) {
+  std::vector<uint8_t> all(std::max(bytes, data.size()) + kGuardBytes, fill);
+  std::copy(data.begin(), data.end(), all.begin());
+  auto b = dev.alloc(all.size());
+  b->upload(all.data(), all.size());
+  return b;
+}
+
+size_t guard_damage(const Buffer& b, size_t bytes, uint8_t fill) {
+  std::vector<uint8_t> g(kGuardBytes);
+  b.download(g.data(), g.size(), bytes);
+  return size_t(std::count_if(g.begin(), g.end(), [&](uint8_t x) { return x != fill; }));
+}
+
 CheckResult run_and_check(Device& dev, const ir::Kernel& k, const ir::Workload& w, const CheckOptions& opt) {
   CheckResult res;
   res.kernel = k.name;
@@ -171,17 +185,11 @@ CheckResult run_and_check(Device& dev, const ir::Kernel& k, const ir::Workload& 
   LaunchArgs args;
   args.dims = w.dims;
   args.scalars = w.scalars;
-  // Each buffer is followed by kGuardBytes of a known byte: a device kernel
-  // that stores past a buffer's end (where the interpreter, which checks
-  // every access, did not) changes them. The devices round allocations up,
-  // so such a store would otherwise go unseen.
-  constexpr size_t kGuardBytes = 4096;
+  // Guarded: a device kernel that stores past a buffer's end (where the
+  // interpreter, which checks every access, did not) is reported.
   constexpr uint8_t kGuard = 0xa5;
   for (auto& host : inputs.buffers) {
-    std::vector<uint8_t> fill(host.size() + kGuardBytes, kGuard);
-    std::copy(host.begin(), host.end(), fill.begin());
-    bufs.push_back(dev.alloc(fill.size()));
-    bufs.back()->upload(fill.data(), fill.size());
+    bufs.push_back(guarded_buffer(dev, host, host.size(), kGuard));
     args.buffers.push_back(bufs.back().get());
   }
   dev.launch(*compiled, args);
@@ -191,9 +199,7 @@ CheckResult run_and_check(Device& dev, const ir::Kernel& k, const ir::Workload& 
   for (size_t b = 0; b < bufs.size(); ++b) {
     got.buffers.emplace_back(inputs.buffers[b].size());
     bufs[b]->download(got.buffers[b].data(), got.buffers[b].size());
-    std::vector<uint8_t> guard(kGuardBytes);
-    bufs[b]->download(guard.data(), guard.size(), inputs.buffers[b].size());
-    const auto n = std::count_if(guard.begin(), guard.end(), [](uint8_t x) { return x != kGuard; });
+    const size_t n = guard_damage(*bufs[b], inputs.buffers[b].size(), kGuard);
     if (n && overrun.empty())
       overrun = std::to_string(n) + " bytes written past the end of buffer '" + k.buffers[b].name + "'";
   }

@@ -4,6 +4,7 @@
 // conformance tests and the benchmarks.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -26,6 +27,17 @@ HostData make_inputs(const ir::Kernel& k, const ir::Workload& w, uint64_t seed);
 void fill_random(const ir::Type& elem, const ir::BufferSpec& spec, std::vector<uint8_t>& out, std::mt19937_64& rng);
 // The value of one scalar element at `p`, as a double.
 double scalar_value(const ir::Type& t, const uint8_t* p);
+
+// Checked runs follow every buffer with kGuardBytes of a known byte: a
+// kernel that stores past a buffer's end changes them (the devices round
+// allocations up, so such a store would otherwise go unseen, or corrupt
+// whatever follows).
+constexpr size_t kGuardBytes = 4096;
+// A device buffer holding `data`, then `bytes - data.size()` more and the
+// guard, all `fill`.
+std::unique_ptr<Buffer> guarded_buffer(Device& dev, const std::vector<uint8_t>& data, size_t bytes, uint8_t fill);
+// How many guard bytes after the first `bytes` of `b` are no longer `fill`.
+size_t guard_damage(const Buffer& b, size_t bytes, uint8_t fill);
 
 struct CompareResult {
   double max_rel_err = 0;
