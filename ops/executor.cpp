@@ -244,27 +244,32 @@ OpCheck check_op(rt::Device& dev, const Problem& p, const Variant& v, uint64_t s
     // The plan's temporaries poisoned like the outputs: a step that leaves
     // part of one unwritten (an empty K split's partial C) shows up. Every
     // buffer is guarded (rt::guarded_buffer) by the same poison byte.
-    for (size_t i = 0; i < pp.temps.size(); ++i)
-      pp.temps[i] = rt::guarded_buffer(dev, {}, std::max<size_t>(pp.plan.temp_bytes[i], 4), poison);
+    struct Guarded {
+      const rt::Buffer* buf;
+      size_t bytes;  // before the guard
+      std::string what;
+    };
+    std::vector<Guarded> guarded;
     DeviceTensors dt;
-    std::vector<std::pair<size_t, std::string>> sizes;  // each buffer's bytes before its guard, its name
     const auto in_specs = d.inputs(p), out_specs = d.outputs(p);
     for (size_t i = 0; i < t.in.size() + t.out.size(); ++i) {
       const bool in = i < t.in.size();
       const std::vector<uint8_t>& h = in ? t.in[i] : t.out[i - t.in.size()];
       const size_t bytes = std::max<size_t>(h.size(), 4);
       dt.bufs.push_back(rt::guarded_buffer(dev, h, bytes, poison));
-      sizes.push_back({bytes, in ? "input '" + in_specs[i].name + "'" : "output '" + out_specs[i - t.in.size()].name + "'"});
+      guarded.push_back({dt.bufs.back().get(), bytes,
+                         in ? "input '" + in_specs[i].name + "'" : "output '" + out_specs[i - t.in.size()].name + "'"});
+    }
+    for (size_t i = 0; i < pp.temps.size(); ++i) {
+      const size_t bytes = std::max<size_t>(pp.plan.temp_bytes[i], 4);
+      pp.temps[i] = rt::guarded_buffer(dev, {}, bytes, poison);
+      guarded.push_back({pp.temps[i].get(), bytes, "temporary " + std::to_string(i)});
     }
     execute(dev, pp, dt.io());
     dev.synchronize();
     download(dt, t, t.in.size());
-    for (size_t i = 0; i < dt.bufs.size() && overrun.empty(); ++i)
-      if (size_t n = rt::guard_damage(*dt.bufs[i], sizes[i].first, poison))
-        overrun = std::to_string(n) + " bytes written past the end of " + sizes[i].second;
-    for (size_t i = 0; i < pp.temps.size() && overrun.empty(); ++i)
-      if (size_t n = rt::guard_damage(*pp.temps[i], std::max<size_t>(pp.plan.temp_bytes[i], 4), poison))
-        overrun = std::to_string(n) + " bytes written past the end of temporary " + std::to_string(i);
+    for (const Guarded& g : guarded)
+      if (overrun.empty()) overrun = rt::guard_overrun(*g.buf, g.bytes, poison, g.what);
   });
   if (!overrun.empty()) {
     c.ok = false;

@@ -149,10 +149,11 @@ std::unique_ptr<Buffer> guarded_buffer(Device& dev, const std::vector<uint8_t>& 
   return b;
 }
 
-size_t guard_damage(const Buffer& b, size_t bytes, uint8_t fill) {
+std::string guard_overrun(const Buffer& b, size_t bytes, uint8_t fill, const std::string& what) {
   std::vector<uint8_t> g(kGuardBytes);
   b.download(g.data(), g.size(), bytes);
-  return size_t(std::count_if(g.begin(), g.end(), [&](uint8_t x) { return x != fill; }));
+  const auto n = std::count_if(g.begin(), g.end(), [&](uint8_t x) { return x != fill; });
+  return n ? std::to_string(n) + " bytes written past the end of " + what : std::string();
 }
 
 CheckResult run_and_check(Device& dev, const ir::Kernel& k, const ir::Workload& w, const CheckOptions& opt) {
@@ -199,9 +200,7 @@ CheckResult run_and_check(Device& dev, const ir::Kernel& k, const ir::Workload& 
   for (size_t b = 0; b < bufs.size(); ++b) {
     got.buffers.emplace_back(inputs.buffers[b].size());
     bufs[b]->download(got.buffers[b].data(), got.buffers[b].size());
-    const size_t n = guard_damage(*bufs[b], inputs.buffers[b].size(), kGuard);
-    if (n && overrun.empty())
-      overrun = std::to_string(n) + " bytes written past the end of buffer '" + k.buffers[b].name + "'";
+    if (overrun.empty()) overrun = guard_overrun(*bufs[b], inputs.buffers[b].size(), kGuard, "buffer '" + k.buffers[b].name + "'");
   }
 
   if (opt.check) {

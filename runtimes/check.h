@@ -36,8 +36,9 @@ constexpr size_t kGuardBytes = 4096;
 // A device buffer holding `data`, then `bytes - data.size()` more and the
 // guard, all `fill`.
 std::unique_ptr<Buffer> guarded_buffer(Device& dev, const std::vector<uint8_t>& data, size_t bytes, uint8_t fill);
-// How many guard bytes after the first `bytes` of `b` are no longer `fill`.
-size_t guard_damage(const Buffer& b, size_t bytes, uint8_t fill);
+// "" while the guard after the first `bytes` of `b` still holds `fill`, else
+// "N bytes written past the end of <what>".
+std::string guard_overrun(const Buffer& b, size_t bytes, uint8_t fill, const std::string& what);
 
 struct CompareResult {
   double max_rel_err = 0;
