@@ -410,8 +410,9 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // 197 3.94 ms, 105 2.24, 50 1.21; 197 × 2304 × 768 3.45 -> 2.87.
   const int64_t swap_from = s.dt == ir::ScalarKind::F32 ? 8 : caps.bf16_dot && pairs_fit(s) ? 12 : 32;
   const bool b_cached = double(s.n) * double(s.k) * double(ir::Type(s.dt).bytes()) <= 32.0 * 1048576.0;
+  auto swap_panels_fill = [&] { return !(b_cached && swap_fill(s, caps) < 0.95); };  // only once swap_fits
   if (s.trans_b && swap_fits(s) && caps.vector_bits >= 512 && s.m > swap_from && s.m <= 256 && s.n > 4 * s.m &&
-      !(b_cached && swap_fill(s, caps) < 0.95))
+      swap_panels_fill())
     return variant_of(swap_tile(s, caps)).set("impl", kSwap);
   // f32 K×N past the K×N GEMV's rows (swap_tile has the figures): to 48
   // rows, and to 128 where B (≥ 64 MiB) streams from DRAM. With B in the
@@ -423,7 +424,7 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // 0.63) 0.68 swapped against 0.61 packed, 40 (0.83) 1.15 / 0.91; 16 and
   // 32 (1.0) 0.61 / 0.72, 0.69 / 0.75.
   if (!s.trans_b && swap_fits(s) && caps.vector_bits >= 512 && s.m > kGemvMaxM && kn_swap && s.n > 4 * s.m && s.k >= 256 &&
-      !(b_cached && swap_fill(s, caps) < 0.95))
+      swap_panels_fill())
     return variant_of(swap_tile(s, caps)).set("impl", kSwap);
   // Above 4 rows of A only over Bᵀ on AVX-512 (measured there; AVX2's 16
   // registers would spill the GEMV's accumulators).
