@@ -165,7 +165,12 @@ ir::Kernel pool_rows_kernel(bool avg, bool include_pad, int kh_, int kw_, int sw
     Value h0 = cast(i32, oh) * SH - PH;
     Value xplane = cast(u64, plane) * cast(u64, H) * cast(u64, W);
     auto yrow = [&](uint32_t r) { return cast(u64, plane * OH + oh + r) * cast(u64, OW); };
-    auto row_valid = [&](uint32_t r) { return oh + r < OH; };
+    // st(r) for each of the RB output rows, those past OH skipped.
+    auto each_row = [&](auto&& st) {
+      for (uint32_t r = 0; r < RB; ++r)
+        if (RB > 1) if_(oh + r < OH, [&] { st(r); });
+        else st(r);
+    };
     auto rows_in = [&](uint32_t r) {
       Value a = h0 + int32_t(r);
       return cast(f32, min(a + int32_t(KH), H) - max(a, 0));
@@ -219,23 +224,15 @@ ir::Kernel pool_rows_kernel(bool avg, bool include_pad, int kh_, int kw_, int sw
     };
     // Stores the RB rows' lines at column ow0 (rows past OH dropped).
     auto store_rows = [&](const std::vector<Value>& v, const Value& ow0, const std::function<Value(uint32_t)>& divisor) {
-      for (uint32_t r = 0; r < RB; ++r) {
-        auto st = [&] { store_line(y, yrow(r) + cast(u64, ow0), avg ? v[r] / splat(divisor(r), 16) : v[r]); };
-        if (RB > 1) if_(row_valid(r), st);
-        else st();
-      }
+      each_row([&](uint32_t r) { store_line(y, yrow(r) + cast(u64, ow0), avg ? v[r] / splat(divisor(r), 16) : v[r]); });
     };
     const std::function<Value(uint32_t)> full_window = [&](uint32_t) { return constant(f32, float(KH * KW)); };
     auto one = [&](const Value& ow) {
       Value w0 = cast(i32, ow) * int32_t(SW) - PW;
-      for (uint32_t r = 0; r < RB; ++r) {
-        auto st = [&] {
-          y[yrow(r) + cast(u64, ow)] = pooled_window(x, xplane, h0 + int32_t(r), w0, constant(i32, int32_t(KH)),
-                                                     constant(i32, int32_t(KW)), H, W, avg, include_pad);
-        };
-        if (RB > 1) if_(row_valid(r), st);
-        else st();
-      }
+      each_row([&](uint32_t r) {
+        y[yrow(r) + cast(u64, ow)] = pooled_window(x, xplane, h0 + int32_t(r), w0, constant(i32, int32_t(KH)),
+                                                   constant(i32, int32_t(KW)), H, W, avg, include_pad);
+      });
     };
     // The left edge with a 1-column padding (3×3 stride 1 or 2, pad 1: the
     // CNN stems): outputs 0..15 as one chunk from the row's first 32 inputs
