@@ -47,7 +47,8 @@ struct TargetCaps {
   bool byte_lookup = false;
   // CPU: a bf16 pair dot product into f32 (AVX512-BF16 vdpbf16ps), which
   // dot2_bf16 lowers to: the bf16 GEMM then runs at twice the f32 rate.
-  // Elsewhere dot2_bf16 is correct but slower than widening to f32.
+  // Elsewhere dot2_bf16 is correct but slower than widening to f32. Only
+  // where it issues at the FMA rate (AMD; Intel's cores: one port).
   bool bf16_dot = false;
   // CPU: the device's worker threads (0: unknown), for the ops' heuristics
   // that split work (the reduction's column groups). Not part of the cache
