@@ -94,7 +94,8 @@ bool whole_line(Type t) {
 
 // May write memory (conservatively: anything with a nested block).
 bool may_write(const Instr& in) {
-  return in.op == Op::Store || in.op == Op::Barrier || op_class(in.op) == OpClass::Atomic || !in.blocks.empty();
+  return in.op == Op::Store || in.op == Op::Barrier || op_class(in.op) == OpClass::Atomic ||
+         op_class(in.op) == OpClass::Tile || !in.blocks.empty();
 }
 bool pure(const Instr& in) {
   return !ir::has_side_effects(in.op) && !ir::reads_state(in.op) && in.blocks.empty() && in.op != Op::Load;
@@ -410,6 +411,12 @@ void CEmitter::emit_instr(const Instr& in) {
         return;
       }
       return emit_value(in);
+    case OpClass::Tile: {
+      std::vector<std::string> a;
+      for (ir::ValueId v : in.args) a.push_back(ref(v));
+      line(d_.tile_mma_bf16(a, in.attr != 0) + ";");
+      return;
+    }
     case OpClass::Sync: return emit_barrier(in);
     case OpClass::Local:
       if (in.op == Op::VarStore) {

@@ -297,6 +297,12 @@ std::string CppDialect::prefetch(const std::string& ptr, const std::string& idx)
   return "__builtin_prefetch((const char*)" + ptr + " + (u64)(" + idx + ") * sizeof(*" + ptr + "), 0, 3)";
 }
 
+std::string CppDialect::tile_mma_bf16(std::span<const std::string> a, bool acc) const {
+  std::string s = "kg_tile_mma_bf16(" + a[0] + " + " + a[1] + ", (const u16*)" + a[2] + " + " + a[3] + ", " + a[4] + " + " + a[5];
+  for (size_t i = 6; i < 12; ++i) s += ", " + a[i];
+  return s + ", " + (acc ? "1" : "0") + ")";
+}
+
 // Shared memory belongs to one workgroup, and the CPU runs all work-items of a
 // workgroup in sequence on one thread: a plain read-modify-write is atomic
 // there, and avoids a locked instruction per update.
@@ -775,6 +781,103 @@ template <class U, class C> KG_MATH C kg_dot2_bf16(U a, U b, C c) {
         __builtin_bit_cast(C, a << 16), __builtin_bit_cast(C, b << 16),
         __builtin_elementwise_fma(__builtin_bit_cast(C, a & 0xffff0000u), __builtin_bit_cast(C, b & 0xffff0000u), c));
   }
+}
+)"},
+    {"tile_mma_bf16", "kg_tile_mma_bf16(", "", R"(// tile_mma_bf16 (ir/ops.h): a block of up to 32×32 f32 of C, += the
+// product of up to 32 rows of bf16 A and kp rows of B's bf16 pair words, as
+// x86 AMX tiles: 2×2 accumulators of 16×16, two A tiles (16 rows × 32 bf16)
+// and two B tiles (16 pair rows × 16 columns) per 32 k, all 8 tile
+// registers.
+#if defined(__AMX_BF16__) && defined(__AMX_TILE__)
+struct alignas(64) kg_tilecfg { u8 palette, start_row, pad[14]; u16 colsb[16]; u8 rows[16]; };
+// Tiles 0-3: C (rows m0, m1 × column bytes n0, n1); 4, 5: A (16 rows ×
+// 4·pairs bytes); 6, 7: B (pairs rows × n0, n1 bytes). Explicit tile numbers
+// and our own configuration: LLVM's automatic configuration (the _internal
+// builtins) failed on run-time shapes ("please define the shape earlier").
+// Loading the configuration zeroes the tiles, so the K tail (other A and B
+// shapes) is a second call that reloads C; each call releases the tiles.
+template <int R, int C, bool ACC>
+static __attribute__((noinline)) void kg_tile_steps(char* c, const char* a, const char* b, u32 m0, u32 m1, u32 n0, u32 n1,
+                                                    u32 steps, u32 pairs, long sc, long sa, long sb) {
+  kg_tilecfg cfg = {};
+  cfg.palette = 1;
+  const u32 ka = 4 * pairs;
+  cfg.rows[0] = (u8)m0, cfg.colsb[0] = (u16)n0, cfg.rows[4] = (u8)m0, cfg.colsb[4] = (u16)ka;
+  cfg.rows[6] = (u8)pairs, cfg.colsb[6] = (u16)n0;
+  if (C == 2) cfg.rows[1] = (u8)m0, cfg.colsb[1] = (u16)n1, cfg.rows[7] = (u8)pairs, cfg.colsb[7] = (u16)n1;
+  if (R == 2) cfg.rows[2] = (u8)m1, cfg.colsb[2] = (u16)n0, cfg.rows[5] = (u8)m1, cfg.colsb[5] = (u16)ka;
+  if (R == 2 && C == 2) cfg.rows[3] = (u8)m1, cfg.colsb[3] = (u16)n1;
+  __builtin_ia32_tile_loadconfig(&cfg);
+  if constexpr (ACC) {
+    __builtin_ia32_tileloadd64(0, c, sc);
+    if constexpr (C == 2) __builtin_ia32_tileloadd64(1, c + 64, sc);
+    if constexpr (R == 2) __builtin_ia32_tileloadd64(2, c + 16 * sc, sc);
+    if constexpr (R == 2 && C == 2) __builtin_ia32_tileloadd64(3, c + 16 * sc + 64, sc);
+  } else {
+    __builtin_ia32_tilezero(0);
+    if constexpr (C == 2) __builtin_ia32_tilezero(1);
+    if constexpr (R == 2) __builtin_ia32_tilezero(2);
+    if constexpr (R == 2 && C == 2) __builtin_ia32_tilezero(3);
+  }
+  for (u32 s = 0; s < steps; ++s, a += ka, b += pairs * sb) {
+    __builtin_ia32_tileloadd64(4, a, sa);
+    __builtin_ia32_tileloadd64(6, b, sb);
+    __builtin_ia32_tdpbf16ps(0, 4, 6);
+    if constexpr (C == 2) {
+      __builtin_ia32_tileloadd64(7, b + 64, sb);
+      __builtin_ia32_tdpbf16ps(1, 4, 7);
+    }
+    if constexpr (R == 2) {
+      __builtin_ia32_tileloadd64(5, a + 16 * sa, sa);
+      __builtin_ia32_tdpbf16ps(2, 5, 6);
+      if constexpr (C == 2) __builtin_ia32_tdpbf16ps(3, 5, 7);
+    }
+  }
+  __builtin_ia32_tilestored64(0, c, sc);
+  if constexpr (C == 2) __builtin_ia32_tilestored64(1, c + 64, sc);
+  if constexpr (R == 2) __builtin_ia32_tilestored64(2, c + 16 * sc, sc);
+  if constexpr (R == 2 && C == 2) __builtin_ia32_tilestored64(3, c + 16 * sc + 64, sc);
+  __builtin_ia32_tilerelease();
+}
+template <int R, int C>
+KG_MATH void kg_tile_block(char* c, const char* a, const char* b, u32 m0, u32 m1, u32 n0, u32 n1, u32 kp, long sc, long sa,
+                           long sb, int acc) {
+  const u32 steps = kp / 16, tail = kp % 16;
+  if (steps) {
+    if (acc) kg_tile_steps<R, C, true>(c, a, b, m0, m1, n0, n1, steps, 16, sc, sa, sb);
+    else kg_tile_steps<R, C, false>(c, a, b, m0, m1, n0, n1, steps, 16, sc, sa, sb);
+  }
+  if (tail) {
+    const long p = 16l * steps;
+    if (acc || steps) kg_tile_steps<R, C, true>(c, a + 4 * p, b + p * sb, m0, m1, n0, n1, 1, tail, sc, sa, sb);
+    else kg_tile_steps<R, C, false>(c, a + 4 * p, b + p * sb, m0, m1, n0, n1, 1, tail, sc, sa, sb);
+  }
+}
+#endif
+static inline void kg_tile_mma_bf16(f32* c, const u16* a, const u32* b, u32 m, u32 n, u32 kp, u32 ldc, u32 lda, u32 ldb,
+                                    int acc) {
+#if defined(__AMX_BF16__) && defined(__AMX_TILE__)
+  const u32 m0 = m < 16 ? m : 16, m1 = m - m0, n0 = 4 * (n < 16 ? n : 16), n1 = 4 * n - n0;
+  char* cb = (char*)c;
+  const char *ab = (const char*)a, *bb = (const char*)b;
+  const long sc = 4l * ldc, sa = 2l * lda, sb = 4l * ldb;
+  if (m1 && n1) kg_tile_block<2, 2>(cb, ab, bb, m0, m1, n0, n1, kp, sc, sa, sb, acc);
+  else if (m1) kg_tile_block<2, 1>(cb, ab, bb, m0, m1, n0, n1, kp, sc, sa, sb, acc);
+  else if (n1) kg_tile_block<1, 2>(cb, ab, bb, m0, m1, n0, n1, kp, sc, sa, sb, acc);
+  else kg_tile_block<1, 1>(cb, ab, bb, m0, m1, n0, n1, kp, sc, sa, sb, acc);
+#else
+  // No tile unit: the same sums, pair by pair (what the interpreter does).
+  for (u32 i = 0; i < m; ++i)
+    for (u32 j = 0; j < n; ++j) {
+      f32 s = acc ? c[(u64)i * ldc + j] : 0.0f;
+      for (u32 p = 0; p < kp; ++p) {
+        const u32 ap = (u32)a[(u64)i * lda + 2 * p] | ((u32)a[(u64)i * lda + 2 * p + 1] << 16), bp = b[(u64)p * ldb + j];
+        s = __builtin_fmaf(__builtin_bit_cast(f32, ap & 0xffff0000u), __builtin_bit_cast(f32, bp & 0xffff0000u), s);
+        s = __builtin_fmaf(__builtin_bit_cast(f32, ap << 16), __builtin_bit_cast(f32, bp << 16), s);
+      }
+      c[(u64)i * ldc + j] = s;
+    }
+#endif
 }
 )"},
     {"dot2_i16", "kg_dot2_i16(", "", R"(// dot2_i16 (ir/ops.h): c + a.0·b.0 + a.1·b.1 over each 32-bit lane's two

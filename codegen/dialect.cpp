@@ -1,6 +1,7 @@
 #include "codegen/dialect.h"
 
 #include <cctype>
+#include <stdexcept>
 
 namespace kgen::codegen {
 
@@ -67,6 +68,11 @@ std::string format_op(std::string_view fmt, std::span<const std::string> args, c
     out += c;
   }
   return out;
+}
+
+std::string Dialect::tile_mma_bf16(std::span<const std::string>, bool) const {
+  // check_capabilities refuses the op first, naming the kernel and target.
+  throw std::logic_error("tile_mma_bf16: this dialect has no matrix tiles");
 }
 
 }  // namespace kgen::codegen

@@ -135,6 +135,10 @@ class Dialect {
     (void)ptr, (void)idx;
     return {};
   }
+  // Statement (without ';') for tile_mma_bf16 (ir/ops.h): args are its 12
+  // operands as printed (buffers as pointers), acc its attr. Only targets
+  // with TargetCaps::matrix_tiles have one; the default throws.
+  virtual std::string tile_mma_bf16(std::span<const std::string> args, bool acc) const;
   // Atomic read-modify-write returning the old value.
   virtual std::string atomic(ir::Op op, ir::Type elem, const std::string& ptr, const std::string& idx,
                              std::span<const std::string> args) const = 0;

@@ -1,5 +1,6 @@
 #include "codegen/target.h"
 
+#include <sys/syscall.h>
 #include <unistd.h>
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -49,6 +50,23 @@ int amd_family() {
 #endif
 }
 
+// AMX-BF16 in the CPU and its tile state granted by Linux (arch_prctl
+// ARCH_REQ_XCOMP_PERM for XTILEDATA, once per process; without it the first
+// tile instruction faults). KGEN_NO_AMX=1 leaves it off.
+bool amx_usable() {
+  static const bool ok = [] {
+    if (const char* e = std::getenv("KGEN_NO_AMX"); e && *e && *e != '0') return false;
+#if defined(__x86_64__) && defined(__linux__)
+    if (!__builtin_cpu_supports("amx-bf16") || !__builtin_cpu_supports("amx-tile")) return false;
+    constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+    return false;
+#endif
+  }();
+  return ok;
+}
+
 }  // namespace
 
 TargetCaps cpu_caps() {
@@ -78,6 +96,7 @@ TargetCaps cpu_caps() {
   // wins (Granite Rapids VM, bf16 1024³ 1 thread: 96 GFLOP/s on pairs
   // against 142 widened; the GEMVs, memory-bound, tie).
   c.bf16_dot = __builtin_cpu_supports("avx512bf16") && amd_family() >= 0x19;
+  c.matrix_tiles = amx_usable();
   // Zen 5, gelu 8192x4096 1 thread: vdivps zmm 6.2 ms against 9.6 by Newton steps.
   c.fast_line_division = c.vector_bits == 256 || (c.vector_bits == 512 && amd_family() >= 0x1A);
   return c;
@@ -133,6 +152,7 @@ void check_capabilities(const ir::Kernel& k, const TargetCaps& caps) {
       if (!caps.subgroups) fail(&in, "subgroup operations", "has no subgroups");
     }
     if (c == ir::OpClass::Permute && !caps.byte_permute) fail(&in, "byte permutes", "has no byte permutes");
+    if (c == ir::OpClass::Tile && !caps.matrix_tiles) fail(&in, "matrix tiles", "has no matrix tiles (AMX-BF16)");
     if (c == ir::OpClass::Atomic) {
       ir::Type e = in.type;
       if (e.is_float() && !caps.atomics_f32) fail(&in, "float atomics", "has no float atomics");

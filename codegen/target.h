@@ -50,6 +50,10 @@ struct TargetCaps {
   // Elsewhere dot2_bf16 is correct but slower than widening to f32. Only
   // where it issues at the FMA rate (AMD; Intel's cores: one port).
   bool bf16_dot = false;
+  // CPU: a matrix engine for tile_mma_bf16 (x86 AMX-BF16, with the kernel's
+  // permission for the tile state granted to this process): the bf16 GEMM's
+  // 32×32 blocks run on it at several times the vector units' rate.
+  bool matrix_tiles = false;
   // CPU: the device's worker threads (0: unknown), for the ops' heuristics
   // that split work (the reduction's column groups). Not part of the cache
   // key: it changes which variant is chosen, never a kernel's binary.

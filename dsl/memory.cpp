@@ -132,6 +132,20 @@ Value load_line(const Array& a, const Value& at, int lanes, std::source_location
   return make_line(lane);
 }
 
+void tile_mma_bf16(const TileOperand& c, const TileOperand& a, const TileOperand& b, const Value& m, const Value& n,
+                   const Value& kp, const Value& ldc, const Value& lda, const Value& ldb, bool accumulate,
+                   std::source_location loc) {
+  const ir::SourceLoc l = to_loc(loc);
+  auto size = [&](const Value& v) { return detail::use(v.type() == ir::types::U32 ? v : cast(ir::types::U32, Operand(v, l)), l); };
+  std::vector<ir::ValueId> args;
+  for (const TileOperand* t : {&c, &a, &b}) {
+    args.push_back(detail::use(t->buf.pointer(), l));
+    args.push_back(detail::use(widened_index(t->at, l), l));
+  }
+  for (const Value* v : {&m, &n, &kp, &ldc, &lda, &ldb}) args.push_back(size(*v));
+  record(l, ir::Op::TileMmaBf16, std::move(args), accumulate ? 1 : 0);
+}
+
 void store_line(const Array& a, const Value& at, const Value& v, bool stream, std::source_location loc) {
   const ir::SourceLoc l = to_loc(loc);
   const Value at64 = widened_index(at, l);

@@ -88,6 +88,20 @@ Value load_line(const Array& a, const Value& at, int lanes = 16, std::source_loc
 void store_line(const Array& a, const Value& at, const Value& v, bool stream = false,
                 std::source_location loc = std::source_location::current());
 
+// tile_mma_bf16 (ir/ops.h): the block C[ci + i·ldc + j], i < m, j < n (each
+// 1..32), becomes (accumulate ? itself : 0) + Σ_{p < kp} A pair (i, p) ·
+// B[bi + p·ldb + j]: A holds bf16 (element ai + i·lda + 2p and the next), B
+// u32 words of bf16 pairs, C f32. A CPU statement for targets with a matrix
+// engine (TargetCaps::matrix_tiles); indices are widened to u64, sizes and
+// strides are u32.
+struct TileOperand {
+  Array buf;
+  Value at;
+};
+void tile_mma_bf16(const TileOperand& c, const TileOperand& a, const TileOperand& b, const Value& m, const Value& n,
+                   const Value& kp, const Value& ldc, const Value& lda, const Value& ldb, bool accumulate,
+                   std::source_location loc = std::source_location::current());
+
 // A mutable local variable (one per work-item). Copying a Var copies the
 // handle (both name the same variable); assigning to it records a store.
 class Var {

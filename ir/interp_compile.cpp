@@ -215,6 +215,12 @@ class Compiler {
         c.mem = memory_object(*vi_.def(in.args[0]));
         select_memory(c, in, vi_);
         break;
+      case OpClass::Tile:
+        for (ValueId v : in.args) c.many.push_back(slot(v));
+        for (size_t i = 0; i < 3; ++i) c.tile_mem[i] = memory_object(*vi_.def(in.args[2 * i]));
+        c.attr = in.attr;
+        c.fn = exec_tile_mma_bf16;
+        break;
       case OpClass::Subgroup:
       case OpClass::SubgroupReduce:
         c.fn = exec_yield;

@@ -59,7 +59,8 @@ struct Code {
   uint32_t target = 0;     // jump target (If else / For body / loop exit)
   uint32_t dst = kNoSlot;  // frame offset of the result
   std::array<uint32_t, 4> a{kNoSlot, kNoSlot, kNoSlot, kNoSlot};  // operand frame offsets
-  std::vector<uint32_t> many;  // Construct: all operand offsets
+  std::vector<uint32_t> many;  // Construct, tile ops: all operand offsets
+  std::array<uint32_t, 3> tile_mem{};  // tile ops: C, A and B memory objects
   uint32_t mem = 0;            // memory object (Load/Store/Atomic)
   ScalarKind index_kind = ScalarKind::U32;  // Load/Store/Atomic index type
   bool cond_splat = false;     // Select: one bool for all lanes
@@ -111,6 +112,8 @@ void compile(Machine& m, const Kernel& k, std::span<const InterpBuffer> buffers,
 void select_compute(Code& c, const Instr& in, const ValueIndex& vi);
 void select_memory(Code& c, const Instr& in, const ValueIndex& vi);
 void select_subgroup(Code& c, const Instr& in, const ValueIndex& vi);
+// tile_mma_bf16 (ir/ops.h); c.many and c.tile_mem set by the compiler.
+int32_t exec_tile_mma_bf16(const Code& c, Item& it, Machine& m);
 
 // Throws Error at c's instruction: "kernel 'k': <msg> (work-item ... )".
 [[noreturn]] void fail(const Machine& m, const Code& c, const Item& it, const std::string& msg);

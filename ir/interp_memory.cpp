@@ -80,6 +80,46 @@ int32_t exec_atomic(const Code& c, Item& it, Machine& m) {
   return int32_t(c.next);
 }
 
+}  // namespace
+
+// The tile op's rows are contiguous runs of elements: each is checked whole,
+// naming the operand, the row and the run that falls outside the buffer.
+int32_t exec_tile_mma_bf16(const Code& c, Item& it, Machine& m) {
+  auto u64_at = [&](size_t i) { return ld<uint64_t>(it.frame + c.many[i]); };
+  auto u32_at = [&](size_t i) { return uint64_t(ld<uint32_t>(it.frame + c.many[i])); };
+  const uint64_t ci = u64_at(1), ai = u64_at(3), bi = u64_at(5);
+  const uint64_t rows = u32_at(6), cols = u32_at(7), kp = u32_at(8), ldc = u32_at(9), lda = u32_at(10), ldb = u32_at(11);
+  if (rows < 1 || rows > 32 || cols < 1 || cols > 32)
+    fail(m, c, it, "tile_mma_bf16 block must be 1..32 × 1..32, got " + std::to_string(rows) + " × " + std::to_string(cols));
+  const Mem &cm = m.mems[c.tile_mem[0]], &am = m.mems[c.tile_mem[1]], &bm = m.mems[c.tile_mem[2]];
+  auto run_in = [&](const Mem& mem, const char* what, uint64_t row, uint64_t first, uint64_t count) {
+    if (count && (first >= mem.elems || mem.elems - first < count))
+      fail(m, c, it, std::string("tile_mma_bf16 ") + what + " row " + std::to_string(row) + " out of bounds: " + mem.name +
+                         " elements " + std::to_string(first) + ".." + std::to_string(first + count - 1) + " (size " +
+                         std::to_string(mem.elems) + ")");
+  };
+  for (uint64_t i = 0; i < rows; ++i) {
+    run_in(cm, "C", i, ci + i * ldc, cols);
+    run_in(am, "A", i, ai + i * lda, 2 * kp);
+  }
+  for (uint64_t p = 0; p < kp; ++p) run_in(bm, "B", p, bi + p * ldb, cols);
+  for (uint64_t i = 0; i < rows; ++i) {
+    const std::byte* arow = am.base + (ai + i * lda) * 2;
+    for (uint64_t j = 0; j < cols; ++j) {
+      std::byte* cp = cm.base + (ci + i * ldc + j) * 4;
+      float acc = c.attr ? ld<float>(cp) : 0.0f;
+      for (uint64_t p = 0; p < kp; ++p) {
+        const uint32_t apair = ld<uint32_t>(arow + p * 4);
+        acc = sem_Dot2Bf16(apair, ld<uint32_t>(bm.base + (bi + p * ldb + j) * 4), acc);
+      }
+      st<float>(cp, 0, acc);
+    }
+  }
+  return int32_t(c.next);
+}
+
+namespace {
+
 // Subgroup ops. Shuffle/broadcast: the value operand of the item at `lane`.
 void sub_shuffle(const Code& c, std::span<Item* const> lanes, Machine& m) {
   const bool broadcast = c.src->op == Op::SubgroupBroadcast;

@@ -23,6 +23,7 @@ bool has_side_effects(Op op) {
   switch (op_class(op)) {
     case OpClass::Atomic:
     case OpClass::Sync:
+    case OpClass::Tile:
     case OpClass::Control: return true;
     default: break;
   }
@@ -34,6 +35,7 @@ bool reads_state(Op op) {
   switch (op_class(op)) {
     case OpClass::Memory:
     case OpClass::Atomic:
+    case OpClass::Tile:
     case OpClass::Subgroup:
     case OpClass::SubgroupReduce: return true;
     default: break;

@@ -101,6 +101,7 @@ namespace kgen::ir {
   X(Dot2Bf16, "dot2_bf16", Dot, Any) /* c + Σ bf16 halves(a)·halves(b) */ \
   X(Dot2I16, "dot2_i16", Dot, Int) /* c + Σ i16 halves(a)·halves(b) */ \
   X(PermuteBytes, "permute_bytes", Permute, Any) /* bytes of a ++ b picked by idx's bytes */ \
+  X(TileMmaBf16, "tile_mma_bf16", Tile, Any) /* C block += A rows · B pair rows (AMX) */ \
   X(Cast, "cast", Convert, Any)                         \
   X(Bitcast, "bitcast", Convert, Any)                   \
   X(Splat, "splat", Vector, Any)                        \
@@ -151,7 +152,18 @@ enum class OpClass : uint8_t {
   // one type, 4 to 64 bytes, a power of two); the result has idx's type (an
   // integer line or scalar) and its byte i is table byte idx.byte(i) mod the
   // table's size (x86 vpermi2b; a CPU target capability).
-  Permute
+  Permute,
+  // tile_mma_bf16(c, ci, a, ai, b, bi, m, n, kp, ldc, lda, ldb), a statement
+  // over three buffers: for i < m, j < n (each 1..32),
+  //   C[ci + i·ldc + j] = (attr ? C[ci + i·ldc + j] : 0)
+  //                       + Σ_{p < kp} dot2_bf16(A pair (i, p), B[bi + p·ldb + j])
+  // where A pair (i, p) is the bf16 elements ai + i·lda + 2p (low half) and
+  // + 2p + 1, B holds u32 words of bf16 pairs (the k-pair-interleaved layout)
+  // and C is f32; each pair's sum rounds as dot2_bf16 does, p in order.
+  // Indices are u64, sizes and strides u32. A 32×32 block of C over all of
+  // K is the unit a matrix engine (x86 AMX: 2×2 tiles of 16×16) keeps in its
+  // tile registers; a CPU target capability (TargetCaps::matrix_tiles).
+  Tile
 };
 
 // Element kinds a math op accepts. Numeric: ints and floats. Float: floats.

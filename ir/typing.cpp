@@ -289,6 +289,30 @@ Type infer_type(const Instr& in, const Kernel& k, const ValueLookup& lookup) {
         if (a[i].type != e) fail(in, "operand is " + a[i].type.str() + " but the array holds " + e.str());
       return e;
     }
+    case OpClass::Tile: {
+      // (c, ci, a, ai, b, bi, m, n, kp, ldc, lda, ldb): see ir/ops.h.
+      need_args(12);
+      for (size_t i : {0, 2, 4}) need_pointer(i);
+      need_writable(0);
+      if (in.attr) need_readable(0);
+      need_readable(2);
+      need_readable(4);
+      auto elem_is = [&](size_t i, std::initializer_list<ScalarKind> kinds, const char* what) {
+        const Type e = a[i].type.element();
+        bool ok = false;
+        for (ScalarKind kd : kinds) ok = ok || e == Type(kd);
+        if (!ok) fail(in, std::string(what) + " must hold " + (kinds.size() > 1 ? "bf16 (or u16 bits)" : Type(*kinds.begin()).str()) + ", got " + e.str());
+      };
+      elem_is(0, {ScalarKind::F32}, "C");
+      elem_is(2, {ScalarKind::BF16, ScalarKind::U16}, "A");
+      elem_is(4, {ScalarKind::U32}, "B (bf16 pair words)");
+      for (size_t i : {1, 3, 5})
+        if (a[i].type != Type(ScalarKind::U64)) fail(in, "operand " + std::to_string(i) + " (an index) must be u64, got " + a[i].type.str());
+      for (size_t i = 6; i < 12; ++i)
+        if (a[i].type != Type(ScalarKind::U32)) fail(in, "operand " + std::to_string(i) + " (a size or stride) must be u32, got " + a[i].type.str());
+      if (in.attr != 0 && in.attr != 1) fail(in, "attr must be 0 (C overwritten) or 1 (accumulated), got " + std::to_string(in.attr));
+      return types::Void;
+    }
     case OpClass::Sync:
       need_args(0);
       return types::Void;

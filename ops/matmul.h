@@ -132,6 +132,15 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep = Ge
 // indices (GLSL and WGSL have no 64-bit integers), for fewer than 2^32 partials.
 // pitched: the partials' rows of n elements lie `pitch` apart (scalars mn,
 // n, pitch), C's are packed: element i of C is row i / n, column i % n.
+// The bf16 GEMM on a matrix engine (matmul impl=7, TargetCaps::matrix_tiles):
+// C (f32) = A (bf16 rows, read where they are) · B packed as pair panels of
+// 32 columns (pack_b_kernel with nl = 2, pairs), one tile_mma_bf16 per 32×32
+// block of C over all of K. A workgroup takes nc panels × mc row blocks,
+// the panel the outer loop (it stays in L1/L2 while the mc blocks of A,
+// mc·32 rows, come from L2). Grid: (panel groups, row-block groups, batch);
+// scalars m, n, k (k even).
+ir::Kernel gemm_tile_kernel(int mc, int nc);
+
 ir::Kernel matmul_ksplit_sum_kernel(int ks, bool index64 = true, bool pitched = false);
 
 // GEMV for small M on the CPU (C: M×N f32). trans_b: B is N×K (weights rows),

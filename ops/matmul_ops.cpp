@@ -30,7 +30,7 @@ namespace kgen::ops {
 
 namespace {
 
-enum Impl : int64_t { kGemm = 0, kGemv = 1, kGpu = 2, kGpuGemv = 3, kGemvKSplit = 4, kSwap = 5, kNarrow = 6 };
+enum Impl : int64_t { kGemm = 0, kGemv = 1, kGpu = 2, kGpuGemv = 3, kGemvKSplit = 4, kSwap = 5, kNarrow = 6, kTile = 7 };
 constexpr int kGemvMaxM = 4;
 // The GPU GEMV (gemv_gpu_kernel) takes up to 8 rows of A.
 constexpr int kGpuGemvMaxM = 8;
@@ -103,6 +103,22 @@ bool kn_split_shift_fits(const Shape& s, const TargetCaps& caps) {
 // each broadcast value of B widened, or bf16 on pairs (B's rows as u32 words).
 // Bᵀ (B's rows read as A rows, ak = 1), or an f32 K×N B (read column-major,
 // ak = 2).
+// The bf16 GEMM on a matrix engine (impl 7, gemm_tile_kernel): bf16 A and
+// B, an even K, a CPU with matrix tiles (AMX-BF16).
+bool tile_fits(const Shape& s, const TargetCaps& caps) { return is_cpu(caps) && caps.matrix_tiles && pairs_fit(s); }
+// Its blocking: mc row blocks of 32 (A: mc·32 rows × K bf16, from L2) per
+// B panel of 32 columns (K/2 × 128 bytes), nc panels per workgroup, with
+// at least 4 workgroups per thread where the product has them.
+Variant tile_variant(const Shape& s, const TargetCaps& caps) {
+  const int64_t mb = (s.m + 31) / 32, np = (s.n + 31) / 32;
+  int64_t mc = std::max<int64_t>(1, std::min<int64_t>(mb, (512 << 10) / (64 * std::max<int64_t>(s.k, 1))));
+  int64_t nc = 4;
+  const int64_t want = 4 * std::max<uint32_t>(caps.threads, 1);
+  while (nc > 1 && ((np + nc - 1) / nc) * ((mb + mc - 1) / mc) * s.batch < want) nc /= 2;
+  while (mc > 1 && ((np + nc - 1) / nc) * ((mb + mc - 1) / mc) * s.batch < want) mc = (mc + 1) / 2;
+  return Variant{}.set("impl", kTile).set("mc", mc).set("nc", nc);
+}
+
 // The rows-in-lanes form (matmul_narrow.h): f32, K and N of at most 16.
 bool narrow_fits(const Shape& s) {
   return s.dt == ir::ScalarKind::F32 && s.at == ir::ScalarKind::F32 && s.k <= 16 && s.n <= 16;
@@ -224,6 +240,13 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
   const Shape s = shape_of(p);
   std::vector<Variant> out;
   if (is_cpu(caps) && narrow_fits(s)) out.push_back(Variant{}.set("impl", kNarrow));
+  if (tile_fits(s, caps)) {
+    out.push_back(tile_variant(s, caps));
+    for (int mc : {2, 4, 8, 16})
+      for (int nc : {1, 2, 4, 8})
+        if (Variant v = Variant{}.set("impl", kTile).set("mc", mc).set("nc", nc); std::find(out.begin(), out.end(), v) == out.end())
+          out.push_back(v);
+  }
   if (!is_cpu(caps)) {
     for (auto [tm, tn] : {std::pair{4, 4}, {2, 2}, {4, 2}, {8, 4}, {8, 8}}) {
       GpuTile t;
@@ -389,6 +412,8 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
       return Variant{}.set("impl", kGpuGemv).set("wg", s.m > kGemvMaxM ? 256 : s.k >= 2048 ? 128 : 64);
     return gpu_tile_variant(default_gpu_tile(s.m, s.n, s.k, s.trans_b, s.batch, caps.max_shared_bytes)).set("impl", kGpu);
   }
+  // bf16 on a matrix engine from 16 rows of A (AMX: 16-row tiles).
+  if (tile_fits(s, caps) && s.m >= 16) return tile_variant(s, caps);
   // Bᵀ with 9-256 rows of A on AVX-512 (bf16 on pairs from 13: its pair
   // GEMV holds up longer): the swapped product. Zen 5, 1 thread, M × 11008
   // × 4096, previous heuristic (GEMV to 32 rows, then the packed GEMM) ->
@@ -627,6 +652,21 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       GemmBSource src;
       src.a_dt = g.at;
       plan_gemm_cpu(pl, t, ap, bp, 2, s.batch, s.m, s.n, g.k, GemmEpilogue::Store, nio, src);
+      return pl;
+    }
+    case kTile: {
+      if (!tile_fits(s, caps))
+        throw std::invalid_argument("matmul: impl=7 (matrix tiles) needs bf16 A and B, an even K and a CPU with AMX-BF16");
+      const int mc = int(v.get("mc", 8)), nc = int(v.get("nc", 4));
+      if (mc < 1 || mc > 64 || nc < 1 || nc > 64) throw std::invalid_argument("matmul: impl=7 mc and nc must be 1..64: " + v.str());
+      const int bp = plan_pack_b(pl, nio, pair_b_type(s), s.trans_b, 1, s.batch, s.n, s.k / 2, 2, true);
+      Step st;
+      st.kernel = gemm_tile_kernel(mc, nc);
+      const int64_t np = (s.n + 31) / 32, mb = (s.m + 31) / 32;
+      st.dims.grid = {uint32_t((np + nc - 1) / nc), uint32_t((mb + mc - 1) / mc), uint32_t(s.batch)};
+      st.buffers = {0, bp, 2};
+      st.scalars = {ir::scalar_slot(uint32_t(s.m)), ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.k))};
+      pl.steps.push_back(std::move(st));
       return pl;
     }
     case kGemv: {

@@ -1,0 +1,42 @@
+// The bf16 GEMM on a matrix engine (see matmul.h gemm_tile_kernel). The
+// blocks' edges (M and N off multiples of 32) and the K tail are shapes of
+// the tile op itself, so the kernel is only the walk over C's blocks.
+#include <string>
+
+#include "dsl/dsl.h"
+#include "ops/matmul.h"
+
+namespace kgen::ops {
+
+using namespace kgen::dsl;
+
+ir::Kernel gemm_tile_kernel(int mc, int nc) {
+  const std::string name = "matmul_tile_bf16_mc" + std::to_string(mc) + "_nc" + std::to_string(nc);
+  return kernel(name, [&](KernelBuilder& kb) {
+    auto a = kb.input("a", bf16);
+    auto bp = kb.input("bp", u32);
+    auto c = kb.output("c", f32);
+    auto M = kb.scalar("m", u32);
+    auto N = kb.scalar("n", u32);
+    auto K = kb.scalar("k", u32);
+    kb.workgroup(1);
+    Value kp = K / 2u;
+    Value np = (N + 31u) / 32u, mb = (M + 31u) / 32u;
+    Value p0 = group_id(0) * uint32_t(nc), r0 = group_id(1) * uint32_t(mc), bz = cast(u64, group_id(2));
+    Value M64 = cast(u64, M), N64 = cast(u64, N), K64 = cast(u64, K);
+    Value c_base = bz * M64 * N64, a_base = bz * M64 * K64;
+    Value b_base = (bz * cast(u64, np)) * cast(u64, kp) * uint64_t(32);
+    for_range(p0, min(p0 + uint32_t(nc), np), [&](Value p) {
+      Value cols = min(N - p * 32u, 32u);
+      Value b_at = b_base + cast(u64, p) * cast(u64, kp) * uint64_t(32);
+      for_range(r0, min(r0 + uint32_t(mc), mb), [&](Value r) {
+        Value rows = min(M - r * 32u, 32u);
+        Value r64 = cast(u64, r) * uint64_t(32);
+        tile_mma_bf16({c, c_base + r64 * N64 + cast(u64, p) * uint64_t(32)}, {a, a_base + r64 * K64}, {bp, b_at}, rows, cols,
+                      kp, N, K, constant(u32, 32u), false);
+      });
+    });
+  });
+}
+
+}  // namespace kgen::ops
