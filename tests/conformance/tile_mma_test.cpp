@@ -103,3 +103,30 @@ TEST_CASE("tile_mma_bf16 is refused by name on targets without matrix tiles") {
                          ir::Error);
   }
 }
+
+TEST_CASE("the interpreter rejects tile_mma_bf16 blocks over 32 and runs past a buffer, naming them") {
+  // C straight into a buffer of m·ldc floats; A and B as the check kernel builds them.
+  auto run = [](uint32_t m, uint32_t n, uint32_t kp, size_t c_elems) {
+    const ir::Kernel k = kernel("tile_mma_bad", [&](KernelBuilder& kb) {
+      auto a = kb.input("a", bf16);
+      auto b = kb.input("b", u32);
+      auto c = kb.output("c", f32);
+      kb.workgroup(1);
+      tile_mma_bf16({c, constant(u32, 0u)}, {a, constant(u32, 0u)}, {b, constant(u32, 0u)}, constant(u32, m), constant(u32, n),
+                    constant(u32, kp), constant(u32, n), constant(u32, 2 * kp), constant(u32, n), false);
+    });
+    std::vector<uint16_t> a(size_t(m) * 2 * kp, 0x3f80);
+    std::vector<uint32_t> b(size_t(kp) * n, 0x3f803f80u);
+    std::vector<float> c(c_elems, -1.0f);
+    const ir::InterpBuffer bufs[] = {{a.data(), a.size() * 2}, {b.data(), b.size() * 4}, {c.data(), c.size() * 4}};
+    ir::LaunchDims dims;
+    dims.grid = {1, 1, 1};
+    dims.workgroup = {1, 1, 1};
+    ir::interpret(k, dims, bufs, {});
+    return c;
+  };
+  const std::vector<float> ok = run(3, 5, 4, 15);
+  for (float v : ok) CHECK(v == 8.0f);  // 4 pairs of 1·1 + 1·1
+  CHECK_THROWS_WITH_AS(run(33, 5, 4, 33 * 5), doctest::Contains("block must be 1..32 × 1..32, got 33 × 5"), ir::Error);
+  CHECK_THROWS_WITH_AS(run(3, 5, 4, 14), doctest::Contains("tile_mma_bf16 C row 2 out of bounds"), ir::Error);
+}

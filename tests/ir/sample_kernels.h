@@ -36,8 +36,9 @@ inline Kernel kitchen_sink() {
   next();
   ValueId x = b.buffer(0), y = b.buffer(1), v = b.buffer(2), c = b.buffer(3), o = b.buffer(4);
   ValueId n = b.param(0), a = b.param(1), flag = b.param(2);
-  b.param(3);
+  ValueId w = b.param(3);
   ValueId sh = b.shared(types::F32, 128);
+  ValueId shb = b.shared(types::BF16, 64);
   next();
   // Every scalar kind, with awkward values.
   b.constant(types::Bool, Imm{1, 1});
@@ -85,6 +86,7 @@ inline Kernel kitchen_sink() {
   b.op(Op::Dot2Bf16, {u, u, f});
   b.op(Op::Dot2I16, {i, i, i});
   b.op(Op::PermuteBytes, {f, f, u});
+  b.op(Op::TileMmaBf16, {y, w, shb, w, c, w, u, u, u, u, u, u}, 1);
   ValueId sp = b.op(Op::Splat, {f}, 0, Type(ScalarKind::F32, 4));
   ValueId ct = b.op(Op::Construct, {f, a, f, a});
   b.op(Op::Extract, {ct}, 3);
