@@ -95,9 +95,12 @@ void validate(const Problem& p) {
     throw std::invalid_argument("too large for 32-bit indexing");
 }
 
-void silu_step(Plan& pl, int g, int u, int h, int64_t n, bool round_bf16) {
+// The down product of bf16 H on matrix tiles: a CPU with them, an even F.
+bool down_on_tiles(const Dims& s, const TargetCaps& caps) { return is_cpu(caps) && caps.matrix_tiles && s.f % 2 == 0; }
+
+void silu_step(Plan& pl, int g, int u, int h, int64_t n, bool round_bf16, bool store_bf16 = false) {
   Step s;
-  s.kernel = gated_silu_gpu_kernel(round_bf16);
+  s.kernel = gated_silu_gpu_kernel(round_bf16, store_bf16);
   s.dims.grid = wrapped_grid(groups_for(n, 256));
   s.dims.workgroup = {256, 1, 1};
   s.buffers = {g, u, h};
@@ -141,12 +144,15 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       if (a_f32 && dt != f32t) q.attrs["a_f32"] = 1;
       pl.append(nio, mm.plan(q, mm.heuristic(q, caps), caps), 3, {a, b, c});
     };
+    // H rounded to bf16 is stored as bf16 where the down product then runs
+    // on matrix tiles (bf16 A and Dn).
+    const bool h_store16 = h16 && down_on_tiles(s, caps);
     int tg = pl.add_temp(nio, size_t(s.t * s.f) * 4), tu = pl.add_temp(nio, size_t(s.t * s.f) * 4);
-    int h = pl.add_temp(nio, size_t(s.t * s.f) * 4);
+    int h = pl.add_temp(nio, size_t(s.t * s.f) * (h_store16 ? 2 : 4));
     product(0, 1, tg, s.t, s.f, s.d);
     product(0, 2, tu, s.t, s.f, s.d);
-    silu_step(pl, tg, tu, h, s.t * s.f, h16);
-    product(h, 3, 4, s.t, s.d, s.f, true);
+    silu_step(pl, tg, tu, h, s.t * s.f, h16, h_store16);
+    product(h, 3, 4, s.t, s.d, s.f, !h_store16);
     return pl;
   }
   if (!is_cpu(caps)) throw std::invalid_argument("gated_mlp: impl 0/1 are for the cpu target");
@@ -291,6 +297,9 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // tile, K split or swapped form; the GEMV for few tokens), where impl=2
   // takes one tile for all three.
   if (!is_cpu(caps)) return Variant{}.set("impl", kComposed);
+  // bf16 on matrix tiles: the three products as the matmul op runs them
+  // (on tiles from 16 tokens), H stored as bf16 with h_bf16.
+  if (caps.matrix_tiles && p.dtype == ir::ScalarKind::BF16 && p.dim(1) % 2 == 0) return Variant{}.set("impl", kComposed);
   // Few tokens: the three products as the matmul op dispatches them
   // (GEMVs, then the swapped product, which read the weights in place where
   // the fused GEMMs pack them) and one SiLU·product pass. Zen 5, T × 1024 ×

@@ -205,7 +205,8 @@ struct GpuTile {
 ir::Kernel gemm_gpu_kernel(ir::Type dt, bool trans_b, const GpuTile& t);
 // GPU epilogue of gated_mlp: h[i] = silu(g[i])·u[i] over n elements (g = X·Gᵀ,
 // u = X·Uᵀ). Scalars n and gx; workgroup 256 on a wrapped grid (ops/op.h).
-ir::Kernel gated_silu_gpu_kernel(bool round_bf16 = false);  // h_bf16: H rounded to bf16 (f32 storage)
+// h_bf16: H rounded to bf16 (f32 storage, or bf16 with store_bf16).
+ir::Kernel gated_silu_gpu_kernel(bool round_bf16 = false, bool store_bf16 = false);
 
 // Scalar f32 SiLU·product (for the unfused baselines and tests):
 // h = silu(g)·u with silu(x) = x / (1 + exp(-x)).

@@ -147,18 +147,20 @@ ir::Kernel gemm_gpu_kernel(ir::Type dt, bool trans_b, const GpuTile& t) {
   });
 }
 
-ir::Kernel gated_silu_gpu_kernel(bool round_bf16) {
-  return kernel(std::string("gated_mlp_silu_mul") + (round_bf16 ? "_hbf" : ""), [&](KernelBuilder& kb) {
+ir::Kernel gated_silu_gpu_kernel(bool round_bf16, bool store_bf16) {
+  if (store_bf16 && !round_bf16) throw std::invalid_argument("gated_silu_gpu_kernel: H stored as bf16 is H rounded to bf16");
+  return kernel(std::string("gated_mlp_silu_mul") + (store_bf16 ? "_hbf16" : round_bf16 ? "_hbf" : ""), [&](KernelBuilder& kb) {
     auto g = kb.input("g", f32);
     auto u = kb.input("u", f32);
-    auto h = kb.output("h", f32);
+    auto h = kb.output("h", store_bf16 ? bf16 : f32);
     auto n = kb.scalar("n", u32);
     kb.workgroup(256);
     Value i = wrapped_group_id() * 256u + local_id(0);
     if_(i < n, [&] {
       Value gv = g[i];
       Value hv = gv / (exp(-gv) + 1.0f) * u[i];
-      h[i] = round_bf16 ? bitcast(f32, bf16_upper_bits(hv)) : hv;
+      if (store_bf16) h[i] = bitcast(bf16, cast(u16, bf16_upper_bits(hv) >> 16u));
+      else h[i] = round_bf16 ? bitcast(f32, bf16_upper_bits(hv)) : hv;
     });
   });
 }

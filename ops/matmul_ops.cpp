@@ -92,17 +92,6 @@ bool kn_split_shift_fits(const Shape& s, const TargetCaps& caps) {
   return kn_split_fits(s) && s.n % 16 != 0 && s.dt == ir::ScalarKind::F32 && caps.byte_lookup;
 }
 
-// The swapped product (impl 5) for Bᵀ with few rows of A and many of B
-// (prefill of a short prompt, batched decode): Cᵀ = B·Aᵀ on the GEMM
-// macro-kernel. B's rows are its broadcast operand, read where they are (ak
-// = 1: each row is a sequential stream), and A, small, is packed as its
-// panel operand; the product goes to a scratch Cᵀ (N × Mp, Mp = M rounded up
-// to 16 so its rows are whole lines) which a transpose launch turns into C.
-// The packed GEMM instead transposes all of B into panels, which for 64 rows
-// of A costs about as much as the product itself. f32; f16 and bf16 with
-// each broadcast value of B widened, or bf16 on pairs (B's rows as u32 words).
-// Bᵀ (B's rows read as A rows, ak = 1), or an f32 K×N B (read column-major,
-// ak = 2).
 // The bf16 GEMM on a matrix engine (impl 7, gemm_tile_kernel): bf16 A and
 // B, an even K, a CPU with matrix tiles (AMX-BF16).
 bool tile_fits(const Shape& s, const TargetCaps& caps) { return is_cpu(caps) && caps.matrix_tiles && pairs_fit(s); }
@@ -119,6 +108,17 @@ Variant tile_variant(const Shape& s, const TargetCaps& caps) {
   return Variant{}.set("impl", kTile).set("mc", mc).set("nc", nc);
 }
 
+// The swapped product (impl 5) for Bᵀ with few rows of A and many of B
+// (prefill of a short prompt, batched decode): Cᵀ = B·Aᵀ on the GEMM
+// macro-kernel. B's rows are its broadcast operand, read where they are (ak
+// = 1: each row is a sequential stream), and A, small, is packed as its
+// panel operand; the product goes to a scratch Cᵀ (N × Mp, Mp = M rounded up
+// to 16 so its rows are whole lines) which a transpose launch turns into C.
+// The packed GEMM instead transposes all of B into panels, which for 64 rows
+// of A costs about as much as the product itself. f32; f16 and bf16 with
+// each broadcast value of B widened, or bf16 on pairs (B's rows as u32 words).
+// Bᵀ (B's rows read as A rows, ak = 1), or an f32 K×N B (read column-major,
+// ak = 2).
 // The rows-in-lanes form (matmul_narrow.h): f32, K and N of at most 16.
 bool narrow_fits(const Shape& s) {
   return s.dt == ir::ScalarKind::F32 && s.at == ir::ScalarKind::F32 && s.k <= 16 && s.n <= 16;

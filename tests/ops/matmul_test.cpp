@@ -107,6 +107,14 @@ TEST_CASE("matmul: the heuristic picks gemv for decode shapes and the packed gem
   CHECK(gated(64, avx512, ir::ScalarKind::BF16) == 3);
   CHECK(gated(65, avx512, ir::ScalarKind::BF16) == 0);
   CHECK(gated(4, avx2) == 3);
+  // With matrix tiles: bf16 products from 16 rows on them, the gated MLP composed of them.
+  auto amx = avx512;
+  amx.matrix_tiles = true;
+  CHECK(d.heuristic(problem("matmul", {1024, 1024, 1024}, {}, ir::ScalarKind::BF16), amx).get("impl") == 7);
+  CHECK(d.heuristic(problem("matmul", {16, 4096, 4096}, {{"trans_b", 1}}, ir::ScalarKind::BF16), amx).get("impl") == 7);
+  CHECK(d.heuristic(problem("matmul", {1024, 1024, 1023}, {}, ir::ScalarKind::BF16), amx).get("impl") != 7);  // odd K
+  CHECK(d.heuristic(problem("matmul", {1024, 1024, 1024}), amx).get("impl") == 0);  // f32
+  CHECK(gated(2048, amx, ir::ScalarKind::BF16) == 3);
   CHECK(gated(5, avx2) == 1);
   auto gpu = caps;
   gpu.name = "vulkan";

@@ -28,12 +28,14 @@ inline std::unique_ptr<rt::Device> cpu(unsigned threads) {
 // The CPU target's capabilities with another register file, for checking
 // heuristics for AVX-512 (512 bits x 32) and AVX2 (256 x 16) on any host. The
 // last-level cache is pinned too (32 MiB, a Zen 5 CCD's), since the blocking
-// follows it and hosts report anything from 16 MiB to a whole socket's 480.
+// follows it and hosts report anything from 16 MiB to a whole socket's 480;
+// and without matrix tiles (AMX), which take the bf16 products where present.
 inline codegen::TargetCaps cpu_caps_with(uint32_t vector_bits, uint32_t vector_registers) {
   codegen::TargetCaps c = codegen::cpu_caps();
   c.vector_bits = vector_bits;
   c.vector_registers = vector_registers;
   c.llc_bytes = uint64_t(32) << 20;
+  c.matrix_tiles = false;
   return c;
 }
 
