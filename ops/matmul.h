@@ -139,7 +139,12 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep = Ge
 // the panel the outer loop (it stays in L1/L2 while the mc blocks of A,
 // mc·32 rows, come from L2). Grid: (panel groups, row-block groups, batch);
 // scalars m, n, k (k even).
-ir::Kernel gemm_tile_kernel(int mc, int nc);
+// swapped (Bᵀ only): Cᵀ = B·Aᵀ, B's rows read in place as the tile op's A
+// (no packing of the weights on every call) and A packed as the pair panels
+// (pack_b_kernel of A as an M×K "Bᵀ"); buffers (b, A's panels, c), the grid
+// (A panel groups of nc, B row-block groups of mc, batch), each 32×32 block
+// of Cᵀ transposed into C through a stack scratch.
+ir::Kernel gemm_tile_kernel(int mc, int nc, bool swapped = false);
 
 ir::Kernel matmul_ksplit_sum_kernel(int ks, bool index64 = true, bool pitched = false);
 

@@ -107,6 +107,23 @@ Variant tile_variant(const Shape& s, const TargetCaps& caps) {
   while (mc > 1 && ((np + nc - 1) / nc) * ((mb + mc - 1) / mc) * s.batch < want) mc = (mc + 1) / 2;
   return Variant{}.set("impl", kTile).set("mc", mc).set("nc", nc);
 }
+// Bᵀ with 4-512 rows of A: the swapped form (sw=1), B's rows read in place
+// where the plain form packs all of B per call. 4 B row blocks per
+// workgroup against A's panels within 1 MiB of L2 (nc·32 rows × K bf16).
+// Granite Rapids VM, 1 thread, bf16 GFLOP/s plain -> swapped (the GEMV
+// below 16 rows): 256×11008×1024 534 -> 878, 256×1024×11008 502 -> 635,
+// 512×4096×4096 576 -> 648, 64×4096×4096 351 -> 934, 16 × 4096² 121 -> 394
+// (GEMV 94), 8 × 4096² 205 (GEMV 97), 4 × 4096² 102 (GEMV 89); 1024³ 916 ->
+// 760 and 2048×11008×1024 667 -> 566, so not past 512.
+bool tile_swap_fits(const Shape& s) { return s.trans_b && s.m >= 4 && s.m <= 512; }
+Variant tile_swapped_variant(const Shape& s, const TargetCaps& caps) {
+  const int64_t mb = (s.n + 31) / 32, np = (s.m + 31) / 32;
+  const int64_t nc = std::clamp<int64_t>(16384 / std::max<int64_t>(s.k, 1), 1, np);
+  int64_t mc = 4;
+  const int64_t want = 4 * std::max<uint32_t>(caps.threads, 1);
+  while (mc > 1 && ((mb + mc - 1) / mc) * ((np + nc - 1) / nc) * s.batch < want) mc /= 2;
+  return Variant{}.set("impl", kTile).set("mc", mc).set("nc", nc).set("sw", 1);
+}
 
 // The swapped product (impl 5) for Bᵀ with few rows of A and many of B
 // (prefill of a short prompt, batched decode): Cᵀ = B·Aᵀ on the GEMM
@@ -246,6 +263,14 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
       for (int nc : {1, 2, 4, 8})
         if (Variant v = Variant{}.set("impl", kTile).set("mc", mc).set("nc", nc); std::find(out.begin(), out.end(), v) == out.end())
           out.push_back(v);
+    // Bᵀ swapped: 1-4 row blocks of B per workgroup against all of A's panels, or 8 of them.
+    if (tile_swap_fits(s))
+      if (Variant v = tile_swapped_variant(s, caps); std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+    if (s.trans_b)
+      for (int mc : {1, 2, 4})
+        for (int64_t nc : {int64_t(8), (s.m + 31) / 32})
+          if (Variant v = Variant{}.set("impl", kTile).set("mc", mc).set("nc", nc).set("sw", 1); std::find(out.begin(), out.end(), v) == out.end())
+            out.push_back(v);
   }
   if (!is_cpu(caps)) {
     for (auto [tm, tn] : {std::pair{4, 4}, {2, 2}, {4, 2}, {8, 4}, {8, 8}}) {
@@ -412,7 +437,9 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
       return Variant{}.set("impl", kGpuGemv).set("wg", s.m > kGemvMaxM ? 256 : s.k >= 2048 ? 128 : 64);
     return gpu_tile_variant(default_gpu_tile(s.m, s.n, s.k, s.trans_b, s.batch, caps.max_shared_bytes)).set("impl", kGpu);
   }
-  // bf16 on a matrix engine from 16 rows of A (AMX: 16-row tiles).
+  // bf16 on a matrix engine: Bᵀ with 4-512 rows swapped, else from 16 rows
+  // of A (AMX: 16-row tiles; the GEMVs below).
+  if (tile_fits(s, caps) && tile_swap_fits(s)) return tile_swapped_variant(s, caps);
   if (tile_fits(s, caps) && s.m >= 16) return tile_variant(s, caps);
   // Bᵀ with 9-256 rows of A on AVX-512 (bf16 on pairs from 13: its pair
   // GEMV holds up longer): the swapped product. Zen 5, 1 thread, M × 11008
@@ -657,14 +684,18 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     case kTile: {
       if (!tile_fits(s, caps))
         throw std::invalid_argument("matmul: impl=7 (matrix tiles) needs bf16 A and B, an even K and a CPU with AMX-BF16");
-      const int mc = int(v.get("mc", 8)), nc = int(v.get("nc", 4));
-      if (mc < 1 || mc > 64 || nc < 1 || nc > 64) throw std::invalid_argument("matmul: impl=7 mc and nc must be 1..64: " + v.str());
-      const int bp = plan_pack_b(pl, nio, pair_b_type(s), s.trans_b, 1, s.batch, s.n, s.k / 2, 2, true);
+      const int mc = int(v.get("mc", 8)), nc = int(v.get("nc", 4)), sw = int(v.get("sw", 0));
+      if (mc < 1 || mc > 1024 || nc < 1 || nc > 1024) throw std::invalid_argument("matmul: impl=7 mc and nc must be 1..1024: " + v.str());
+      if (sw < 0 || sw > 1 || (sw && !s.trans_b)) throw std::invalid_argument("matmul: impl=7 sw=1 (Cᵀ = B·Aᵀ) needs trans_b=1: " + v.str());
+      // Swapped: A's rows packed as the pair panels, B's rows read in place.
+      const int bp = sw ? plan_pack_b(pl, nio, pair_b_type(s), true, 0, s.batch, s.m, s.k / 2, 2, true)
+                        : plan_pack_b(pl, nio, pair_b_type(s), s.trans_b, 1, s.batch, s.n, s.k / 2, 2, true);
       Step st;
-      st.kernel = gemm_tile_kernel(mc, nc);
-      const int64_t np = (s.n + 31) / 32, mb = (s.m + 31) / 32;
+      st.kernel = gemm_tile_kernel(mc, nc, sw != 0);
+      const int64_t prow = sw ? s.m : s.n, arow = sw ? s.n : s.m;
+      const int64_t np = (prow + 31) / 32, mb = (arow + 31) / 32;
       st.dims.grid = {uint32_t((np + nc - 1) / nc), uint32_t((mb + mc - 1) / mc), uint32_t(s.batch)};
-      st.buffers = {0, bp, 2};
+      st.buffers = {sw ? 1 : 0, bp, 2};
       st.scalars = {ir::scalar_slot(uint32_t(s.m)), ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.k))};
       pl.steps.push_back(std::move(st));
       return pl;
@@ -858,6 +889,7 @@ void register_matmul_ops() {
                      mm(21, 50, 34, 1, 1, ScalarKind::BF16),   // bf16 pairs where the host has vdpbf16ps
                      mm(37, 70, 130, 0, 2, ScalarKind::BF16),  // ... K×N, batched
                      mm(1, 77, 96, 1, 1, ScalarKind::BF16),    // ... the pair GEMV, N odd
+                     mm(45, 70, 66, 1, 1, ScalarKind::BF16),   // matrix tiles, swapped: whole 32×32 blocks, edges, a K tail of one pair
                      mm(7, 77, 64, 1), mm(6, 50, 96, 1, 1, ScalarKind::BF16),  // GEMV over Bᵀ with 5-8 rows of A
                      mm(21, 45, 64, 1), mm(17, 33, 96, 1, 1, ScalarKind::BF16),  // ... and in groups of rows (a partial last group)
                      mm(1, 100, 64, 1),      // gemv, N not a multiple of the rows

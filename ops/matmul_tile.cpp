@@ -5,14 +5,39 @@
 
 #include "dsl/dsl.h"
 #include "ops/matmul.h"
+#include "ops/transpose_block.h"
 
 namespace kgen::ops {
 
 using namespace kgen::dsl;
 
-ir::Kernel gemm_tile_kernel(int mc, int nc) {
-  const std::string name = "matmul_tile_bf16_mc" + std::to_string(mc) + "_nc" + std::to_string(nc);
+namespace {
+
+// Cᵀ's 32×32 block in t (row j = B row n0 + j, lane i = A row m0 + i) into
+// C: 16×16 quarters transposed in registers where the block is whole, one
+// element at a time at the edges.
+void store_transposed(const Array& t, const Array& c, const Value& c_at, const Value& N64, const Value& rows,
+                      const Value& cols) {
+  if_(rows == 32u && cols == 32u, [&] {
+    for (uint32_t jb = 0; jb < 2; ++jb)
+      for (uint32_t ib = 0; ib < 2; ++ib) {
+        auto lines = transposed_block16(t, constant(u64, uint64_t(jb * 16 * 32 + ib * 16)), constant(u64, uint64_t(32)));
+        for (uint32_t i = 0; i < 16; ++i) store_line(c, c_at + uint64_t(ib * 16 + i) * N64 + uint64_t(jb * 16), lines[i]);
+      }
+  }).else_([&] {
+    for_range(0u, cols, [&](Value i) {
+      for_range(0u, rows, [&](Value j) { c[c_at + cast(u64, i) * N64 + cast(u64, j)] = t[j * 32u + i]; });
+    });
+  });
+}
+
+}  // namespace
+
+ir::Kernel gemm_tile_kernel(int mc, int nc, bool swapped) {
+  const std::string name = "matmul_tile_bf16_mc" + std::to_string(mc) + "_nc" + std::to_string(nc) + (swapped ? "_sw" : "");
   return kernel(name, [&](KernelBuilder& kb) {
+    // Not swapped: a (M×K rows), bp (B's pair panels). Swapped: a is B's rows
+    // (N×K, read in place), bp A's pair panels (32 rows of A each).
     auto a = kb.input("a", bf16);
     auto bp = kb.input("bp", u32);
     auto c = kb.output("c", f32);
@@ -21,19 +46,38 @@ ir::Kernel gemm_tile_kernel(int mc, int nc) {
     auto K = kb.scalar("k", u32);
     kb.workgroup(1);
     Value kp = K / 2u;
-    Value np = (N + 31u) / 32u, mb = (M + 31u) / 32u;
+    // Rows of the tile op's A operand and of its pair panels.
+    Value arows = swapped ? N : M, prows = swapped ? M : N;
+    Value np = (prows + 31u) / 32u, mb = (arows + 31u) / 32u;
     Value p0 = group_id(0) * uint32_t(nc), r0 = group_id(1) * uint32_t(mc), bz = cast(u64, group_id(2));
     Value M64 = cast(u64, M), N64 = cast(u64, N), K64 = cast(u64, K);
-    Value c_base = bz * M64 * N64, a_base = bz * M64 * K64;
+    Value c_base = bz * M64 * N64, a_base = bz * cast(u64, arows) * K64;
     Value b_base = (bz * cast(u64, np)) * cast(u64, kp) * uint64_t(32);
-    for_range(p0, min(p0 + uint32_t(nc), np), [&](Value p) {
-      Value cols = min(N - p * 32u, 32u);
-      Value b_at = b_base + cast(u64, p) * cast(u64, kp) * uint64_t(32);
-      for_range(r0, min(r0 + uint32_t(mc), mb), [&](Value r) {
-        Value rows = min(M - r * 32u, 32u);
-        Value r64 = cast(u64, r) * uint64_t(32);
-        tile_mma_bf16({c, c_base + r64 * N64 + cast(u64, p) * uint64_t(32)}, {a, a_base + r64 * K64}, {bp, b_at}, rows, cols,
-                      kp, N, K, constant(u32, 32u), false);
+    auto panel_at = [&](const Value& p) { return b_base + cast(u64, p) * cast(u64, kp) * uint64_t(32); };
+    if (!swapped) {
+      // The panel outer: it stays in L1/L2 while the mc blocks of A pass.
+      for_range(p0, min(p0 + uint32_t(nc), np), [&](Value p) {
+        Value cols = min(N - p * 32u, 32u);
+        for_range(r0, min(r0 + uint32_t(mc), mb), [&](Value r) {
+          Value rows = min(M - r * 32u, 32u);
+          Value r64 = cast(u64, r) * uint64_t(32);
+          tile_mma_bf16({c, c_base + r64 * N64 + cast(u64, p) * uint64_t(32)}, {a, a_base + r64 * K64}, {bp, panel_at(p)}, rows,
+                        cols, kp, N, K, constant(u32, 32u), false);
+        });
+      });
+      return;
+    }
+    // Swapped: B's row block outer (read from memory once), A's panels (all
+    // of A, small) inner; each Cᵀ block goes through a stack scratch.
+    auto t = shared_array(f32, 32 * 32);
+    for_range(r0, min(r0 + uint32_t(mc), mb), [&](Value r) {
+      Value rows = min(N - r * 32u, 32u);
+      Value r64 = cast(u64, r) * uint64_t(32);
+      for_range(p0, min(p0 + uint32_t(nc), np), [&](Value p) {
+        Value cols = min(M - p * 32u, 32u);
+        tile_mma_bf16({t, constant(u64, uint64_t(0))}, {a, a_base + r64 * K64}, {bp, panel_at(p)}, rows, cols, kp, constant(u32, 32u),
+                      K, constant(u32, 32u), false);
+        store_transposed(t, c, c_base + cast(u64, p) * uint64_t(32) * N64 + r64, N64, rows, cols);
       });
     });
   });

@@ -112,6 +112,9 @@ TEST_CASE("matmul: the heuristic picks gemv for decode shapes and the packed gem
   amx.matrix_tiles = true;
   CHECK(d.heuristic(problem("matmul", {1024, 1024, 1024}, {}, ir::ScalarKind::BF16), amx).get("impl") == 7);
   CHECK(d.heuristic(problem("matmul", {16, 4096, 4096}, {{"trans_b", 1}}, ir::ScalarKind::BF16), amx).get("impl") == 7);
+  CHECK(d.heuristic(problem("matmul", {16, 4096, 4096}, {{"trans_b", 1}}, ir::ScalarKind::BF16), amx).get("sw", 0) == 1);
+  CHECK(d.heuristic(problem("matmul", {2048, 4096, 4096}, {{"trans_b", 1}}, ir::ScalarKind::BF16), amx).get("sw", 0) == 0);
+  CHECK(d.heuristic(problem("matmul", {2, 4096, 4096}, {{"trans_b", 1}}, ir::ScalarKind::BF16), amx).get("impl") == 1);  // GEMV
   CHECK(d.heuristic(problem("matmul", {1024, 1024, 1023}, {}, ir::ScalarKind::BF16), amx).get("impl") != 7);  // odd K
   CHECK(d.heuristic(problem("matmul", {1024, 1024, 1024}), amx).get("impl") == 0);  // f32
   CHECK(gated(2048, amx, ir::ScalarKind::BF16) == 3);
