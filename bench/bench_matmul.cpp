@@ -114,10 +114,11 @@ void BM_Sgemm(benchmark::State& state, int64_t m, int64_t n, int64_t k, bool tb)
   state.SetLabel(ours.variant);
 }
 
-// bf16 A (M×K) and B (N×K, trans_b) into f32 C. Ours as dispatched (bf16
-// pairs on vdpbf16ps where the host has it) against oneDNN's bf16 matmul on
-// the same buffers, interleaved; also our widening GEMM (the heuristic as
-// without the pair dot product: bf16 converted to f32 while packing).
+// bf16 A (M×K) and B (N×K, trans_b) into f32 C. Ours as dispatched (AMX
+// tiles, or bf16 pairs on vdpbf16ps, where the host has them) against
+// oneDNN's bf16 matmul on the same buffers (AMX too where present),
+// interleaved; also our widening GEMM (the heuristic as without tiles and
+// the pair dot product: bf16 converted to f32 while packing).
 void BM_Bf16Gemm(benchmark::State& state, int64_t m, int64_t n, int64_t k) {
   const int threads = int(state.range(0));
   ops::Problem p;
@@ -128,6 +129,7 @@ void BM_Bf16Gemm(benchmark::State& state, int64_t m, int64_t n, int64_t k) {
   OurOp ours(p, threads);
   auto caps = ours.dev->caps();
   caps.bf16_dot = false;
+  caps.matrix_tiles = false;  // the widened f32 GEMM, not AMX tiles
   const ops::Variant wide_v = ops::find_op("matmul")->heuristic(p, caps);
   OurOp wide(p, threads, 1, &wide_v);
   auto& io = ours.sets[0];
