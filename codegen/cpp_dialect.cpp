@@ -783,7 +783,7 @@ template <class U, class C> KG_MATH C kg_dot2_bf16(U a, U b, C c) {
   }
 }
 )"},
-    {"tile_mma_bf16", "kg_tile_mma_bf16(", "", R"(// tile_mma_bf16 (ir/ops.h): a block of up to 32×32 f32 of C, += the
+    {"tile_mma_bf16", "kg_tile_mma_bf16(", "dot2_bf16", R"(// tile_mma_bf16 (ir/ops.h): a block of up to 32×32 f32 of C, += the
 // product of up to 32 rows of bf16 A and kp rows of B's bf16 pair words, as
 // x86 AMX tiles: 2×2 accumulators of 16×16, two A tiles (16 rows × 32 bf16)
 // and two B tiles (16 pair rows × 16 columns) per 32 k, all 8 tile
@@ -842,16 +842,14 @@ static __attribute__((noinline)) void kg_tile_steps(char* c, const char* a, cons
 template <int R, int C>
 KG_MATH void kg_tile_block(char* c, const char* a, const char* b, u32 m0, u32 m1, u32 n0, u32 n1, u32 kp, long sc, long sa,
                            long sb, int acc) {
+  auto run = [&](bool add, const char* ak, const char* bk, u32 steps, u32 pairs) {
+    if (add) kg_tile_steps<R, C, true>(c, ak, bk, m0, m1, n0, n1, steps, pairs, sc, sa, sb);
+    else kg_tile_steps<R, C, false>(c, ak, bk, m0, m1, n0, n1, steps, pairs, sc, sa, sb);
+  };
   const u32 steps = kp / 16, tail = kp % 16;
-  if (steps) {
-    if (acc) kg_tile_steps<R, C, true>(c, a, b, m0, m1, n0, n1, steps, 16, sc, sa, sb);
-    else kg_tile_steps<R, C, false>(c, a, b, m0, m1, n0, n1, steps, 16, sc, sa, sb);
-  }
-  if (tail) {
-    const long p = 16l * steps;
-    if (acc || steps) kg_tile_steps<R, C, true>(c, a + 4 * p, b + p * sb, m0, m1, n0, n1, 1, tail, sc, sa, sb);
-    else kg_tile_steps<R, C, false>(c, a + 4 * p, b + p * sb, m0, m1, n0, n1, 1, tail, sc, sa, sb);
-  }
+  const long p = 16l * steps;
+  if (steps) run(acc, a, b, steps, 16);
+  if (tail) run(acc || steps, a + 4 * p, b + p * sb, 1, tail);  // onto the full steps' sums
 }
 #endif
 static inline void kg_tile_mma_bf16(f32* c, const u16* a, const u32* b, u32 m, u32 n, u32 kp, u32 ldc, u32 lda, u32 ldb,
@@ -870,11 +868,8 @@ static inline void kg_tile_mma_bf16(f32* c, const u16* a, const u32* b, u32 m, u
   for (u32 i = 0; i < m; ++i)
     for (u32 j = 0; j < n; ++j) {
       f32 s = acc ? c[(u64)i * ldc + j] : 0.0f;
-      for (u32 p = 0; p < kp; ++p) {
-        const u32 ap = (u32)a[(u64)i * lda + 2 * p] | ((u32)a[(u64)i * lda + 2 * p + 1] << 16), bp = b[(u64)p * ldb + j];
-        s = __builtin_fmaf(__builtin_bit_cast(f32, ap & 0xffff0000u), __builtin_bit_cast(f32, bp & 0xffff0000u), s);
-        s = __builtin_fmaf(__builtin_bit_cast(f32, ap << 16), __builtin_bit_cast(f32, bp << 16), s);
-      }
+      for (u32 p = 0; p < kp; ++p)
+        s = kg_dot2_bf16((u32)a[(u64)i * lda + 2 * p] | ((u32)a[(u64)i * lda + 2 * p + 1] << 16), b[(u64)p * ldb + j], s);
       c[(u64)i * ldc + j] = s;
     }
 #endif

@@ -299,7 +299,7 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   if (!is_cpu(caps)) return Variant{}.set("impl", kComposed);
   // bf16 on matrix tiles: the three products as the matmul op runs them
   // (on tiles from 16 tokens), H stored as bf16 with h_bf16.
-  if (caps.matrix_tiles && p.dtype == ir::ScalarKind::BF16 && p.dim(1) % 2 == 0) return Variant{}.set("impl", kComposed);
+  if (caps.matrix_tiles && pairs_fit(p)) return Variant{}.set("impl", kComposed);
   // Few tokens: the three products as the matmul op dispatches them
   // (GEMVs, then the swapped product, which read the weights in place where
   // the fused GEMMs pack them) and one SiLU·product pass. Zen 5, T × 1024 ×

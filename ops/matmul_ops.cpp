@@ -95,16 +95,23 @@ bool kn_split_shift_fits(const Shape& s, const TargetCaps& caps) {
 // The bf16 GEMM on a matrix engine (impl 7, gemm_tile_kernel): bf16 A and
 // B, an even K, a CPU with matrix tiles (AMX-BF16).
 bool tile_fits(const Shape& s, const TargetCaps& caps) { return is_cpu(caps) && caps.matrix_tiles && pairs_fit(s); }
+// 32-row (column) blocks of x rows (columns); the workgroups of a tile
+// variant over `blocks` row blocks in groups of mc and `panels` in groups of nc.
+int64_t tile_blocks(int64_t x) { return groups_for(x, 32); }
+int64_t tile_groups(int64_t blocks, int64_t mc, int64_t panels, int64_t nc, int64_t batch) {
+  return int64_t(groups_for(blocks, mc)) * groups_for(panels, nc) * batch;
+}
+// At least 4 workgroups per thread where the product has them.
+int64_t tile_groups_wanted(const TargetCaps& caps) { return 4 * std::max<uint32_t>(caps.threads, 1); }
 // Its blocking: mc row blocks of 32 (A: mc·32 rows × K bf16, from L2) per
 // B panel of 32 columns (K/2 × 128 bytes), nc panels per workgroup, with
 // at least 4 workgroups per thread where the product has them.
 Variant tile_variant(const Shape& s, const TargetCaps& caps) {
-  const int64_t mb = (s.m + 31) / 32, np = (s.n + 31) / 32;
+  const int64_t mb = tile_blocks(s.m), np = tile_blocks(s.n), want = tile_groups_wanted(caps);
   int64_t mc = std::max<int64_t>(1, std::min<int64_t>(mb, (512 << 10) / (64 * std::max<int64_t>(s.k, 1))));
   int64_t nc = 4;
-  const int64_t want = 4 * std::max<uint32_t>(caps.threads, 1);
-  while (nc > 1 && ((np + nc - 1) / nc) * ((mb + mc - 1) / mc) * s.batch < want) nc /= 2;
-  while (mc > 1 && ((np + nc - 1) / nc) * ((mb + mc - 1) / mc) * s.batch < want) mc = (mc + 1) / 2;
+  while (nc > 1 && tile_groups(mb, mc, np, nc, s.batch) < want) nc /= 2;
+  while (mc > 1 && tile_groups(mb, mc, np, nc, s.batch) < want) mc = (mc + 1) / 2;
   return Variant{}.set("impl", kTile).set("mc", mc).set("nc", nc);
 }
 // Bᵀ with 4-512 rows of A: the swapped form (sw=1), B's rows read in place
@@ -117,11 +124,10 @@ Variant tile_variant(const Shape& s, const TargetCaps& caps) {
 // 760 and 2048×11008×1024 667 -> 566, so not past 512.
 bool tile_swap_fits(const Shape& s) { return s.trans_b && s.m >= 4 && s.m <= 512; }
 Variant tile_swapped_variant(const Shape& s, const TargetCaps& caps) {
-  const int64_t mb = (s.n + 31) / 32, np = (s.m + 31) / 32;
+  const int64_t mb = tile_blocks(s.n), np = tile_blocks(s.m), want = tile_groups_wanted(caps);
   const int64_t nc = std::clamp<int64_t>(16384 / std::max<int64_t>(s.k, 1), 1, np);
   int64_t mc = 4;
-  const int64_t want = 4 * std::max<uint32_t>(caps.threads, 1);
-  while (mc > 1 && ((mb + mc - 1) / mc) * ((np + nc - 1) / nc) * s.batch < want) mc /= 2;
+  while (mc > 1 && tile_groups(mb, mc, np, nc, s.batch) < want) mc /= 2;
   return Variant{}.set("impl", kTile).set("mc", mc).set("nc", nc).set("sw", 1);
 }
 
@@ -268,7 +274,7 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
       if (Variant v = tile_swapped_variant(s, caps); std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
     if (s.trans_b)
       for (int mc : {1, 2, 4})
-        for (int64_t nc : {int64_t(8), (s.m + 31) / 32})
+        for (int64_t nc : {int64_t(8), tile_blocks(s.m)})
           if (Variant v = Variant{}.set("impl", kTile).set("mc", mc).set("nc", nc).set("sw", 1); std::find(out.begin(), out.end(), v) == out.end())
             out.push_back(v);
   }
@@ -692,9 +698,9 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
                         : plan_pack_b(pl, nio, pair_b_type(s), s.trans_b, 1, s.batch, s.n, s.k / 2, 2, true);
       Step st;
       st.kernel = gemm_tile_kernel(mc, nc, sw != 0);
-      const int64_t prow = sw ? s.m : s.n, arow = sw ? s.n : s.m;
-      const int64_t np = (prow + 31) / 32, mb = (arow + 31) / 32;
-      st.dims.grid = {uint32_t((np + nc - 1) / nc), uint32_t((mb + mc - 1) / mc), uint32_t(s.batch)};
+      // Pair panels over grid x, the tile op's A row blocks over y.
+      const int64_t np = tile_blocks(sw ? s.m : s.n), mb = tile_blocks(sw ? s.n : s.m);
+      st.dims.grid = {groups_for(np, nc), groups_for(mb, mc), uint32_t(s.batch)};
       st.buffers = {sw ? 1 : 0, bp, 2};
       st.scalars = {ir::scalar_slot(uint32_t(s.m)), ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.k))};
       pl.steps.push_back(std::move(st));
