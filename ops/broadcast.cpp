@@ -171,6 +171,7 @@ fusion::ChainVariant chain_variant(const Variant& v, const TargetCaps& caps) {
   cv.wg = int(v.get("wg", is_cpu(caps) ? 1 : 64));
   cv.chunk = v.get("chunk", is_cpu(caps) ? 8192 : 4096);
   cv.stream = v.get("stream") != 0;
+  cv.prefetch = cv.lanes == 16 ? v.get("pf") : 0;
   cv.divide = cv.lanes == 16 && v.get("div") != 0;
   return cv;
 }
@@ -210,8 +211,12 @@ OpDef elementwise_def(const std::string& name, const std::string& desc, const st
         if (sigmoid) v.push_back(Variant{}.set("impl", impl).set("lanes", 16).set("chunk", 8192).set("div", 1));
         v.push_back(Variant{}.set("impl", impl).set("lanes", 1).set("chunk", 8192));
         // Streamed (on any layout: lines that land unaligned store plainly).
-        v.push_back(Variant{}.set("impl", impl).set("lanes", 16).set("chunk", 8192).set("stream", 1));
-        if (sigmoid) v.push_back(Variant{}.set("impl", impl).set("lanes", 16).set("chunk", 8192).set("stream", 1).set("div", 1));
+        for (int64_t pf : {int64_t(0), fusion::kStreamPrefetch}) {
+          Variant s = Variant{}.set("impl", impl).set("lanes", 16).set("chunk", 8192).set("stream", 1);
+          if (pf) s.set("pf", pf);
+          v.push_back(s);
+          if (sigmoid) v.push_back(Variant(s).set("div", 1));
+        }
       } else {
         for (int wg : {64, 256}) v.push_back(Variant{}.set("impl", impl).set("lanes", 1).set("wg", wg).set("chunk", 4096));
       }
@@ -226,7 +231,8 @@ OpDef elementwise_def(const std::string& name, const std::string& desc, const st
     const Chain c = elementwise_chain(p);
     if (fusion::cheap_line_division(caps) && fusion::chain_has_sigmoid(c)) v.set("div", 1);
     const double out_bytes = double(fusion::numel(c.shape)) * ir::Type(c.out_dtype).bytes();
-    if (is_cpu(caps) && fusion::chain_can_stream(fusion::layout_of(c)) && stream_output(caps, out_bytes)) v.set("stream", 1);
+    if (is_cpu(caps) && fusion::chain_can_stream(fusion::layout_of(c)) && stream_output(caps, out_bytes))
+      v.set("stream", 1).set("pf", fusion::kStreamPrefetch);
     return v;
   };
   d.plan = [](const Problem& p, const Variant& v, const TargetCaps& caps) {

@@ -382,6 +382,7 @@ std::string kernel_name(const Chain& c, const Layout& l, const ChainVariant& v) 
     s += "_" + std::string(ir::scalar_name(c.inputs[i].dtype)) + (l.strides[i].back() == 0 ? "b" : "") +
          (l.period_of(i) ? "p" + std::to_string(l.period_of(i)) : "");
   return s + "_" + std::string(ir::scalar_name(c.out_dtype)) + (v.stream ? "_stream" : "") +
+         (v.prefetch ? "_pf" + std::to_string(v.prefetch) : "") +
          (v.divide && chain_has_sigmoid(c) ? "_div" : "");
 }
 
@@ -400,6 +401,7 @@ ir::Kernel chain_kernel(const Chain& c, const Layout& l, const ChainVariant& v) 
   const size_t ni = c.inputs.size();
   if (L != 1 && L != 16) throw std::invalid_argument("fusion: lanes must be 1 or 16");
   if (v.stream && L != 16) throw std::invalid_argument("fusion: stream needs lanes 16");
+  if (v.prefetch < 0 || (v.prefetch && L != 16)) throw std::invalid_argument("fusion: prefetch needs lanes 16 and a distance >= 0");
   return kernel(kernel_name(c, l, v), [&](KernelBuilder& kb) {
     std::vector<Array> x;
     for (const auto& i : c.inputs) x.push_back(kb.input(i.name, ir::Type(i.dtype)));
@@ -487,7 +489,12 @@ ir::Kernel chain_kernel(const Chain& c, const Layout& l, const ChainVariant& v) 
       // Whole lines (Q at a time), then the rest element by element.
       Value full = start + (end - start) / (16u * Q) * (16u * Q);
       for_range(start, full, [&](Value j) {
-        for (uint32_t q = 0; q < Q; ++q) body(16, j + 16u * q, q);
+        for (uint32_t q = 0; q < Q; ++q) {
+          if (v.prefetch)
+            for (size_t i = 0; i < ni; ++i)
+              if (!bc[i].valid() && !l.period_of(i)) x[i][cast(u64, off[i] + j + 16u * q) + uint64_t(v.prefetch)].prefetch();
+          body(16, j + 16u * q, q);
+        }
       }, 16u * Q);
       for_range(full, end, [&](Value j) { body(1, j); });
     } else {

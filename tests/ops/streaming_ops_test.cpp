@@ -116,6 +116,7 @@ TEST_CASE("the heuristics stream outputs of half the last-level cache (at most 6
     big.dims = {8192, 4096};  // 128 MiB out
     big.attrs = {{"chain", 2}};
     CHECK(op_for(big).heuristic(big, caps).get("stream") == 1);
+    CHECK(op_for(big).heuristic(big, caps).get("pf") == fusion::kStreamPrefetch);  // streamed lines prefetch ahead
     Problem small = big;
     small.dims = {1024, 4096};  // 16 MiB out
     CHECK(op_for(small).heuristic(small, caps).get("stream") == int(16.0 * (1 << 20) >= bound));
