@@ -406,7 +406,7 @@ void CEmitter::emit_instr(const Instr& in) {
         return;
       }
       if (in.op == Op::Prefetch) {
-        const std::string s = d_.prefetch(ref(in.args[0]), ref(in.args[1]));
+        const std::string s = d_.prefetch(ref(in.args[0]), ref(in.args[1]), in.attr);
         if (!s.empty()) line(s + ";");
         return;
       }

@@ -291,10 +291,12 @@ std::string CppDialect::store_nontemporal(Type elem, const std::string& ptr, con
   return "__builtin_nontemporal_store(" + v + ", &" + ptr + "[" + idx + "])";
 }
 
-std::string CppDialect::prefetch(const std::string& ptr, const std::string& idx) const {
-  // Into all cache levels; an address past the buffer is harmless (x86's
+std::string CppDialect::prefetch(const std::string& ptr, const std::string& idx, int64_t hint) const {
+  // Into all cache levels (prefetcht0), or from the second level on
+  // (locality 2: prefetcht1); an address past the buffer is harmless (x86's
   // prefetch never faults), which the IR's meaning allows.
-  return "__builtin_prefetch((const char*)" + ptr + " + (u64)(" + idx + ") * sizeof(*" + ptr + "), 0, 3)";
+  const char* locality = hint == ir::kPrefetchL2 ? "2" : "3";
+  return "__builtin_prefetch((const char*)" + ptr + " + (u64)(" + idx + ") * sizeof(*" + ptr + "), 0, " + locality + ")";
 }
 
 std::string CppDialect::tile_mma_bf16(std::span<const std::string> a, bool acc) const {

@@ -35,7 +35,7 @@ class CppDialect : public Dialect {
                          const std::string& v) const override;
   std::string store_nontemporal(ir::Type elem, const std::string& ptr, const std::string& idx,
                                 const std::string& v) const override;
-  std::string prefetch(const std::string& ptr, const std::string& idx) const override;
+  std::string prefetch(const std::string& ptr, const std::string& idx, int64_t hint) const override;
   std::string tile_mma_bf16(std::span<const std::string> args, bool acc) const override;
   std::string atomic_in(ir::AddrSpace space, ir::Op op, ir::Type elem, const std::string& ptr,
                         const std::string& idx, std::span<const std::string> args) const override;

@@ -129,10 +129,10 @@ class Dialect {
                                         const std::string& v) const {
     return store(elem, ptr, idx, v);
   }
-  // Statement (without ';') for a prefetch of ptr[idx] (ir.h Prefetch), or
-  // empty where the target has none (GPUs): the op is only a hint.
-  virtual std::string prefetch(const std::string& ptr, const std::string& idx) const {
-    (void)ptr, (void)idx;
+  // Statement (without ';') for a prefetch of ptr[idx] (ir.h Prefetch, its
+  // PrefetchHint), or empty where the target has none (GPUs): only a hint.
+  virtual std::string prefetch(const std::string& ptr, const std::string& idx, int64_t hint) const {
+    (void)ptr, (void)idx, (void)hint;
     return {};
   }
   // Statement (without ';') for tile_mma_bf16 (ir/ops.h): args are its 12

@@ -26,12 +26,14 @@ void ElemRef::store_at(ir::SourceLoc loc, const Operand& v, ir::StoreHint hint) 
 
 void ElemRef::stream(const Operand& v) { store_at(v.loc(), v, ir::kStoreNonTemporal); }
 
-void ElemRef::prefetch(std::source_location sl) const {
-  const ir::SourceLoc loc = to_loc(sl);
+void ElemRef::prefetch_at(ir::SourceLoc loc, int64_t hint) const {
   if (ptr_.type().space != ir::AddrSpace::Global)
     throw ir::Error(loc, "prefetch: needs a buffer parameter, not a shared array");
-  record(loc, ir::Op::Prefetch, {detail::use(ptr_, loc), detail::use(index_, loc)});
+  record(loc, ir::Op::Prefetch, {detail::use(ptr_, loc), detail::use(index_, loc)}, hint);
 }
+
+void ElemRef::prefetch(std::source_location sl) const { prefetch_at(to_loc(sl), ir::kPrefetchL1); }
+void ElemRef::prefetch_l2(std::source_location sl) const { prefetch_at(to_loc(sl), ir::kPrefetchL2); }
 
 ElemRef& ElemRef::operator=(const Operand& v) {
   store_at(v.loc(), v);

@@ -40,7 +40,9 @@ class ElemRef {
 
   // `x[i].prefetch()`: hints that x[i] is read soon (a CPU cache prefetch;
   // GPU targets drop it). Means nothing and never faults: i may be past the end.
+  // `prefetch_l2()`: read a long way ahead, so into the second level only.
   void prefetch(std::source_location loc = std::source_location::current()) const;
+  void prefetch_l2(std::source_location loc = std::source_location::current()) const;
 
   Value load(std::source_location loc = std::source_location::current()) const;
   operator Value() const { return load_at(loc_); }  // at the indexing site
@@ -52,6 +54,7 @@ class ElemRef {
 
  private:
   void store_at(ir::SourceLoc loc, const Operand& v, ir::StoreHint hint = ir::kStorePlain);
+  void prefetch_at(ir::SourceLoc loc, int64_t hint) const;
   ElemRef& update(ir::Op op, const Operand& v);
 
   Value ptr_, index_;

@@ -70,6 +70,10 @@ inline bool is_nontemporal_store(const Instr& in) { return in.op == Op::Store &&
 // Prefetch ("prefetch %p, %i"): a hint that element i of buffer p will be
 // read soon. It means nothing (the interpreter skips it) and never faults,
 // so the index may run past the end; a CPU turns it into a cache prefetch.
+// Its attr says how near: kPrefetchL1 (into every level), kPrefetchL2
+// ("prefetch %p, %i l2": the second level and beyond, for data wanted a
+// long way ahead, which would only crowd the first level).
+enum PrefetchHint : int64_t { kPrefetchL1 = 0, kPrefetchL2 = 1 };
 
 enum class Access : uint8_t { Read, Write, ReadWrite };
 std::string_view access_name(Access a);

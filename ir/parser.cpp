@@ -361,9 +361,12 @@ class Parser {
       const Token& kw = peek();
       bool ok = (syn == AttrSyntax::Lane && kw.text == "lane") || (syn == AttrSyntax::Unroll && kw.text == "unroll") ||
                 ((syn == AttrSyntax::Generic || syn == AttrSyntax::Hint) && kw.text == "attr");
-      if (syn == AttrSyntax::Hint && kw.text == "nontemporal") {
+      if (syn == AttrSyntax::Hint && *op == Op::Store && kw.text == "nontemporal") {
         next();
         in.attr = kStoreNonTemporal;
+      } else if (syn == AttrSyntax::Hint && *op == Op::Prefetch && kw.text == "l2") {
+        next();
+        in.attr = kPrefetchL2;
       } else {
         if (!ok) fail(kw, "unexpected " + describe(kw) + " after the operands of " + std::string(op_name(*op)));
         next();

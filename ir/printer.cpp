@@ -14,7 +14,7 @@ AttrSyntax attr_syntax(Op op) {
     case OpClass::Builtin:
       return (op == Op::SubgroupSize || op == Op::SubgroupLane) ? AttrSyntax::Generic : AttrSyntax::Leading;
     case OpClass::Vector: return (op == Op::Extract || op == Op::Insert) ? AttrSyntax::Lane : AttrSyntax::Generic;
-    case OpClass::Memory: return op == Op::Store ? AttrSyntax::Hint : AttrSyntax::Generic;
+    case OpClass::Memory: return op == Op::Store || op == Op::Prefetch ? AttrSyntax::Hint : AttrSyntax::Generic;
     default: return op == Op::For ? AttrSyntax::Unroll : AttrSyntax::Generic;
   }
 }
@@ -90,7 +90,8 @@ std::string head(const Instr& in) {
       if (in.attr) s += " attr " + std::to_string(in.attr);
       break;
     case AttrSyntax::Hint:
-      if (in.attr == kStoreNonTemporal) s += " nontemporal";
+      if (in.op == Op::Store && in.attr == kStoreNonTemporal) s += " nontemporal";
+      else if (in.op == Op::Prefetch && in.attr == kPrefetchL2) s += " l2";
       else if (in.attr) s += " attr " + std::to_string(in.attr);  // malformed; the verifier says so
       break;
     case AttrSyntax::Leading: break;

@@ -467,7 +467,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
       if (!prefetch) return;
       const uint32_t slice = R * blocks * BB;
       Value at = pf_base + cast(u64, step) * uint64_t(slice);
-      for (uint32_t off = 0; off < slice + 63u; off += 64u) w[at + uint64_t(off)].prefetch();
+      for (uint32_t off = 0; off < slice + 63u; off += 64u) w[at + uint64_t(off)].prefetch_l2();
     };
     // The 16-lane forms' accumulators (one f32x16 line per X row and weight
     // row) and their outputs, each line's lane sum.

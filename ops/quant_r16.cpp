@@ -64,7 +64,7 @@ struct R16Item {
   // Step `step` of `steps` of tile t: its slice of tile t + spread_pf's lines.
   void prefetch_slice(uint32_t g, const Value& t, uint32_t step, uint32_t steps) const {
     const uint32_t per = (TL + steps - 1) / steps;
-    for (uint32_t l = step * per; l < std::min(TL, (step + 1) * per); ++l) w[tile(g, t + spread_pf) + uint64_t(l)].prefetch();
+    for (uint32_t l = step * per; l < std::min(TL, (step + 1) * per); ++l) w[tile(g, t + spread_pf) + uint64_t(l)].prefetch_l2();
   }
   // Activation word c (bytes 4c..4c+3) of X block xb of X row i, on all lanes.
   Value act(uint32_t i, const Value& xb, uint32_t c) const { return splat(xq[xrow[i] + xb * 8u + uint64_t(c)], 16); }
@@ -369,7 +369,7 @@ ir::Kernel qgemv_r16_kernel(QFormat fmt, int groups, int mb, int prefetch) {
       // 0.76 ms, spread 0.34).
       if (prefetch && !it.spread_pf)
         for (uint32_t g = 0; g < RG; ++g)
-          for (uint32_t l = 0; l < TL; ++l) it.w[it.tile(g, t + uint32_t(prefetch)) + uint64_t(l)].prefetch();
+          for (uint32_t l = 0; l < TL; ++l) it.w[it.tile(g, t + uint32_t(prefetch)) + uint64_t(l)].prefetch_l2();
     });
     it.store(y, M, N, m0, g0 * 16u);
   });

@@ -144,7 +144,7 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch) {
       for_range(0u, nb, [&](Value b) {
         if (prefetch) {
           Value at = pf_base + cast(u64, b) * uint64_t(R * BB);
-          for (uint32_t off = 0; off < R * BB + 63u; off += 64u) w[at + uint64_t(off)].prefetch();
+          for (uint32_t off = 0; off < R * BB + 63u; off += 64u) w[at + uint64_t(off)].prefetch_l2();
         }
         // X's super-block per row: the four units' bytes; Σq per group
         // (Q2_K: its mins), -4·Σq (Q3_K: the offset) or Σq per sub-block in

@@ -21,16 +21,18 @@ using namespace kgen::dsl;
 
 namespace {
 
-// y[i] = 2 x[i], prefetching x `ahead` elements further (past the end near it).
-ir::Kernel prefetch_kernel(uint32_t ahead) {
-  return kernel("hint_ahead_" + std::to_string(ahead), [&](KernelBuilder& kb) {
+// y[i] = 2 x[i], prefetching x `ahead` elements further (past the end near
+// it), into every cache level or (l2) from the second on.
+ir::Kernel prefetch_kernel(uint32_t ahead, bool l2 = false) {
+  return kernel("hint_ahead_" + std::to_string(ahead) + (l2 ? "_l2" : ""), [&](KernelBuilder& kb) {
     auto x = kb.input("x", f32);
     auto y = kb.output("y", f32);
     auto n = kb.scalar("n", u32);
     kb.workgroup(64);
     auto i = global_id(0);
     if_(i < n, [&] {
-      x[i + ahead].prefetch();
+      if (l2) x[i + ahead].prefetch_l2();
+      else x[i + ahead].prefetch();
       y[i] = x[i] * 2.0f;
     });
   });
@@ -64,6 +66,26 @@ TEST_CASE("x[i].prefetch() records a prefetch that verifies, prints, parses and 
                   ir::Error);
 }
 
+TEST_CASE("prefetch_l2() prints as 'l2', round-trips, and lowers to a locality-2 prefetch; unknown hints are refused") {
+  ir::Kernel k = prefetch_kernel(64, true);
+  ir::verify(k);
+  const std::string text = ir::print(k);
+  CHECK(text.find(" l2") != std::string::npos);
+  ir::Kernel back = ir::parse_kernel(text);
+  CHECK(ir::print(back) == text);
+  const std::string cpp = codegen::emit_cpp(k);
+  CHECK(cpp.find(", 0, 2)") != std::string::npos);  // prefetcht1
+  CHECK(codegen::emit_cpp(prefetch_kernel(64)).find(", 0, 3)") != std::string::npos);  // prefetcht0
+  // "nontemporal" is a store's word, not a prefetch's.
+  std::string bad = text;
+  bad.replace(bad.find(" l2"), 3, " nontemporal");
+  CHECK_THROWS_AS(ir::parse_kernel(bad), std::exception);
+  ir::walk_mut(k.body, [](ir::Instr& in) {
+    if (in.op == ir::Op::Prefetch) in.attr = 7;
+  });
+  CHECK_THROWS_WITH_AS(ir::verify(k), doctest::Contains("unknown prefetch hint 7"), ir::Error);
+}
+
 TEST_CASE("the C++ dialect prefetches; the GPU dialects drop the hint") {
   ir::Kernel k = prefetch_kernel(16);
   CHECK(codegen::emit_cpp(k).find("__builtin_prefetch(") != std::string::npos);
@@ -82,7 +104,8 @@ TEST_CASE("prefetches past the end change nothing: the interpreter and every dev
       continue;
     }
     for (uint32_t ahead : {0u, 16u, 100000u})
-      for (size_t n : {size_t(1), size_t(77), size_t(1000)}) {
+      for (size_t n : {size_t(1), size_t(77), size_t(1000)})
+        for (bool l2 : {false, true}) {
         CAPTURE(name);
         CAPTURE(ahead);
         CAPTURE(n);
@@ -95,10 +118,10 @@ TEST_CASE("prefetches past the end change nothing: the interpreter and every dev
         rt::CheckOptions co;
         co.time = false;
         co.seed = 5 + n;
-        rt::CheckResult r = rt::run_and_check(*dev, prefetch_kernel(ahead), w, co);
+        rt::CheckResult r = rt::run_and_check(*dev, prefetch_kernel(ahead, l2), w, co);
         INFO(r.message);
         CHECK(r.ok);
         CHECK(r.cmp.never_written == 0);
-      }
+        }
   }
 }
