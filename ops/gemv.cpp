@@ -155,14 +155,16 @@ ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf, bool 
   });
 }
 
-ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m, ir::Type a_dt, bool tail, bool shifted, int kr) {
+ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m, ir::Type a_dt, bool tail, bool shifted, int kr, int lb) {
   if (a_dt == ir::ScalarKind::Void) a_dt = dt;
   if (kr < 1 || kr > 8) throw std::invalid_argument("gemv_kn_split_kernel: kr (rows of B per pass) must be 1..8");
-  const uint32_t KR = uint32_t(kr);
+  if (lb != 1 && lb != 2 && lb != 4) throw std::invalid_argument("gemv_kn_split_kernel: lb (lines per block) must be 1, 2 or 4");
+  if (lb > 1 && shifted) throw std::invalid_argument("gemv_kn_split_kernel: lb > 1 is for unshifted rows");
+  const uint32_t KR = uint32_t(kr), LB = uint32_t(lb);
   if (shifted && (!tail || dt.bytes() != 4)) throw std::invalid_argument("gemv_kn_split_kernel: shifted rows need tail and 32-bit B");
   const uint32_t MM = uint32_t(m);
   return kernel("matmul_gemv_kn_split_" + dt.str() + "_m" + std::to_string(MM) + (a_dt != dt ? "_a" + a_dt.str() : "") + (tail ? "_tail" : "") +
-                    (shifted ? "_sh" : "") + (kr > 1 ? "_kr" + std::to_string(kr) : ""),
+                    (shifted ? "_sh" : "") + (kr > 1 ? "_kr" + std::to_string(kr) : "") + (lb > 1 ? "_lb" + std::to_string(lb) : ""),
                 [&](KernelBuilder& kb) {
     auto a = kb.input("a", a_dt);
     // Line buffers (N % 16 == 0), or scalars (tail): B's rows then start
@@ -246,6 +248,27 @@ ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m, ir::Type a_dt, bool tail, bo
           accumulate(off, bv);
         });
         fold(cast(u64, (nl - 1u) * 16u), nullptr);
+      } else if (LB > 1) {
+        // LB lines at a time: each row of A's nr broadcasts serve LB lines
+        // (loads per fma 1 + 1/nr + 1/M -> 1/LB + 1/nr, with the B lines
+        // reused from registers or L1 across the rows of A).
+        const Value nblk = nl / LB * LB;
+        for_range(0u, nblk, [&](Value l) {
+          std::vector<Value> offs;
+          std::vector<std::vector<Value>> bv(nr);
+          for (uint32_t q = 0; q < LB; ++q) {
+            offs.push_back(cast(u64, tail ? (l + q) * 16u : l + q));
+            for (uint32_t j = 0; j < nr; ++j) bv[j].push_back(to_f32(ld(b, brow[j] + offs[q])));
+          }
+          for (uint32_t i = 0; i < MM; ++i) {
+            std::vector<Value> acc;
+            for (uint32_t q = 0; q < LB; ++q) acc.push_back(ld(part, prow(i) + offs[q]));
+            for (uint32_t j = 0; j < nr; ++j)
+              for (uint32_t q = 0; q < LB; ++q) acc[q] = fma(ak[j][i], bv[j][q], acc[q]);
+            for (uint32_t q = 0; q < LB; ++q) st(part, prow(i) + offs[q], acc[q]);
+          }
+        }, LB);
+        for_range(nblk, nl, [&](Value l) { fold(cast(u64, tail ? l * 16u : l), nullptr); });
       } else {
         for_range(0u, nl, [&](Value l) { fold(cast(u64, tail ? l * 16u : l), nullptr); });
       }

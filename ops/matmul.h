@@ -168,9 +168,11 @@ ir::Kernel matmul_ksplit_sum_kernel(int ks, bool index64 = true, bool pitched = 
 // permute_bytes, TargetCaps::byte_lookup): B's rows read as aligned lines
 // shifted into place instead of unaligned loads. kr (1..8): rows of B
 // added per pass over the partial rows (fewer partial loads and stores when
-// the partial rows spill L1).
+// the partial rows spill L1). lb (1, 2, 4; unshifted rows): lines of the
+// partial rows per block, each of A's broadcasts serving lb lines (for more
+// than a few rows of A, where the broadcasts bound the loop).
 ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m, ir::Type a_dt = ir::Type(ir::ScalarKind::Void), bool tail = false,
-                                bool shifted = false, int kr = 1);
+                                bool shifted = false, int kr = 1, int lb = 1);
 // mg (Bᵀ): A's rows in groups of mg, one pass over the work-item's rows of B
 // each (0: all M at once).
 // kp > 1 (Bᵀ): K in kp parts, grid y; each part's partial C goes to

@@ -85,7 +85,9 @@ bool gemv_tail(const Shape& s) { return s.trans_b && s.k % 16 != 0; }
 
 // The K-split GEMV over a K×N B takes any K, and any N from 16 (a masked
 // last line per row where N % 16 != 0: a vocabulary of 50257 columns).
-bool kn_split_fits(const Shape& s) { return !s.trans_b && s.m <= kGemvMaxM && s.n >= 16; }
+// Up to 32 rows of A: its partial rows (M × N per split) stay in L2 that far.
+constexpr int kKnSplitMaxM = 32;
+bool kn_split_fits(const Shape& s) { return !s.trans_b && s.m <= kKnSplitMaxM && s.n >= 16; }
 // ... with B's unaligned f32 rows read as shifted aligned lines (sh=1),
 // where a runtime 64-byte byte permute is one instruction.
 bool kn_split_shift_fits(const Shape& s, const TargetCaps& caps) {
@@ -333,6 +335,7 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
         if (kr > 1) v.set("kr", kr);
         out.push_back(v);
         if (kn_split_shift_fits(s, caps)) out.push_back(Variant(v).set("sh", 1));
+        if (s.m > kGemvMaxM && kr >= 4) out.push_back(Variant(v).set("lb", 2));  // more rows of A: lines in pairs
       }
   if (gemv_fits(s) && s.m > 8)  // Bᵀ, A's rows in groups
     for (int rows : {2, 4})
@@ -468,6 +471,20 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // 197 3.94 ms, 105 2.24, 50 1.21; 197 × 2304 × 768 3.45 -> 2.87.
   const int64_t swap_from = s.dt == ir::ScalarKind::F32 ? 8 : caps.bf16_dot && pairs_fit(s) ? 12 : 32;
   const bool b_cached = double(s.n) * double(s.k) * double(ir::Type(s.dt).bytes()) <= 32.0 * 1048576.0;
+  // f32 K×N, 5-32 rows of A, where the swapped form's column walk would
+  // stream B from DRAM on a host whose prefetchers do not follow it
+  // (TargetCaps::strided_prefetch; or B cached, to 16 rows): the K-split
+  // GEMV, B's rows read whole into M partial rows in L2, lines in pairs
+  // (lb 2). Intel Xeon VM (kgen op, ms, swapped -> this, 1 / 2 threads):
+  // M × 11008 × 4096: M = 8 79.2 / 39.5 -> 12.0 / 5.7, 16 79.7 / 40.0 ->
+  // 19.4 / 10.4, 24 79.3 / 39.4 -> 30.2 / 15.5, 32 79.4 / 38.7 -> 29.3 /
+  // 17.4 (the packed GEMM 52.5 / 27.3; at 48 rows it ties the packed GEMM,
+  // 66 / 31, at 64 loses, 89 / 48 against 71 / 36); 24 × 4096² 14.0 / 5.5 ->
+  // 9.4 / 5.0; cached 16 × 3072 × 768 1.09 / 0.56 -> 0.95 / 0.53, but 32 ×
+  // 3072 × 768 1.42 / 0.78 -> 1.99 / 1.01.
+  if (!s.trans_b && s.dt == ir::ScalarKind::F32 && caps.vector_bits >= 512 && !caps.strided_prefetch &&
+      s.m > kGemvMaxM && kn_split_fits(s) && (!b_cached || s.m <= 16) && s.k >= 256)
+    return Variant{}.set("impl", kGemvKSplit).set("ks", 8).set("kr", 8).set("lb", 2);
   auto swap_panels_fill = [&] { return !(b_cached && swap_fill(s, caps) < 0.95); };  // only once swap_fits
   if (s.trans_b && swap_fits(s) && caps.vector_bits >= 512 && s.m > swap_from && s.m <= 256 && s.n > 4 * s.m &&
       swap_panels_fill())
@@ -482,7 +499,7 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // 0.63) 0.68 swapped against 0.61 packed, 40 (0.83) 1.15 / 0.91; 16 and
   // 32 (1.0) 0.61 / 0.72, 0.69 / 0.75.
   if (!s.trans_b && swap_fits(s) && caps.vector_bits >= 512 && s.m > kGemvMaxM && kn_swap && s.n > 4 * s.m && s.k >= 256 &&
-      swap_panels_fill())
+      swap_panels_fill() && (caps.strided_prefetch || b_cached))
     return variant_of(swap_tile(s, caps)).set("impl", kSwap);
   // Above 4 rows of A only over Bᵀ on AVX-512 (measured there; AVX2's 16
   // registers would spill the GEMV's accumulators).
@@ -505,7 +522,7 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // 0.95, 4×11008×4096 at 2 threads 4.43 -> 3.77). AVX2 (not measured): 2,
   // its 16 registers hold fewer of A's broadcast values.
   const int kn_kr = caps.vector_bits >= 512 ? 8 : 2;
-  if (!gemv_fits(s) && kn_split_fits(s) && s.n * s.k >= (int64_t(1) << 16)) {
+  if (!gemv_fits(s) && kn_split_fits(s) && s.m <= kGemvMaxM && s.n * s.k >= (int64_t(1) << 16)) {
     Variant v = Variant{}.set("impl", kGemvKSplit).set("ks", 16).set("kr", kn_kr);
     if (kn_split_shift_fits(s, caps)) v.set("sh", 1);
     return v;
@@ -747,7 +764,10 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
         throw std::invalid_argument("matmul: impl=4 sh=1 (shifted rows) needs f32 B, N % 16 != 0 and a runtime byte permute (AVX512-VBMI): " + v.str());
       const int kr = int(v.get("kr", 1));
       if (kr < 1 || kr > 8) throw std::invalid_argument("matmul: impl=4 kr (rows of B per pass) must be 1..8: " + v.str());
-      st.kernel = gemv_kn_split_kernel(s.dt, int(s.m), s.at, tail, shifted, kr);
+      const int lb = int(v.get("lb", 1));
+      if ((lb != 1 && lb != 2 && lb != 4) || (lb > 1 && shifted))
+        throw std::invalid_argument("matmul: impl=4 lb (lines per block) must be 1, 2 or 4, and 1 with sh=1: " + v.str());
+      st.kernel = gemv_kn_split_kernel(s.dt, int(s.m), s.at, tail, shifted, kr, lb);
       st.dims.grid = {uint32_t(ks), 1, uint32_t(s.batch)};
       st.buffers = {0, 1, part};
       st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.k)), ir::scalar_slot(uint32_t(kc))};

@@ -248,6 +248,20 @@ TEST_CASE("matmul: Bᵀ with a few dozen rows of A: the swapped product (Cᵀ = 
   CHECK(kn_impl(64, 2048, 2048) == 0);  // B in the cache: the packed GEMM from 4 lines of A's rows
   CHECK(kn_impl(8, 1024, 64) != 5);     // short K
   CHECK(d.heuristic(problem("matmul", {16, 11008, 4096}, {}, ir::ScalarKind::BF16), avx512).get("impl") != 5);
+  // Where the prefetchers do not follow the column walk (Intel): the K-split
+  // GEMV to 32 rows (to 16 with B cached), past it the packed GEMM.
+  codegen::TargetCaps intel = avx512;
+  intel.strided_prefetch = false;
+  auto kn_intel = [&](int64_t m, int64_t n, int64_t k) { return d.heuristic(problem("matmul", {m, n, k}), intel); };
+  CHECK(kn_intel(4, 11008, 4096).get("impl") == 4);
+  CHECK(kn_intel(5, 11008, 4096).get("impl") == 4);
+  CHECK(kn_intel(5, 11008, 4096).get("lb") == 2);
+  CHECK(kn_intel(32, 11008, 4096).get("impl") == 4);
+  CHECK(kn_intel(33, 11008, 4096).get("impl") == 0);
+  CHECK(kn_intel(128, 11008, 4096).get("impl") == 0);
+  CHECK(kn_intel(16, 3072, 768).get("impl") == 4);
+  CHECK(kn_intel(32, 3072, 768).get("impl") == 5);  // B cached: the swapped form's walk hits the cache
+  CHECK(d.heuristic(problem("matmul", {16, 11008, 4096}, {}, ir::ScalarKind::BF16), intel).get("impl") != 4);
 }
 
 TEST_CASE("matmul: bf16 pairs (bf2) in every form, on every host (vdpbf16ps or lane arithmetic), 1 and 2 threads") {
@@ -403,6 +417,12 @@ TEST_CASE("matmul and gated_mlp: tiny problems through the interpreter") {
       {problem("matmul", {2, 20, 32}, {{"trans_b", 1}}), ops::Variant::parse("impl=1 rows=4")},
       // The K-split GEMV over K×N with empty splits (ks > K).
       {problem("matmul", {2, 32, 16}, {{"batch", 2}}), ops::Variant::parse("impl=4 ks=20")},
+      // ... with 5-32 rows of A and lines in pairs: whole lines with an odd
+      // line left (N = 80: 5 lines), a masked tail (N = 71), K passes of 8
+      // rows of B with rows left (K = 45), batched.
+      {problem("matmul", {7, 80, 45}, {{"batch", 2}}), ops::Variant::parse("impl=4 ks=3 kr=8 lb=2")},
+      {problem("matmul", {13, 71, 45}), ops::Variant::parse("impl=4 ks=2 kr=4 lb=2")},
+      {problem("matmul", {32, 96, 33}), ops::Variant::parse("impl=4 ks=8 kr=8 lb=2")},
       // A's rows in groups of 3 (a partial last group), rows past N.
       {problem("matmul", {11, 9, 32}, {{"trans_b", 1}, {"batch", 2}}), ops::Variant::parse("impl=1 rows=4 pf=1 mg=3")},
       {problem("matmul", {2, 32, 16}), ops::Variant::parse("impl=1 rows=2")},
