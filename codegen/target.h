@@ -54,12 +54,14 @@ struct TargetCaps {
   // permission for the tile state granted to this process): the bf16 GEMM's
   // 32×32 blocks run on it at several times the vector units' rate.
   bool matrix_tiles = false;
-  // CPU: the hardware prefetchers follow a column walk (a line or two per
-  // row of a row-major matrix whose rows are KiB apart), as AMD Zen 5's do:
-  // there the swapped K×N GEMM read B that way at DRAM speed (16 × 11008 ×
-  // 4096, 1 thread, 10.8 ms). Intel's stop at page boundaries: on the Xeon
-  // VM the same walk read 2.3 GB/s (79 ms) with software prefetches 64-256
-  // rows ahead. Heuristics only (not in the cache key).
+  // CPU: a column walk (a line per row of a row-major matrix whose rows are
+  // KiB apart) reads at DRAM speed, as on AMD Zen 5: there the swapped K×N
+  // GEMM read B that way (16 × 11008 × 4096, 1 thread, 10.8 ms). On the
+  // Intel Xeon VM the same GEMM read 2.3 GB/s (79 ms), and a C loop walking
+  // a 4096 × 11008 f32 matrix a line per row 4.3 GB/s, with or without huge
+  // pages or software prefetches 64 rows ahead (2 lines per row 7.2, 4 9.8,
+  // 8 11.4): the memory system, not the TLB. Heuristics only (not in the
+  // cache key).
   bool strided_prefetch = false;
   // CPU: the device's worker threads (0: unknown), for the ops' heuristics
   // that split work (the reduction's column groups). Not part of the cache

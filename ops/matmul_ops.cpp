@@ -88,6 +88,8 @@ bool gemv_tail(const Shape& s) { return s.trans_b && s.k % 16 != 0; }
 // Up to 32 rows of A: its partial rows (M × N per split) stay in L2 that far.
 constexpr int kKnSplitMaxM = 32;
 bool kn_split_fits(const Shape& s) { return !s.trans_b && s.m <= kKnSplitMaxM && s.n >= 16; }
+// B small enough to stay in the cache between calls (32 MiB).
+bool b_cached(const Shape& s) { return double(s.n) * double(s.k) * double(ir::Type(s.dt).bytes()) <= 32.0 * 1048576.0; }
 // ... with B's unaligned f32 rows read as shifted aligned lines (sh=1),
 // where a runtime 64-byte byte permute is one instruction.
 bool kn_split_shift_fits(const Shape& s, const TargetCaps& caps) {
@@ -449,6 +451,23 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // bf16 on a matrix engine: Bᵀ with 4-512 rows swapped, else from 16 rows
   // of A (AMX: 16-row tiles; the GEMVs below).
   if (tile_fits(s, caps) && tile_swap_fits(s)) return tile_swapped_variant(s, caps);
+  // K×N with 5-32 rows of A where a column walk does not read at DRAM speed
+  // (!TargetCaps::strided_prefetch: the swapped form's walk, and the packed
+  // GEMM's in-kernel packing of B's strided rows), B from DRAM or (to 16
+  // rows) cached: the K-split GEMV, B's rows read whole into M partial rows
+  // in L2, lines in pairs (lb 2). Intel Xeon VM, kgen op, ms, 1 thread (2):
+  // f32 M × 11008 × 4096, swapped -> this: M = 8 79.2 (39.5) -> 12.0 (5.7),
+  // 16 79.7 (40.0) -> 19.4 (10.4), 24 79.3 (39.4) -> 30.2 (15.5), 32 79.4
+  // (38.7) -> 29.3 (17.4); the packed GEMM 52.5 (27.3) at 32, at 48 rows a
+  // tie (66 / 31), at 64 it wins (71 / 36 against 89 / 48). 24 × 4096²
+  // 14.0 (5.5) -> 9.4 (5.0); cached 16 × 3072 × 768 1.09 (0.56) -> 0.95
+  // (0.53), but 32 × 3072 × 768 1.42 (0.78) -> 1.99 (1.01). f16 / bf16
+  // (the packed GEMM, bf16 from 16 rows on AMX tiles) -> this: M = 8 32.5 /
+  // 32.6 -> 9.0 / 8.9, 16 50.2 / 20.9 -> 13.8 / 15.2, 32 58.6 / 22.0 -> 28.2
+  // / 30.9 (so tiles keep bf16 past 16 rows; at 24 a tie, 22.4 / 22.9).
+  if (!s.trans_b && caps.vector_bits >= 512 && !caps.strided_prefetch && s.m > kGemvMaxM && kn_split_fits(s) &&
+      s.k >= 256 && (!b_cached(s) || s.m <= 16) && !(tile_fits(s, caps) && s.m > 16))
+    return Variant{}.set("impl", kGemvKSplit).set("ks", 8).set("kr", 8).set("lb", 2);
   if (tile_fits(s, caps) && s.m >= 16) return tile_variant(s, caps);
   // Bᵀ with 9-256 rows of A on AVX-512 (bf16 on pairs from 13: its pair
   // GEMV holds up longer): the swapped product. Zen 5, 1 thread, M × 11008
@@ -470,22 +489,8 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // even at 90 (0.94), 144 (1.0), 240 (1.0). The heuristic's packed GEMM:
   // 197 3.94 ms, 105 2.24, 50 1.21; 197 × 2304 × 768 3.45 -> 2.87.
   const int64_t swap_from = s.dt == ir::ScalarKind::F32 ? 8 : caps.bf16_dot && pairs_fit(s) ? 12 : 32;
-  const bool b_cached = double(s.n) * double(s.k) * double(ir::Type(s.dt).bytes()) <= 32.0 * 1048576.0;
-  // f32 K×N, 5-32 rows of A, where the swapped form's column walk would
-  // stream B from DRAM on a host whose prefetchers do not follow it
-  // (TargetCaps::strided_prefetch; or B cached, to 16 rows): the K-split
-  // GEMV, B's rows read whole into M partial rows in L2, lines in pairs
-  // (lb 2). Intel Xeon VM (kgen op, ms, swapped -> this, 1 / 2 threads):
-  // M × 11008 × 4096: M = 8 79.2 / 39.5 -> 12.0 / 5.7, 16 79.7 / 40.0 ->
-  // 19.4 / 10.4, 24 79.3 / 39.4 -> 30.2 / 15.5, 32 79.4 / 38.7 -> 29.3 /
-  // 17.4 (the packed GEMM 52.5 / 27.3; at 48 rows it ties the packed GEMM,
-  // 66 / 31, at 64 loses, 89 / 48 against 71 / 36); 24 × 4096² 14.0 / 5.5 ->
-  // 9.4 / 5.0; cached 16 × 3072 × 768 1.09 / 0.56 -> 0.95 / 0.53, but 32 ×
-  // 3072 × 768 1.42 / 0.78 -> 1.99 / 1.01.
-  if (!s.trans_b && s.dt == ir::ScalarKind::F32 && caps.vector_bits >= 512 && !caps.strided_prefetch &&
-      s.m > kGemvMaxM && kn_split_fits(s) && (!b_cached || s.m <= 16) && s.k >= 256)
-    return Variant{}.set("impl", kGemvKSplit).set("ks", 8).set("kr", 8).set("lb", 2);
-  auto swap_panels_fill = [&] { return !(b_cached && swap_fill(s, caps) < 0.95); };  // only once swap_fits
+  const bool b_in_cache = b_cached(s);
+  auto swap_panels_fill = [&] { return !(b_in_cache && swap_fill(s, caps) < 0.95); };  // only once swap_fits
   if (s.trans_b && swap_fits(s) && caps.vector_bits >= 512 && s.m > swap_from && s.m <= 256 && s.n > 4 * s.m &&
       swap_panels_fill())
     return variant_of(swap_tile(s, caps)).set("impl", kSwap);
@@ -499,7 +504,7 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // 0.63) 0.68 swapped against 0.61 packed, 40 (0.83) 1.15 / 0.91; 16 and
   // 32 (1.0) 0.61 / 0.72, 0.69 / 0.75.
   if (!s.trans_b && swap_fits(s) && caps.vector_bits >= 512 && s.m > kGemvMaxM && kn_swap && s.n > 4 * s.m && s.k >= 256 &&
-      swap_panels_fill() && (caps.strided_prefetch || b_cached))
+      swap_panels_fill() && (caps.strided_prefetch || b_in_cache))
     return variant_of(swap_tile(s, caps)).set("impl", kSwap);
   // Above 4 rows of A only over Bᵀ on AVX-512 (measured there; AVX2's 16
   // registers would spill the GEMV's accumulators).
@@ -750,7 +755,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     }
     case kGemvKSplit: {
       if (!is_cpu(caps) || !kn_split_fits(s))
-        throw std::invalid_argument("matmul: impl=4 (K-split GEMV) is for the CPU, a K×N B with N >= 16 and M <= 4");
+        throw std::invalid_argument("matmul: impl=4 (K-split GEMV) is for the CPU, a K×N B with N >= 16 and M <= " + std::to_string(kKnSplitMaxM));
       const int64_t ks = v.get("ks", 32);
       if (ks < 1 || ks > 64) throw std::invalid_argument("matmul: impl=4 ks must be 1..64: " + v.str());
       const int64_t kc = (s.k + ks - 1) / ks;

@@ -261,7 +261,13 @@ TEST_CASE("matmul: Bᵀ with a few dozen rows of A: the swapped product (Cᵀ = 
   CHECK(kn_intel(128, 11008, 4096).get("impl") == 0);
   CHECK(kn_intel(16, 3072, 768).get("impl") == 4);
   CHECK(kn_intel(32, 3072, 768).get("impl") == 5);  // B cached: the swapped form's walk hits the cache
-  CHECK(d.heuristic(problem("matmul", {16, 11008, 4096}, {}, ir::ScalarKind::BF16), intel).get("impl") != 4);
+  // f16/bf16 too; bf16 on AMX tiles past 16 rows.
+  CHECK(d.heuristic(problem("matmul", {16, 11008, 4096}, {}, ir::ScalarKind::F16), intel).get("impl") == 4);
+  CHECK(d.heuristic(problem("matmul", {32, 11008, 4096}, {}, ir::ScalarKind::BF16), intel).get("impl") == 4);
+  codegen::TargetCaps amx = intel;
+  amx.matrix_tiles = true;
+  CHECK(d.heuristic(problem("matmul", {16, 11008, 4096}, {}, ir::ScalarKind::BF16), amx).get("impl") == 4);
+  CHECK(d.heuristic(problem("matmul", {32, 11008, 4096}, {}, ir::ScalarKind::BF16), amx).get("impl") == 7);
 }
 
 TEST_CASE("matmul: bf16 pairs (bf2) in every form, on every host (vdpbf16ps or lane arithmetic), 1 and 2 threads") {
@@ -423,6 +429,8 @@ TEST_CASE("matmul and gated_mlp: tiny problems through the interpreter") {
       {problem("matmul", {7, 80, 45}, {{"batch", 2}}), ops::Variant::parse("impl=4 ks=3 kr=8 lb=2")},
       {problem("matmul", {13, 71, 45}), ops::Variant::parse("impl=4 ks=2 kr=4 lb=2")},
       {problem("matmul", {32, 96, 33}), ops::Variant::parse("impl=4 ks=8 kr=8 lb=2")},
+      {problem("matmul", {6, 40, 21}, {}, ir::ScalarKind::F16), ops::Variant::parse("impl=4 ks=2 kr=8 lb=2")},
+      {problem("matmul", {9, 64, 19}, {{"a_f32", 1}}, ir::ScalarKind::BF16), ops::Variant::parse("impl=4 ks=3 kr=4 lb=2")},
       // A's rows in groups of 3 (a partial last group), rows past N.
       {problem("matmul", {11, 9, 32}, {{"trans_b", 1}, {"batch", 2}}), ops::Variant::parse("impl=1 rows=4 pf=1 mg=3")},
       {problem("matmul", {2, 32, 16}), ops::Variant::parse("impl=1 rows=2")},
