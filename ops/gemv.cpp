@@ -204,23 +204,28 @@ ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m, ir::Type a_dt, bool tail, bo
         for (uint32_t i = 0; i < MM; ++i) ak[j].push_back(splat(to_f32(Value(a[(bz * MM + i) * K + k + j])), 16));
         brow.push_back(cast(u64, bz * K + k + j) * cast(u64, tail ? N : nl));
       }
-      // part[i][off ..] += Σ_j A[i][k + j] · bv[j] for every row i of A.
-      auto accumulate = [&](const Value& off, const std::vector<Value>& bv) {
+      // part[i][offs[q] ..] += Σ_j A[i][k + j] · bv[q][j] for every row i
+      // of A and line q: each of A's broadcasts serves every line given.
+      auto accumulate = [&](const std::vector<Value>& offs, const std::vector<std::vector<Value>>& bv) {
         for (uint32_t i = 0; i < MM; ++i) {
-          Value at = prow(i) + off;
-          Value acc = ld(part, at);
-          for (uint32_t j = 0; j < nr; ++j) acc = fma(ak[j][i], bv[j], acc);
-          st(part, at, acc);
+          std::vector<Value> acc;
+          for (const Value& off : offs) acc.push_back(ld(part, prow(i) + off));
+          for (uint32_t j = 0; j < nr; ++j)
+            for (size_t q = 0; q < offs.size(); ++q) acc[q] = fma(ak[j][i], bv[q][j], acc[q]);
+          for (size_t q = 0; q < offs.size(); ++q) st(part, prow(i) + offs[q], acc[q]);
         }
       };
-      auto fold = [&](const Value& off, const Value* mask) {
+      // B's nr lines at `off` (lanes outside `mask` as 0).
+      auto b_lines = [&](const Value& off, const Value* mask) {
         std::vector<Value> bv;
         for (uint32_t j = 0; j < nr; ++j) {
           bv.push_back(to_f32(ld(b, brow[j] + off)));
           if (mask) bv[j] = select(*mask, bv[j], splat(0.0f, 16));  // lanes the whole lines took: add 0
         }
-        accumulate(off, bv);
+        return bv;
       };
+      auto fold = [&](const Value& off, const Value* mask) { accumulate({off}, {b_lines(off, mask)}); };
+      auto line_at = [&](const Value& l) { return cast(u64, tail ? l * 16u : l); };
       if (shifted) {
         // B's rows from aligned lines: line l is lanes r.. of aligned lines
         // j and j + 1 (r = the row's start mod 16), one two-table byte
@@ -245,32 +250,24 @@ ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m, ir::Type a_dt, bool tail, bo
             bv.push_back(bitcast(line(f32, 16), permute_bytes(prev[j].get(), next, idx[j])));
             prev[j] = next;
           }
-          accumulate(off, bv);
+          accumulate({off}, {bv});
         });
         fold(cast(u64, (nl - 1u) * 16u), nullptr);
-      } else if (LB > 1) {
-        // LB lines at a time: each row of A's nr broadcasts serve LB lines
-        // (loads per fma 1 + 1/nr + 1/M -> 1/LB + 1/nr, with the B lines
-        // reused from registers or L1 across the rows of A).
-        const Value nblk = nl / LB * LB;
-        for_range(0u, nblk, [&](Value l) {
-          std::vector<Value> offs;
-          std::vector<std::vector<Value>> bv(nr);
-          for (uint32_t q = 0; q < LB; ++q) {
-            offs.push_back(cast(u64, tail ? (l + q) * 16u : l + q));
-            for (uint32_t j = 0; j < nr; ++j) bv[j].push_back(to_f32(ld(b, brow[j] + offs[q])));
-          }
-          for (uint32_t i = 0; i < MM; ++i) {
-            std::vector<Value> acc;
-            for (uint32_t q = 0; q < LB; ++q) acc.push_back(ld(part, prow(i) + offs[q]));
-            for (uint32_t j = 0; j < nr; ++j)
-              for (uint32_t q = 0; q < LB; ++q) acc[q] = fma(ak[j][i], bv[j][q], acc[q]);
-            for (uint32_t q = 0; q < LB; ++q) st(part, prow(i) + offs[q], acc[q]);
-          }
-        }, LB);
-        for_range(nblk, nl, [&](Value l) { fold(cast(u64, tail ? l * 16u : l), nullptr); });
       } else {
-        for_range(0u, nl, [&](Value l) { fold(cast(u64, tail ? l * 16u : l), nullptr); });
+        // LB lines at a time (loads per fma 1 + 1/nr + 1/M -> 1/LB + 1/nr,
+        // the B lines reused from registers or L1 across the rows of A),
+        // then the lines left one at a time.
+        const Value whole = LB > 1 ? nl / LB * LB : nl;
+        for_range(0u, whole, [&](Value l) {
+          std::vector<Value> offs;
+          std::vector<std::vector<Value>> bv;
+          for (uint32_t q = 0; q < LB; ++q) {
+            offs.push_back(line_at(q ? l + q : l));
+            bv.push_back(b_lines(offs[q], nullptr));
+          }
+          accumulate(offs, bv);
+        }, LB);
+        if (LB > 1) for_range(whole, nl, [&](Value l) { fold(line_at(l), nullptr); });
       }
       // The rows' last 16 columns, those already walked masked off.
       if (tail)
