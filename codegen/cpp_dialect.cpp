@@ -368,8 +368,14 @@ std::string CppDialect::permute_bytes(Type table, Type result, std::span<const s
   // A constant pattern is a shufflevector: LLVM picks the cheapest shuffles
   // for it (vpermb / vpermi2b with VBMI, else byte shuffles and blends).
   const std::string bytes = "kg_u8v" + std::to_string(table.bytes());
-  std::string s = "__builtin_bit_cast(" + type_name(result) + ", __builtin_shufflevector(__builtin_bit_cast(" + bytes +
-                  ", " + args[0] + "), __builtin_bit_cast(" + bytes + ", " + args[1] + ")";
+  std::string a = "__builtin_bit_cast(" + bytes + ", " + args[0] + ")", b = "__builtin_bit_cast(" + bytes + ", " + args[1] + ")";
+  // One 64-byte table (a quad's f16 scales from its first 64 bytes): LLVM
+  // narrows the table's load to two 32-byte halves and a two-source vpermi2w
+  // (3 uops on Intel: 2 cycles of port 5) where the whole line in a register
+  // takes one vpermw (1 uop). kg_in_reg keeps it whole (an empty asm, no
+  // instruction; the identity where 64-byte lines are not registers).
+  if (args[0] == args[1] && table.bytes() == 64) a = b = "kg_in_reg(" + a + ")";
+  std::string s = "__builtin_bit_cast(" + type_name(result) + ", __builtin_shufflevector(" + a + ", " + b;
   for (int p : pattern) s += ", " + std::to_string(p);
   return s + "))";
 }
@@ -910,6 +916,13 @@ template <class A, class C> KG_MATH C kg_dot2_i16(A a, A b, C c) {
 #endif
     return c + ((a << 16) >> 16) * ((b << 16) >> 16) + (a >> 16) * (b >> 16);
   }
+}
+)"},
+    {"in_reg", "kg_in_reg(", "", R"(KG_MATH kg_u8v64 kg_in_reg(kg_u8v64 x) {
+#if defined(__AVX512BW__)
+  __asm__("" : "+v"(x));
+#endif
+  return x;
 }
 )"},
     // permute_bytes with an index computed at run time (a constant one is a

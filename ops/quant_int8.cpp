@@ -340,9 +340,10 @@ SpanTables span_tables(const PackedBytes& w, const Value& base, uint32_t span) {
   return {bytes64(w, base), bytes64(w, base + uint64_t(span - tail), tail / 16u)};
 }
 // The 16 f16 values that byte index line `idx` picks from the tables
-// (scales, mins), as f32.
-Value span_halves(const SpanTables& t, const Value& idx) {
-  return cast(line(f32, 16), bitcast(line(f16, 16), permute_bytes(t.lo, t.hi, idx)));
+// (scales, mins), as f32. `first_only`: idx picks from t.lo alone, a
+// one-table permute (vpermw on AVX512-BW, see CppDialect::permute_bytes).
+Value span_halves(const SpanTables& t, const Value& idx, bool first_only = false) {
+  return cast(line(f32, 16), bitcast(line(f16, 16), permute_bytes(t.lo, first_only ? t.lo : t.hi, idx)));
 }
 // The table byte of byte `at` (< span) of the run.
 uint32_t span_byte(uint32_t at, uint32_t span) { return at < 64 ? at : 64u + (at - (span - span_tail(span))); }
@@ -401,6 +402,47 @@ Value q4k_scale_min_codes(const PackedBytes& w, const Value& base) {
   return bitcast(line(u8, 16), lo | hi);
 }
 
+bool quad_x_has_min(QFormat f) { return f == QFormat::Q4_1 || f == QFormat::Q5_1; }
+
+ir::Kernel quad_x8_kernel(QFormat fmt, int quads_per_item) {
+  if (fmt != QFormat::Q4_0 && fmt != QFormat::Q4_1 && fmt != QFormat::Q5_0 && fmt != QFormat::Q5_1)
+    throw std::invalid_argument(std::string("quad_x8_kernel: block quads are for Q4_0, Q4_1, Q5_0 and Q5_1, not ") + info(fmt).name);
+  const uint32_t QPI = uint32_t(quads_per_item);
+  const bool with_min = quad_x_has_min(fmt);
+  // o / 4 (Q4_0 2, Q5_0 4; 0 with mins): -o·Σq of a block over its 4 lanes.
+  const int32_t lane_offset = fmt == QFormat::Q4_0 ? 2 : fmt == QFormat::Q5_0 ? 4 : 0;
+  return kernel(std::string("quant_x8_quads_") + info(fmt).name + "_b" + std::to_string(QPI), [&](KernelBuilder& kb) {
+    auto xq = kb.input("xq", line(i32, 4));
+    auto xd = kb.input("xd", f32);
+    auto xs = kb.input("xs", i32);
+    auto xqq = kb.output("xqq", line(i32, 16));
+    auto xqi = kb.output("xqi", line(i32, 16));
+    auto xqf = kb.output("xqf", line(f32, 16));
+    auto nq = kb.scalar("nquads", u32);
+    kb.workgroup(1);
+    Value q0 = group_id(0) * QPI;
+    for_range(q0, min(q0 + QPI, nq), [&](Value qd) {
+      // The quad's 8 groups of 16 and 4 blocks (quads never straddle rows of X: K % 128 == 0).
+      Value gb = cast(u64, qd * 8u), xbb = cast(u64, qd * 4u);
+      std::vector<Value> lo, hi, sums, d, m;
+      for (uint32_t q = 0; q < 4; ++q) {
+        Value ql = xq[gb + uint64_t(2 * q)], qh = xq[gb + uint64_t(2 * q + 1)];
+        for (int k = 0; k < 4; ++k) lo.push_back(extract(ql, k)), hi.push_back(extract(qh, k));
+        Value sum = xs[gb + uint64_t(2 * q)] + xs[gb + uint64_t(2 * q + 1)];
+        sums.push_back(sum * -lane_offset);
+        d.push_back(xd[xbb + uint64_t(q)]);
+        if (with_min) m.push_back(d.back() * f(sum) * 0.25f);  // dx·Σq over 4 lanes
+      }
+      Value at = cast(u64, qd);
+      xqq[at * 2u] = make_line(lo);
+      xqq[at * 2u + uint64_t(1)] = make_line(hi);
+      xqi[at] = quarters(sums);
+      xqf[at * (with_min ? 2u : 1u)] = quarters(d);
+      if (with_min) xqf[at * 2u + uint64_t(1)] = quarters(m);
+    });
+  });
+}
+
 ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int prefetch, int step_blocks, bool wide_units) {
   if (wide_units ? !has_wide_int8_gemv(fmt) : !has_int8_gemv(fmt))
     throw std::invalid_argument(std::string("no int8 GEMV for ") + info(fmt).name + (wide_units ? " in 16-lane units" : ""));
@@ -418,9 +460,10 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
                      (signed_q8 ? "_s" : "") + (prefetch ? "_pf" + std::to_string(prefetch) : "") +
                      (step_blocks > 1 ? "_p" + std::to_string(step_blocks) : "") + (wide_units ? "_w16" : "");
   return kernel(name, [&](KernelBuilder& kb) {
-    auto xq = kb.input("xq", line(i32, 4));
-    auto xd = kb.input("xd", f32);
-    auto xs = kb.input("xs", i32);
+    // Quads read X prepared by quad_x8_kernel (xqq, xqi, xqf) in place of xq, xd, xs.
+    auto xq = kb.input(quads ? "xqq" : "xq", line(i32, quads ? 16 : 4));
+    auto xd = kb.input(quads ? "xqi" : "xd", quads ? line(i32, 16) : Type(f32));
+    auto xs = kb.input(quads ? "xqf" : "xs", quads ? line(f32, 16) : Type(i32));
     auto w = kb.input("w", u8);
     auto y = kb.output("y", f32);
     auto M = kb.scalar("m", u32);
@@ -558,7 +601,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
           if (q8) {
             const SpanTables t = span_tables(pb, base, 68);
             codes = bitcast(line(u32, 16), permute_bytes(t.lo, t.hi, codes_idx)) ^ 0x80808080u;
-            scale = span_halves(t, scales_idx);
+            scale = span_halves(t, scales_idx, true);  // scales at bytes 0 and 34
           } else {
             codes = pair_codes(pb, base, BB, qs);
             if (five) codes = codes | pair_high_bits(pb.u32le(base + uint64_t(qh_at)), pb.u32le(base + uint64_t(BB + qh_at)));
@@ -609,23 +652,15 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
       for_range(0u, nb / 4u, [&](Value bq) {
         Value b = bq * 4u;
         prefetch_ahead(bq, 4);
+        // X's lines for this quad, per row of X (quad_x8_kernel).
         std::vector<Value> xlo, xhi, init, dx, xmin;
         for (uint32_t i = 0; i < MB; ++i) {
-          Value gb = cast(u64, xg[i] + b * 2u), xbb = cast(u64, xb[i] + b);
-          std::vector<Value> lo, hi, s, d, m;
-          for (uint32_t q = 0; q < 4; ++q) {
-            Value ql = xq[gb + uint64_t(2 * q)], qh = xq[gb + uint64_t(2 * q + 1)];
-            for (int k = 0; k < 4; ++k) lo.push_back(extract(ql, k)), hi.push_back(extract(qh, k));
-            Value sum = xs[gb + uint64_t(2 * q)] + xs[gb + uint64_t(2 * q + 1)];
-            s.push_back(sum * -lane_offset);  // -o·Σq of the block over its 4 lanes
-            d.push_back(xd[xbb + uint64_t(q)]);
-            if (with_min) m.push_back(d.back() * f(sum) * 0.25f);  // dx·Σq over 4 lanes
-          }
-          xlo.push_back(make_line(lo));
-          xhi.push_back(make_line(hi));
-          init.push_back(lane_offset ? quarters(s) : splat(constant(i32, 0), 16));
-          dx.push_back(quarters(d));
-          if (with_min) xmin.push_back(quarters(m));
+          Value at = cast(u64, xb[i] / 4u + bq);
+          xlo.push_back(xq[at * 2u]);
+          xhi.push_back(xq[at * 2u + uint64_t(1)]);
+          init.push_back(lane_offset ? xd[at] : splat(constant(i32, 0), 16));
+          dx.push_back(xs[at * (with_min ? 2u : 1u)]);
+          if (with_min) xmin.push_back(xs[at * 2u + uint64_t(1)]);
         }
         for (uint32_t r = 0; r < R; ++r) {
           const SpanTables t = span_tables(pb, wrow[r] + cast(u64, b) * uint64_t(BB), span);
@@ -636,8 +671,10 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
             lo = lo | quad_high_bits(qh, 0);
             hi = hi | quad_high_bits(qh, 16);
           }
-          Value scale = span_halves(t, scales_idx);
-          Value mins = with_min ? span_halves(t, mins_idx) : Value();
+          // The last block's d (m) at 3·BB (+ 2) is in the first table for
+          // Q4_0 and Q4_1.
+          Value scale = span_halves(t, scales_idx, 3 * BB + 1 < 64);
+          Value mins = with_min ? span_halves(t, mins_idx, 3 * BB + 3 < 64) : Value();
           for (uint32_t i = 0; i < MB; ++i) {
             Var& a = acc[i * R + r];
             Value isum = dot4(hi, xhi[i], dot4(lo, xlo[i], init[i]));

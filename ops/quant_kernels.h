@@ -99,6 +99,17 @@ ir::Kernel quantize_x8_kernel(int blocks_per_item);
 // 64-byte load of quant bytes holds several) instead of one per 8-lane one.
 ir::Kernel qgemv_x8_kernel(QFormat f, int rows, int mb, bool signed_q8 = false, int prefetch = 0, int step_blocks = 1,
                            bool wide_units = false);
+// X for the block quads (step_blocks 4), prepared once per call from
+// quantize_x8's output instead of once per work-item: per row of X and quad
+// of 4 blocks q, xqq[2q], xqq[2q + 1] (i32x16: the low and high 16
+// activations of each block, 16 bytes per block), xqi[q] (i32x16: -o·Σq of
+// each block, over its 4 lanes) and xqf (f32x16, 4 lanes per block: dx at
+// [q], or with mins (Q4_1, Q5_1) at [2q], and dx·Σq / 4 at [2q + 1]).
+// Buffers (xq, xd, xs, xqq, xqi, xqf), scalar nquads (M·K/128); grid x =
+// ceil(nquads/quads_per_item), workgroup 1. qgemv_x8_kernel with
+// step_blocks 4 then takes (xqq, xqi, xqf, w, y).
+bool quad_x_has_min(QFormat f);
+ir::Kernel quad_x8_kernel(QFormat f, int quads_per_item);
 
 // X per super-block of 256 (GGML's Q8_K activations; quant_x8k.cpp), for the
 // K-quants whose sub-block scales are small integers: Q2_K, Q3_K, Q4_K, Q5_K.

@@ -713,7 +713,17 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
         throw std::invalid_argument("qmatmul: p2=1 (block pairs) needs Q4_0, Q4_1, Q5_0, Q5_1 or Q8_0 and k % 64 == 0");
       if (quads && (pairs || !quad_gemv(s, caps)))
         throw std::invalid_argument("qmatmul: p4=1 (block quads) needs Q4_0, Q4_1, Q5_0 or Q5_1, k % 128 == 0 and byte permutes, without p2");
-      Step st{qgemv_x8_kernel(s.f, r, mb, sgn, pf, quads ? 4 : pairs ? 2 : 1, w16), {}, {xq, xd, xs, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
+      std::array<int, 3> x_in = {xq, xd, xs};
+      if (quads) {
+        const int64_t nq = s.m * s.k / 128, qpi = 64;
+        x_in = {pl.add_temp(nio, size_t(nq) * 128), pl.add_temp(nio, size_t(nq) * 64),
+                pl.add_temp(nio, size_t(nq) * (quad_x_has_min(s.f) ? 128 : 64))};
+        Step q{quad_x8_kernel(s.f, int(qpi)), {}, {xq, xd, xs, x_in[0], x_in[1], x_in[2]}, {u(nq)}};
+        q.dims.grid = {uint32_t(cdiv(nq, qpi)), 1, 1};
+        pl.steps.push_back(std::move(q));
+      }
+      Step st{qgemv_x8_kernel(s.f, r, mb, sgn, pf, quads ? 4 : pairs ? 2 : 1, w16), {}, {x_in[0], x_in[1], x_in[2], 1, 2},
+              {u(s.m), u(s.n), u(s.k)}};
       st.dims.grid = {uint32_t(cdiv(s.n, r)), uint32_t(cdiv(s.m, mb)), 1};
       pl.steps.push_back(std::move(st));
       return pl;
