@@ -369,15 +369,21 @@ std::string CppDialect::permute_bytes(Type table, Type result, std::span<const s
   // for it (vpermb / vpermi2b with VBMI, else byte shuffles and blends).
   const std::string bytes = "kg_u8v" + std::to_string(table.bytes());
   std::string a = "__builtin_bit_cast(" + bytes + ", " + args[0] + ")", b = "__builtin_bit_cast(" + bytes + ", " + args[1] + ")";
-  // One 64-byte table (a quad's f16 scales from its first 64 bytes): LLVM
-  // narrows the table's load to two 32-byte halves and a two-source vpermi2w
-  // (3 uops on Intel: 2 cycles of port 5) where the whole line in a register
-  // takes one vpermw (1 uop). kg_in_reg keeps it whole (an empty asm, no
-  // instruction; the identity where 64-byte lines are not registers).
-  if (args[0] == args[1] && table.bytes() == 64) a = b = "kg_in_reg(" + a + ")";
-  std::string s = "__builtin_bit_cast(" + type_name(result) + ", __builtin_shufflevector(" + a + ", " + b;
+  // One 64-byte table (a quad's f16 scales or first codes from its first 64
+  // bytes): LLVM narrows the table's load to two 32-byte halves and a
+  // two-source vpermi2w (3 uops on Intel: 2 cycles of port 5), or folds a
+  // select of the result and another line into one two-source permute,
+  // where the whole line in a register takes one vpermw / vpermb (1 uop)
+  // and the select one blend. kg_in_reg around the table and the result
+  // keeps both as written (an empty asm, no instruction; the identity
+  // where 64-byte lines are not registers).
+  const bool pinned = args[0] == args[1] && table.bytes() == 64;
+  if (pinned) a = b = "kg_in_reg(" + a + ")";
+  std::string s = "__builtin_shufflevector(" + a + ", " + b;
   for (int p : pattern) s += ", " + std::to_string(p);
-  return s + "))";
+  s += ")";
+  if (pinned && result.bytes() == 64) s = "kg_in_reg(" + s + ")";
+  return "__builtin_bit_cast(" + type_name(result) + ", " + s + ")";
 }
 
 std::string CppDialect::unroll_hint(int factor) const {

@@ -349,10 +349,11 @@ Value span_halves(const SpanTables& t, const Value& idx, bool first_only = false
 uint32_t span_byte(uint32_t at, uint32_t span) { return at < 64 ? at : 64u + (at - (span - span_tail(span))); }
 // Block quads of a 32-element format (block_bytes bb, quant bytes at qs):
 // the 64 quant bytes in block order (16 per block).
-Value quad_codes_index(uint32_t bb, uint32_t qs) {
+// first3: blocks 0-2 only, from the first table (block 3's lanes pick byte 0).
+Value quad_codes_index(uint32_t bb, uint32_t qs, bool first3 = false) {
   std::vector<uint32_t> idx;
   for (uint32_t q = 0; q < 4; ++q)
-    for (uint32_t j = 0; j < 16; ++j) idx.push_back(span_byte(bb * q + qs + j, 4 * bb));
+    for (uint32_t j = 0; j < 16; ++j) idx.push_back(first3 && q == 3 ? 0u : span_byte(bb * q + qs + j, 4 * bb));
   return byte_index(idx);
 }
 // A field of each block in 16 lanes, four times (lanes 4q..4q+3: block q):
@@ -646,7 +647,8 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
       const uint32_t span = 4 * BB;
       std::vector<Var> acc = line_accumulators();
       const std::vector<Value> wrow = row_offsets(guarded);
-      const Value codes_idx = quad_codes_index(BB, qs_offset(fmt)), scales_idx = quad_field_index(BB, 0, 2);
+      const bool codes_lo = span_tail(span) == 16 && 2 * BB + BB <= 64;  // block 2's codes end by byte 64
+      const Value codes_idx = quad_codes_index(BB, qs_offset(fmt), codes_lo), scales_idx = quad_field_index(BB, 0, 2);
       const Value mins_idx = with_min ? quad_field_index(BB, 2, 2) : Value();
       const Value qh_idx = five ? quad_field_index(BB, qh_offset(fmt), 4) : Value();
       for_range(0u, nb / 4u, [&](Value bq) {
@@ -664,7 +666,12 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
         }
         for (uint32_t r = 0; r < R; ++r) {
           const SpanTables t = span_tables(pb, wrow[r] + cast(u64, b) * uint64_t(BB), span);
-          Value codes = bitcast(line(u32, 16), permute_bytes(t.lo, t.hi, codes_idx));
+          // Q4_0, Q4_1: blocks 0-2's codes are in the first table and block
+          // 3's are the 16-byte tail, so a one-table permute (1 uop) and a
+          // blend replace the two-table one (3 uops on Intel).
+          Value codes = codes_lo ? select(lane_index(16) < 12, bitcast(line(u32, 16), permute_bytes(t.lo, t.lo, codes_idx)),
+                                          bitcast(line(u32, 16), t.hi))
+                                 : bitcast(line(u32, 16), permute_bytes(t.lo, t.hi, codes_idx));
           Value lo = codes & 0x0f0f0f0fu, hi = (codes >> 4u) & 0x0f0f0f0fu;
           if (five) {
             Value qh = bitcast(line(u32, 16), permute_bytes(t.lo, t.hi, qh_idx));
