@@ -196,7 +196,8 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch) {
             const Value dm = cast(line(f32, 16), make_line(dl));
             for (uint32_t i = 0; i < MB; ++i) {
               // Σ sc·q·x in the even lanes, Σ m·Σq in the odd ones (vpunpck{l,h}dq + add).
-              const Value mq = mins * xsum[i];
+              // m < 16 and |Σq| <= 16·127: one pair multiply-add (vpmaddwd), not vpmulld (2 uops, latency 10).
+              const Value mq = dot2_i16(mins, xsum[i], splat(constant(i32, 0), 16));
               std::vector<Value> lo, hi;
               for (int p = 0; p < 4; ++p)
                 for (int e = 0; e < 2; ++e) {
@@ -228,7 +229,9 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch) {
             for (uint32_t i = 0; i < MB; ++i) {
               // Σ sc·q·x folded into lanes 0-7, Σ m·Σq (lanes 8-15 of the
               // multiply; its lanes 0-7 are 0) above them.
-              const Value mq = sm * xsum[i];
+              // m < 64 and |Σq| <= 32·127: one pair multiply-add (vpmaddwd),
+              // not vpmulld (2 uops, latency 10); lanes 0-7 of xsum are 0.
+              const Value mq = dot2_i16(sm, xsum[i], splat(constant(i32, 0), 16));
               std::vector<Value> lo, hi;
               for (int l = 0; l < 16; ++l) lo.push_back(l < 8 ? extract(isum[i], l) : extract(mq, l));
               for (int l = 0; l < 16; ++l) hi.push_back(l < 8 ? extract(isum[i], l + 8) : constant(i32, 0));
@@ -245,10 +248,12 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch) {
                              halves(constant(u32, 0), constant(u32, 2));
             const Value qs = bytes64(pb, base + uint64_t(32));
             const Value sc = cast(line(i32, 16), bitcast(line(i8, 16), q3k_scale_codes(pb, base) - splat(constant(u8, 32), 16)));
-            for (uint32_t i = 0; i < MB; ++i) isum[i] = sc * xsum[i];  // the offset: -4·Σ s·Σq
             // The scales in the low halves (dot2_i16 pairs them with the
             // dot4 sums, |Σ| <= 4·7·127, whose high halves are their signs).
             const Value sc16 = sc & 0xffff;
+            // The offset -4·Σ s·Σq (|4·Σq| <= 64·127 < 2^15) as a pair
+            // multiply-add too, not vpmulld.
+            for (uint32_t i = 0; i < MB; ++i) isum[i] = dot2_i16(sc16, xsum[i], splat(constant(i32, 0), 16));
             for (uint32_t j = 0; j < 4; ++j) {
               Value u = ((j ? qs >> (2u * j) : qs) & 0x03030303u) | ((j ? hm >> j : hm) & 0x04040404u);
               std::vector<Value> sj;
