@@ -461,10 +461,18 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
                      (signed_q8 ? "_s" : "") + (prefetch ? "_pf" + std::to_string(prefetch) : "") +
                      (step_blocks > 1 ? "_p" + std::to_string(step_blocks) : "") + (wide_units ? "_w16" : "");
   return kernel(name, [&](KernelBuilder& kb) {
-    // Quads read X prepared by quad_x8_kernel (xqq, xqi, xqf) in place of xq, xd, xs.
-    auto xq = kb.input(quads ? "xqq" : "xq", line(i32, quads ? 16 : 4));
-    auto xd = kb.input(quads ? "xqi" : "xd", quads ? line(i32, 16) : Type(f32));
-    auto xs = kb.input(quads ? "xqf" : "xs", quads ? line(f32, 16) : Type(i32));
+    // Quads read X as quad_x8_kernel prepared it (xqq, xqi, xqf), the other
+    // forms quantize_x8_kernel's output (xq, xd, xs).
+    Array xq, xd, xs, xqq, xqi, xqf;
+    if (quads) {
+      xqq = kb.input("xqq", line(i32, 16));
+      xqi = kb.input("xqi", line(i32, 16));
+      xqf = kb.input("xqf", line(f32, 16));
+    } else {
+      xq = kb.input("xq", line(i32, 4));
+      xd = kb.input("xd", f32);
+      xs = kb.input("xs", i32);
+    }
     auto w = kb.input("w", u8);
     auto y = kb.output("y", f32);
     auto M = kb.scalar("m", u32);
@@ -637,9 +645,13 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
     // way, shared by the rows) with no byte duplicated. A second permute
     // gathers the four f16 scales, four lanes each; Q4_1/Q5_1 a third their
     // mins (m·dx·Σq: one more fma); Q5 a third each block's qh word, whose
-    // fifth bits quad_high_bits places. Q4_0 per row and 128 weights: 2
-    // loads, 2 permutes, 3 mask/shift, 2 dot4, 2 conversions, 1 multiply and
-    // 1 fma (pairs: 2 × 15).
+    // fifth bits quad_high_bits places. X's side comes prepared once per
+    // call (quad_x8_kernel): built here per work-item it was loads, inserts
+    // and gathers shared by only R rows (Q4_0 1x512x4096 from L2, 1 thread:
+    // 0.044 -> 0.040 ms). Q4_0 per row and 128 weights (Intel uops): 2 loads,
+    // a one-table permute and a blend for the codes (1 + 1, see codes_lo), 3
+    // mask/shift, 2 dot4, a one-table permute and a conversion for the scales
+    // (1 + 2), 1 conversion, 1 multiply and 1 fma (pairs: 2 × 15).
     auto emit_quads = [&](bool guarded) {
       const bool five = fmt == QFormat::Q5_0 || fmt == QFormat::Q5_1;
       const bool with_min = fmt == QFormat::Q4_1 || fmt == QFormat::Q5_1;
@@ -658,11 +670,11 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
         std::vector<Value> xlo, xhi, init, dx, xmin;
         for (uint32_t i = 0; i < MB; ++i) {
           Value at = cast(u64, xb[i] / 4u + bq);
-          xlo.push_back(xq[at * 2u]);
-          xhi.push_back(xq[at * 2u + uint64_t(1)]);
-          init.push_back(lane_offset ? xd[at] : splat(constant(i32, 0), 16));
-          dx.push_back(xs[at * (with_min ? 2u : 1u)]);
-          if (with_min) xmin.push_back(xs[at * 2u + uint64_t(1)]);
+          xlo.push_back(xqq[at * 2u]);
+          xhi.push_back(xqq[at * 2u + uint64_t(1)]);
+          init.push_back(lane_offset ? xqi[at] : splat(constant(i32, 0), 16));
+          dx.push_back(xqf[at * (with_min ? 2u : 1u)]);
+          if (with_min) xmin.push_back(xqf[at * 2u + uint64_t(1)]);
         }
         for (uint32_t r = 0; r < R; ++r) {
           const SpanTables t = span_tables(pb, wrow[r] + cast(u64, b) * uint64_t(BB), span);
