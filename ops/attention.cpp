@@ -379,6 +379,7 @@ Problem prob(std::vector<int64_t> dims, bool causal, ir::ScalarKind dt = ir::Sca
 void register_attention_ops() {
   OpDef d;
   d.name = "attention";
+  d.attr_defaults = {{"causal", 0}};
   d.description = "scaled dot-product attention, f32 (or f16/bf16 q, k, v; f32 o), grouped-query, optional causal mask (flash or naive)";
   d.dims_help = "B H S D [Hkv [Skv]]";
   d.attrs_help = "causal=0|1 scale_milli=<scale*1000> (default 1/sqrt(D))";

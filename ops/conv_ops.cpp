@@ -344,6 +344,8 @@ void register_pool_ops();  // ops/pool.cpp
 void register_conv_ops() {
   OpDef d;
   d.name = "conv2d";
+  d.attr_defaults = {{"stride_h", 1}, {"stride_w", 1}, {"pad_h", 0}, {"pad_w", 0}, {"dilation_h", 1}, {"dilation_w", 1},
+                     {"groups", 1}, {"bias", 0}, {"relu", 0}, {"w_layout", 0}};
   d.description = "2-D convolution, NCHW f32: stride, padding (pad_b/pad_r for asymmetric), dilation, groups, bias, fused ReLU";
   d.dims_help = "N C H W OC KH KW";
   d.attrs_help =

@@ -405,6 +405,7 @@ float silu_ref(float x) { return x / (1.0f + std::exp(-x)); }
 void register_gated_mlp_op() {
   OpDef d;
   d.name = "gated_mlp";
+  d.attr_defaults = {{"h_bf16", 0}};
   d.description = "Y = (silu(X·Gᵀ) ⊙ X·Uᵀ)·Dnᵀ (f32, f16 or bf16 inputs, f32 Y and H; X T×D, G and U F×D, Dn D×F), gate/up GEMM with a fused epilogue";
   d.dims_help = "T D F";
   d.attrs_help = "h_bf16=0|1 (bf16 inputs: H rounded to bf16 before the down projection, as bf16 frameworks store it)";

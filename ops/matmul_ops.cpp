@@ -878,6 +878,7 @@ void register_gated_mlp_op();  // ops/gated_mlp.cpp
 void register_matmul_ops() {
   OpDef d;
   d.name = "matmul";
+  d.attr_defaults = {{"trans_b", 0}, {"batch", 1}, {"a_f32", 0}};
   d.description = "C = A·B (f32 C; f32/f16/bf16 A and B, or f32 A with a_f32=1, f32 accumulation); batched; B as K×N or N×K (trans_b=1)";
   d.dims_help = "M N K";
   d.attrs_help = "trans_b=0|1 batch=1 a_f32=0|1 (A f32 whatever dtype is: activations against f16/bf16 weights)";

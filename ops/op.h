@@ -97,6 +97,12 @@ struct OpDef {
   std::string name, description;
   std::string dims_help;  // "M N K", "B H S D Hkv", ...
   std::string attrs_help; // "trans_b=0|1 ...", may be empty
+  // Attributes whose default is a constant, with that default: a problem
+  // that spells one out at its default is the same problem, so tune keys
+  // leave it out (`kgen tune ... --attrs format=2` then serves a program
+  // that also passes xq=1). Defaults that depend on other values (pad_b =
+  // pad_h, reduce's axis) are not listed and stay in the key as given.
+  std::map<std::string, int64_t> attr_defaults;
 
   std::function<std::vector<TensorSpec>(const Problem&)> inputs, outputs;
   // Throws std::invalid_argument with a clear message when the problem is

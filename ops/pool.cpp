@@ -456,6 +456,8 @@ Problem pool(std::string op, int64_t n, int64_t c, int64_t h, int64_t w, std::ma
 void register_window_pool(bool avg) {
   OpDef d;
   d.name = avg ? "avgpool2d" : "maxpool2d";
+  d.attr_defaults = {{"kernel_h", 2}, {"kernel_w", 2}, {"pad_h", 0}, {"pad_w", 0}};
+  if (avg) d.attr_defaults["count_include_pad"] = 1;
   d.description = std::string(avg ? "average" : "max") + " pooling over KH×KW windows, NCHW f32";
   d.dims_help = "N C H W";
   d.attrs_help = std::string("kernel_h=2 kernel_w=2 stride_h=kernel_h stride_w=kernel_w pad_h=0 pad_w=0") +

@@ -98,6 +98,7 @@ Step dequant_r16_step(QFormat f, bool words, int w, int y, int64_t rows, int64_t
 void register_dequantize() {
   OpDef d;
   d.name = "dequantize";
+  d.attr_defaults = {{"format", kDefaultFormat}};
   d.description = "GGML block-quantized bytes (Q4_0..Q8_0, Q2_K..Q6_K) to f32";
   d.dims_help = "rows k";
   d.attrs_help = format_help();
@@ -167,6 +168,7 @@ void register_dequantize() {
 void register_quantize() {
   OpDef d;
   d.name = "quantize";
+  d.attr_defaults = {{"format", kDefaultFormat}};
   d.description = "f32 to GGML Q8_0 / Q4_0 blocks, bit-exact with GGML's reference quantizers";
   d.dims_help = "rows k";
   d.attrs_help = "format=8(q8_0)|2(q4_0)";
@@ -829,6 +831,7 @@ Problem qmm(int64_t m, int64_t n, int64_t k, QFormat f, int64_t xq = 1) {
 void register_qmatmul() {
   OpDef d;
   d.name = "qmatmul";
+  d.attr_defaults = {{"format", kDefaultFormat}, {"xq", 1}, {"layout", 0}};
   d.description = "Y = X·Wᵀ with W rows of GGML quantized blocks: GEMV decoding blocks in registers, or dequantize + GEMM";
   d.dims_help = "M N K";
   d.attrs_help = format_help() + ", xq=1|0 (1: X may be quantized to int8 blocks of 32 like GGML's Q8 activations, or of 256 for Q2_K..Q5_K like its Q8_K)" +

@@ -565,6 +565,7 @@ int reduce_rows_group_wg(int64_t n, const TargetCaps& caps) {
 void register_reduce_ops() {
   OpDef d;
   d.name = "reduce";
+  d.attr_defaults = {{"kind", 0}, {"idx", 0}};
   d.description = "sum/max/min/mean/argmax of an f32 tensor over one axis";
   d.dims_help = "shape (rank 1..6)";
   d.attrs_help = "axis=<i> (default last) kind=0 sum|1 max|2 min|3 mean|4 argmax idx=0 i32|1 i64 (argmax output)";

@@ -260,6 +260,7 @@ Problem prob(int64_t T, int64_t H, int64_t D, int mode, int64_t pos = 0, int64_t
 void register_rope_ops() {
   OpDef d;
   d.name = "rope";
+  d.attr_defaults = {{"mode", 0}, {"base", 10000}, {"pos", 0}};
   d.description = "rotary position embedding of T x H x D (interleaved/NORM or neox halves)";
   d.dims_help = "T H D";
   d.attrs_help = "mode=0 interleaved (GPT-J, llama.cpp NORM)|1 neox halves base=<theta, 10000> pos=<offset>";

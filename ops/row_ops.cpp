@@ -184,6 +184,7 @@ void register_rowwise_ops() {
     d.dims_help = "rows cols";
     const RowOp op = row_op(d.name);
     d.attrs_help = n_params(op) ? "eps=<millionths, default 10 (1e-5)>" : "";
+    if (n_params(op)) d.attr_defaults = {{"eps", 10}};
     d.validate = validate;
     d.inputs = [op](const Problem& p) {
       const double lim = n_params(op) ? 2.0 : 8.0;

@@ -215,6 +215,7 @@ Problem prob(std::vector<int64_t> dims, ir::ScalarKind dt, bool exclusive) {
 void register_scan_ops() {
   OpDef d;
   d.name = "scan";
+  d.attr_defaults = {{"exclusive", 0}};
   d.description = "prefix sum of each row (inclusive or exclusive), f32 or i32: Blelloch or chunked sequential";
   d.dims_help = "[rows] n";
   d.attrs_help = "exclusive=0|1";

@@ -239,6 +239,7 @@ Problem prob(std::vector<int64_t> dims, bool softplus, bool d_skip) {
 void register_selective_scan_op() {
   OpDef d;
   d.name = "selective_scan";
+  d.attr_defaults = {{"delta_softplus", 0}, {"d_skip", 1}};
   d.description = "Mamba selective scan forward: h = exp(dt*A) h + dt*B*u, y = C.h (+ D*u)";
   d.dims_help = "B L Dm N";
   d.attrs_help = "delta_softplus=0|1 d_skip=0|1 (default 1)";

@@ -45,7 +45,14 @@ std::string tune_key(const Problem& p, const std::string& dev, const std::vector
   std::string shape;
   for (size_t i = 0; i < b.dims.size(); ++i) shape += (i ? "x" : "") + std::to_string(b.dims[i]);
   std::string attrs;
-  for (const auto& [k, v] : p.attrs) attrs += (attrs.empty() ? "" : ",") + k + "=" + std::to_string(v);
+  const OpDef* d = find_op(p.op);
+  for (const auto& [k, v] : p.attrs) {
+    if (d) {
+      auto dflt = d->attr_defaults.find(k);
+      if (dflt != d->attr_defaults.end() && dflt->second == v) continue;  // the same problem without it
+    }
+    attrs += (attrs.empty() ? "" : ",") + k + "=" + std::to_string(v);
+  }
   return p.op + "|" + shape + "|" + std::string(ir::scalar_name(p.dtype)) + "|" + attrs + "|" + dev + "|" +
          candidates_checksum(candidates);
 }

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "ops/op.h"
 #include "ops/tune.h"
 
 using namespace kgen;
@@ -13,6 +14,32 @@ namespace fs = std::filesystem;
 
 TEST_CASE("shapes bucket to powers of two") {
   CHECK(ops::bucket_dims({1, 3, 1000, 1024, 1025}) == std::vector<int64_t>{1, 4, 1024, 1024, 2048});
+}
+
+TEST_CASE("an attribute spelled out at its default is the same tuning key") {
+  ops::register_all_ops();
+  std::vector<ops::Variant> cands = {ops::Variant::parse("impl=3")};
+  auto key = [&](std::map<std::string, int64_t> attrs) {
+    ops::Problem p;
+    p.op = "qmatmul";
+    p.dims = {1, 4096, 4096};
+    p.attrs = std::move(attrs);
+    return ops::tune_key(p, "cpu/cpu", cands);
+  };
+  CHECK(key({{"format", 2}}) == key({{"format", 2}, {"xq", 1}, {"layout", 0}}));
+  CHECK(key({{"format", 2}}) != key({{"format", 2}, {"xq", 0}}));
+  CHECK(key({{"format", 2}}) != key({{"format", 8}}));
+  CHECK(key({}) == key({{"format", 8}}));  // Q8_0, the format's default
+  ops::Problem c;
+  c.op = "conv2d";
+  c.dims = {1, 64, 56, 56, 64, 3, 3};
+  c.attrs = {{"pad_h", 1}, {"pad_w", 1}};
+  const std::string ck = ops::tune_key(c, "cpu/cpu", cands);
+  c.attrs["stride_h"] = 1;
+  c.attrs["groups"] = 1;
+  CHECK(ops::tune_key(c, "cpu/cpu", cands) == ck);
+  c.attrs["pad_b"] = 1;  // a default that depends on pad_h: kept as given
+  CHECK(ops::tune_key(c, "cpu/cpu", cands) != ck);
 }
 
 TEST_CASE("the tuning database persists, last record wins, stale keys miss") {
