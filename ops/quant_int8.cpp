@@ -405,6 +405,59 @@ Value q4k_scale_min_codes(const PackedBytes& w, const Value& base) {
 
 bool quad_x_has_min(QFormat f) { return f == QFormat::Q4_1 || f == QFormat::Q5_1; }
 
+namespace {
+// The 16-lane super-block forms' units (four groups of 16 per zmm dot4) and
+// -o/4 per lane: Q6_K elements in order, offset 32; Q3_K groups 2j, 2j + 1,
+// 8 + 2j, 9 + 2j (its 2-bit fields), offset 4; Q2_K the same units, no
+// offset (its mins are a separate term).
+struct WideUnits {
+  std::array<std::array<uint32_t, 4>, 4> groups;
+  int32_t lane_offset;
+};
+WideUnits wide_units_of(QFormat f) {
+  const std::array<std::array<uint32_t, 4>, 4> fields = {{{0, 1, 8, 9}, {2, 3, 10, 11}, {4, 5, 12, 13}, {6, 7, 14, 15}}};
+  if (f == QFormat::Q6_K) return {{{{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9, 10, 11}, {12, 13, 14, 15}}}, 8};
+  return {fields, f == QFormat::Q3_K ? 1 : 0};
+}
+}  // namespace
+
+bool has_prepared_wide_x(QFormat f) { return f == QFormat::Q6_K || f == QFormat::Q3_K; }
+
+ir::Kernel superblock_x8_kernel(QFormat fmt, int superblocks_per_item) {
+  if (!has_prepared_wide_x(fmt))
+    throw std::invalid_argument(std::string("superblock_x8_kernel: prepared super-block X is for Q3_K and Q6_K, not ") + info(fmt).name);
+  const uint32_t SPI = uint32_t(superblocks_per_item);
+  const WideUnits wu = wide_units_of(fmt);
+  return kernel(std::string("quant_x8_wide_") + info(fmt).name + "_b" + std::to_string(SPI), [&](KernelBuilder& kb) {
+    auto xq = kb.input("xq", line(i32, 4));
+    auto xd = kb.input("xd", f32);
+    auto xs = kb.input("xs", i32);
+    auto xsv = kb.output("xsv", line(i32, 16));
+    auto xsi = kb.output("xsi", line(i32, 16));
+    auto xsd = kb.output("xsd", line(f32, 16));
+    auto ns = kb.scalar("nsuper", u32);
+    kb.workgroup(1);
+    Value s0 = group_id(0) * SPI;
+    for_range(s0, min(s0 + SPI, ns), [&](Value sb) {
+      // The super-block's 16 groups and 8 blocks (K % 256 == 0: none straddles rows of X).
+      Value gb = cast(u64, sb * 16u), xbb = cast(u64, sb * 8u), at = cast(u64, sb) * 4u;
+      for (uint32_t k = 0; k < 4; ++k) {
+        std::vector<Value> lanes, off;
+        for (uint32_t g : wu.groups[k]) {
+          Value q = xq[gb + uint64_t(g)];
+          for (int l = 0; l < 4; ++l) lanes.push_back(extract(q, l));
+          off.push_back(xs[gb + uint64_t(g)] * -wu.lane_offset);
+        }
+        xsv[at + uint64_t(k)] = make_line(lanes);
+        xsi[at + uint64_t(k)] = quarters(off);
+      }
+      std::vector<Value> dxg;
+      for (uint32_t g = 0; g < 16; ++g) dxg.push_back(xd[xbb + uint64_t(g / 2)]);
+      xsd[cast(u64, sb)] = make_line(dxg);
+    });
+  });
+}
+
 ir::Kernel quad_x8_kernel(QFormat fmt, int quads_per_item) {
   if (fmt != QFormat::Q4_0 && fmt != QFormat::Q4_1 && fmt != QFormat::Q5_0 && fmt != QFormat::Q5_1)
     throw std::invalid_argument(std::string("quad_x8_kernel: block quads are for Q4_0, Q4_1, Q5_0 and Q5_1, not ") + info(fmt).name);
@@ -463,11 +516,17 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
   return kernel(name, [&](KernelBuilder& kb) {
     // Quads read X as quad_x8_kernel prepared it (xqq, xqi, xqf), the other
     // forms quantize_x8_kernel's output (xq, xd, xs).
-    Array xq, xd, xs, xqq, xqi, xqf;
+    // The 16-lane Q6_K and Q3_K forms read superblock_x8_kernel's (xsv, xsi, xsd).
+    const bool prepared_sb = wide_units && has_prepared_wide_x(fmt);
+    Array xq, xd, xs, xqq, xqi, xqf, xsv, xsi, xsd;
     if (quads) {
       xqq = kb.input("xqq", line(i32, 16));
       xqi = kb.input("xqi", line(i32, 16));
       xqf = kb.input("xqf", line(f32, 16));
+    } else if (prepared_sb) {
+      xsv = kb.input("xsv", line(i32, 16));
+      xsi = kb.input("xsi", line(i32, 16));
+      xsd = kb.input("xsd", line(f32, 16));
     } else {
       xq = kb.input("xq", line(i32, 4));
       xd = kb.input("xd", f32);
@@ -540,9 +599,24 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
       std::vector<std::array<Value, 4>> xv, init;
       std::vector<Value> dx16;
     };
-    auto superblock_x = [&](const Value& b, const std::array<std::array<uint32_t, 4>, 4>& units, int32_t lane_offset) {
+    // Q6_K and Q3_K load them as superblock_x8_kernel prepared them once
+    // per call (built here they were ~14 instructions per super-block and
+    // row of X, shared by only R = 2 rows of Q6_K: a fifth of its loop).
+    auto superblock_x = [&](const Value& b) {
       SuperBlockX x{std::vector<std::array<Value, 4>>(MB), std::vector<std::array<Value, 4>>(MB), std::vector<Value>(MB)};
+      const WideUnits wu = wide_units_of(fmt);
+      const auto& units = wu.groups;
+      const int32_t lane_offset = wu.lane_offset;
       for (uint32_t i = 0; i < MB; ++i) {
+        if (prepared_sb) {
+          Value at = cast(u64, xb[i] / 8u + b);
+          for (uint32_t k = 0; k < 4; ++k) {
+            x.xv[i][k] = xsv[at * 4u + uint64_t(k)];
+            x.init[i][k] = xsi[at * 4u + uint64_t(k)];
+          }
+          x.dx16[i] = xsd[at];
+          continue;
+        }
         Value gb = cast(u64, xg[i] + b * 16u), xbb = cast(u64, xb[i] + b * 8u);
         for (uint32_t k = 0; k < 4; ++k) {
           std::vector<Value> lanes, off;
@@ -792,7 +866,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
       for_range(0u, nb, [&](Value b) {
         prefetch_ahead(b, 1);
         // Unit k: groups 4k..4k+3 (elements 64k..64k+63); o = 32.
-        const auto [xv, init, dx16] = superblock_x(b, {{{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9, 10, 11}, {12, 13, 14, 15}}}, 8);
+        const auto [xv, init, dx16] = superblock_x(b);
         for (uint32_t r = 0; r < R; ++r) {
           const Value base = wrow[r] + cast(u64, b) * uint64_t(BB);
           const Value sc = cast(line(f32, 16), bitcast(line(i8, 16), pb.line16(base + 192u))) * pb.half_splat(base + 208u);
@@ -831,7 +905,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
       for_range(0u, nb, [&](Value b) {
         prefetch_ahead(b, 1);
         // Unit j: groups 2j, 2j + 1, 8 + 2j, 9 + 2j; o = 4.
-        const auto [xv, init, dx16] = superblock_x(b, {{{0, 1, 8, 9}, {2, 3, 10, 11}, {4, 5, 12, 13}, {6, 7, 14, 15}}}, 1);
+        const auto [xv, init, dx16] = superblock_x(b);
         for (uint32_t r = 0; r < R; ++r) {
           const Value base = wrow[r] + cast(u64, b) * uint64_t(BB);
           Value sc = cast(line(f32, 16), bitcast(line(i8, 16), q3k_scale_codes(pb, base) - splat(constant(u8, 32), 16)));
@@ -864,7 +938,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
       const std::vector<Value> wrow = row_offsets(guarded);
       for_range(0u, nb, [&](Value b) {
         prefetch_ahead(b, 1);
-        const auto [xv, init, dx16] = superblock_x(b, {{{0, 1, 8, 9}, {2, 3, 10, 11}, {4, 5, 12, 13}, {6, 7, 14, 15}}}, 0);
+        const auto [xv, init, dx16] = superblock_x(b);
         std::vector<Value> msum(MB);  // -dx·Σq per group of 16
         for (uint32_t i = 0; i < MB; ++i) {
           Value gb = cast(u64, xg[i] + b * 16u);

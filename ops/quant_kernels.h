@@ -110,6 +110,14 @@ ir::Kernel qgemv_x8_kernel(QFormat f, int rows, int mb, bool signed_q8 = false, 
 // step_blocks 4 then takes (xqq, xqi, xqf, w, y).
 bool quad_x_has_min(QFormat f);
 ir::Kernel quad_x8_kernel(QFormat f, int quads_per_item);
+// X for the 16-lane Q6_K and Q3_K forms (wide_units), the same way: per row
+// of X and super-block s, xsv[4s + k] (i32x16: unit k's 64 activations),
+// xsi[4s + k] (i32x16: -o·Σq per group over its 4 lanes) and xsd[s] (f32x16:
+// dx of each group of 16). Buffers (xq, xd, xs, xsv, xsi, xsd), scalar
+// nsuper (M·K/256); grid x = ceil(nsuper/superblocks_per_item). qgemv_x8_kernel
+// with wide_units then takes (xsv, xsi, xsd, w, y) for these formats.
+bool has_prepared_wide_x(QFormat f);
+ir::Kernel superblock_x8_kernel(QFormat f, int superblocks_per_item);
 
 // X per super-block of 256 (GGML's Q8_K activations; quant_x8k.cpp), for the
 // K-quants whose sub-block scales are small integers: Q2_K, Q3_K, Q4_K, Q5_K.

@@ -716,6 +716,13 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       if (quads && (pairs || !quad_gemv(s, caps)))
         throw std::invalid_argument("qmatmul: p4=1 (block quads) needs Q4_0, Q4_1, Q5_0 or Q5_1, k % 128 == 0 and byte permutes, without p2");
       std::array<int, 3> x_in = {xq, xd, xs};
+      if (w16 && has_prepared_wide_x(s.f)) {
+        const int64_t ns = s.m * s.k / 256, spi = 16;
+        x_in = {pl.add_temp(nio, size_t(ns) * 256), pl.add_temp(nio, size_t(ns) * 256), pl.add_temp(nio, size_t(ns) * 64)};
+        Step q{superblock_x8_kernel(s.f, int(spi)), {}, {xq, xd, xs, x_in[0], x_in[1], x_in[2]}, {u(ns)}};
+        q.dims.grid = {uint32_t(cdiv(ns, spi)), 1, 1};
+        pl.steps.push_back(std::move(q));
+      }
       if (quads) {
         const int64_t nq = s.m * s.k / 128, qpi = 64;
         x_in = {pl.add_temp(nio, size_t(nq) * 128), pl.add_temp(nio, size_t(nq) * 64),
