@@ -598,12 +598,17 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
       // 0.177 against 0.190).
       const int ahead = caps.threads == 1 ? 2 : 1;
       if (rows == 8) v.set("pf", ahead);
-      // Quads for one row of X with two threads or more: 4 rows of W per
-      // work-item (kgen tune rotating, Zen 5, 1x4096x4096, 2 threads, pf=1:
-      // Q4_0 0.175-0.184 ms against 0.179-0.192 for 8 rows over three runs,
-      // Q4_1 0.193 against 0.211, Q5_0 0.225 against 0.256, Q5_1 0.249
-      // against 0.252). One thread keeps 8 (Q4_0 0.239 against 0.262).
-      if (quads && s.m == 1 && caps.threads != 1) v.set("rows", 4);
+      // Quads for one row of X: 4 rows of W per work-item (kgen tune
+      // rotating, Zen 5, 1x4096x4096, 2 threads, pf=1: Q4_0 0.175-0.184 ms
+      // against 0.179-0.192 for 8 rows over three runs, Q4_1 0.193 against
+      // 0.211, Q5_0 0.225 against 0.256, Q5_1 0.249 against 0.252). Since X
+      // comes prepared (quad_x8_kernel) fewer rows no longer repeat its
+      // decode, and one thread takes 4 rows too, 4 work-items (the same 16
+      // rows) ahead (Intel, bench 1x4096x4096 from DRAM, 1 thread, 5 runs:
+      // Q4_0 0.89-0.91 of the triad against 0.85-0.88 for 8 rows 2 ahead;
+      // Zen 5 kept 8 rows when X was decoded per work-item, 0.239 against
+      // 0.262 ms, and is not re-measured).
+      if (quads && s.m == 1) v.set("rows", 4).set("pf", caps.threads == 1 ? 4 : 1);
       // Q4_K on AVX-512 with byte dot products: two sub-blocks per zmm dot4
       // and the scales decoded as lines, 8 rows, the one-workgroup-ahead
       // prefetch (kgen tune 1x4096x4096 rotating, Zen 5, medians of 3, 1 / 2
