@@ -12,6 +12,7 @@
 // integer accumulator start value per unit. The exact result for the
 // quantized X is then Σ_units scale·dx·isum (f32 lanes) + min·dx·Σq (scalar).
 #include <array>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -423,77 +424,82 @@ WideUnits wide_units_of(QFormat f) {
 
 bool has_prepared_wide_x(QFormat f) { return f == QFormat::Q6_K || f == QFormat::Q3_K; }
 
+namespace {
+// quantize_x8_kernel's output (xq, xd, xs) rearranged for one GEMV form:
+// three line buffers written per unit of X (a quad of blocks, a
+// super-block), `per_item` units per work-item; `write` records a unit's.
+struct XPrep {
+  Array xq, xd, xs;
+  std::array<Array, 3> out;
+};
+ir::Kernel x8_prep_kernel(const std::string& name, const std::array<std::pair<const char*, ir::Type>, 3>& outs,
+                          int per_item, const std::function<void(const XPrep&, const Value& unit)>& write) {
+  const uint32_t PI = uint32_t(per_item);
+  return kernel(name + "_b" + std::to_string(PI), [&](KernelBuilder& kb) {
+    XPrep io;
+    io.xq = kb.input("xq", line(i32, 4));
+    io.xd = kb.input("xd", f32);
+    io.xs = kb.input("xs", i32);
+    for (int i = 0; i < 3; ++i) io.out[size_t(i)] = kb.output(outs[size_t(i)].first, outs[size_t(i)].second);
+    auto n = kb.scalar("nunits", u32);
+    kb.workgroup(1);
+    Value u0 = group_id(0) * PI;
+    for_range(u0, min(u0 + PI, n), [&](Value unit) { write(io, unit); });
+  });
+}
+}  // namespace
+
 ir::Kernel superblock_x8_kernel(QFormat fmt, int superblocks_per_item) {
   if (!has_prepared_wide_x(fmt))
     throw std::invalid_argument(std::string("superblock_x8_kernel: prepared super-block X is for Q3_K and Q6_K, not ") + info(fmt).name);
-  const uint32_t SPI = uint32_t(superblocks_per_item);
   const WideUnits wu = wide_units_of(fmt);
-  return kernel(std::string("quant_x8_wide_") + info(fmt).name + "_b" + std::to_string(SPI), [&](KernelBuilder& kb) {
-    auto xq = kb.input("xq", line(i32, 4));
-    auto xd = kb.input("xd", f32);
-    auto xs = kb.input("xs", i32);
-    auto xsv = kb.output("xsv", line(i32, 16));
-    auto xsi = kb.output("xsi", line(i32, 16));
-    auto xsd = kb.output("xsd", line(f32, 16));
-    auto ns = kb.scalar("nsuper", u32);
-    kb.workgroup(1);
-    Value s0 = group_id(0) * SPI;
-    for_range(s0, min(s0 + SPI, ns), [&](Value sb) {
-      // The super-block's 16 groups and 8 blocks (K % 256 == 0: none straddles rows of X).
-      Value gb = cast(u64, sb * 16u), xbb = cast(u64, sb * 8u), at = cast(u64, sb) * 4u;
-      for (uint32_t k = 0; k < 4; ++k) {
-        std::vector<Value> lanes, off;
-        for (uint32_t g : wu.groups[k]) {
-          Value q = xq[gb + uint64_t(g)];
-          for (int l = 0; l < 4; ++l) lanes.push_back(extract(q, l));
-          off.push_back(xs[gb + uint64_t(g)] * -wu.lane_offset);
-        }
-        xsv[at + uint64_t(k)] = make_line(lanes);
-        xsi[at + uint64_t(k)] = quarters(off);
+  return x8_prep_kernel(std::string("quant_x8_wide_") + info(fmt).name,
+                        {{{"xsv", line(i32, 16)}, {"xsi", line(i32, 16)}, {"xsd", line(f32, 16)}}}, superblocks_per_item,
+                        [&](const XPrep& io, const Value& sb) {
+    // The super-block's 16 groups and 8 blocks (K % 256 == 0: none straddles rows of X).
+    Value gb = cast(u64, sb * 16u), xbb = cast(u64, sb * 8u), at = cast(u64, sb) * 4u;
+    for (uint32_t k = 0; k < 4; ++k) {
+      std::vector<Value> lanes, off;
+      for (uint32_t g : wu.groups[k]) {
+        Value q = io.xq[gb + uint64_t(g)];
+        for (int l = 0; l < 4; ++l) lanes.push_back(extract(q, l));
+        off.push_back(io.xs[gb + uint64_t(g)] * -wu.lane_offset);
       }
-      std::vector<Value> dxg;
-      for (uint32_t g = 0; g < 16; ++g) dxg.push_back(xd[xbb + uint64_t(g / 2)]);
-      xsd[cast(u64, sb)] = make_line(dxg);
-    });
+      io.out[0][at + uint64_t(k)] = make_line(lanes);
+      io.out[1][at + uint64_t(k)] = quarters(off);
+    }
+    std::vector<Value> dxg;
+    for (uint32_t g = 0; g < 16; ++g) dxg.push_back(io.xd[xbb + uint64_t(g / 2)]);
+    io.out[2][cast(u64, sb)] = make_line(dxg);
   });
 }
 
 ir::Kernel quad_x8_kernel(QFormat fmt, int quads_per_item) {
   if (fmt != QFormat::Q4_0 && fmt != QFormat::Q4_1 && fmt != QFormat::Q5_0 && fmt != QFormat::Q5_1)
     throw std::invalid_argument(std::string("quad_x8_kernel: block quads are for Q4_0, Q4_1, Q5_0 and Q5_1, not ") + info(fmt).name);
-  const uint32_t QPI = uint32_t(quads_per_item);
   const bool with_min = quad_x_has_min(fmt);
   // o / 4 (Q4_0 2, Q5_0 4; 0 with mins): -o·Σq of a block over its 4 lanes.
   const int32_t lane_offset = fmt == QFormat::Q4_0 ? 2 : fmt == QFormat::Q5_0 ? 4 : 0;
-  return kernel(std::string("quant_x8_quads_") + info(fmt).name + "_b" + std::to_string(QPI), [&](KernelBuilder& kb) {
-    auto xq = kb.input("xq", line(i32, 4));
-    auto xd = kb.input("xd", f32);
-    auto xs = kb.input("xs", i32);
-    auto xqq = kb.output("xqq", line(i32, 16));
-    auto xqi = kb.output("xqi", line(i32, 16));
-    auto xqf = kb.output("xqf", line(f32, 16));
-    auto nq = kb.scalar("nquads", u32);
-    kb.workgroup(1);
-    Value q0 = group_id(0) * QPI;
-    for_range(q0, min(q0 + QPI, nq), [&](Value qd) {
-      // The quad's 8 groups of 16 and 4 blocks (quads never straddle rows of X: K % 128 == 0).
-      Value gb = cast(u64, qd * 8u), xbb = cast(u64, qd * 4u);
-      std::vector<Value> lo, hi, sums, d, m;
-      for (uint32_t q = 0; q < 4; ++q) {
-        Value ql = xq[gb + uint64_t(2 * q)], qh = xq[gb + uint64_t(2 * q + 1)];
-        for (int k = 0; k < 4; ++k) lo.push_back(extract(ql, k)), hi.push_back(extract(qh, k));
-        Value sum = xs[gb + uint64_t(2 * q)] + xs[gb + uint64_t(2 * q + 1)];
-        sums.push_back(sum * -lane_offset);
-        d.push_back(xd[xbb + uint64_t(q)]);
-        if (with_min) m.push_back(d.back() * f(sum) * 0.25f);  // dx·Σq over 4 lanes
-      }
-      Value at = cast(u64, qd);
-      xqq[at * 2u] = make_line(lo);
-      xqq[at * 2u + uint64_t(1)] = make_line(hi);
-      xqi[at] = quarters(sums);
-      xqf[at * (with_min ? 2u : 1u)] = quarters(d);
-      if (with_min) xqf[at * 2u + uint64_t(1)] = quarters(m);
-    });
+  return x8_prep_kernel(std::string("quant_x8_quads_") + info(fmt).name,
+                        {{{"xqq", line(i32, 16)}, {"xqi", line(i32, 16)}, {"xqf", line(f32, 16)}}}, quads_per_item,
+                        [&](const XPrep& io, const Value& qd) {
+    // The quad's 8 groups of 16 and 4 blocks (quads never straddle rows of X: K % 128 == 0).
+    Value gb = cast(u64, qd * 8u), xbb = cast(u64, qd * 4u);
+    std::vector<Value> lo, hi, sums, d, m;
+    for (uint32_t q = 0; q < 4; ++q) {
+      Value ql = io.xq[gb + uint64_t(2 * q)], qh = io.xq[gb + uint64_t(2 * q + 1)];
+      for (int k = 0; k < 4; ++k) lo.push_back(extract(ql, k)), hi.push_back(extract(qh, k));
+      Value sum = io.xs[gb + uint64_t(2 * q)] + io.xs[gb + uint64_t(2 * q + 1)];
+      sums.push_back(sum * -lane_offset);
+      d.push_back(io.xd[xbb + uint64_t(q)]);
+      if (with_min) m.push_back(d.back() * f(sum) * 0.25f);  // dx·Σq over 4 lanes
+    }
+    Value at = cast(u64, qd);
+    io.out[0][at * 2u] = make_line(lo);
+    io.out[0][at * 2u + uint64_t(1)] = make_line(hi);
+    io.out[1][at] = quarters(sums);
+    io.out[2][at * (with_min ? 2u : 1u)] = quarters(d);
+    if (with_min) io.out[2][at * 2u + uint64_t(1)] = quarters(m);
   });
 }
 
