@@ -720,22 +720,18 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
         throw std::invalid_argument("qmatmul: p2=1 (block pairs) needs Q4_0, Q4_1, Q5_0, Q5_1 or Q8_0 and k % 64 == 0");
       if (quads && (pairs || !quad_gemv(s, caps)))
         throw std::invalid_argument("qmatmul: p4=1 (block quads) needs Q4_0, Q4_1, Q5_0 or Q5_1, k % 128 == 0 and byte permutes, without p2");
+      // The quads and Q6_K's/Q3_K's 16-lane units read X rearranged once per
+      // call: three line buffers of `bytes` per unit (a quad of 4 blocks, a
+      // super-block), `per_item` units per work-item.
       std::array<int, 3> x_in = {xq, xd, xs};
-      if (w16 && has_prepared_wide_x(s.f)) {
-        const int64_t ns = s.m * s.k / 256, spi = 16;
-        x_in = {pl.add_temp(nio, size_t(ns) * 256), pl.add_temp(nio, size_t(ns) * 256), pl.add_temp(nio, size_t(ns) * 64)};
-        Step q{superblock_x8_kernel(s.f, int(spi)), {}, {xq, xd, xs, x_in[0], x_in[1], x_in[2]}, {u(ns)}};
-        q.dims.grid = {uint32_t(cdiv(ns, spi)), 1, 1};
+      auto prepare_x = [&](ir::Kernel k, int64_t units, int64_t per_item, std::array<size_t, 3> bytes) {
+        for (size_t i = 0; i < 3; ++i) x_in[i] = pl.add_temp(nio, size_t(units) * bytes[i]);
+        Step q{std::move(k), {}, {xq, xd, xs, x_in[0], x_in[1], x_in[2]}, {u(units)}};
+        q.dims.grid = {uint32_t(cdiv(units, per_item)), 1, 1};
         pl.steps.push_back(std::move(q));
-      }
-      if (quads) {
-        const int64_t nq = s.m * s.k / 128, qpi = 64;
-        x_in = {pl.add_temp(nio, size_t(nq) * 128), pl.add_temp(nio, size_t(nq) * 64),
-                pl.add_temp(nio, size_t(nq) * (quad_x_has_min(s.f) ? 128 : 64))};
-        Step q{quad_x8_kernel(s.f, int(qpi)), {}, {xq, xd, xs, x_in[0], x_in[1], x_in[2]}, {u(nq)}};
-        q.dims.grid = {uint32_t(cdiv(nq, qpi)), 1, 1};
-        pl.steps.push_back(std::move(q));
-      }
+      };
+      if (w16 && has_prepared_wide_x(s.f)) prepare_x(superblock_x8_kernel(s.f, 16), s.m * s.k / 256, 16, {256, 256, 64});
+      if (quads) prepare_x(quad_x8_kernel(s.f, 64), s.m * s.k / 128, 64, {128, 64, quad_x_has_min(s.f) ? 128u : 64u});
       Step st{qgemv_x8_kernel(s.f, r, mb, sgn, pf, quads ? 4 : pairs ? 2 : 1, w16), {}, {x_in[0], x_in[1], x_in[2], 1, 2},
               {u(s.m), u(s.n), u(s.k)}};
       st.dims.grid = {uint32_t(cdiv(s.n, r)), uint32_t(cdiv(s.m, mb)), 1};
