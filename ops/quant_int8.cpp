@@ -420,6 +420,31 @@ WideUnits wide_units_of(QFormat f) {
   if (f == QFormat::Q6_K) return {{{{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9, 10, 11}, {12, 13, 14, 15}}}, 8};
   return {fields, f == QFormat::Q3_K ? 1 : 0};
 }
+// One super-block's X lines for those forms, from quantize_x8_kernel's
+// output (its first group gb and block xbb, u64): unit k's 64 activations,
+// its accumulator start (-o·Σq over the 4 lanes of each group), and dx of
+// each of the 16 groups.
+struct WideX {
+  std::array<Value, 4> xv, init;
+  Value dx16;
+};
+WideX wide_x_lines(const Array& xq, const Array& xd, const Array& xs, const Value& gb, const Value& xbb, const WideUnits& wu) {
+  WideX x;
+  for (uint32_t k = 0; k < 4; ++k) {
+    std::vector<Value> lanes, off;
+    for (uint32_t g : wu.groups[k]) {
+      Value q = xq[gb + uint64_t(g)];
+      for (int l = 0; l < 4; ++l) lanes.push_back(extract(q, l));
+      off.push_back(xs[gb + uint64_t(g)] * -wu.lane_offset);
+    }
+    x.xv[k] = make_line(lanes);
+    x.init[k] = quarters(off);
+  }
+  std::vector<Value> dxg;
+  for (uint32_t g = 0; g < 16; ++g) dxg.push_back(xd[xbb + uint64_t(g / 2)]);
+  x.dx16 = make_line(dxg);
+  return x;
+}
 }  // namespace
 
 bool has_prepared_wide_x(QFormat f) { return f == QFormat::Q6_K || f == QFormat::Q3_K; }
@@ -457,20 +482,13 @@ ir::Kernel superblock_x8_kernel(QFormat fmt, int superblocks_per_item) {
                         {{{"xsv", line(i32, 16)}, {"xsi", line(i32, 16)}, {"xsd", line(f32, 16)}}}, superblocks_per_item,
                         [&](const XPrep& io, const Value& sb) {
     // The super-block's 16 groups and 8 blocks (K % 256 == 0: none straddles rows of X).
-    Value gb = cast(u64, sb * 16u), xbb = cast(u64, sb * 8u), at = cast(u64, sb) * 4u;
+    const WideX x = wide_x_lines(io.xq, io.xd, io.xs, cast(u64, sb * 16u), cast(u64, sb * 8u), wu);
+    Value at = cast(u64, sb) * 4u;
     for (uint32_t k = 0; k < 4; ++k) {
-      std::vector<Value> lanes, off;
-      for (uint32_t g : wu.groups[k]) {
-        Value q = io.xq[gb + uint64_t(g)];
-        for (int l = 0; l < 4; ++l) lanes.push_back(extract(q, l));
-        off.push_back(io.xs[gb + uint64_t(g)] * -wu.lane_offset);
-      }
-      io.out[0][at + uint64_t(k)] = make_line(lanes);
-      io.out[1][at + uint64_t(k)] = quarters(off);
+      io.out[0][at + uint64_t(k)] = x.xv[k];
+      io.out[1][at + uint64_t(k)] = x.init[k];
     }
-    std::vector<Value> dxg;
-    for (uint32_t g = 0; g < 16; ++g) dxg.push_back(io.xd[xbb + uint64_t(g / 2)]);
-    io.out[2][cast(u64, sb)] = make_line(dxg);
+    io.out[2][cast(u64, sb)] = x.dx16;
   });
 }
 
@@ -610,9 +628,6 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
     // row of X, shared by only R = 2 rows of Q6_K: a fifth of its loop).
     auto superblock_x = [&](const Value& b) {
       SuperBlockX x{std::vector<std::array<Value, 4>>(MB), std::vector<std::array<Value, 4>>(MB), std::vector<Value>(MB)};
-      const WideUnits wu = wide_units_of(fmt);
-      const auto& units = wu.groups;
-      const int32_t lane_offset = wu.lane_offset;
       for (uint32_t i = 0; i < MB; ++i) {
         if (prepared_sb) {
           Value at = cast(u64, xb[i] / 8u + b);
@@ -623,20 +638,10 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
           x.dx16[i] = xsd[at];
           continue;
         }
-        Value gb = cast(u64, xg[i] + b * 16u), xbb = cast(u64, xb[i] + b * 8u);
-        for (uint32_t k = 0; k < 4; ++k) {
-          std::vector<Value> lanes, off;
-          for (uint32_t g : units[k]) {
-            Value q = xq[gb + uint64_t(g)];
-            for (int l = 0; l < 4; ++l) lanes.push_back(extract(q, l));
-            off.push_back(xs[gb + uint64_t(g)] * -lane_offset);
-          }
-          x.xv[i][k] = make_line(lanes);
-          x.init[i][k] = quarters(off);
-        }
-        std::vector<Value> dxg;
-        for (uint32_t g = 0; g < 16; ++g) dxg.push_back(xd[xbb + uint64_t(g / 2)]);
-        x.dx16[i] = make_line(dxg);
+        const WideX w = wide_x_lines(xq, xd, xs, cast(u64, xg[i] + b * 16u), cast(u64, xb[i] + b * 8u), wide_units_of(fmt));
+        x.xv[i] = w.xv;
+        x.init[i] = w.init;
+        x.dx16[i] = w.dx16;
       }
       return x;
     };
@@ -739,7 +744,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
       const uint32_t span = 4 * BB;
       std::vector<Var> acc = line_accumulators();
       const std::vector<Value> wrow = row_offsets(guarded);
-      const bool codes_lo = span_tail(span) == 16 && 2 * BB + BB <= 64;  // block 2's codes end by byte 64
+      const bool codes_lo = span_tail(span) == 16 && 3 * BB <= 64;  // block 2's codes end by byte 64
       const Value codes_idx = quad_codes_index(BB, qs_offset(fmt), codes_lo), scales_idx = quad_field_index(BB, 0, 2);
       const Value mins_idx = with_min ? quad_field_index(BB, 2, 2) : Value();
       const Value qh_idx = five ? quad_field_index(BB, qh_offset(fmt), 4) : Value();
