@@ -234,20 +234,42 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, con
             Value K64 = cast(u64, K);
             Value next_row = PR ? cast(u64, (p + 1u) * rows + (q - q0) * PR) * K64 : Value();
             Value ch0 = cast(u64, k0 / 16u);
-            // ... and a K×N source: pass j prefetches the next panel's NL
-            // lines of k rows [j·RP, (j+1)·RP) of the slice.
-            if (t.bpf && src.kind == GemmBSource::Raw && !src.trans_b) {
-              const uint32_t RP = (KCAP + uint32_t(t.mc) - 1) / uint32_t(t.mc);
-              // (bf16 pairs: k counts pairs of u16 rows, both prefetched.)
-              const uint64_t RK = pairs ? 2 : 1;
-              Value first = cast(u64, bz * K + k0 + (q - q0) * RP) * uint64_t(RK) * cast(u64, N) + cast(u64, (p + 1u) * (16u * NL));
-              for_range(0u, RP * uint32_t(RK), [&](Value i) {
-                for (uint32_t l = 0; l < NL; ++l) braw[first + cast(u64, i) * cast(u64, N) + uint64_t(16 * l)].prefetch();
-              });
+            // ... and a K×N source: the panel slice packed next (panel p + 1,
+            // else this block's first panel at the next slice, else the next
+            // workgroup's first panel, which the pool's contiguous chunks
+            // mostly run on this thread) is prefetched a few rows per chunk,
+            // spread over all of this slice's passes. Its strided rows are a
+            // few lines per page, which the hardware prefetchers do not
+            // follow: read by the packing loop they come at ~7 GB/s and stall
+            // it; one burst per pass fills the fill buffers and stalls the
+            // arithmetic instead.
+            const bool kn_pf = t.bpf && src.kind == GemmBSource::Raw && !src.trans_b;
+            // (bf16 pairs: k counts pairs of u16 rows, both prefetched.)
+            const uint32_t RK = pairs ? 2 : 1;
+            // KPC rows per chunk, unrolled (a runtime loop among the
+            // accumulators made clang spill them): all rows when the block
+            // makes mc passes over the panel.
+            const uint32_t KPC = (16 * RK + uint32_t(t.mc) - 1) / uint32_t(t.mc);
+            Value kn_first, kn_last;
+            if (kn_pf) {
+              Value more_p = p + 1u < p1, more_k = k1 < kend;
+              Value np_next = select(more_p, p + 1u, select(more_k, p0, p1));
+              Value k_next = select(more_p, k0, select(more_k, k1, kbeg));
+              kn_last = max(min(kend - k_next, KCAP), 1u) * RK - 1u;
+              kn_first = cast(u64, (bz * K + k_next) * RK) * cast(u64, N) + cast(u64, np_next * (16u * NL));
             }
+            // This pass's chunk ch (of this slice): rows from ((q - q0)·chunks + ch - ch0)·KPC.
+            auto kn_prefetch = [&](const Value& ch) {
+              Value row0 = ((q - q0) * ((k1 - k0) / 16u) + cast(u32, ch - ch0)) * KPC;
+              for (uint32_t i = 0; i < KPC; ++i) {
+                Value row = cast(u64, min(row0 + i, kn_last));
+                for (uint32_t l = 0; l < NL; ++l) braw[kn_first + row * cast(u64, N) + uint64_t(16 * l)].prefetch_l2();
+              }
+            };
             for_range(ch0, cast(u64, kf / 16u), [&](Value ch) {
               Value bb = b_k0 + (ch - ch0) * uint64_t(16 * NL);
               for (uint32_t i = 0; i < PL; ++i) bp[next_at + (ch - ch0) * uint64_t(PL) + uint64_t(i)].prefetch();
+              if (kn_pf) kn_prefetch(ch);
               // apf: this chunk's lines of the next A panel (one pass ahead).
               if (t.apf)
                 for (uint32_t r = 0; r < MR; ++r)

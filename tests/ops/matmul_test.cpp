@@ -453,6 +453,11 @@ TEST_CASE("matmul and gated_mlp: tiny problems through the interpreter") {
       {problem("matmul", {13, 40, 37}, {{"trans_b", 1}}), ops::Variant::parse("impl=0 mr=4 nl=1 kc=0 mc=4 nc=1 ak=1 pb=1")},
       // K×N B packed in the kernel with the next panel's rows prefetched.
       {problem("matmul", {13, 40, 37}), ops::Variant::parse("impl=0 mr=4 nl=1 kc=16 mc=2 nc=2 ak=1 pb=1 bpf=1")},
+      // ... spread over the passes of a block of 4 panels (the next slice of
+      // the first panel, the next block's), batched, a partial last block
+      // and slice; bf16 K×N rows joined in pairs.
+      {problem("matmul", {13, 150, 70}, {{"batch", 2}}), ops::Variant::parse("impl=0 mr=4 nl=1 kc=32 mc=4 nc=4 ak=16 pb=1 bpf=1")},
+      {problem("matmul", {5, 70, 74}, {}, ir::ScalarKind::BF16), ops::Variant::parse("impl=0 mr=4 nl=1 kc=16 mc=2 nc=4 ak=16 pb=1 bpf=1 bf2=1")},
       // B panels packed inside the macro-kernel (pb): K×N with K slices and
       // C rows not whole lines; f16 Bᵀ, batched, k-major A; Bᵀ with a K split
       // and the next panel's rows prefetched; the gated [G;U] source with a
