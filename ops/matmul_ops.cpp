@@ -659,8 +659,8 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // thread: 64×4096×4096 17.5 -> 12.1 ms; 256×1024×11008 2 threads 16.0 ->
   // 13.6 ms.
   if (wide && pb_fits(g, t)) t.pb = 1;
-  // A K×N B packed so on Intel, whose prefetchers do not follow its strided
-  // rows: the next panel slice's rows prefetched into L2 during this one's
+  // A K×N B beyond the cache packed so on Intel, whose prefetchers do not
+  // follow its strided rows: the next panel slice's rows prefetched into L2 during this one's
   // arithmetic (bpf), where few passes share each packed panel and the row
   // stride spreads the rows over L2's sets (a multiple of 4 KiB or more
   // lands a slice in a few sets, which evict each other: 64 × 4096 × 4096
@@ -672,7 +672,8 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // 4096 1 / 2 threads 120 -> 135-138 / 246-256 -> 268-280 (128 and 256
   // rows the same either way).
   const int64_t row_bytes = s.n * int64_t(ir::Type(s.dt).bytes());
-  if (t.pb && !s.trans_b && !caps.strided_prefetch && (t.ak == 1 || t.ak == 16) && mp <= 64 && (row_bytes & -row_bytes) <= 2048) {
+  if (t.pb && !s.trans_b && !b_cached(s) && !caps.strided_prefetch && (t.ak == 1 || t.ak == 16) && mp <= 64 &&
+      (row_bytes & -row_bytes) <= 2048) {
     t.bpf = 1;
     if (panels >= 64) t.nc = 4;
   }
