@@ -11,28 +11,6 @@ namespace kgen::ops {
 
 using namespace kgen::dsl;
 
-namespace {
-
-// Cᵀ's 32×32 block in t (row j = B row n0 + j, lane i = A row m0 + i) into
-// C: 16×16 quarters transposed in registers where the block is whole, one
-// element at a time at the edges.
-void store_transposed(const Array& t, const Array& c, const Value& c_at, const Value& N64, const Value& rows,
-                      const Value& cols) {
-  if_(rows == 32u && cols == 32u, [&] {
-    for (uint32_t jb = 0; jb < 2; ++jb)
-      for (uint32_t ib = 0; ib < 2; ++ib) {
-        auto lines = transposed_block16(t, constant(u64, uint64_t(jb * 16 * 32 + ib * 16)), constant(u64, uint64_t(32)));
-        for (uint32_t i = 0; i < 16; ++i) store_line(c, c_at + uint64_t(ib * 16 + i) * N64 + uint64_t(jb * 16), lines[i]);
-      }
-  }).else_([&] {
-    for_range(0u, cols, [&](Value i) {
-      for_range(0u, rows, [&](Value j) { c[c_at + cast(u64, i) * N64 + cast(u64, j)] = t[j * 32u + i]; });
-    });
-  });
-}
-
-}  // namespace
-
 ir::Kernel gemm_tile_kernel(int mc, int nc, bool swapped) {
   const std::string name = "matmul_tile_bf16_mc" + std::to_string(mc) + "_nc" + std::to_string(nc) + (swapped ? "_sw" : "");
   return kernel(name, [&](KernelBuilder& kb) {
@@ -77,7 +55,7 @@ ir::Kernel gemm_tile_kernel(int mc, int nc, bool swapped) {
         Value cols = min(M - p * 32u, 32u);
         tile_mma_bf16({t, constant(u64, uint64_t(0))}, {a, a_base + r64 * K64}, {bp, panel_at(p)}, rows, cols, kp, constant(u32, 32u),
                       K, constant(u32, 32u), false);
-        store_transposed(t, c, c_base + cast(u64, p) * uint64_t(32) * N64 + r64, N64, rows, cols);
+        store_transposed_block32(t, constant(u64, uint64_t(0)), c, c_base + cast(u64, p) * uint64_t(32) * N64 + r64, N64, rows, cols);
       });
     });
   });

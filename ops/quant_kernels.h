@@ -160,6 +160,18 @@ ir::Kernel qgemm_rows_r16_kernel(QFormat f, int mb, int tiles);
 bool has_rows_r16_gemm(QFormat f);
 int64_t rows_r16_tile_bytes(QFormat f);       // its tiles: r16_tile_bytes, or Q4_1 640, Q5_0 1088, Q5_1 1152, Q5_K 4352, Q2_K / Q3_K 4416
 int64_t rows_r16_blocks_per_tile(QFormat f);
+// Prefill on a matrix engine (quant_tile.cpp, qmatmul impl=7). X (f32 rows
+// × k) rounded to bf16 as the tile op's pair panels: buffers (x: f32, xp:
+// u32x16, ceil(m/32) panels of k/2 × 32 words, rows past m zero), scalars
+// (m, k), grid (k/32, 2·ceil(m/32)), workgroup 1; k % 32 == 0.
+ir::Kernel x_pair_panels_kernel();
+// Y = X·Wᵀ on bf16 tiles: a work-item decodes `mc` blocks of 32 rows of W,
+// `kc` of K at a time (a multiple of the block and of 32), into a bf16
+// scratch and multiplies them with `nc` panels of X. Buffers (xp as above,
+// w: u8 GGML rows, y: f32), scalars (m, n, k); grid (ceil(ceil(n/32)/mc),
+// ceil(ceil(m/32)/nc)), workgroup 1. Needs TargetCaps::matrix_tiles.
+ir::Kernel qgemm_tile_kernel(QFormat f, int mc, int nc, int kc);
+
 // Dequantize of the layout (any target): buffers (w: u8 or u32 words, y:
 // f32 rows x k), scalars (rows, k); one element per work-item, grid as
 // dequantize_kernel's.

@@ -20,7 +20,7 @@ using namespace quant;
 namespace {
 
 constexpr int64_t kDefaultFormat = int64_t(QFormat::Q8_0);
-enum QImpl { kGemvCpu = 0, kGemvAny = 1, kTiled = 2, kGemvX8 = 3, kGemvR16 = 4, kGemmRowsR16 = 5, kGemvBlocks = 6 };
+enum QImpl { kGemvCpu = 0, kGemvAny = 1, kTiled = 2, kGemvX8 = 3, kGemvR16 = 4, kGemmRowsR16 = 5, kGemvBlocks = 6, kTileBf16 = 7 };
 
 uint64_t u(int64_t v) { return ir::scalar_slot(uint32_t(v)); }
 int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -288,6 +288,22 @@ bool rows_r16_gemm(const QShape& s) {
   return !s.r16 && has_rows_r16_gemm(s.f) && rows_r16_tiles(s) * rows_r16_tile_bytes(s.f) <= (int64_t(256) << 10);
 }
 
+// Prefill on bf16 matrix tiles (impl=7, quant_tile.cpp): GGML rows, X
+// that may be rounded (xq=1), a CPU with AMX-BF16. Its X panels: all of X's
+// 32-row panels per work-item up to 16 (512 rows, a 64 KiB scratch of Yᵀ
+// blocks), 32 rows of W per work-item, K in slices of 1024.
+bool tile_bf16_fits(const QShape& s, const TargetCaps& caps) {
+  return is_cpu(caps) && caps.matrix_tiles && s.x8 && !s.r16 && has_line_decoder(s.f) && s.k % 32 == 0;
+}
+int64_t tile_bf16_from(QFormat f) {
+  return f == QFormat::Q6_K ? 24 : f == QFormat::Q4_K || f == QFormat::Q4_1 ? 32 : 48;
+}
+Variant tile_bf16_variant(const QShape& s, const TargetCaps& caps) {
+  const int64_t np = cdiv(s.m, 32), rb = cdiv(s.n, 32);
+  const int64_t mc = std::clamp<int64_t>(rb / (4 * std::max<int64_t>(caps.threads, 1)), 1, 8);
+  return Variant{}.set("impl", kTileBf16).set("mc", mc).set("nc", std::min<int64_t>(np, 16)).set("kc", 256);
+}
+
 // Rows interleaved by 16 (layout=16): its GEMV on the CPU (int8 activations,
 // any M), else dequantize + the tiled GEMM on any target.
 std::vector<Variant> r16_candidates(const QShape& s, const TargetCaps& caps) {
@@ -365,6 +381,14 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
             }
     if (s.x8 && rows_r16_gemm(s))
       for (int mb : {1, 2, 4, 8}) c.push_back(Variant{}.set("impl", kGemmRowsR16).set("mb", mb));
+    if (tile_bf16_fits(s, caps)) c.push_back(tile_bf16_variant(s, caps));
+    if (tile_bf16_fits(s, caps))
+      for (int mc : {2, 4, 8})
+        for (int kc : {256, 512, 1024})
+          if (kc % info(s.f).block_elems == 0) {
+            Variant v = tile_bf16_variant(s, caps).set("mc", mc).set("kc", kc);
+            if (mc * (64 * kc + 4096 * v.get("nc")) <= (1 << 20) && std::find(c.begin(), c.end(), v) == c.end()) c.push_back(v);
+          }
     c.push_back(variant_of(default_cpu_tile(s.m, s.n, s.k, caps)).set("impl", kTiled));
   } else {
     for (int wg : {64, 128, 256})
@@ -453,6 +477,15 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
                            : s.f == QFormat::Q4_0  ? (s.m % 2 == 0 ? 2 : 1)
                            : s.f == QFormat::Q4_K || s.f == QFormat::Q5_1 ? (s.m <= 6 ? 2 : 4)
                                                    : 4;
+    // On bf16 matrix tiles (AMX) from ~48 rows of X, where the tiles' speed
+    // pays for decoding W to bf16 (Granite Rapids VM, 1 thread, N = K =
+    // 4096, ms, impl=5 -> impl=7: Q4_0 M = 32 4.17 -> 4.26, 48 6.0 -> 4.9,
+    // 64 6.8 -> 4.7, 128 12.6 -> 6.5, 512 51 -> 19; Q8_0 48 6.5 -> 5.2, 64
+    // 7.8 -> 6.9; Q4_K 32 4.9 -> 4.2, 64 8.6 -> 4.9; Q6_K 24 4.9 -> 4.8, 32
+    // 6.4 -> 4.8, 64 11.1 -> 5.7; Q5_K 32 even, 64 10.2 -> 6.0; Q4_1 32 4.6
+    // -> 4.2; Q2_K, Q3_K, Q5_0, Q5_1 from 48; 2 threads: Q4_0 M = 32 2.2 ->
+    // 2.1, 48 3.0 -> 2.4).
+    if (tile_bf16_fits(s, caps) && s.m >= tile_bf16_from(s.f)) return tile_bf16_variant(s, caps);
     if (s.x8 && rows_r16_gemm(s) && s.m >= rows_r16_from) return Variant{}.set("impl", kGemmRowsR16).set("mb", r16_mb);
     // GEMV while the weights' decode dominates; beyond ~8 rows of X the
     // packed GEMM on dequantized weights wins (the decode is amortised).
@@ -735,6 +768,25 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       Step st{qgemv_x8_kernel(s.f, r, mb, sgn, pf, quads ? 4 : pairs ? 2 : 1, w16), {}, {x_in[0], x_in[1], x_in[2], 1, 2},
               {u(s.m), u(s.n), u(s.k)}};
       st.dims.grid = {uint32_t(cdiv(s.n, r)), uint32_t(cdiv(s.m, mb)), 1};
+      pl.steps.push_back(std::move(st));
+      return pl;
+    }
+    case kTileBf16: {
+      if (!tile_bf16_fits(s, caps))
+        throw std::invalid_argument("qmatmul: impl=7 (bf16 matrix tiles) needs GGML rows, xq=1 and a CPU with AMX-BF16");
+      const int mc = int(v.get("mc", 1)), nc = int(v.get("nc", 1)), kc = int(v.get("kc", 1024));
+      if (mc < 1 || mc > 64 || nc < 1 || nc > 16 || kc < 32 || kc > 4096 || kc % 32 || kc % info(s.f).block_elems)
+        throw std::invalid_argument("qmatmul: impl=7 needs mc in 1..64, nc in 1..16 and kc in 32..4096, a multiple of 32 and of the block: " +
+                                    v.str());
+      if (int64_t(mc) * (64 * kc + 4096 * nc) > (int64_t(1) << 20))
+        throw std::invalid_argument("qmatmul: impl=7's scratch (mc·(64·kc + 4096·nc) bytes) must fit 1 MiB: " + v.str());
+      const int64_t np = cdiv(s.m, 32);
+      int xp = pl.add_temp(nio, size_t(np * s.k / 2 * 32) * 4);
+      Step px{x_pair_panels_kernel(), {}, {0, xp}, {u(s.m), u(s.k)}};
+      px.dims.grid = {uint32_t(s.k / 32), uint32_t(2 * np), 1};
+      pl.steps.push_back(std::move(px));
+      Step st{qgemm_tile_kernel(s.f, mc, nc, kc), {}, {xp, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
+      st.dims.grid = {uint32_t(cdiv(cdiv(s.n, 32), mc)), uint32_t(cdiv(np, nc)), 1};
       pl.steps.push_back(std::move(st));
       return pl;
     }

@@ -219,4 +219,19 @@ void map_rows_in_lanes(const Array& x, const Value& xbase, uint32_t n, const Arr
   });
 }
 
+void store_transposed_block32(const Array& t, const Value& t_at, const Array& c, const Value& c_at, const Value& ldc,
+                              const Value& rows, const Value& cols) {
+  if_(rows == 32u && cols == 32u, [&] {
+    for (uint32_t jb = 0; jb < 2; ++jb)
+      for (uint32_t ib = 0; ib < 2; ++ib) {
+        auto lines = transposed_block16(t, t_at + uint64_t(jb * 16 * 32 + ib * 16), constant(u64, uint64_t(32)));
+        for (uint32_t i = 0; i < 16; ++i) store_line(c, c_at + uint64_t(ib * 16 + i) * ldc + uint64_t(jb * 16), lines[i]);
+      }
+  }).else_([&] {
+    for_range(0u, cols, [&](Value i) {
+      for_range(0u, rows, [&](Value j) { c[c_at + cast(u64, i) * ldc + cast(u64, j)] = t[t_at + cast(u64, j * 32u + i)]; });
+    });
+  });
+}
+
 }  // namespace kgen::ops

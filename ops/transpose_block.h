@@ -29,6 +29,13 @@ std::array<dsl::Value, 16> transpose16(const std::array<dsl::Value, 16>& rows);
 // elements (bf16 pair words) are kept as u32.
 std::array<dsl::Value, 16> transposed_block16(const dsl::Array& src, const dsl::Value& at, const dsl::Value& stride);
 
+// A 32×32 f32 block t[t_at + j·32 + i] (j < rows, i < cols) stored
+// transposed into c[c_at + i·ldc + j]: 16×16 quarters transposed in
+// registers where the block is whole, one element at a time at the edges.
+// (The swapped tile GEMMs' Cᵀ blocks into C.)
+void store_transposed_block32(const dsl::Array& t, const dsl::Value& t_at, const dsl::Array& c, const dsl::Value& c_at,
+                              const dsl::Value& ldc, const dsl::Value& rows, const dsl::Value& cols);
+
 // A line whose lane i is lane lanes[i].second of src[lanes[i].first], as a
 // chain of two-source shuffles (make_line of extracts from two lines is one
 // shuffle): one per source after the first.

@@ -247,6 +247,47 @@ TEST_CASE("quant: qmatmul every CPU candidate, and the any-target GEMV on the CP
   }
 }
 
+// Prefill on bf16 matrix tiles (impl=7): every format on odd shapes (rows
+// of W and X off the 32-blocks, K slices with a short last one, X panels
+// split over workgroups), on hosts with AMX-BF16; elsewhere the plan must
+// refuse it by name.
+TEST_CASE("quant: qmatmul on bf16 matrix tiles, every format, CPU 1 and 2 threads") {
+  const auto& d = op("qmatmul");
+  for (unsigned t : {1u, 2u}) {
+    auto dev = cpu(t);
+    if (!dev->caps().matrix_tiles) {
+      MESSAGE("no AMX-BF16 on this host: qmatmul impl=7 runs only through the interpreter (below); checking its refusal");
+      auto p = problem("qmatmul", {40, 33, 256}, QFormat::Q4_0);
+      CHECK_THROWS_WITH_AS(d.plan(p, ops::Variant::parse("impl=7 mc=1 nc=1 kc=256"), dev->caps()), doctest::Contains("AMX"),
+                           std::invalid_argument);
+      break;
+    }
+    for (const auto& fi : all_formats()) {
+      const int64_t qk = fi.block_elems, kc = qk == 32 ? 64 : 256;
+      for (auto dims : {std::vector<int64_t>{37, 45, 5 * qk}, {70, 97, 3 * qk}, {1, 33, qk}})
+        for (const char* v : {"impl=7 mc=2 nc=1", "impl=7 mc=1 nc=3"}) {
+          auto p = problem("qmatmul", dims, fi.format);
+          check(*dev, p, ops::Variant::parse(std::string(v) + " kc=" + std::to_string(kc)));
+        }
+      // The heuristic's (from 24-48 rows of X, with the tiles).
+      auto p = problem("qmatmul", {65, 70, 4 * qk}, fi.format);
+      CHECK(d.heuristic(p, dev->caps()).get("impl") == 7);
+      check(*dev, p, d.heuristic(p, dev->caps()));
+    }
+  }
+  // Where the heuristic takes them: many rows of X, GGML rows, xq=1.
+  auto amx = codegen::cpu_caps();
+  amx.matrix_tiles = true;
+  CHECK(d.heuristic(problem("qmatmul", {64, 4096, 4096}, QFormat::Q4_0), amx).get("impl") == 7);
+  CHECK(d.heuristic(problem("qmatmul", {16, 4096, 4096}, QFormat::Q4_0), amx).get("impl") != 7);
+  CHECK(d.heuristic(problem("qmatmul", {32, 4096, 4096}, QFormat::Q6_K), amx).get("impl") == 7);
+  auto exact = problem("qmatmul", {64, 4096, 4096}, QFormat::Q4_0);
+  exact.attrs["xq"] = 0;  // f32 X: bf16 rounding not allowed
+  CHECK(d.heuristic(exact, amx).get("impl") != 7);
+  amx.matrix_tiles = false;
+  CHECK(d.heuristic(problem("qmatmul", {64, 4096, 4096}, QFormat::Q4_0), amx).get("impl") != 7);
+}
+
 // The GPU GEMVs (a workgroup per output; impl=6: a work-item per block) on the
 // CPU device and every GPU device present: odd N, M up to 4, K of 1 and of
 // 128 blocks, N past one grid row of 65535 groups.
@@ -389,12 +430,21 @@ TEST_CASE("quant: tiny problems through the IR interpreter") {
       {problem("quantize", {1, 96}, QFormat::Q4_0), ops::Variant{}},
       {problem("quantize", {1, 64}, QFormat::Q8_0), ops::Variant{}},
   };
+  // The matrix-tile prefill, interpreted on any host (the tile op's
+  // meaning): two K slices, the last short, edge rows of W and of X.
+  auto amx = caps;
+  amx.matrix_tiles = true;
+  const std::vector<std::pair<ops::Problem, ops::Variant>> tiles = {
+      {problem("qmatmul", {33, 35, 96}, QFormat::Q4_0), ops::Variant::parse("impl=7 mc=2 nc=1 kc=64")},
+      {problem("qmatmul", {3, 34, 512}, QFormat::Q4_K), ops::Variant::parse("impl=7 mc=1 nc=1 kc=256")},
+  };
+  for (const auto& [p, v] : tiles) cases.emplace_back(p, v);
   for (const auto& [p, v] : cases) {
     const uint64_t seed = fresh_seed();
     CAPTURE(p.str());
     CAPTURE(v.str());
     CAPTURE(seed);
-    ops::OpCheck c = ops::check_op_interpreted(p, v, caps, seed);
+    ops::OpCheck c = ops::check_op_interpreted(p, v, v.get("impl") == 7 && p.op == "qmatmul" ? amx : caps, seed);
     INFO(c.message);
     CHECK(c.ok);
   }
