@@ -7,7 +7,8 @@
 //   quant/gemv/<q4_0|q8_0|q4_K|q6_K>_r16/...   repacked with rows interleaved by 16
 //       (qmatmul layout=16, made at load time: the same bytes, reordered).
 //   quant/gemv_xf32/<format>/...   the same with xq=0 (exact f32 activations).
-//   quant/gemm/<format>/64x4096x4096/threads:<t>   prefill on GGML rows (M = 64), every format,
+//   quant/gemm/<format>/64x4096x4096/threads:<t>   prefill on GGML rows (M = 64), every format
+//       (and M = 512 for Q8_0, Q4_0, Q4_K, Q6_K),
 //       against the faster vendor f32 SGEMM of the same product (X·Wᵀ with W
 //       dequantized), measured in the same run: GFLOP/s and their ratio.
 //   quant/dequantize/<format>/4096x4096/threads:<t>   bytes = packed + f32 out.
@@ -158,6 +159,12 @@ void register_quant_benchmarks() {
                     QFormat::Q5_1, QFormat::Q5_K, QFormat::Q2_K, QFormat::Q3_K}) {
     std::string name = std::string("quant/gemm/") + ops::quant::info(f).name + "/64x4096x4096";
     benchmark::RegisterBenchmark(name.c_str(), BM_QGemm, f, 64, 4096, 4096)
+        ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
+  }
+  // A longer prompt chunk (llama.cpp's default batch is 512 tokens).
+  for (QFormat f : {QFormat::Q8_0, QFormat::Q4_0, QFormat::Q4_K, QFormat::Q6_K}) {
+    std::string name = std::string("quant/gemm/") + ops::quant::info(f).name + "/512x4096x4096";
+    benchmark::RegisterBenchmark(name.c_str(), BM_QGemm, f, 512, 4096, 4096)
         ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
   }
   for (QFormat f : {QFormat::Q8_0, QFormat::Q4_K}) {

@@ -99,6 +99,11 @@ ir::Kernel qgemm_tile_kernel(QFormat fmt, int mc, int nc, int kc) {
         for_range(0u, 32u, [&](Value i) {
           Value wrow = cast(u64, min(r * 32u + i, N - 1u)) * cast(u64, rowbytes);
           Value row_at = cast(u64, ((r - r0) * 32u + i) * KC);
+          // This row's next slice into L2 (a few lines 2+ KiB from the
+          // other rows' is not a stream the hardware prefetchers follow).
+          const uint32_t SB = KC / E * uint32_t(fi.block_bytes);
+          Value next = wrow + cast(u64, k1 / E) * uint64_t(fi.block_bytes);
+          for (uint32_t off = 0; off < SB + 63u; off += 64u) w[next + uint64_t(off)].prefetch_l2();
           for_range(k0 / E, k1 / E, [&](Value b) {
             dec.load(wrow + cast(u64, b) * uint64_t(fi.block_bytes));
             Value at = row_at + cast(u64, b * E - k0);
