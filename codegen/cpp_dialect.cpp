@@ -169,6 +169,7 @@ std::string CppDialect::cast(Type to, Type from, const std::string& x) const {
     return "kg_satv<" + type_name(to) + ", " + std::to_string(to.lanes) + ">(" + x + ", " + bounds + ")";
   }
   if (!vec) return "(" + type_name(to) + ")(" + x + ")";
+  if (to.kind == ScalarKind::BF16 && from.kind == ScalarKind::F32) return "kg_f32_to_bf16(" + x + ")";
   return "__builtin_convertvector(" + x + ", " + type_name(to) + ")";
 }
 
@@ -795,6 +796,37 @@ template <class U, class C> KG_MATH C kg_dot2_bf16(U a, U b, C c) {
         __builtin_bit_cast(C, a << 16), __builtin_bit_cast(C, b << 16),
         __builtin_elementwise_fma(__builtin_bit_cast(C, a & 0xffff0000u), __builtin_bit_cast(C, b & 0xffff0000u), c));
   }
+}
+)"},
+    {"f32_to_bf16", "kg_f32_to_bf16(", "", R"(// f32 lines cast to bf16 (nearest even, a NaN quieted: ir::f32_to_bf16).
+// Where the host has AVX512-BF16 (KG_HOST_DPBF16) a line of 16 is one
+// vcvtneps2bf16, inline asm because the JIT leaves the feature off: it reads
+// subnormal inputs as zero, so a line holding one takes the integer path.
+// That path (elsewhere, other widths) is lane arithmetic: clang's own
+// conversion calls a libgcc routine per element.
+template <class V> KG_MATH auto kg_f32_to_bf16(V x) {
+  constexpr int N = __builtin_vectorelements(V);
+  typedef u32 U __attribute__((ext_vector_type(N)));
+  typedef u16 H __attribute__((ext_vector_type(N)));
+  typedef bf16 B __attribute__((ext_vector_type(N)));
+  const U b = __builtin_bit_cast(U, x);
+#if defined(KG_HOST_DPBF16) && defined(__AVX512F__)
+  if constexpr (N == 16) {
+#if defined(__AVX512DQ__)
+    typedef float kg_v16sf __attribute__((__vector_size__(64)));
+    const bool subnormal = __builtin_ia32_fpclassps512_mask(__builtin_bit_cast(kg_v16sf, x), 0x20, (unsigned short)0xffff) != 0;
+#else
+    const bool subnormal = __builtin_reduce_or((b & 0x7fffffffu) - 1u < 0x007fffffu);
+#endif
+    if (!subnormal) {
+      H r;
+      __asm__("vcvtneps2bf16 %1, %0" : "=v"(r) : "v"(x));
+      return __builtin_bit_cast(B, r);
+    }
+  }
+#endif
+  const U r = (b + 0x7fffu + ((b >> 16) & 1u)) >> 16, q = (b >> 16) | 0x40u;
+  return __builtin_bit_cast(B, __builtin_convertvector(((b & 0x7fffffffu) > 0x7f800000u) ? q : r, H));
 }
 )"},
     {"tile_mma_bf16", "kg_tile_mma_bf16(", "dot2_bf16", R"(// tile_mma_bf16 (ir/ops.h): a block of up to 32×32 f32 of C, += the
