@@ -296,7 +296,13 @@ bool tile_bf16_fits(const QShape& s, const TargetCaps& caps) {
   return is_cpu(caps) && caps.matrix_tiles && s.x8 && !s.r16 && has_line_decoder(s.f) && s.k % 32 == 0;
 }
 int64_t tile_bf16_from(QFormat f) {
-  return f == QFormat::Q6_K ? 24 : f == QFormat::Q4_K || f == QFormat::Q4_1 ? 32 : 48;
+  switch (f) {
+    case QFormat::Q8_0: case QFormat::Q6_K: return 16;
+    case QFormat::Q4_1: return 20;
+    case QFormat::Q4_0: case QFormat::Q4_K: case QFormat::Q5_K: return 24;
+    case QFormat::Q5_1: case QFormat::Q3_K: return 28;
+    default: return 32;  // Q5_0, Q2_K
+  }
 }
 Variant tile_bf16_variant(const QShape& s, const TargetCaps& caps) {
   const int64_t np = cdiv(s.m, 32), rb = cdiv(s.n, 32);
@@ -477,14 +483,15 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
                            : s.f == QFormat::Q4_0  ? (s.m % 2 == 0 ? 2 : 1)
                            : s.f == QFormat::Q4_K || s.f == QFormat::Q5_1 ? (s.m <= 6 ? 2 : 4)
                                                    : 4;
-    // On bf16 matrix tiles (AMX) from ~48 rows of X, where the tiles' speed
-    // pays for decoding W to bf16 (Granite Rapids VM, 1 thread, N = K =
-    // 4096, ms, impl=5 -> impl=7: Q4_0 M = 32 4.17 -> 4.26, 48 6.0 -> 4.9,
-    // 64 6.8 -> 4.7, 128 12.6 -> 6.5, 512 51 -> 19; Q8_0 48 6.5 -> 5.2, 64
-    // 7.8 -> 6.9; Q4_K 32 4.9 -> 4.2, 64 8.6 -> 4.9; Q6_K 24 4.9 -> 4.8, 32
-    // 6.4 -> 4.8, 64 11.1 -> 5.7; Q5_K 32 even, 64 10.2 -> 6.0; Q4_1 32 4.6
-    // -> 4.2; Q2_K, Q3_K, Q5_0, Q5_1 from 48; 2 threads: Q4_0 M = 32 2.2 ->
-    // 2.1, 48 3.0 -> 2.4).
+    // On bf16 matrix tiles (AMX) from 16-32 rows of X, where the tiles' speed
+    // pays for decoding W to bf16 (Granite Rapids VM, N = K = 4096, kgen op,
+    // ms, 1 thread unless said, impl=5 -> impl=7): Q8_0 M = 12 2.74 -> 2.68,
+    // 16 2.9 -> 2.6, 32 4.5 -> 2.9, 2 threads 16 1.65 -> 1.37; Q6_K 16 3.7
+    // -> 3.5; Q4_1 16 3.1 -> 3.0, 24 3.9 -> 3.5; Q4_0 16 2.3 -> 2.8, 24 3.2
+    // -> 2.9, 2 threads 24 1.64 -> 1.59, 32 2.15 -> 1.61; Q4_K 16 2.8 ->
+    // 3.0, 24 3.9 -> 3.3; Q5_K 24 4.1 -> 3.5; Q5_1 24 even, 32 4.7 -> 3.8;
+    // Q3_K 24 even; Q5_0 24 3.2 -> 3.7, 32 3.8 -> 3.6; Q2_K 24 4.0 -> 4.1,
+    // 32 5.3 -> 4.1; M = 64 Q4_0 6.8 -> 4.0, 512 51 -> 18.
     if (tile_bf16_fits(s, caps) && s.m >= tile_bf16_from(s.f)) return tile_bf16_variant(s, caps);
     if (s.x8 && rows_r16_gemm(s) && s.m >= rows_r16_from) return Variant{}.set("impl", kGemmRowsR16).set("mb", r16_mb);
     // GEMV while the weights' decode dominates; beyond ~8 rows of X the

@@ -280,7 +280,7 @@ TEST_CASE("quant: qmatmul on bf16 matrix tiles, every format, CPU 1 and 2 thread
   amx.matrix_tiles = true;
   CHECK(d.heuristic(problem("qmatmul", {64, 4096, 4096}, QFormat::Q4_0), amx).get("impl") == 7);
   CHECK(d.heuristic(problem("qmatmul", {16, 4096, 4096}, QFormat::Q4_0), amx).get("impl") != 7);
-  CHECK(d.heuristic(problem("qmatmul", {32, 4096, 4096}, QFormat::Q6_K), amx).get("impl") == 7);
+  CHECK(d.heuristic(problem("qmatmul", {16, 4096, 4096}, QFormat::Q6_K), amx).get("impl") == 7);
   auto exact = problem("qmatmul", {64, 4096, 4096}, QFormat::Q4_0);
   exact.attrs["xq"] = 0;  // f32 X: bf16 rounding not allowed
   CHECK(d.heuristic(exact, amx).get("impl") != 7);
