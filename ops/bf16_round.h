@@ -1,7 +1,8 @@
 // f32 -> bf16 rounding written as integer lane arithmetic, for kernels that
 // store bf16 values they computed in f32 (the gated MLP's H with h_bf16).
-// A DSL cast to bf16 would be exact too, but the JIT compiles it without
-// AVX512-BF16 (jit/jit.cpp), where clang converts element by element.
+// A DSL cast of a 16-lane line to bf16 is exact too, and one vcvtneps2bf16
+// on AVX512-BF16 hosts (the C++ dialect's kg_f32_to_bf16); elsewhere it is
+// the same lane arithmetic as this.
 #pragma once
 #include "dsl/dsl.h"
 
