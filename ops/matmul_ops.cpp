@@ -660,17 +660,17 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // 13.6 ms.
   if (wide && pb_fits(g, t)) t.pb = 1;
   // A K×N B beyond the cache packed so on Intel, whose prefetchers do not
-  // follow its strided rows: the next panel slice's rows prefetched into L2 during this one's
-  // arithmetic (bpf), where few passes share each packed panel and the row
-  // stride spreads the rows over L2's sets (a multiple of 4 KiB or more
-  // lands a slice in a few sets, which evict each other: 64 × 4096 × 4096
-  // gained 4%). Intel, 1 / 2 threads, GFLOP/s: 64 × 11008 × 4096 100-107 ->
-  // 120-131 / 202 -> 253; 128 × 11008 × 4096 137 -> 169 / 265 -> 311;
-  // 64 × 4032 × 4096 118 -> 151; 64 × 11008 × 1024 142 -> 161; 96 × 4096 ×
-  // 4096 (mr 6) lost 5%. Four panels per workgroup, so that the slices
-  // prefetched one after the other are neighbours in B's rows: 64 × 11008 ×
-  // 4096 1 / 2 threads 120 -> 135-138 / 246-256 -> 268-280 (128 and 256
-  // rows the same either way).
+  // follow its strided rows: the next panel slice's rows prefetched into L2
+  // during this one's arithmetic (bpf), where few passes share each packed
+  // panel and the row stride spreads the rows over L2's sets (a multiple of
+  // 4 KiB or more lands a slice in a few sets, which evict each other: 64 ×
+  // 4096 × 4096 gained 4%). Intel, 1 / 2 threads, GFLOP/s: 64 × 11008 × 4096
+  // 100-107 -> 120-131 / 202 -> 253; 128 × 11008 × 4096 137 -> 169 / 265 ->
+  // 311; 64 × 4032 × 4096 118 -> 151; 64 × 11008 × 1024 (all of K per
+  // panel) 134 -> 143; 96 × 4096 × 4096 (mr 6) lost 5%. Four panels per
+  // workgroup, so that the slices prefetched one after the other are
+  // neighbours in B's rows: 64 × 11008 × 4096 1 / 2 threads 120 -> 135-138 /
+  // 246-256 -> 268-280 (128 and 256 rows the same either way).
   const int64_t row_bytes = s.n * int64_t(ir::Type(s.dt).bytes());
   if (t.pb && !s.trans_b && !b_cached(s) && !caps.strided_prefetch && (t.ak == 1 || t.ak == 16) && mp <= 64 &&
       (row_bytes & -row_bytes) <= 2048) {

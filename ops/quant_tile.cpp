@@ -14,7 +14,6 @@
 // X that the GEMVs make (1/254 of a block's largest value).
 #include <string>
 
-#include "ops/bf16_round.h"
 #include "ops/quant_kernels.h"
 #include "ops/quant_lines.h"
 #include "ops/transpose_block.h"
@@ -47,15 +46,13 @@ ir::Kernel x_pair_panels_kernel() {
       Var v = var(splat(constant(u32, 0u), 16));
       if_(row < M, [&] {
         Value at = cast(u64, row) * K64 + cast(u64, c * 32u);
-        Value lo = bf16_upper_bits(load_line(x, at)), hi = bf16_upper_bits(load_line(x, at + uint64_t(16)));
-        // Pair q: element 2q in the low half, 2q + 1 in the high one.
-        std::vector<Value> even, odd;
-        for (int q = 0; q < 16; ++q) {
-          const Value& src = q < 8 ? lo : hi;
-          even.push_back(extract(src, 2 * (q % 8)));
-          odd.push_back(extract(src, 2 * (q % 8) + 1));
-        }
-        v = make_line(odd) | (make_line(even) >> 16u);
+        // Pair q (element 2q in the low half, 2q + 1 in the high one) is
+        // word q of the 32 elements as bf16.
+        Value lo = bitcast(line(u32, 8), bf16_line(load_line(x, at)));
+        Value hi = bitcast(line(u32, 8), bf16_line(load_line(x, at + uint64_t(16))));
+        std::vector<Value> words;
+        for (int q = 0; q < 16; ++q) words.push_back(extract(q < 8 ? lo : hi, q % 8));
+        v = make_line(words);
       });
       rows[i] = v.get();
     }
