@@ -899,9 +899,9 @@ void register_qmatmul() {
   OpDef d;
   d.name = "qmatmul";
   d.attr_defaults = {{"format", kDefaultFormat}, {"xq", 1}, {"layout", 0}};
-  d.description = "Y = X·Wᵀ with W rows of GGML quantized blocks: GEMV decoding blocks in registers, or dequantize + GEMM";
+  d.description = "Y = X·Wᵀ with W rows of GGML quantized blocks: GEMV decoding blocks in registers, packed int8 or bf16 matrix-tile GEMM, or dequantize + GEMM";
   d.dims_help = "M N K";
-  d.attrs_help = format_help() + ", xq=1|0 (1: X may be quantized to int8 blocks of 32 like GGML's Q8 activations, or of 256 for Q2_K..Q5_K like its Q8_K)" +
+  d.attrs_help = format_help() + ", xq=1|0 (1: X may be rounded: to int8 blocks of 32 like GGML's Q8 activations, of 256 for Q2_K..Q5_K like its Q8_K, or with the decoded weights to bf16 on AMX tiles)" +
                  ", layout=0|16 (16: Q4_0/Q8_0/Q4_K/Q6_K W repacked with rows interleaved by 16, ops/quant_formats.h)";
   d.validate = [](const Problem& p) {
     validate_rows_k(p, 3, false);
