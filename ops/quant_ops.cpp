@@ -289,9 +289,12 @@ bool rows_r16_gemm(const QShape& s) {
 }
 
 // Prefill on bf16 matrix tiles (impl=7, quant_tile.cpp): GGML rows, X
-// that may be rounded (xq=1), a CPU with AMX-BF16. Its X panels: all of X's
-// 32-row panels per work-item up to 16 (512 rows, a 64 KiB scratch of Yᵀ
-// blocks), 32 rows of W per work-item, K in slices of 1024.
+// that may be rounded (xq=1), a CPU with AMX-BF16. Its default: all of X's
+// 32-row panels per work-item up to 16 (512 rows), up to 8 blocks of 32 rows
+// of W (fewer where the threads would lack 4 work-items each), K in slices
+// of 256. A work-item's scratch (decoded W: mc·32·kc bf16; Yᵀ's blocks:
+// mc·nc·32·32 f32) must fit the CPU target's 1 MiB.
+bool tile_bf16_scratch_fits(int64_t mc, int64_t nc, int64_t kc) { return mc * (64 * kc + 4096 * nc) <= (int64_t(1) << 20); }
 bool tile_bf16_fits(const QShape& s, const TargetCaps& caps) {
   return is_cpu(caps) && caps.matrix_tiles && s.x8 && !s.r16 && has_line_decoder(s.f) && s.k % 32 == 0;
 }
@@ -387,14 +390,17 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
             }
     if (s.x8 && rows_r16_gemm(s))
       for (int mb : {1, 2, 4, 8}) c.push_back(Variant{}.set("impl", kGemmRowsR16).set("mb", mb));
-    if (tile_bf16_fits(s, caps)) c.push_back(tile_bf16_variant(s, caps));
-    if (tile_bf16_fits(s, caps))
+    if (tile_bf16_fits(s, caps)) {
+      const Variant def = tile_bf16_variant(s, caps);
+      c.push_back(def);
       for (int mc : {2, 4, 8})
-        for (int kc : {256, 512, 1024})
-          if (kc % info(s.f).block_elems == 0) {
-            Variant v = tile_bf16_variant(s, caps).set("mc", mc).set("kc", kc);
-            if (mc * (64 * kc + 4096 * v.get("nc")) <= (1 << 20) && std::find(c.begin(), c.end(), v) == c.end()) c.push_back(v);
-          }
+        for (int kc : {256, 512, 1024}) {
+          const Variant v = Variant(def).set("mc", mc).set("kc", kc);
+          if (kc % info(s.f).block_elems == 0 && tile_bf16_scratch_fits(mc, def.get("nc"), kc) &&
+              std::find(c.begin(), c.end(), v) == c.end())
+            c.push_back(v);
+        }
+    }
     c.push_back(variant_of(default_cpu_tile(s.m, s.n, s.k, caps)).set("impl", kTiled));
   } else {
     for (int wg : {64, 128, 256})
@@ -785,7 +791,7 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       if (mc < 1 || mc > 64 || nc < 1 || nc > 16 || kc < 32 || kc > 4096 || kc % 32 || kc % info(s.f).block_elems)
         throw std::invalid_argument("qmatmul: impl=7 needs mc in 1..64, nc in 1..16 and kc in 32..4096, a multiple of 32 and of the block: " +
                                     v.str());
-      if (int64_t(mc) * (64 * kc + 4096 * nc) > (int64_t(1) << 20))
+      if (!tile_bf16_scratch_fits(mc, nc, kc))
         throw std::invalid_argument("qmatmul: impl=7's scratch (mc·(64·kc + 4096·nc) bytes) must fit 1 MiB: " + v.str());
       const int64_t np = cdiv(s.m, 32);
       int xp = pl.add_temp(nio, size_t(np * s.k / 2 * 32) * 4);

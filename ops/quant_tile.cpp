@@ -89,6 +89,9 @@ ir::Kernel qgemm_tile_kernel(QFormat fmt, int mc, int nc, int kc) {
     Value r0 = group_id(0) * MC, r1 = min(r0 + MC, rb), p0 = group_id(1) * NC, p1 = min(p0 + NC, np);
     Value N64 = cast(u64, N);
     auto block_at = [&](const Value& r, const Value& p) { return cast(u64, ((r - r0) * NC + (p - p0)) * 1024u); };
+    // Valid rows of W's block r and of X's panel p (the tile op's shape).
+    auto w_rows = [&](const Value& r) { return min(N - r * 32u, 32u); };
+    auto x_rows = [&](const Value& p) { return min(M - p * 32u, 32u); };
     for_range(0u, MC * NC * 64u, [&](Value i) { store_line(t, cast(u64, i) * uint64_t(16), splat(0.0f, 16)); });
     for_range(0u, K, [&](Value k0) {
       Value k1 = min(k0 + KC, K);
@@ -110,10 +113,10 @@ ir::Kernel qgemm_tile_kernel(QFormat fmt, int mc, int nc, int kc) {
         });
       });
       for_range(p0, p1, [&](Value p) {
-        Value cols = min(M - p * 32u, 32u);
+        Value cols = x_rows(p);
         Value x_at = (cast(u64, p) * cast(u64, kp) + cast(u64, k0 / 2u)) * uint64_t(32);
         for_range(r0, r1, [&](Value r) {
-          tile_mma_bf16({t, block_at(r, p)}, {ws, cast(u64, (r - r0) * 32u * KC)}, {xp, x_at}, min(N - r * 32u, 32u), cols,
+          tile_mma_bf16({t, block_at(r, p)}, {ws, cast(u64, (r - r0) * 32u * KC)}, {xp, x_at}, w_rows(r), cols,
                         (k1 - k0) / 2u, constant(u32, 32u), constant(u32, KC), constant(u32, 32u), true);
         });
       });
@@ -121,7 +124,7 @@ ir::Kernel qgemm_tile_kernel(QFormat fmt, int mc, int nc, int kc) {
     for_range(r0, r1, [&](Value r) {
       for_range(p0, p1, [&](Value p) {
         store_transposed_block32(t, block_at(r, p), y, cast(u64, p) * uint64_t(32) * N64 + cast(u64, r) * uint64_t(32), N64,
-                                 min(N - r * 32u, 32u), min(M - p * 32u, 32u));
+                                 w_rows(r), x_rows(p));
       });
     });
   });
