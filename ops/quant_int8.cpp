@@ -521,7 +521,8 @@ ir::Kernel quad_x8_kernel(QFormat fmt, int quads_per_item) {
   });
 }
 
-ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int prefetch, int step_blocks, bool wide_units) {
+ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int prefetch, int step_blocks, bool wide_units,
+                           bool seq_rows) {
   if (wide_units ? !has_wide_int8_gemv(fmt) : !has_int8_gemv(fmt))
     throw std::invalid_argument(std::string("no int8 GEMV for ") + info(fmt).name + (wide_units ? " in 16-lane units" : ""));
   if (signed_q8 && fmt != QFormat::Q8_0) throw std::invalid_argument("qgemv_x8_kernel: signed codes are Q8_0's");
@@ -536,7 +537,8 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
   const uint32_t G = uint32_t(fi.block_elems / 16), XB = uint32_t(fi.block_elems / 32);
   std::string name = std::string("quant_gemv_x8_") + fi.name + "_r" + std::to_string(R) + "_m" + std::to_string(MB) +
                      (signed_q8 ? "_s" : "") + (prefetch ? "_pf" + std::to_string(prefetch) : "") +
-                     (step_blocks > 1 ? "_p" + std::to_string(step_blocks) : "") + (wide_units ? "_w16" : "");
+                     (step_blocks > 1 ? "_p" + std::to_string(step_blocks) : "") + (wide_units ? "_w16" : "") +
+                     (seq_rows ? "_seq" : "");
   return kernel(name, [&](KernelBuilder& kb) {
     // Quads read X as quad_x8_kernel prepared it (xqq, xqi, xqf), the other
     // forms quantize_x8_kernel's output (xq, xd, xs).
@@ -591,18 +593,37 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
       for (uint32_t r = 0; r < R; ++r) wrow.push_back(cast(u64, guarded ? min(n0 + r, N - 1u) : n0 + r) * cast(u64, rowbytes));
       return wrow;
     };
+    // The rows a loop over the blocks walks together: all R in lockstep
+    // (X's side of a step is loaded once for all of them), or with seq_rows
+    // one after another. In lockstep W is read as R streams 1/R of a row
+    // apart, where rows shorter than a 4 KiB page (Q4_0 at K = 4096: 2304
+    // bytes) put several streams in one page: one after another W is one
+    // sequential stream, and X's side (from L1) is loaded again per row
+    // (Q4_0 1x4096x4096 from DRAM: 0.88-0.92 -> 0.96-1.02 of the triad).
+    const uint32_t L = seq_rows ? 1 : R;
     // The software prefetch, `prefetch` workgroups ahead: their R rows are
-    // one contiguous span, and loop step `step` (of `blocks` blocks per row)
-    // prefetches its step-th slice of R·blocks·BB bytes, in address order. (A
-    // line per row at the current block of the rows ahead, R strided
-    // streams, read Q8_0 at 40 GB/s on 2 threads against 60 for Q4_0's slices.)
-    // Past the buffer a prefetch is harmless.
+    // one contiguous span, and loop step `step` (of `blocks` blocks per row,
+    // counted over the row groups) prefetches its step-th slice of
+    // L·blocks·BB bytes, in address order. (A line per row at the current
+    // block of the rows ahead, R strided streams, read Q8_0 at 40 GB/s on 2
+    // threads against 60 for Q4_0's slices.) Past the buffer a prefetch is
+    // harmless.
     const Value pf_base = cast(u64, n0 + R * uint32_t(std::max(prefetch, 0))) * cast(u64, rowbytes);
     auto prefetch_ahead = [&](const Value& step, uint32_t blocks) {
       if (!prefetch) return;
-      const uint32_t slice = R * blocks * BB;
+      const uint32_t slice = L * blocks * BB;
       Value at = pf_base + cast(u64, step) * uint64_t(slice);
       for (uint32_t off = 0; off < slice + 63u; off += 64u) w[at + uint64_t(off)].prefetch_l2();
+    };
+    // The loop over a row's `steps` steps of `blocks` blocks, once per row
+    // group: body(step, first row, end row) after the step's prefetch.
+    auto for_steps = [&](const Value& steps, uint32_t blocks, const std::function<void(Value, uint32_t, uint32_t)>& body,
+                         uint32_t unroll = 0) {
+      for (uint32_t g = 0; g < R / L; ++g)
+        for_range(0u, steps, [&](Value s) {
+          prefetch_ahead(g ? s + steps * g : s, blocks);
+          body(s, g * L, g * L + L);
+        }, 1u, int(unroll));
     };
     // The 16-lane forms' accumulators (one f32x16 line per X row and weight
     // row) and their outputs, each line's lane sum.
@@ -667,9 +688,8 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
       std::vector<Var> acc = line_accumulators();
       const std::vector<Value> wrow = row_offsets(guarded);
       const Value codes_idx = q8 ? q8_pair_codes_index() : Value(), scales_idx = q8 ? q8_pair_scales_index() : Value();
-      for_range(0u, nb / 2u, [&](Value bp) {
+      for_steps(nb / 2u, 2, [&](Value bp, uint32_t r0, uint32_t r1) {
         Value b = bp * 2u;
-        prefetch_ahead(bp, 2);
         std::vector<Value> xv, init, dx, xdm;
         for (uint32_t i = 0; i < MB; ++i) {
           Value gb = cast(u64, xg[i] + b * 2u), xbb = cast(u64, xb[i] + b);
@@ -689,7 +709,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
           if (with_min) xdm.push_back(make_line({d0, d0 * f(sum[0] + sum[1]) * 0.125f, d1, d1 * f(sum[2] + sum[3]) * 0.125f}));
           else dx.push_back(halves(d0, d1));
         }
-        for (uint32_t r = 0; r < R; ++r) {
+        for (uint32_t r = r0; r < r1; ++r) {
           const Value base = wrow[r] + cast(u64, b) * uint64_t(BB);
           Value codes, scale;
           if (q8) {
@@ -748,9 +768,8 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
       const Value codes_idx = quad_codes_index(BB, qs_offset(fmt), codes_lo), scales_idx = quad_field_index(BB, 0, 2);
       const Value mins_idx = with_min ? quad_field_index(BB, 2, 2) : Value();
       const Value qh_idx = five ? quad_field_index(BB, qh_offset(fmt), 4) : Value();
-      for_range(0u, nb / 4u, [&](Value bq) {
+      for_steps(nb / 4u, 4, [&](Value bq, uint32_t r0, uint32_t r1) {
         Value b = bq * 4u;
-        prefetch_ahead(bq, 4);
         // X's lines for this quad, per row of X (quad_x8_kernel).
         std::vector<Value> xlo, xhi, init, dx, xmin;
         for (uint32_t i = 0; i < MB; ++i) {
@@ -761,7 +780,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
           dx.push_back(xqf[at * (with_min ? 2u : 1u)]);
           if (with_min) xmin.push_back(xqf[at * 2u + uint64_t(1)]);
         }
-        for (uint32_t r = 0; r < R; ++r) {
+        for (uint32_t r = r0; r < r1; ++r) {
           const SpanTables t = span_tables(pb, wrow[r] + cast(u64, b) * uint64_t(BB), span);
           // Q4_0, Q4_1: blocks 0-2's codes are in the first table and block
           // 3's are the 16-byte tail, so a one-table permute (1 uop) and a
@@ -809,8 +828,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
         for (int k = 0; k < 8; ++k) l.push_back(extract(b, k));
         return make_line(l);
       };
-      for_range(0u, nb, [&](Value b) {
-        prefetch_ahead(b, 1);
+      for_steps(nb, 1, [&](Value b, uint32_t r0, uint32_t r1) {
         // Per X row: the four 64-activation lines (unit k: sub-blocks
         // sb(k) and sb(k) + 2, sb(k) = 4·(k/2) + k%2), [dx | 0] and
         // [0 | -dx·Σq] per sub-block (the scales' and the mins' halves: the
@@ -839,7 +857,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
           dx16[i] = cat8(dx8, zero8);
           xs16[i] = cat8(zero8, dx8 * cast(line(f32, 8), -(make_line(even) + make_line(odd))));
         }
-        for (uint32_t r = 0; r < R; ++r) {
+        for (uint32_t r = r0; r < r1; ++r) {
           const Value base = wrow[r] + cast(u64, b) * uint64_t(BB);
           const Value sm = q4k_scales_mins(pb, base);
           const uint64_t qs_at = q5k ? 48 : 16;
@@ -874,11 +892,10 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
       const std::vector<Value> wrow = row_offsets(guarded);
       const Value low_shift = halves(constant(u32, 4), constant(u32, 2));
       const Value high_shift = halves(constant(u32, 0), constant(u32, 2));
-      for_range(0u, nb, [&](Value b) {
-        prefetch_ahead(b, 1);
+      for_steps(nb, 1, [&](Value b, uint32_t r0, uint32_t r1) {
         // Unit k: groups 4k..4k+3 (elements 64k..64k+63); o = 32.
         const auto [xv, init, dx16] = superblock_x(b);
-        for (uint32_t r = 0; r < R; ++r) {
+        for (uint32_t r = r0; r < r1; ++r) {
           const Value base = wrow[r] + cast(u64, b) * uint64_t(BB);
           const Value sc = cast(line(f32, 16), bitcast(line(i8, 16), pb.line16(base + 192u))) * pb.half_splat(base + 208u);
           std::array<Value, 2> ql, qh;
@@ -913,11 +930,10 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
     auto emit_q3k_wide = [&](bool guarded) {
       std::vector<Var> acc = line_accumulators();
       const std::vector<Value> wrow = row_offsets(guarded);
-      for_range(0u, nb, [&](Value b) {
-        prefetch_ahead(b, 1);
+      for_steps(nb, 1, [&](Value b, uint32_t r0, uint32_t r1) {
         // Unit j: groups 2j, 2j + 1, 8 + 2j, 9 + 2j; o = 4.
         const auto [xv, init, dx16] = superblock_x(b);
-        for (uint32_t r = 0; r < R; ++r) {
+        for (uint32_t r = r0; r < r1; ++r) {
           const Value base = wrow[r] + cast(u64, b) * uint64_t(BB);
           Value sc = cast(line(f32, 16), bitcast(line(i8, 16), q3k_scale_codes(pb, base) - splat(constant(u8, 32), 16)));
           Value dsc = sc * pb.half_splat(base + 108u);
@@ -947,8 +963,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
     auto emit_q2k_wide = [&](bool guarded) {
       std::vector<Var> acc = line_accumulators();
       const std::vector<Value> wrow = row_offsets(guarded);
-      for_range(0u, nb, [&](Value b) {
-        prefetch_ahead(b, 1);
+      for_steps(nb, 1, [&](Value b, uint32_t r0, uint32_t r1) {
         const auto [xv, init, dx16] = superblock_x(b);
         std::vector<Value> msum(MB);  // -dx·Σq per group of 16
         for (uint32_t i = 0; i < MB; ++i) {
@@ -957,7 +972,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
           for (uint32_t g = 0; g < 16; ++g) q.push_back(xs[gb + uint64_t(g)]);
           msum[i] = -(cast(line(f32, 16), make_line(q)) * dx16[i]);
         }
-        for (uint32_t r = 0; r < R; ++r) {
+        for (uint32_t r = r0; r < r1; ++r) {
           const Value base = wrow[r] + cast(u64, b) * uint64_t(BB);
           const Value s = u32x4(pb.line16(base));
           auto nibbles = [](const Value& v) { return cast(line(f32, 16), bitcast(line(u8, 16), v & 0x0f0f0f0fu)); };
@@ -994,11 +1009,10 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
       }
       const std::vector<Value> wrow = row_offsets(guarded);
       std::vector<BlockCodes> dec(R, probe);
-      for_range(0u, nb, [&](Value b) {
-        for (uint32_t r = 0; r < R; ++r) dec[r].load(wrow[r] + cast(u64, b) * uint64_t(BB));
-        // Each row is a short stream (K/block_elems blocks) and R of them run
-        // side by side: the hardware prefetcher starts late on each.
-        prefetch_ahead(b, 1);
+      // Each row is a short stream (K/block_elems blocks) and R of them run
+      // side by side: the hardware prefetcher starts late on each.
+      for_steps(nb, 1, [&](Value b, uint32_t r0, uint32_t r1) {
+        for (uint32_t r = r0; r < r1; ++r) dec[r].load(wrow[r] + cast(u64, b) * uint64_t(BB));
         // Per X block of 32 (XB per weight block): its scale, and Σq per 16.
         std::vector<std::vector<Value>> dx(MB), sq(MB);
         // u64 indices: clang merges adjacent loads into vector loads only
@@ -1026,7 +1040,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
             std::vector<Value> xv8;
             for (uint32_t g0 = 0; g0 < 16; g0 += 2)
               xv8.push_back(BlockCodes::cat4(xq[xg[i] + b * G + g0], xq[xg[i] + b * G + g0 + 1u]));
-            for (uint32_t r = 0; r < R; ++r) {
+            for (uint32_t r = r0; r < r1; ++r) {
               Value sd = dec[r].scale16() * dx16;
               Var& ma = macc[i * R + r];
               ma = fma(sd, off16, ma.get());
@@ -1051,7 +1065,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
             Value even = make_line(q[0], q[2], q[4], q[6], q[8], q[10], q[12], q[14]);
             Value odd = make_line(q[1], q[3], q[5], q[7], q[9], q[11], q[13], q[15]);
             Value xs8 = dx8 * cast(line(f32, 8), even + odd);
-            for (uint32_t r = 0; r < R; ++r) {
+            for (uint32_t r = r0; r < r1; ++r) {
               Var& ma = macc[i * R + r];
               ma = fma(dec[r].min8(), xs8, ma.get());
               sd[i].push_back(dec[r].scale16() * dx8);
@@ -1070,7 +1084,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
             if (wide) xv8.push_back(BlockCodes::cat4(xv[i * 2], xv[i * 2 + 1]));
           }
           const int u = probe.unit_of_group(int(g0));
-          for (uint32_t r = 0; r < R; ++r) {
+          for (uint32_t r = r0; r < r1; ++r) {
             std::vector<Value> codes;
             if (!wide)
               for (uint32_t gg = 0; gg < uint32_t(GU); ++gg) codes.push_back(dec[r].codes(int(g0 + gg)));
@@ -1089,7 +1103,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
               }
               const int lanes = wide ? 8 : 4;
               Var& a = acc[i * R + r];
-              Value scale = mline ? splat(extract(sd[i][r], u), lanes) : dec[r].scale_line(u, lanes) * splat(dx[i][j], lanes);
+              Value scale = mline ? splat(extract(sd[i][r - r0], u), lanes) : dec[r].scale_line(u, lanes) * splat(dx[i][j], lanes);
               a = fma(cast(line(f32, lanes), isum), scale, a.get());
               if (probe.has_min() && !mline) {
                 Var& ma = macc[i * R + r];
@@ -1098,7 +1112,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
             }
           }
         }
-      }, 1u, G == 2 ? 2 : 0);  // 32-element blocks: two per iteration (loop overhead)
+      }, G == 2 ? 2 : 0);  // 32-element blocks: two per iteration (loop overhead)
       store_gemv_outputs(y, M, N, m0, n0, MB, R, guarded, [&](uint32_t i, uint32_t r) {
         Value s = reduce_add(acc[i * R + r].get());
         if (probe.has_min()) s = s + (mline ? reduce_add(macc[i * R + r].get()) : macc[i * R + r].get());

@@ -97,8 +97,10 @@ ir::Kernel quantize_x8_kernel(int blocks_per_item);
 // 16-lane dot4 per row and step.
 // wide_units (has_wide_int8_gemv): two or four groups per 16-lane dot4 (a
 // 64-byte load of quant bytes holds several) instead of one per 8-lane one.
+// seq_rows: the work-item walks its rows one after another (W read as one
+// sequential stream) instead of in lockstep (X's loads shared by the rows).
 ir::Kernel qgemv_x8_kernel(QFormat f, int rows, int mb, bool signed_q8 = false, int prefetch = 0, int step_blocks = 1,
-                           bool wide_units = false);
+                           bool wide_units = false, bool seq_rows = false);
 // X for the block quads (step_blocks 4), prepared once per call from
 // quantize_x8's output instead of once per work-item: per row of X and quad
 // of 4 blocks q, xqq[2q], xqq[2q + 1] (i32x16: the low and high 16
@@ -134,7 +136,7 @@ ir::Kernel superblock_x8_kernel(QFormat f, int superblocks_per_item);
 bool has_x8k_gemv(QFormat f);
 bool x8k_k4_units(QFormat f);
 ir::Kernel quantize_x8k_kernel(int superblocks_per_item, bool k4_units = false);
-ir::Kernel qgemv_x8k_kernel(QFormat f, int rows, int mb, int prefetch = 0);
+ir::Kernel qgemv_x8k_kernel(QFormat f, int rows, int mb, int prefetch = 0, bool seq_rows = false);
 
 // Rows interleaved by 16 (layout=16: Q4_0, Q8_0, Q4_K, Q6_K; quant_formats.h;
 // quant_r16.cpp). qgemv_r16_kernel: the int8 GEMV over it, `groups` groups

@@ -351,6 +351,7 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
                   Variant v = Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb).set("pf", pf);
                   if (sgn) v.set("sgn", 1);
                   c.push_back(v);
+                  c.push_back(v.set("seq", 1));
                 }
             if (s.f == QFormat::Q8_0) c.push_back(Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb).set("sgn", 1));
             if ((pair_gemv(s) || q8_pair_gemv(s, caps)) && r >= 4)
@@ -358,12 +359,14 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
                 Variant v = Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb).set("p2", 1);
                 if (pf) v.set("pf", pf);
                 c.push_back(v);
+                if (pf) c.push_back(v.set("seq", 1));
               }
             if (quad_gemv(s, caps) && r >= 4)
               for (int pf : {0, 1, 2, 4}) {
                 Variant v = Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb).set("p4", 1);
                 if (pf) v.set("pf", pf);
                 c.push_back(v);
+                if (pf) c.push_back(v.set("seq", 1));
               }
           }
     if (has_line_decoder(s.f) && s.m <= 16)
@@ -378,6 +381,7 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
               Variant v = Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb).set("w16", 1);
               if (pf) v.set("pf", pf);
               c.push_back(v);
+              if (pf) c.push_back(v.set("seq", 1));
             }
     if (x8k_gemv(s))
       for (int r : {1, 2, 4, 8})
@@ -387,6 +391,7 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
               Variant v = Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb).set("xk", 1);
               if (pf) v.set("pf", pf);
               c.push_back(v);
+              if (pf && r > 1) c.push_back(v.set("seq", 1));
             }
     if (s.x8 && rows_r16_gemm(s))
       for (int mb : {1, 2, 4, 8}) c.push_back(Variant{}.set("impl", kGemmRowsR16).set("mb", mb));
@@ -522,7 +527,23 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // Unmeasured on 16-register targets (AVX2), where 8 rows of W by 4 of X
     // would spill: one row there.
     const int64_t x_rows = caps.vector_bits >= 512 ? std::min<int64_t>(s.m, 4) : 1;
+    // One row of X with byte dot products on AVX-512, where the prefetchers
+    // do not follow strided streams (Intel): each work-item walks its rows of
+    // W one after another (seq=1), as one sequential stream, not in lockstep
+    // as R streams a row apart, several of them in each 4 KiB page at the
+    // rows' 2-3.5 KiB (Q4_0, Q4_K, Q6_K at K = 4096). kgen tune
+    // 1x4096x4096 from DRAM (rotating past twice the 480 MiB LLC), Granite
+    // Rapids VM, ms, 1 / 2 threads, the previous heuristic -> this one: Q4_0
+    // 0.71 / 0.37 -> 0.64 / 0.33, Q4_1 0.88 / 0.43 -> 0.72 / 0.38, Q5_0
+    // 1.05 / 0.53 -> 0.90 / 0.46, Q5_1 even, Q8_0 1.45 / 0.69 -> 1.26 /
+    // 0.64, Q2_K 0.53 / 0.29 -> 0.49 / 0.27, Q3_K 0.73 / 0.37 -> 0.58 /
+    // 0.33, Q4_K 0.77 / 0.40 -> 0.71 / 0.36, Q5_K 0.97 / 0.55 -> 0.89 /
+    // 0.51, Q6_K 1.03 / 0.58 -> 0.94 / 0.56. With 4 rows of X the decode
+    // dominates and the shared X loads win (Q4_0 M = 4: 0.92 ms lockstep
+    // against 1.03). Zen 5 (strided_prefetch) is not measured with it.
+    const bool seq_rows = s.m == 1 && caps.byte_dot && caps.vector_bits >= 512 && !caps.strided_prefetch;
     const bool wide_q6k = caps.byte_dot && caps.vector_bits >= 512 && s.f == QFormat::Q6_K && x8_gemv(s);
+    if (wide_q6k && seq_rows) return Variant{}.set("impl", kGemvX8).set("rows", 2).set("mb", 1).set("w16", 1).set("pf", 2).set("seq", 1);
     if (wide_q6k && s.m <= 8)
       return Variant{}.set("impl", kGemvX8).set("rows", 2).set("mb", std::min<int64_t>(x_rows, 2)).set("w16", 1).set("pf", 1);
     // Q3_K: its 16-lane int8 units, 8 rows (kgen tune rotating, 1 / 2
@@ -561,7 +582,13 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // Q4_K 0.35 / 0.69 (0.41 / 0.82), Q5_K 0.40 / 0.68 (0.49 / 0.97); Q5_K
     // M = 64 9.7 ms (15.5). From 8 rows of X, the rows split evenly into
     // groups of at most 8 (9 rows: 5 + 4, not 8 + 1).
+    // One row of X, rows one after another (seq_rows): Q3_K in its 16-lane
+    // units (0.58 / 0.33 ms against 0.63 / 0.34 with X per super-block),
+    // the others with X per super-block, 4 rows of W, 2 workgroups ahead.
+    if (seq_rows && s.f == QFormat::Q3_K && wide_gemv(s, caps))
+      return Variant{}.set("impl", kGemvX8).set("rows", 2).set("mb", 1).set("w16", 1).set("pf", 2).set("seq", 1);
     if (x8k_gemv(s) && caps.byte_dot && caps.vector_bits >= 512 && (s.f != QFormat::Q2_K || caps.byte_lookup)) {
+      if (seq_rows) return Variant{}.set("impl", kGemvX8).set("rows", 4).set("mb", 1).set("xk", 1).set("pf", 2).set("seq", 1);
       // Up to 8 rows of X in one pass over W (session 27, kgen op, 1 thread,
       // against 4 then the rest: M = 5 Q2_K 0.55 ms (0.91), Q3_K 0.62
       // (1.67), Q5_K 0.81 (1.40); M = 7 Q3_K 0.79 (1.45); M = 3, 4 rows of
@@ -610,7 +637,12 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
       // (kgen tune 1x4096x4096 rotating, 1 / 2 threads) 0.45-0.47 / 0.44 ms
       // against 0.52-0.72 / 0.48 for unsigned codes (sign flip and offset),
       // though the unsigned loop is faster from cache (0.34 against 0.39).
-      if (s.f == QFormat::Q8_0) v.set("sgn", 1);
+      // Where rows are walked one after another (seq_rows hosts, Intel)
+      // Q8_0 keeps its units in lockstep (its rows, 4352 bytes at K = 4096,
+      // span a page) with unsigned codes: bench 1x4096x4096, 1 / 2 threads,
+      // two runs, 0.82-0.85 / 0.89-0.90 of the triad signed, 0.94 / 0.93
+      // unsigned, 0.94-0.95 / 0.89-0.91 for the pairs one row after another.
+      if (s.f == QFormat::Q8_0 && !seq_rows) v.set("sgn", 1);
       // Q8_0 with 2-4 rows of X: the block pairs regrouped by byte permutes,
       // 4 rows of W (kgen tune rotating, 1 thread: M = 2 0.47 ms against
       // 0.63 for the signed units, M = 4 0.77 against 1.16 (which spill at
@@ -655,6 +687,8 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
       // Zen 5 kept 8 rows when X was decoded per work-item, 0.239 against
       // 0.262 ms, and is not re-measured).
       if (quads && s.m == 1) v.set("rows", 4).set("pf", caps.threads == 1 ? 4 : 1);
+      // Rows one after another (seq_rows): the next work-item's rows ahead.
+      if (quads && seq_rows) v.set("pf", 1).set("seq", 1);
       // Q4_K on AVX-512 with byte dot products: two sub-blocks per zmm dot4
       // and the scales decoded as lines, 8 rows, the one-workgroup-ahead
       // prefetch (kgen tune 1x4096x4096 rotating, Zen 5, medians of 3, 1 / 2
@@ -744,7 +778,7 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
         Step q{quantize_x8k_kernel(int(spi), x8k_k4_units(s.f)), {}, {0, xq, xd, xs}, {u(ns)}};
         q.dims.grid = {uint32_t(cdiv(ns, spi)), 1, 1};
         pl.steps.push_back(std::move(q));
-        Step st{qgemv_x8k_kernel(s.f, r, mb, pf), {}, {xq, xd, xs, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
+        Step st{qgemv_x8k_kernel(s.f, r, mb, pf, v.get("seq") != 0), {}, {xq, xd, xs, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
         st.dims.grid = {uint32_t(cdiv(s.n, r)), uint32_t(cdiv(s.m, mb)), 1};
         pl.steps.push_back(std::move(st));
         return pl;
@@ -778,7 +812,7 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       };
       if (w16 && has_prepared_wide_x(s.f)) prepare_x(superblock_x8_kernel(s.f, 16), s.m * s.k / 256, 16, {256, 256, 64});
       if (quads) prepare_x(quad_x8_kernel(s.f, 64), s.m * s.k / 128, 64, {128, 64, quad_x_has_min(s.f) ? 128u : 64u});
-      Step st{qgemv_x8_kernel(s.f, r, mb, sgn, pf, quads ? 4 : pairs ? 2 : 1, w16), {}, {x_in[0], x_in[1], x_in[2], 1, 2},
+      Step st{qgemv_x8_kernel(s.f, r, mb, sgn, pf, quads ? 4 : pairs ? 2 : 1, w16, v.get("seq") != 0), {}, {x_in[0], x_in[1], x_in[2], 1, 2},
               {u(s.m), u(s.n), u(s.k)}};
       st.dims.grid = {uint32_t(cdiv(s.n, r)), uint32_t(cdiv(s.m, mb)), 1};
       pl.steps.push_back(std::move(st));

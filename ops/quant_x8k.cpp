@@ -103,12 +103,12 @@ ir::Kernel quantize_x8k_kernel(int superblocks_per_item, bool k4_units) {
   });
 }
 
-ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch) {
+ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch, bool seq_rows) {
   if (!has_x8k_gemv(fmt)) throw std::invalid_argument(std::string("no super-block int8 GEMV for ") + info(fmt).name);
   const bool q2 = fmt == QFormat::Q2_K, k4 = x8k_k4_units(fmt), q5 = fmt == QFormat::Q5_K;
   const uint32_t R = uint32_t(rows), MB = uint32_t(mb), BB = uint32_t(info(fmt).block_bytes);
   const std::string name = std::string("quant_gemv_x8k_") + info(fmt).name + "_r" + std::to_string(R) + "_m" +
-                           std::to_string(MB) + (prefetch ? "_pf" + std::to_string(prefetch) : "");
+                           std::to_string(MB) + (prefetch ? "_pf" + std::to_string(prefetch) : "") + (seq_rows ? "_seq" : "");
   return kernel(name, [&](KernelBuilder& kb) {
     auto xq = kb.input("xq", line(i32, 16));
     auto xd = kb.input("xd", f32);
@@ -126,7 +126,9 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch) {
     std::vector<Value> xrow;
     for (uint32_t i = 0; i < MB; ++i) xrow.push_back(min(m0 + i, M - 1u) * nb);
     // The R rows `prefetch` workgroups ahead are one span: step b prefetches
-    // its b-th slice of R·BB bytes (see qgemv_x8_kernel).
+    // its b-th slice of L·BB bytes, L rows walked together: R, or one after
+    // another with seq_rows (see qgemv_x8_kernel).
+    const uint32_t L = seq_rows ? 1 : R;
     const Value pf_base = cast(u64, n0 + R * uint32_t(prefetch)) * cast(u64, rowbytes);
     // Q2_K: unit j's table index base in each byte of a quarter, the group's
     // first entry (4 per group).
@@ -141,10 +143,11 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch) {
       for (uint32_t r = 0; r < R; ++r) wrow.push_back(cast(u64, guarded ? min(n0 + r, N - 1u) : n0 + r) * cast(u64, rowbytes));
       std::vector<Var> acc;
       for (uint32_t i = 0; i < MB * R; ++i) acc.push_back(var(splat(0.0f, 16)));
+      for (uint32_t g = 0; g < R / L; ++g)
       for_range(0u, nb, [&](Value b) {
         if (prefetch) {
-          Value at = pf_base + cast(u64, b) * uint64_t(R * BB);
-          for (uint32_t off = 0; off < R * BB + 63u; off += 64u) w[at + uint64_t(off)].prefetch_l2();
+          Value at = pf_base + cast(u64, g ? b + nb * g : b) * uint64_t(L * BB);
+          for (uint32_t off = 0; off < L * BB + 63u; off += 64u) w[at + uint64_t(off)].prefetch_l2();
         }
         // X's super-block per row: the four units' bytes; Σq per group
         // (Q2_K: its mins), -4·Σq (Q3_K: the offset) or Σq per sub-block in
@@ -175,7 +178,7 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch) {
             dx[i] = splat(dx[i], 16);
           }
         }
-        for (uint32_t r = 0; r < R; ++r) {
+        for (uint32_t r = g * L; r < g * L + L; ++r) {
           const Value base = wrow[r] + cast(u64, b) * uint64_t(BB);
           std::vector<Value> isum(MB);
           if (q2) {

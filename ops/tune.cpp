@@ -146,8 +146,10 @@ TuneResult tune(rt::Device& dev, const Problem& p, const TuneOptions& opt, TuneD
   auto cands = d.candidates(p, dev.caps());
   if (cands.empty()) throw std::invalid_argument("op '" + p.op + "' has no candidates for " + p.str() + " on " + dev.name());
   res.key = tune_key(p, device_key(dev), cands);
-  // Memory-bound ops rotate through input copies that together exceed the
-  // last-level cache (260 MiB here), so each run streams from DRAM. So do
+  // Memory-bound ops rotate through input copies that together exceed twice
+  // the last-level cache (and 512 MiB), so each run streams from DRAM (with
+  // a 480 MiB LLC, 16 copies of a 9 MiB GEMV's weights ran from the LLC, and
+  // favoured another variant than DRAM does). So do
   // problems of ops that are not always memory-bound but are here: under 8
   // flops per byte (a CPU core's balance is ~250 GFLOP/s over ~40 GB/s),
   // such as matmul's GEMVs. Timed from the cache, the bf16 GEMV's best
@@ -157,7 +159,8 @@ TuneResult tune(rt::Device& dev, const Problem& p, const TuneOptions& opt, TuneD
   if (d.memory_bound || low_intensity) {
     double bytes = 0;
     for (const auto& t : d.inputs(p)) bytes += double(t.bytes);
-    rotate = int(std::clamp(std::ceil(512.0 * (1 << 20) / std::max(bytes, 1.0)), 1.0, 16.0));
+    const double beyond = std::max(512.0 * (1 << 20), 2.0 * double(dev.caps().llc_bytes));
+    rotate = int(std::clamp(std::ceil(beyond / std::max(bytes, 1.0)), 1.0, 256.0));
   }
   // The heuristic's variant is timed too, where the op's candidates omit
   // it, so the result says how far it is from the best. (The key stays

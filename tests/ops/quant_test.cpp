@@ -209,6 +209,29 @@ TEST_CASE("quant: qmatmul heuristic variants on odd shapes, CPU 1 and 2 threads"
   }
 }
 
+// Rows of W walked one after another (seq=1) instead of in lockstep: every
+// such candidate of every format (plain units, pairs, quads, 16-lane units,
+// X per super-block), one row of X at 1 and 2 threads and two at 2, N = 13
+// past the last whole group of rows (the guarded rows).
+TEST_CASE("quant: qmatmul GEMV with rows one after another (seq=1), every format") {
+  const auto& d = op("qmatmul");
+  for (unsigned t : {1u, 2u}) {
+    auto dev = cpu(t);
+    for (const auto& fi : all_formats())
+      for (int64_t m : {1, 2}) {
+        if (m == 2 && t == 1) continue;
+        ops::Problem p = problem("qmatmul", {m, 13, 512}, fi.format);
+        int seq = 0;
+        for (const auto& v : d.candidates(p, dev->caps()))
+          if (v.get("seq")) {
+            check(*dev, p, v);
+            ++seq;
+          }
+        if (has_int8_gemv(fi.format)) CHECK_MESSAGE(seq > 0, fi.name << " has no seq=1 candidate");
+      }
+  }
+}
+
 TEST_CASE("quant: qmatmul every CPU candidate, and the any-target GEMV on the CPU") {
   const auto& d = op("qmatmul");
   auto dev = cpu(2);
