@@ -3,7 +3,8 @@
 //   quant/gemv/<format>/1x4096x4096/threads:<t>   qmatmul (LLM decode GEMV), every GGML format,
 //       default attrs (xq=1: X quantized to int8 blocks, byte dot products);
 //       GB/s counts the packed weight bytes read once; the weights rotate
-//       through copies beyond the 260 MiB L3 so every run streams from DRAM.
+//       through 384 MiB of copies, and each round's triad (768 MiB) evicts
+//       them from the L3 (260-480 MiB here), so every run streams from DRAM.
 //   quant/gemv/<q4_0|q8_0|q4_K|q6_K>_r16/...   repacked with rows interleaved by 16
 //       (qmatmul layout=16, made at load time: the same bytes, reordered).
 //   quant/gemv_xf32/<format>/...   the same with xq=0 (exact f32 activations).

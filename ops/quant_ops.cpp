@@ -531,16 +531,19 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // do not follow strided streams (Intel): each work-item walks its rows of
     // W one after another (seq=1), as one sequential stream, not in lockstep
     // as R streams a row apart, several of them in each 4 KiB page at the
-    // rows' 2-3.5 KiB (Q4_0, Q4_K, Q6_K at K = 4096). kgen tune
-    // 1x4096x4096 from DRAM (rotating past twice the 480 MiB LLC), Granite
-    // Rapids VM, ms, 1 / 2 threads, the previous heuristic -> this one: Q4_0
-    // 0.71 / 0.37 -> 0.64 / 0.33, Q4_1 0.88 / 0.43 -> 0.72 / 0.38, Q5_0
-    // 1.05 / 0.53 -> 0.90 / 0.46, Q5_1 even, Q8_0 1.45 / 0.69 -> 1.26 /
-    // 0.64, Q2_K 0.53 / 0.29 -> 0.49 / 0.27, Q3_K 0.73 / 0.37 -> 0.58 /
-    // 0.33, Q4_K 0.77 / 0.40 -> 0.71 / 0.36, Q5_K 0.97 / 0.55 -> 0.89 /
-    // 0.51, Q6_K 1.03 / 0.58 -> 0.94 / 0.56. With 4 rows of X the decode
-    // dominates and the shared X loads win (Q4_0 M = 4: 0.92 ms lockstep
-    // against 1.03). Zen 5 (strided_prefetch) is not measured with it.
+    // rows' 2-3.5 KiB (Q4_0, Q4_K, Q6_K at K = 4096). Bench
+    // quant/gemv/*/1x4096x4096 (ratio to the triad, from DRAM), Granite
+    // Rapids VM, two runs each of the previous heuristic and this one,
+    // alternated, 1 / 2 threads: Q4_0 0.89-0.90 / 0.86-0.88 -> 0.92-0.94 /
+    // 0.90, Q4_1 0.81-0.84 / 0.80-0.82 -> 0.89-0.92 / 0.76-0.91, Q5_0 0.74
+    // / 0.75 -> 0.80-0.84 / 0.66-0.81, Q5_1 0.75 / 0.74 -> 0.73-0.74 / 0.73,
+    // Q4_K 0.81-0.84 / 0.81-0.82 -> 0.88-0.90 / 0.84-0.86, Q5_K 0.73-0.76 /
+    // 0.75-0.77 -> 0.80-0.83 / 0.80-0.83, Q6_K 0.83-0.86 / 0.84-0.86 ->
+    // 0.92-0.93 / 0.88-0.91, Q2_K 0.67-0.68 / 0.64 -> 0.68-0.71 / 0.67-0.68,
+    // Q3_K 0.70-0.71 / 0.68-0.69 -> 0.74-0.78 / 0.74-0.77 (Q8_0 below). With
+    // 4 rows of X the decode dominates and the shared X loads win (kgen
+    // tune, Q4_0 M = 4: 0.92 ms lockstep against 1.03). Zen 5
+    // (strided_prefetch) is not measured with it.
     const bool seq_rows = s.m == 1 && caps.byte_dot && caps.vector_bits >= 512 && !caps.strided_prefetch;
     const bool wide_q6k = caps.byte_dot && caps.vector_bits >= 512 && s.f == QFormat::Q6_K && x8_gemv(s);
     if (wide_q6k && seq_rows) return Variant{}.set("impl", kGemvX8).set("rows", 2).set("mb", 1).set("w16", 1).set("pf", 2).set("seq", 1);
@@ -641,7 +644,9 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
       // Q8_0 keeps its units in lockstep (its rows, 4352 bytes at K = 4096,
       // span a page) with unsigned codes: bench 1x4096x4096, 1 / 2 threads,
       // two runs, 0.82-0.85 / 0.89-0.90 of the triad signed, 0.94 / 0.93
-      // unsigned, 0.94-0.95 / 0.89-0.91 for the pairs one row after another.
+      // unsigned, 0.94-0.95 / 0.89-0.91 for the pairs one row after another
+      // (the A/B above: signed 0.84-0.85 / 0.89-0.91, unsigned 0.94-0.95 /
+      // 0.93).
       if (s.f == QFormat::Q8_0 && !seq_rows) v.set("sgn", 1);
       // Q8_0 with 2-4 rows of X: the block pairs regrouped by byte permutes,
       // 4 rows of W (kgen tune rotating, 1 thread: M = 2 0.47 ms against
