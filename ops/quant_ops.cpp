@@ -542,9 +542,14 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // 0.92-0.93 / 0.88-0.91, Q2_K 0.67-0.68 / 0.64 -> 0.68-0.71 / 0.67-0.68,
     // Q3_K 0.70-0.71 / 0.68-0.69 -> 0.74-0.78 / 0.74-0.77 (Q8_0 below). With
     // 4 rows of X the decode dominates and the shared X loads win (kgen
-    // tune, Q4_0 M = 4: 0.92 ms lockstep against 1.03). Zen 5
-    // (strided_prefetch) is not measured with it.
-    const bool seq_rows = s.m == 1 && caps.byte_dot && caps.vector_bits >= 512 && !caps.strided_prefetch;
+    // tune, Q4_0 M = 4: 0.92 ms lockstep against 1.03). Rows of a page or
+    // more share no page, and X's side repeated per row costs more than the
+    // single stream gains (kgen tune 1x4096x11008, 1 thread: Q4_0, 6192-byte
+    // rows, 2.21 ms against 2.03-2.07 in lockstep; at 1x2048x2048, 1152-byte
+    // rows, 0.19 against 0.196). Zen 5 (strided_prefetch) is not measured
+    // with it.
+    const bool intel_gemv = s.m == 1 && caps.byte_dot && caps.vector_bits >= 512 && !caps.strided_prefetch;
+    const bool seq_rows = intel_gemv && packed_bytes(s.f, 1, s.k) < 4096;
     const bool wide_q6k = caps.byte_dot && caps.vector_bits >= 512 && s.f == QFormat::Q6_K && x8_gemv(s);
     if (wide_q6k && seq_rows) return Variant{}.set("impl", kGemvX8).set("rows", 2).set("mb", 1).set("w16", 1).set("pf", 2).set("seq", 1);
     if (wide_q6k && s.m <= 8)
@@ -640,14 +645,17 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
       // (kgen tune 1x4096x4096 rotating, 1 / 2 threads) 0.45-0.47 / 0.44 ms
       // against 0.52-0.72 / 0.48 for unsigned codes (sign flip and offset),
       // though the unsigned loop is faster from cache (0.34 against 0.39).
-      // Where rows are walked one after another (seq_rows hosts, Intel)
-      // Q8_0 keeps its units in lockstep (its rows, 4352 bytes at K = 4096,
-      // span a page) with unsigned codes: bench 1x4096x4096, 1 / 2 threads,
+      // On the hosts where short rows are walked one after another
+      // (intel_gemv) Q8_0 keeps its units in lockstep, with unsigned codes
+      // and the next workgroup prefetched (its rows span a page from K =
+      // 3840, and at 2048 the pairs one row after another were even, 0.343
+      // ms against 0.335; 1x4096x11008: 3.35 ms against 3.65 two
+      // workgroups ahead, 3.55 signed): bench 1x4096x4096, 1 / 2 threads,
       // two runs, 0.82-0.85 / 0.89-0.90 of the triad signed, 0.94 / 0.93
       // unsigned, 0.94-0.95 / 0.89-0.91 for the pairs one row after another
       // (the A/B above: signed 0.84-0.85 / 0.89-0.91, unsigned 0.94-0.95 /
       // 0.93).
-      if (s.f == QFormat::Q8_0 && !seq_rows) v.set("sgn", 1);
+      if (s.f == QFormat::Q8_0 && !intel_gemv) v.set("sgn", 1);
       // Q8_0 with 2-4 rows of X: the block pairs regrouped by byte permutes,
       // 4 rows of W (kgen tune rotating, 1 thread: M = 2 0.47 ms against
       // 0.63 for the signed units, M = 4 0.77 against 1.16 (which spill at
@@ -679,7 +687,7 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
       // 0.242, Q8_0 0.441-0.465 against 0.437-0.458, Q4_K 0.247 against
       // 0.239-0.241, Q5_0 even; 2 threads Q8_0 0.339 against 0.366, Q4_K
       // 0.177 against 0.190).
-      const int ahead = caps.threads == 1 ? 2 : 1;
+      const int ahead = caps.threads == 1 && !(s.f == QFormat::Q8_0 && intel_gemv) ? 2 : 1;
       if (rows == 8) v.set("pf", ahead);
       // Quads for one row of X: 4 rows of W per work-item (kgen tune
       // rotating, Zen 5, 1x4096x4096, 2 threads, pf=1: Q4_0 0.175-0.184 ms
