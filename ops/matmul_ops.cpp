@@ -578,6 +578,15 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     // parts, not the rule's 2, measured 2.42 and 2.22 at 4096×4096, and an
     // earlier run had 2 prefetched rows best at M = 4, 2.12.)
     if (wide_bt && s.m <= 2 && s.k >= 4096) return Variant{}.set("impl", kGemv).set("rows", 4);
+    // Intel (no strided_prefetch), one row of A: two rows of B per
+    // work-item, the next pair prefetched (Granite Rapids VM, kgen tune
+    // rotating past twice the LLC, 1 / 2 threads, ms, against one row:
+    // 12288×1024 3.17 / 1.62 against 3.43 / 1.73, 12288×1536 4.91 / 2.51
+    // against 6.21 / 3.21, 8192×2048 4.22 / 2.19 against 5.61 / 2.90,
+    // 6144×3072 4.84 / 2.51 against 5.70 / 2.98; 4096×2560 2.69 / 1.39
+    // against 3.17 / 1.63). Two rows of A keep one (8192×2048 4.40 ms,
+    // 4.36 with two).
+    if (wide_bt && s.m == 1 && !caps.strided_prefetch) return Variant{}.set("impl", kGemv).set("rows", 2).set("pf", 1);
     if (wide_bt && s.m <= 2) return Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1);
     if (wide_bt && s.m <= 4) return Variant{}.set("impl", kGemv).set("rows", 4).set("pf", 1);
     // 5-8 rows of A: K in parts (kp) whose slice of A and the work-item's
