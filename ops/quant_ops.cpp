@@ -548,10 +548,17 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // rows, 2.21 ms against 2.03-2.07 in lockstep; at 1x2048x2048, 1152-byte
     // rows, 0.19 against 0.196). Zen 5 (strided_prefetch) is not measured
     // with it.
-    const bool intel_gemv = s.m == 1 && caps.byte_dot && caps.vector_bits >= 512 && !caps.strided_prefetch;
-    const bool seq_rows = intel_gemv && packed_bytes(s.f, 1, s.k) < 4096;
+    // Two rows of X the same (kgen tune 2x4096x4096, 1 / 2 threads, ms,
+    // previous heuristic -> this one's form: Q4_0 0.86 / 0.48 -> 0.79-0.82
+    // / 0.43, Q4_1 1.02 / 0.54 -> 0.83 / 0.47, Q5_0 1.14 / 0.62 -> 1.03 /
+    // 0.58 (quads, where it kept pairs), Q4_K 0.98 / 0.52 -> 0.92 / 0.50,
+    // Q5_K 1.19 / 0.62 -> 1.13 / 0.59, Q3_K 0.96 / 0.52 -> 0.81 / 0.44,
+    // Q6_K 1.28 / 0.64 -> 1.23 / 0.64).
+    const bool intel_x8 = caps.byte_dot && caps.vector_bits >= 512 && !caps.strided_prefetch;
+    const bool intel_gemv = intel_x8 && s.m == 1;
+    const bool seq_rows = intel_x8 && s.m <= 2 && packed_bytes(s.f, 1, s.k) < 4096;
     const bool wide_q6k = caps.byte_dot && caps.vector_bits >= 512 && s.f == QFormat::Q6_K && x8_gemv(s);
-    if (wide_q6k && seq_rows) return Variant{}.set("impl", kGemvX8).set("rows", 2).set("mb", 1).set("w16", 1).set("pf", 2).set("seq", 1);
+    if (wide_q6k && seq_rows) return Variant{}.set("impl", kGemvX8).set("rows", 2).set("mb", s.m).set("w16", 1).set("pf", 2).set("seq", 1);
     if (wide_q6k && s.m <= 8)
       return Variant{}.set("impl", kGemvX8).set("rows", 2).set("mb", std::min<int64_t>(x_rows, 2)).set("w16", 1).set("pf", 1);
     // Q3_K: its 16-lane int8 units, 8 rows (kgen tune rotating, 1 / 2
@@ -590,13 +597,13 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // Q4_K 0.35 / 0.69 (0.41 / 0.82), Q5_K 0.40 / 0.68 (0.49 / 0.97); Q5_K
     // M = 64 9.7 ms (15.5). From 8 rows of X, the rows split evenly into
     // groups of at most 8 (9 rows: 5 + 4, not 8 + 1).
-    // One row of X, rows one after another (seq_rows): Q3_K in its 16-lane
+    // One or two rows of X, rows one after another (seq_rows): Q3_K in its 16-lane
     // units (0.58 / 0.33 ms against 0.63 / 0.34 with X per super-block),
     // the others with X per super-block, 4 rows of W, 2 workgroups ahead.
     if (seq_rows && s.f == QFormat::Q3_K && wide_gemv(s, caps))
-      return Variant{}.set("impl", kGemvX8).set("rows", 2).set("mb", 1).set("w16", 1).set("pf", 2).set("seq", 1);
+      return Variant{}.set("impl", kGemvX8).set("rows", 2).set("mb", s.m).set("w16", 1).set("pf", 2).set("seq", 1);
     if (x8k_gemv(s) && caps.byte_dot && caps.vector_bits >= 512 && (s.f != QFormat::Q2_K || caps.byte_lookup)) {
-      if (seq_rows) return Variant{}.set("impl", kGemvX8).set("rows", 4).set("mb", 1).set("xk", 1).set("pf", 2).set("seq", 1);
+      if (seq_rows) return Variant{}.set("impl", kGemvX8).set("rows", 4).set("mb", s.m).set("xk", 1).set("pf", 2).set("seq", 1);
       // Up to 8 rows of X in one pass over W (session 27, kgen op, 1 thread,
       // against 4 then the rest: M = 5 Q2_K 0.55 ms (0.91), Q3_K 0.62
       // (1.67), Q5_K 0.81 (1.40); M = 7 Q3_K 0.79 (1.45); M = 3, 4 rows of
@@ -673,7 +680,10 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
       // X Q5_0 keeps its pairs (M = 4: 0.78 ms against 0.84; for Q4_1 and
       // Q5_1 the best of two tuning runs disagreed on mb and pf, 0.80-1.05 ms
       // against 0.86-1.13 for this choice).
-      const bool quads = caps.vector_bits >= 512 && quad_gemv(s, caps) && !(s.f == QFormat::Q5_0 && s.m >= 2);
+      // On Intel (intel_x8) Q5_0 takes quads for several rows of X too
+      // (kgen tune 2x4096x4096, 1 / 2 threads: 1.03 / 0.58 ms with rows one
+      // after another against 1.14 / 0.62 for pairs).
+      const bool quads = caps.vector_bits >= 512 && quad_gemv(s, caps) && !(s.f == QFormat::Q5_0 && s.m >= 2 && !intel_x8);
       if (quads) v.set("p4", 1);
       else if (caps.vector_bits >= 512 && pair_gemv(s)) v.set("p2", 1);
       // Each row is a short stream of K/32 blocks, R side by side, which the
@@ -701,7 +711,7 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
       // 0.262 ms, and is not re-measured).
       if (quads && s.m == 1) v.set("rows", 4).set("pf", caps.threads == 1 ? 4 : 1);
       // Rows one after another (seq_rows): the next work-item's rows ahead.
-      if (quads && seq_rows) v.set("pf", 1).set("seq", 1);
+      if (quads && seq_rows) v.set("rows", 4).set("pf", 1).set("seq", 1);
       // Q4_K on AVX-512 with byte dot products: two sub-blocks per zmm dot4
       // and the scales decoded as lines, 8 rows, the one-workgroup-ahead
       // prefetch (kgen tune 1x4096x4096 rotating, Zen 5, medians of 3, 1 / 2
