@@ -599,7 +599,9 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
     // apart, where rows shorter than a 4 KiB page (Q4_0 at K = 4096: 2304
     // bytes) put several streams in one page: one after another W is one
     // sequential stream, and X's side (from L1) is loaded again per row
-    // (Q4_0 1x4096x4096 from DRAM: 0.88-0.92 -> 0.96-1.02 of the triad).
+    // (bench Q4_0 1x4096x4096 from DRAM, 1 / 2 threads: 0.89-0.90 /
+    // 0.86-0.88 -> 0.92-0.94 / 0.90 of the triad; the heuristic's rule is in
+    // quant_ops.cpp).
     const uint32_t L = seq_rows ? 1 : R;
     // The software prefetch, `prefetch` workgroups ahead: their R rows are
     // one contiguous span, and loop step `step` (of `blocks` blocks per row,

@@ -157,8 +157,12 @@ TuneResult tune(rt::Device& dev, const Problem& p, const TuneOptions& opt, TuneD
   int rotate = 1;
   const bool low_intensity = d.flops && d.bytes && d.flops(p) < 8.0 * d.bytes(p);
   if (d.memory_bound || low_intensity) {
+    // Whole sets (inputs and outputs) rotate: what evicts a set is the
+    // others' traffic, and counting inputs alone made ~100 copies of a
+    // dequantize's 9 MiB input with its 64 MiB output each (7 GiB).
     double bytes = 0;
     for (const auto& t : d.inputs(p)) bytes += double(t.bytes);
+    for (const auto& t : d.outputs(p)) bytes += double(t.bytes);
     const double beyond = std::max(512.0 * (1 << 20), 2.0 * double(dev.caps().llc_bytes));
     rotate = int(std::clamp(std::ceil(beyond / std::max(bytes, 1.0)), 1.0, 256.0));
   }
