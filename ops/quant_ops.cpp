@@ -549,7 +549,8 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // rows, 0.19 against 0.196). Zen 5 (strided_prefetch) is not measured
     // with it.
     // Two rows of X the same (kgen tune 2x4096x4096, 1 / 2 threads, ms,
-    // previous heuristic -> this one's form: Q4_0 0.86 / 0.48 -> 0.79-0.82
+    // previous heuristic -> the best seq=1 variant of the same run, which the
+    // heuristic's is within 0-4% of: Q4_0 0.86 / 0.48 -> 0.79-0.82
     // / 0.43, Q4_1 1.02 / 0.54 -> 0.83 / 0.47, Q5_0 1.14 / 0.62 -> 1.03 /
     // 0.58 (quads, where it kept pairs), Q4_K 0.98 / 0.52 -> 0.92 / 0.50,
     // Q5_K 1.19 / 0.62 -> 1.13 / 0.59, Q3_K 0.96 / 0.52 -> 0.81 / 0.44,
