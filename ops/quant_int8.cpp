@@ -242,6 +242,19 @@ class BlockCodes {
 }  // namespace
 
 // The line helpers shared with quant_x8k.cpp (quant_int8_lines.h).
+void for_row_steps(const Array& w, const Value& pf_base, bool prefetch, uint32_t rows, bool seq_rows, const Value& steps,
+                   uint32_t step_bytes, const std::function<void(Value, uint32_t, uint32_t)>& body, int unroll) {
+  const uint32_t L = seq_rows ? 1 : rows;
+  for (uint32_t g = 0; g < rows / L; ++g)
+    for_range(0u, steps, [&](Value s) {
+      if (prefetch) {
+        const uint32_t slice = L * step_bytes;
+        Value at = pf_base + cast(u64, g ? s + steps * g : s) * uint64_t(slice);
+        for (uint32_t off = 0; off < slice + 63u; off += 64u) w[at + uint64_t(off)].prefetch_l2();
+      }
+      body(s, g * L, g * L + L);
+    }, 1u, unroll);
+}
 Value halves(const Value& lo, const Value& hi) {
   std::vector<Value> v(8, lo);
   v.insert(v.end(), 8, hi);
@@ -593,40 +606,12 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
       for (uint32_t r = 0; r < R; ++r) wrow.push_back(cast(u64, guarded ? min(n0 + r, N - 1u) : n0 + r) * cast(u64, rowbytes));
       return wrow;
     };
-    // The rows a loop over the blocks walks together: all R in lockstep
-    // (X's side of a step is loaded once for all of them), or with seq_rows
-    // one after another. In lockstep W is read as R streams 1/R of a row
-    // apart, where rows shorter than a 4 KiB page (Q4_0 at K = 4096: 2304
-    // bytes) put several streams in one page: one after another W is one
-    // sequential stream, and X's side (from L1) is loaded again per row
-    // (bench Q4_0 1x4096x4096 from DRAM, 1 / 2 threads: 0.89-0.90 /
-    // 0.86-0.88 -> 0.92-0.94 / 0.90 of the triad; the heuristic's rule is in
-    // quant_ops.cpp).
-    const uint32_t L = seq_rows ? 1 : R;
-    // The software prefetch, `prefetch` workgroups ahead: their R rows are
-    // one contiguous span, and loop step `step` (of `blocks` blocks per row,
-    // counted over the row groups) prefetches its step-th slice of
-    // L·blocks·BB bytes, in address order. (A line per row at the current
-    // block of the rows ahead, R strided streams, read Q8_0 at 40 GB/s on 2
-    // threads against 60 for Q4_0's slices.) Past the buffer a prefetch is
-    // harmless.
+    // The loop over a row's `steps` steps of `blocks` blocks, the rows in
+    // lockstep or one after another, the rows `prefetch` workgroups ahead
+    // prefetched (for_row_steps).
     const Value pf_base = cast(u64, n0 + R * uint32_t(std::max(prefetch, 0))) * cast(u64, rowbytes);
-    auto prefetch_ahead = [&](const Value& step, uint32_t blocks) {
-      if (!prefetch) return;
-      const uint32_t slice = L * blocks * BB;
-      Value at = pf_base + cast(u64, step) * uint64_t(slice);
-      for (uint32_t off = 0; off < slice + 63u; off += 64u) w[at + uint64_t(off)].prefetch_l2();
-    };
-    // The loop over a row's `steps` steps of `blocks` blocks, once per row
-    // group: body(step, first row, end row) after the step's prefetch.
     auto for_steps = [&](const Value& steps, uint32_t blocks, const std::function<void(Value, uint32_t, uint32_t)>& body,
-                         uint32_t unroll = 0) {
-      for (uint32_t g = 0; g < R / L; ++g)
-        for_range(0u, steps, [&](Value s) {
-          prefetch_ahead(g ? s + steps * g : s, blocks);
-          body(s, g * L, g * L + L);
-        }, 1u, int(unroll));
-    };
+                         int unroll = 0) { for_row_steps(w, pf_base, prefetch != 0, R, seq_rows, steps, blocks * BB, body, unroll); };
     // The 16-lane forms' accumulators (one f32x16 line per X row and weight
     // row) and their outputs, each line's lane sum.
     auto line_accumulators = [&] {

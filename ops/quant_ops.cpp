@@ -338,6 +338,12 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
   QShape s = qshape(p);
   std::vector<Variant> c;
   if (s.r16) return r16_candidates(s, caps);
+  // An int8 GEMV variant, and where it prefetches and walks several rows of
+  // W, its twin walking them one after another (seq=1).
+  auto push_gemv = [&](Variant v) {
+    c.push_back(v);
+    if (v.get("pf") && v.get("rows") > 1) c.push_back(v.set("seq", 1));
+  };
   if (is_cpu(caps)) {
     if (x8_gemv(s))
       for (int r : {2, 4, 8})
@@ -350,23 +356,20 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
                   if (sgn && s.f != QFormat::Q8_0) continue;
                   Variant v = Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb).set("pf", pf);
                   if (sgn) v.set("sgn", 1);
-                  c.push_back(v);
-                  c.push_back(v.set("seq", 1));
+                  push_gemv(v);
                 }
             if (s.f == QFormat::Q8_0) c.push_back(Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb).set("sgn", 1));
             if ((pair_gemv(s) || q8_pair_gemv(s, caps)) && r >= 4)
               for (int pf : {0, 1, 2, 4}) {
                 Variant v = Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb).set("p2", 1);
                 if (pf) v.set("pf", pf);
-                c.push_back(v);
-                if (pf) c.push_back(v.set("seq", 1));
+                push_gemv(v);
               }
             if (quad_gemv(s, caps) && r >= 4)
               for (int pf : {0, 1, 2, 4}) {
                 Variant v = Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb).set("p4", 1);
                 if (pf) v.set("pf", pf);
-                c.push_back(v);
-                if (pf) c.push_back(v.set("seq", 1));
+                push_gemv(v);
               }
           }
     if (has_line_decoder(s.f) && s.m <= 16)
@@ -380,8 +383,7 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
             for (int pf : {0, 1, 2}) {
               Variant v = Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb).set("w16", 1);
               if (pf) v.set("pf", pf);
-              c.push_back(v);
-              if (pf) c.push_back(v.set("seq", 1));
+              push_gemv(v);
             }
     if (x8k_gemv(s))
       for (int r : {1, 2, 4, 8})
@@ -390,8 +392,7 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
             for (int pf : {0, 1, 2}) {
               Variant v = Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb).set("xk", 1);
               if (pf) v.set("pf", pf);
-              c.push_back(v);
-              if (pf && r > 1) c.push_back(v.set("seq", 1));
+              push_gemv(v);
             }
     if (s.x8 && rows_r16_gemm(s))
       for (int mb : {1, 2, 4, 8}) c.push_back(Variant{}.set("impl", kGemmRowsR16).set("mb", mb));

@@ -125,10 +125,7 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch, bool se
     // Rows of X past M (last group only) re-read row M-1: in bounds, never stored.
     std::vector<Value> xrow;
     for (uint32_t i = 0; i < MB; ++i) xrow.push_back(min(m0 + i, M - 1u) * nb);
-    // The R rows `prefetch` workgroups ahead are one span: step b prefetches
-    // its b-th slice of L·BB bytes, L rows walked together: R, or one after
-    // another with seq_rows (see qgemv_x8_kernel).
-    const uint32_t L = seq_rows ? 1 : R;
+    // The R rows `prefetch` workgroups ahead are one span (for_row_steps).
     const Value pf_base = cast(u64, n0 + R * uint32_t(prefetch)) * cast(u64, rowbytes);
     // Q2_K: unit j's table index base in each byte of a quarter, the group's
     // first entry (4 per group).
@@ -143,12 +140,7 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch, bool se
       for (uint32_t r = 0; r < R; ++r) wrow.push_back(cast(u64, guarded ? min(n0 + r, N - 1u) : n0 + r) * cast(u64, rowbytes));
       std::vector<Var> acc;
       for (uint32_t i = 0; i < MB * R; ++i) acc.push_back(var(splat(0.0f, 16)));
-      for (uint32_t g = 0; g < R / L; ++g)
-      for_range(0u, nb, [&](Value b) {
-        if (prefetch) {
-          Value at = pf_base + cast(u64, g ? b + nb * g : b) * uint64_t(L * BB);
-          for (uint32_t off = 0; off < L * BB + 63u; off += 64u) w[at + uint64_t(off)].prefetch_l2();
-        }
+      for_row_steps(w, pf_base, prefetch != 0, R, seq_rows, nb, BB, [&](Value b, uint32_t r0, uint32_t r1) {
         // X's super-block per row: the four units' bytes; Σq per group
         // (Q2_K: its mins), -4·Σq (Q3_K: the offset) or Σq per sub-block in
         // lanes 8-15 (Q4_K/Q5_K: their mins); dx as the conversion's factor
@@ -178,7 +170,7 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch, bool se
             dx[i] = splat(dx[i], 16);
           }
         }
-        for (uint32_t r = g * L; r < g * L + L; ++r) {
+        for (uint32_t r = r0; r < r1; ++r) {
           const Value base = wrow[r] + cast(u64, b) * uint64_t(BB);
           std::vector<Value> isum(MB);
           if (q2) {
