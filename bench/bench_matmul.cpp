@@ -170,20 +170,7 @@ void weights_vs_triad(benchmark::State& state, const ops::Problem& p, int copies
   OurOp ours(p, threads, copies);
   ours.run();
   for (auto _ : state) state.SetIterationTime(ours.run());
-  constexpr size_t kTriad = size_t(1) << 26;
-  std::vector<float> ta(kTriad), tb(kTriad, 1.0f), tc(kTriad, 2.0f);
-  run_triad(ta.data(), tb.data(), tc.data(), 3.0f, kTriad, threads);
-  std::vector<double> t_ours, t_triad;
-  auto run_baseline = [&] { return run_triad(ta.data(), tb.data(), tc.data(), 3.0f, kTriad, threads); };
-  for (int r = 0; r < 30; ++r) {
-    t_ours.push_back(r % 3 == 0 ? steady([&] { return ours.run(); }) : ours.run());
-    if (r % 3 == 2) t_triad.push_back(steady(run_baseline));
-  }
-  double gbs = bytes / median(t_ours) / 1e9;
-  double triad = triad_bytes(kTriad) / median(t_triad) / 1e9;
-  state.counters["GB_per_s"] = gbs;
-  state.counters["triad_GB_per_s"] = triad;
-  state.counters["ratio"] = gbs / triad;
+  ratio_to_triad(state, [&] { return ours.run(); }, bytes, threads, 30);
   state.SetLabel(ours.variant);
 }
 

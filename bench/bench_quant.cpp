@@ -65,26 +65,11 @@ struct QuantOp {
   }
 };
 
-// Times `ours` interleaved with the triad; sets GB_per_s (of `bytes`),
-// triad_GB_per_s and ratio.
+// Times `ours` interleaved with the triad (ratio_to_triad).
 void against_triad(benchmark::State& state, QuantOp& ours, double bytes, int threads) {
   ours.run();
   for (auto _ : state) state.SetIterationTime(ours.run());
-  constexpr size_t kTriad = size_t(1) << 26;
-  std::vector<float> ta(kTriad), tb(kTriad, 1.0f), tc(kTriad, 2.0f);
-  run_triad(ta.data(), tb.data(), tc.data(), 3.0f, kTriad, threads);
-  std::vector<double> t_ours, t_triad;
-  auto run_baseline = [&] { return run_triad(ta.data(), tb.data(), tc.data(), 3.0f, kTriad, threads); };
-  for (int r = 0; r < 60; ++r) {
-    // Three runs of ours per triad; the first after a triad is steady() too.
-    t_ours.push_back(r % 3 == 0 ? steady([&] { return ours.run(); }) : ours.run());
-    if (r % 3 == 2) t_triad.push_back(steady(run_baseline));
-  }
-  double gbs = bytes / median(t_ours) / 1e9;
-  double triad = triad_bytes(kTriad) / median(t_triad) / 1e9;
-  state.counters["GB_per_s"] = gbs;
-  state.counters["triad_GB_per_s"] = triad;
-  state.counters["ratio"] = gbs / triad;
+  ratio_to_triad(state, [&] { return ours.run(); }, bytes, threads, 60);
   state.SetLabel(ours.variant);
 }
 

@@ -1,5 +1,7 @@
 #include "bench/triad.h"
 
+#include "bench/bench_util.h"
+
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -28,6 +30,22 @@ double run_triad(float* a, const float* b, const float* c, float s, size_t n, in
     for (auto& th : pool) th.join();
   }
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void ratio_to_triad(benchmark::State& state, const std::function<double()>& run, double bytes, int threads, int rounds) {
+  constexpr size_t kTriad = size_t(1) << 26;
+  std::vector<float> ta(kTriad), tb(kTriad, 1.0f), tc(kTriad, 2.0f);
+  auto triad = [&] { return run_triad(ta.data(), tb.data(), tc.data(), 3.0f, kTriad, threads); };
+  triad();
+  std::vector<double> t_ours, t_triad;
+  for (int r = 0; r < rounds; ++r) {
+    t_ours.push_back(r % 3 == 0 ? steady(run) : run());
+    if (r % 3 == 2) t_triad.push_back(steady(triad));
+  }
+  const double gbs = bytes / median(t_ours) / 1e9, triad_gbs = triad_bytes(kTriad) / median(t_triad) / 1e9;
+  state.counters["GB_per_s"] = gbs;
+  state.counters["triad_GB_per_s"] = triad_gbs;
+  state.counters["ratio"] = gbs / triad_gbs;
 }
 
 }  // namespace kgen::bench

@@ -2,7 +2,10 @@
 // host compiler at -O3 -march=native: the bandwidth baseline that memory-bound
 // kernels are compared against in the same run.
 #pragma once
+#include <benchmark/benchmark.h>
+
 #include <cstddef>
+#include <functional>
 
 namespace kgen::bench {
 
@@ -12,5 +15,12 @@ double run_triad(float* a, const float* b, const float* c, float s, size_t n, in
 
 // Bytes STREAM counts for one triad over n floats (2 reads + 1 write).
 inline double triad_bytes(size_t n) { return 12.0 * double(n); }
+
+// `run` (one run of ours, returning its seconds) interleaved with the triad
+// over 2^26 floats: `rounds` runs of ours, a triad after every third, the run
+// right after a triad and the triad each in their steady state (steady() in
+// bench_util.h). Sets the counters GB_per_s (of the `bytes` one run of ours
+// moves), triad_GB_per_s and their ratio.
+void ratio_to_triad(benchmark::State& state, const std::function<double()>& run, double bytes, int threads, int rounds);
 
 }  // namespace kgen::bench

@@ -478,10 +478,18 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // pass (M = 8 Q2_K 0.80 ms against 0.89, Q3_K 0.93 against 1.00); M =
     // 12 Q2_K 1.19 (1.59), Q3_K 1.26 (1.83); 128 10.2 (13.1), 9.3 (15.3);
     // 512 48 (52), 37 (61).
+    // On Intel AVX-512 with byte dot products (intel_x8: no strided_prefetch,
+    // Zen 5's flag) Q5_0 keeps the GEMV's quads at 4 rows of X and Q3_K
+    // takes impl=5 from 8 (Granite Rapids VM, kgen tune N = K = 4096, 1 / 2
+    // threads, ms: Q5_0 M = 4 1.40-1.45 / 0.72-0.77 against 1.76 / 0.89;
+    // Q3_K M = 8, three alternated runs, 2.24-2.39 / 1.15-1.17 against
+    // 2.40-2.66 / 1.22-1.25 for its super-block GEMV).
+    const bool intel_x8 = caps.byte_dot && caps.vector_bits >= 512 && !caps.strided_prefetch;
     const int64_t rows_r16_from = !caps.byte_dot ? 9
-                                  : s.f == QFormat::Q5_0 ? 4
+                                  : s.f == QFormat::Q5_0 ? (intel_x8 ? 5 : 4)
                                   : s.f == QFormat::Q4_0 || s.f == QFormat::Q8_0 || s.f == QFormat::Q4_1 || s.f == QFormat::Q5_1 ? 5
                                   : s.f == QFormat::Q6_K ? 7
+                                  : s.f == QFormat::Q3_K && intel_x8 ? 8
                                   : s.f == QFormat::Q5_K || s.f == QFormat::Q2_K || s.f == QFormat::Q3_K ? 9 : 8;
     // X in blocks of 4 rows, except where for Q4_0 and Q4_K a block would be
     // mostly padding (kgen tune rotating, 1 thread: Q4_0 M = 5 0.82 ms with
@@ -490,8 +498,12 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // against 1.30-1.36; M = 8, 16, 64 best with 4, as Q8_0 and Q6_K are).
     // Q4_1 in blocks of 2 up to 16 rows (M = 8 1.02 ms against 1.13 with 4,
     // 16 1.52 against 1.60; 64 4.47 against 4.21), Q5_1 at M = 5-6 as Q4_K.
+    // Six rows in blocks of 2 in every format (Granite Rapids VM, kgen tune
+    // 6x4096x4096, 1 / 2 threads, ms: Q5_0 1.81 / 1.07 against 2.15 / 1.13
+    // with 4, Q8_0 2.54 / 1.41 against 2.79 / 1.51).
     const int64_t r16_mb = s.f == QFormat::Q4_1 ? (s.m <= 16 ? 2 : 4)
                            : s.m % 4 == 0 || s.m > 8 ? 4
+                           : s.m == 6 ? 2
                            : s.f == QFormat::Q4_0  ? (s.m % 2 == 0 ? 2 : 1)
                            : s.f == QFormat::Q4_K || s.f == QFormat::Q5_1 ? (s.m <= 6 ? 2 : 4)
                                                    : 4;
@@ -556,11 +568,18 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // 0.58 (quads, where it kept pairs), Q4_K 0.98 / 0.52 -> 0.92 / 0.50,
     // Q5_K 1.19 / 0.62 -> 1.13 / 0.59, Q3_K 0.96 / 0.52 -> 0.81 / 0.44,
     // Q6_K 1.28 / 0.64 -> 1.23 / 0.64).
-    const bool intel_x8 = caps.byte_dot && caps.vector_bits >= 512 && !caps.strided_prefetch;
     const bool intel_gemv = intel_x8 && s.m == 1;
     const bool seq_rows = intel_x8 && s.m <= 2 && packed_bytes(s.f, 1, s.k) < 4096;
     const bool wide_q6k = caps.byte_dot && caps.vector_bits >= 512 && s.f == QFormat::Q6_K && x8_gemv(s);
     if (wide_q6k && seq_rows) return Variant{}.set("impl", kGemvX8).set("rows", 2).set("mb", s.m).set("w16", 1).set("pf", 2).set("seq", 1);
+    // From 3 rows of X (2 per work-item) on Intel: 4 rows of W one after
+    // another, two workgroups ahead; a few % (kgen tune M×4096×4096, two
+    // alternated runs, 1 / 2 threads, ms, against 2 rows in lockstep one
+    // ahead: M = 3 2.30-2.40 / 1.19-1.29 (2.41-2.45 / 1.26-1.27), M = 4
+    // 2.42-2.49 / 1.22-1.25 (2.45-2.50 / 1.25-1.27), M = 6 3.07-3.22 /
+    // 1.69-1.77 (3.17-3.20 / 1.83-1.84)).
+    if (wide_q6k && intel_x8 && s.m <= 8)
+      return Variant{}.set("impl", kGemvX8).set("rows", 4).set("mb", 2).set("w16", 1).set("pf", 2).set("seq", 1);
     if (wide_q6k && s.m <= 8)
       return Variant{}.set("impl", kGemvX8).set("rows", 2).set("mb", std::min<int64_t>(x_rows, 2)).set("w16", 1).set("pf", 1);
     // Q3_K: its 16-lane int8 units, 8 rows (kgen tune rotating, 1 / 2
@@ -606,6 +625,13 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
       return Variant{}.set("impl", kGemvX8).set("rows", 2).set("mb", s.m).set("w16", 1).set("pf", 2).set("seq", 1);
     if (x8k_gemv(s) && caps.byte_dot && caps.vector_bits >= 512 && (s.f != QFormat::Q2_K || caps.byte_lookup)) {
       if (seq_rows) return Variant{}.set("impl", kGemvX8).set("rows", 4).set("mb", s.m).set("xk", 1).set("pf", 2).set("seq", 1);
+      // 4 rows of X on Intel: 2 rows of W one after another, two workgroups
+      // ahead, except for Q2_K (kgen tune 4x4096x4096, 1 / 2 threads, ms,
+      // against 4 rows in lockstep one ahead: Q3_K 1.25 / 0.65 (1.40 /
+      // 0.81), Q4_K 1.35-1.37 / 0.70 (1.41 / 0.79), Q5_K 1.62 / 0.86 (1.70
+      // / 0.93); Q2_K's one row of W is within 4%).
+      if (intel_x8 && s.m == 4 && s.f != QFormat::Q2_K)
+        return Variant{}.set("impl", kGemvX8).set("rows", 2).set("mb", 4).set("xk", 1).set("pf", 2).set("seq", 1);
       // Up to 8 rows of X in one pass over W (session 27, kgen op, 1 thread,
       // against 4 then the rest: M = 5 Q2_K 0.55 ms (0.91), Q3_K 0.62
       // (1.67), Q5_K 0.81 (1.40); M = 7 Q3_K 0.79 (1.45); M = 3, 4 rows of
@@ -714,6 +740,17 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
       if (quads && s.m == 1) v.set("rows", 4).set("pf", caps.threads == 1 ? 4 : 1);
       // Rows one after another (seq_rows): the next work-item's rows ahead.
       if (quads && seq_rows) v.set("rows", 4).set("pf", 1).set("seq", 1);
+      // Quads for 4 rows of X on Intel: 4 rows of W (8 by 4 rows of X spill:
+      // kgen tune 4x4096x4096, 1 / 2 threads, ms, against 8 rows: Q4_0 1.00
+      // / 0.54 (1.09 / 0.58), Q4_1 1.19 / 0.68 (1.47 / 0.71)), two
+      // workgroups ahead, and for the five-bit formats, whose rows are
+      // longer, one after another (Q5_0 1.45-1.46 / 0.77 against 1.45-1.50
+      // / 0.81 in lockstep, Q5_1 1.49 / 0.78-0.80 against 1.62 / 0.86;
+      // Q4_0 and Q4_1 lose 2-12% that way).
+      if (quads && intel_x8 && s.m == 4) {
+        v.set("rows", 4).set("pf", 2);
+        if (s.f == QFormat::Q5_0 || s.f == QFormat::Q5_1) v.set("seq", 1);
+      }
       // Q4_K on AVX-512 with byte dot products: two sub-blocks per zmm dot4
       // and the scales decoded as lines, 8 rows, the one-workgroup-ahead
       // prefetch (kgen tune 1x4096x4096 rotating, Zen 5, medians of 3, 1 / 2
