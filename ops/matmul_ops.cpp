@@ -525,11 +525,21 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // GB/s, kr 4 -> 8: 1×50257×768 39.6 -> 40.7, 1×4096² 47.4 -> 49.4,
   // 2×4096² 34.7 -> 37.3, 4×4096² 23.0 -> 26.7; ms: bf16 2×4096² 1.37 ->
   // 0.95, 4×11008×4096 at 2 threads 4.43 -> 3.77). AVX2 (not measured): 2,
-  // its 16 registers hold fewer of A's broadcast values.
-  const int kn_kr = caps.vector_bits >= 512 ? 8 : 2;
+  // its 16 registers hold fewer of A's broadcast values. One row of A on
+  // Intel (no strided_prefetch): 2, whose 2 streams of B's rows its
+  // prefetchers follow better than 8 (Granite Rapids VM, kgen tune, 1 / 2
+  // threads, ms, kr 8 -> 2: 1×4096×4096 4.07 / 2.13 -> 3.87 / 2.11,
+  // 1×4096×11008 10.99 / 5.57 -> 10.64 / 5.42, 1×11008×4096 10.26 / 5.45
+  // -> 9.98 / 5.25 (ks 8), 1×50257×768 9.45 / 5.26 -> 8.70 / 4.92 (ks 8);
+  // 2-4 rows of A even; bf16 lost, 1×4096×4096 2.47 / 1.29 -> 2.51 / 1.41).
+  const int kn_kr = caps.vector_bits < 512 || (s.m == 1 && s.dt == ir::ScalarKind::F32 && !caps.strided_prefetch) ? 2 : 8;
   if (!gemv_fits(s) && kn_split_fits(s) && s.m <= kGemvMaxM && s.n * s.k >= (int64_t(1) << 16)) {
     Variant v = Variant{}.set("impl", kGemvKSplit).set("ks", 16).set("kr", kn_kr);
-    if (kn_split_shift_fits(s, caps)) v.set("sh", 1);
+    // Rows off whole lines from aligned lines shifted by a byte permute
+    // where unaligned loads from DRAM ran a quarter slower (Zen 5, below);
+    // Intel's unaligned loads are faster than the permutes (kgen tune
+    // 1×50257×768, 1 / 2 threads, kr 2: 8.81 / 4.83 ms against 9.72 / 5.12).
+    if (kn_split_shift_fits(s, caps) && caps.strided_prefetch) v.set("sh", 1);
     return v;
   }
   if (gemv_fits(s) && gemv_heuristic) {
