@@ -564,7 +564,13 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
       // bf16 (kgen tune, rotating, two runs), 1 / 2 threads: 0.63-0.65 /
       // 0.51-0.52 ms with kp=2, 0.67-0.69 / 0.47 with rows=8, against 0.74 /
       // 0.50-0.52 for one row prefetched.
+      // On Intel (no strided_prefetch) 4 rows of B, the next group
+      // prefetched, where K in parts ran at half speed (Granite Rapids VM,
+      // kgen tune, 1 / 2 threads, ms, against kp=2 / rows=8: 1×1024×11008
+      // 1.39 / 0.74 (2.53 / 0.74), 1×2048×8192 2.27 / 1.21 (3.58 / 1.28),
+      // 1×4096×14336 7.81 / 4.02 (13.6 / 4.28)).
       if (s.m == 1 && s.at == ir::ScalarKind::F32 && s.k * 4 >= (int64_t(32) << 10)) {
+        if (!caps.strided_prefetch) return Variant{}.set("impl", kGemv).set("rows", 4).set("pf", 1);
         if (caps.threads == 1 && !gemv_tail(s)) return Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1).set("kp", 2);
         return Variant{}.set("impl", kGemv).set("rows", 8);
       }
