@@ -564,13 +564,20 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
       // bf16 (kgen tune, rotating, two runs), 1 / 2 threads: 0.63-0.65 /
       // 0.51-0.52 ms with kp=2, 0.67-0.69 / 0.47 with rows=8, against 0.74 /
       // 0.50-0.52 for one row prefetched.
-      // On Intel (no strided_prefetch) 4 rows of B, the next group
-      // prefetched, where K in parts ran at half speed (Granite Rapids VM,
-      // kgen tune, 1 / 2 threads, ms, against kp=2 / rows=8: 1×1024×11008
-      // 1.39 / 0.74 (2.53 / 0.74), 1×2048×8192 2.27 / 1.21 (3.58 / 1.28),
-      // 1×4096×14336 7.81 / 4.02 (13.6 / 4.28)).
+      // On Intel (no strided_prefetch) one row of A, f32 or not: rows of B
+      // of 16 KiB or more 4 per work-item, of 8 KiB 2, shorter ones 1, the
+      // next ones prefetched; for an f32 A K in parts ran at half speed
+      // (Granite Rapids VM, kgen tune, 1 / 2 threads, ms: f32 A 1×1024×11008
+      // 1.39 / 0.74 against 2.53 / 0.74 for kp=2 / rows=8, 1×2048×8192 2.27 /
+      // 1.21 (3.58 / 1.28), 1×4096×14336 7.81 / 4.02 (13.6 / 4.28); bf16 A
+      // against one row: 1×4096×11008 5.62 / 2.87 (5.91 / 3.11), 1×4096×4096
+      // 2.09-2.18 / 1.11-1.15 (2.10-2.35 / 1.15-1.18), 1×8192×2048 even,
+      // 1×11008×1024 1.28 / 0.81 against 1.43 / 0.90 with 2 rows).
+      if (s.m == 1 && !caps.strided_prefetch) {
+        const int64_t row_bytes = s.k * 2;
+        return Variant{}.set("impl", kGemv).set("rows", row_bytes >= (16 << 10) ? 4 : row_bytes >= (8 << 10) ? 2 : 1).set("pf", 1);
+      }
       if (s.m == 1 && s.at == ir::ScalarKind::F32 && s.k * 4 >= (int64_t(32) << 10)) {
-        if (!caps.strided_prefetch) return Variant{}.set("impl", kGemv).set("rows", 4).set("pf", 1);
         if (caps.threads == 1 && !gemv_tail(s)) return Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1).set("kp", 2);
         return Variant{}.set("impl", kGemv).set("rows", 8);
       }
