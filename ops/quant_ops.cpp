@@ -578,7 +578,7 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
     // ahead: M = 3 2.30-2.40 / 1.19-1.29 (2.41-2.45 / 1.26-1.27), M = 4
     // 2.42-2.49 / 1.22-1.25 (2.45-2.50 / 1.25-1.27), M = 6 3.07-3.22 /
     // 1.69-1.77 (3.17-3.20 / 1.83-1.84)).
-    if (wide_q6k && intel_x8 && s.m <= 8)
+    if (wide_q6k && intel_x8 && s.m >= 3 && s.m <= 8)
       return Variant{}.set("impl", kGemvX8).set("rows", 4).set("mb", 2).set("w16", 1).set("pf", 2).set("seq", 1);
     if (wide_q6k && s.m <= 8)
       return Variant{}.set("impl", kGemvX8).set("rows", 2).set("mb", std::min<int64_t>(x_rows, 2)).set("w16", 1).set("pf", 1);
