@@ -581,7 +581,12 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
         if (caps.threads == 1 && !gemv_tail(s)) return Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1).set("kp", 2);
         return Variant{}.set("impl", kGemv).set("rows", 8);
       }
-      return Variant{}.set("impl", kGemv).set("rows", s.m == 1 ? 1 : 2).set("pf", 1);
+      // 3-4 rows of A on Intel: 4 rows of B (Granite Rapids VM, kgen tune,
+      // 1 / 2 threads, ms, against 2: f32 A 4×1024×11008 1.54 / 0.81 (1.86
+      // / 0.96), 4×4096×4096 2.30 / 1.25 (2.63 / 1.42); bf16 A 3×4096×4096
+      // 2.32 / 1.19 (2.35 / 1.22), 4×11008×1024 1.96 / 0.99 (2.49 / 1.21)).
+      const bool four = s.m >= 3 && !caps.strided_prefetch;
+      return Variant{}.set("impl", kGemv).set("rows", s.m == 1 ? 1 : four ? 4 : 2).set("pf", 1);
     }
     // f32 Bᵀ rows on AVX-512, 1-2 rows of A: rows of 4096 or more k take 4
     // rows of B per work-item, no software prefetch; shorter rows (fewer lines for the
@@ -600,6 +605,11 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     // 4.45-4.74 against 7.37 / 5.57-5.81. (A noisy hour: K in parts with 4
     // parts, not the rule's 2, measured 2.42 and 2.22 at 4096×4096, and an
     // earlier run had 2 prefetched rows best at M = 4, 2.12.)
+    // Two rows of A on Intel (no strided_prefetch): 2 rows of B, the next
+    // prefetched (Granite Rapids VM, kgen tune, 1 / 2 threads, ms, against
+    // 4 rows: 2×4096×4096 4.47 / 2.37 (4.70 / 2.52), 2×4096×11008 11.3 /
+    // 5.87 (12.2 / 6.19), 2×11008×4096 12.1 / 6.13 (12.8 / 6.73)).
+    if (wide_bt && s.m == 2 && s.k >= 4096 && !caps.strided_prefetch) return Variant{}.set("impl", kGemv).set("rows", 2).set("pf", 1);
     if (wide_bt && s.m <= 2 && s.k >= 4096) return Variant{}.set("impl", kGemv).set("rows", 4);
     // Intel (no strided_prefetch), one row of A: two rows of B per
     // work-item, the next pair prefetched (Granite Rapids VM, kgen tune
@@ -621,7 +631,12 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     // 4096×11008 M = 8 stays at 7.8 (kp 2-16 with 2 rows 9.6-12.2).
     // Otherwise 4 rows of B per work-item (8 × 11008 × 4096: 7.3-9.7 ms
     // against 11.5 for 8).
-    if (wide_bt && s.m >= 5 && s.m <= 8) {
+    // On Intel (no strided_prefetch) 4 rows of B prefetched over all of K
+    // (Granite Rapids VM, kgen tune, 1 / 2 threads, ms, against the kp
+    // rule: 5×4096×4096 4.60 / 2.42 (5.28 / 2.96), 6×4096×4096 5.15 / 2.48
+    // (5.63 / 2.84), 8×4096×4096 5.45 / 2.79 (6.45 / 3.23), 8×11008×4096
+    // 14.5 / 7.70 (16.5 / 8.27)).
+    if (wide_bt && s.m >= 5 && s.m <= 8 && caps.strided_prefetch) {
       int kp = 1;
       while (kp < 16 && (s.m + 2) * (s.k / kp) * 4 > 40 * 1024) kp *= 2;
       // (5-8 rows with the whole of K in L1 keep 4 rows of B per work-item:
