@@ -465,9 +465,18 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // (the packed GEMM, bf16 from 16 rows on AMX tiles) -> this: M = 8 32.5 /
   // 32.6 -> 9.0 / 8.9, 16 50.2 / 20.9 -> 13.8 / 15.2, 32 58.6 / 22.0 -> 28.2
   // / 30.9 (so tiles keep bf16 past 16 rows; at 24 a tie, 22.4 / 22.9).
+  // f32 with fewer than 16 rows of A one line at a time (lb 1): the
+  // Granite Rapids VM, kgen tune, 1 / 2 threads, ms, against lb 2: 8 ×
+  // 4096² 5.23 / 2.78 (5.74 / 3.01), 12 × 4096² 6.43 / 3.17 (7.09 / 3.72),
+  // 8 × 11008 × 4096 12.8 / 6.54 (15.8 / 8.09), 12 × 11008 × 4096 15.1 /
+  // 8.50 (17.8 / 8.97); from 16 rows lb 2 (16 × 4096² 8.66 / 4.37 against
+  // 8.56 / 4.56), and f16 / bf16 keep it (8 × 4096² within 2%).
   if (!s.trans_b && caps.vector_bits >= 512 && !caps.strided_prefetch && s.m > kGemvMaxM && kn_split_fits(s) &&
-      s.k >= 256 && (!b_cached(s) || s.m <= 16) && !(tile_fits(s, caps) && s.m > 16))
-    return Variant{}.set("impl", kGemvKSplit).set("ks", 8).set("kr", 8).set("lb", 2);
+      s.k >= 256 && (!b_cached(s) || s.m <= 16) && !(tile_fits(s, caps) && s.m > 16)) {
+    Variant v = Variant{}.set("impl", kGemvKSplit).set("ks", 8).set("kr", 8);
+    if (s.m >= 16 || s.dt != ir::ScalarKind::F32) v.set("lb", 2);
+    return v;
+  }
   if (tile_fits(s, caps) && s.m >= 16) return tile_variant(s, caps);
   // Bᵀ with 9-256 rows of A on AVX-512 (bf16 on pairs from 13: its pair
   // GEMV holds up longer): the swapped product. Zen 5, 1 thread, M × 11008
