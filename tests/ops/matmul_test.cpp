@@ -255,7 +255,9 @@ TEST_CASE("matmul: Bᵀ with a few dozen rows of A: the swapped product (Cᵀ = 
   auto kn_intel = [&](int64_t m, int64_t n, int64_t k) { return d.heuristic(problem("matmul", {m, n, k}), intel); };
   CHECK(kn_intel(4, 11008, 4096).get("impl") == 4);
   CHECK(kn_intel(5, 11008, 4096).get("impl") == 4);
-  CHECK(kn_intel(5, 11008, 4096).get("lb") == 2);
+  CHECK(kn_intel(5, 11008, 4096).get("lb", 1) == 1);  // f32 lines in pairs from 16 rows
+  CHECK(kn_intel(15, 11008, 4096).get("lb", 1) == 1);
+  CHECK(kn_intel(16, 11008, 4096).get("lb") == 2);
   CHECK(kn_intel(32, 11008, 4096).get("impl") == 4);
   CHECK(kn_intel(33, 11008, 4096).get("impl") == 0);
   CHECK(kn_intel(128, 11008, 4096).get("impl") == 0);
