@@ -15,11 +15,16 @@
 // impl 2 (GPU): the same unfused sequence with the shared-memory GEMM.
 // impl 3 (CPU, few tokens): the three products as the matmul op runs them
 // (its heuristic: GEMVs, the swapped product), then a SiLU·product pass.
+// impl 4 (f32 with prec=1|2 on AMX hosts): X, G, U and Dn split into bf16
+// terms (bf16_terms.h), the gate and up products on matrix tiles, one pass
+// from them to H's terms (SiLU·product, then the split), the down product
+// on tiles.
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
 #include "dsl/dsl.h"
+#include "ops/bf16_terms.h"
 #include "ir/half.h"
 #include "ops/fusion.h"
 #include "ops/gemm_panels.h"
@@ -34,7 +39,7 @@ using namespace kgen::dsl;
 
 namespace {
 
-enum Impl : int64_t { kFused = 0, kUnfused = 1, kGpu = 2, kComposed = 3 };
+enum Impl : int64_t { kFused = 0, kUnfused = 1, kGpu = 2, kComposed = 3, kTerms = 4 };
 
 // Bp[panel][k][l] (see pack_gate_up_panel), one work-item per (chunk of K, panel).
 // `pairs`: G and U are u32 bf16 pair words, k counts pairs (GemmTile::bf2).
@@ -86,13 +91,23 @@ void validate(const Problem& p) {
   if (p.dtype != ir::ScalarKind::F32 && p.dtype != ir::ScalarKind::BF16 && p.dtype != ir::ScalarKind::F16)
     throw std::invalid_argument("dtype must be f32, f16 or bf16");
   for (const auto& [k, v] : p.attrs) {
-    if (k != "h_bf16") throw std::invalid_argument("unknown attribute '" + k + "' (h_bf16)");
+    if (k == "prec") {
+      if (v < 0 || v > 2) throw std::invalid_argument("prec must be 0 (IEEE f32), 1 (bf16x3) or 2 (bf16)");
+      if (v && p.dtype != ir::ScalarKind::F32) throw std::invalid_argument("prec=1|2 is for f32 inputs");
+      continue;
+    }
+    if (k != "h_bf16") throw std::invalid_argument("unknown attribute '" + k + "' (h_bf16, prec)");
     if (v != 0 && v != 1) throw std::invalid_argument("h_bf16 must be 0 or 1");
     if (v && p.dtype != ir::ScalarKind::BF16) throw std::invalid_argument("h_bf16=1 (H rounded to bf16) is for bf16 inputs");
   }
   Dims s = dims_of(p);
   if (double(round16(s.f) + 64) * double(std::max(s.t + 16, s.d + 64)) >= 4294967295.0)
     throw std::invalid_argument("too large for 32-bit indexing");
+}
+
+// f32 with prec=1|2 as bf16 terms on matrix tiles (impl 4).
+bool terms_fit(const Problem& p, const TargetCaps& caps) {
+  return is_cpu(caps) && caps.matrix_tiles && p.dtype == ir::ScalarKind::F32 && p.attr("prec", 0) != 0;
 }
 
 // The down product of bf16 H on matrix tiles: a CPU with them, an even F.
@@ -127,6 +142,31 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       dn = plan_widen(pl, nio, dt, 3, s.d * s.f);
     }
     plan_gemm_gpu(pl, f32t, true, t, h, dn, 4, 1, s.t, s.d, s.f, nio);
+    return pl;
+  }
+  if (impl == kTerms) {
+    if (!terms_fit(p, caps)) throw std::invalid_argument("gated_mlp: impl=4 (bf16 terms) needs f32 inputs, prec=1|2 and a CPU with AMX-BF16");
+    const int parts = bf16_terms_parts(p.attr("prec", 0));
+    const OpDef& mm = *find_op("matmul");
+    // C (m × n) = A'·B'ᵀ on bf16 terms of depth parts·k.
+    auto product = [&](int a, int b, int c, int64_t m, int64_t n, int64_t k) {
+      Problem q;
+      q.op = "matmul";
+      q.dims = {m, n, parts * k};
+      q.dtype = ir::ScalarKind::BF16;
+      q.attrs["trans_b"] = 1;
+      pl.append(nio, mm.plan(q, mm.heuristic(q, caps), caps), 3, {a, b, c});
+    };
+    const int64_t dp = (s.d + 1) / 2 * 2, fp = (s.f + 1) / 2 * 2;  // each part's depth: whole pairs
+    const int x = plan_bf16_terms(pl, nio, 0, s.t, s.d, dp, s.d, parts, Bf16TermsSide::A);
+    const int g = plan_bf16_terms(pl, nio, 1, s.f, s.d, dp, s.d, parts, Bf16TermsSide::B);
+    const int u = plan_bf16_terms(pl, nio, 2, s.f, s.d, dp, s.d, parts, Bf16TermsSide::B);
+    const int dn = plan_bf16_terms(pl, nio, 3, s.d, s.f, fp, s.f, parts, Bf16TermsSide::B);
+    const int tg = pl.add_temp(nio, size_t(s.t * s.f) * 4), tu = pl.add_temp(nio, size_t(s.t * s.f) * 4);
+    product(x, g, tg, s.t, s.f, dp);
+    product(x, u, tu, s.t, s.f, dp);
+    const int h = plan_bf16_terms(pl, nio, tg, s.t, s.f, fp, s.f, parts, Bf16TermsSide::A, tu);
+    product(h, dn, 4, s.t, s.d, fp);
     return pl;
   }
   if (impl == kComposed) {
@@ -289,6 +329,7 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
   }
   out.push_back(unfused_variant(p, caps));
   out.push_back(Variant{}.set("impl", kComposed));
+  if (terms_fit(p, caps)) out.push_back(Variant{}.set("impl", kTerms));
   return out;
 }
 
@@ -297,6 +338,8 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // tile, K split or swapped form; the GEMV for few tokens), where impl=2
   // takes one tile for all three.
   if (!is_cpu(caps)) return Variant{}.set("impl", kComposed);
+  // f32 allowed bf16 terms (prec=1|2) on matrix tiles. FIXME threshold
+  if (terms_fit(p, caps) && p.dim(0) >= 128) return Variant{}.set("impl", kTerms);
   // bf16 on matrix tiles: the three products as the matmul op runs them
   // (on tiles from 16 tokens), H stored as bf16 with h_bf16.
   if (caps.matrix_tiles && pairs_fit(p)) return Variant{}.set("impl", kComposed);
@@ -405,10 +448,12 @@ float silu_ref(float x) { return x / (1.0f + std::exp(-x)); }
 void register_gated_mlp_op() {
   OpDef d;
   d.name = "gated_mlp";
-  d.attr_defaults = {{"h_bf16", 0}};
+  d.attr_defaults = {{"h_bf16", 0}, {"prec", 0}};
   d.description = "Y = (silu(X·Gᵀ) ⊙ X·Uᵀ)·Dnᵀ (f32, f16 or bf16 inputs, f32 Y and H; X T×D, G and U F×D, Dn D×F), gate/up GEMM with a fused epilogue";
   d.dims_help = "T D F";
-  d.attrs_help = "h_bf16=0|1 (bf16 inputs: H rounded to bf16 before the down projection, as bf16 frameworks store it)";
+  d.attrs_help =
+      "h_bf16=0|1 (bf16 inputs: H rounded to bf16 before the down projection, as bf16 frameworks store it) prec=0|1|2 (f32: the "
+      "products allowed at a lower precision, as matmul's prec)";
   d.validate = validate;
   d.inputs = [](const Problem& p) {
     Dims s = dims_of(p);
@@ -432,7 +477,8 @@ void register_gated_mlp_op() {
   // 0.0046 with 3 flips, over the 2^-8 this allowed. 2^-6 covers a few; the
   // rounding itself is checked bit for bit by the bf16_upper_bits test.
   d.tolerance = [](const Problem& p) {
-    return 2 * (dot_tolerance(p.dim(1)) + dot_tolerance(p.dim(2))) + 1e-5 + (p.attr("h_bf16", 0) ? 1.0 / 64 : 0.0);
+    return 2 * (dot_tolerance(p.dim(1)) + dot_tolerance(p.dim(2))) + 1e-5 + (p.attr("h_bf16", 0) ? 1.0 / 64 : 0.0) +
+           2 * terms_tolerance(p.attr("prec", 0));
   };
   d.flops = [](const Problem& p) {
     Dims s = dims_of(p);

@@ -144,7 +144,9 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep = Ge
 // (pack_b_kernel of A as an M×K "Bᵀ"); buffers (b, A's panels, c), the grid
 // (A panel groups of nc, B row-block groups of mc, batch), each 32×32 block
 // of Cᵀ transposed into C through a stack scratch.
-ir::Kernel gemm_tile_kernel(int mc, int nc, bool swapped = false);
+// kc (not swapped): K in slices of kc (a multiple of 32), the workgroup's
+// blocks of C accumulated over the slices, so a long K's operands stay in L2.
+ir::Kernel gemm_tile_kernel(int mc, int nc, bool swapped = false, int kc = 0);
 
 ir::Kernel matmul_ksplit_sum_kernel(int ks, bool index64 = true, bool pitched = false);
 

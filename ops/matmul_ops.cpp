@@ -17,6 +17,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "ops/bf16_terms.h"
 #include "ops/fusion.h"
 #include "ops/line_tile_gemm.h"
 #include "ops/matmul.h"
@@ -30,7 +31,7 @@ namespace kgen::ops {
 
 namespace {
 
-enum Impl : int64_t { kGemm = 0, kGemv = 1, kGpu = 2, kGpuGemv = 3, kGemvKSplit = 4, kSwap = 5, kNarrow = 6, kTile = 7 };
+enum Impl : int64_t { kGemm = 0, kGemv = 1, kGpu = 2, kGpuGemv = 3, kGemvKSplit = 4, kSwap = 5, kNarrow = 6, kTile = 7, kTerms = 8 };
 constexpr int kGemvMaxM = 4;
 // The GPU GEMV (gemv_gpu_kernel) takes up to 8 rows of A.
 constexpr int kGpuGemvMaxM = 8;
@@ -49,11 +50,12 @@ struct Shape {
   bool trans_b;
   ir::Type dt;  // B's element type (and A's, unless a_f32)
   ir::Type at;  // A's: f32 with a_f32=1 (f32 activations against f16/bf16 weights)
+  int64_t prec;  // f32 products: 0 IEEE, 1 as three bf16 products, 2 as one (bf16_terms.h)
 };
 Shape shape_of(const Problem& p) {
   const ir::Type dt(p.dtype);
   return {p.dim(0), p.dim(1), p.dim(2), p.attr("batch", 1), p.attr("trans_b", 0) != 0, dt,
-          p.attr("a_f32", 0) ? ir::Type(ir::ScalarKind::F32) : dt};
+          p.attr("a_f32", 0) ? ir::Type(ir::ScalarKind::F32) : dt, p.attr("prec", 0)};
 }
 
 // bf16 inputs with an even K can run the GEMM on pairs of k (GemmTile::bf2):
@@ -110,13 +112,21 @@ int64_t tile_groups_wanted(const TargetCaps& caps) { return 4 * std::max<uint32_
 // Its blocking: mc row blocks of 32 (A: mc·32 rows × K bf16, from L2) per
 // B panel of 32 columns (K/2 × 128 bytes), nc panels per workgroup, with
 // at least 4 workgroups per thread where the product has them.
+// K past 4096 in slices of 1024 (kc), 8 row blocks per slice: the Granite
+// Rapids VM, 1 thread, 2048 × 1024 × 33024 (the gated MLP's down product on
+// bf16 terms) 361 -> 210-225 ms; at most 4 row blocks to 4096 deep (2048 ×
+// 11008 × 3072: mc 2 220-300 ms, 4 185, 8 190; 2048³: 4 845-859 GFLOP/s, 8
+// 793-813).
 Variant tile_variant(const Shape& s, const TargetCaps& caps) {
   const int64_t mb = tile_blocks(s.m), np = tile_blocks(s.n), want = tile_groups_wanted(caps);
-  int64_t mc = std::max<int64_t>(1, std::min<int64_t>(mb, (512 << 10) / (64 * std::max<int64_t>(s.k, 1))));
+  const int64_t kc = s.k > 4096 ? 1024 : 0, depth = kc ? kc : std::max<int64_t>(s.k, 1);
+  int64_t mc = std::max<int64_t>(std::min<int64_t>(mb, 4), std::min<int64_t>(mb, (512 << 10) / (64 * depth)));
   int64_t nc = 4;
   while (nc > 1 && tile_groups(mb, mc, np, nc, s.batch) < want) nc /= 2;
   while (mc > 1 && tile_groups(mb, mc, np, nc, s.batch) < want) mc = (mc + 1) / 2;
-  return Variant{}.set("impl", kTile).set("mc", mc).set("nc", nc);
+  Variant v = Variant{}.set("impl", kTile).set("mc", mc).set("nc", nc);
+  if (kc) v.set("kc", kc);
+  return v;
 }
 // Bᵀ with 4-512 rows of A: the swapped form (sw=1), B's rows read in place
 // where the plain form packs all of B per call. 4 B row blocks per
@@ -134,6 +144,31 @@ Variant tile_swapped_variant(const Shape& s, const TargetCaps& caps) {
   while (mc > 1 && tile_groups(mb, mc, np, nc, s.batch) < want) mc /= 2;
   return Variant{}.set("impl", kTile).set("mc", mc).set("nc", nc).set("sw", 1);
 }
+
+// f32 products at a reduced precision (prec 1 or 2) on the matrix engine
+// (impl 8): A and B split into bf16 terms laid along K (bf16_terms.h), each
+// part's K rounded up to even (pair words, zeros past K), then the bf16
+// product of depth parts·Kp as the matmul op runs it.
+bool terms_fits(const Shape& s, const TargetCaps& caps) {
+  return is_cpu(caps) && caps.matrix_tiles && s.prec != 0 && s.dt == ir::ScalarKind::F32 && s.at == ir::ScalarKind::F32;
+}
+int64_t terms_seg(const Shape& s) { return (s.k + 1) / 2 * 2; }
+Problem terms_problem(const Shape& s) {
+  Problem q;
+  q.op = "matmul";
+  q.dims = {s.m, s.n, bf16_terms_parts(s.prec) * terms_seg(s)};
+  q.dtype = ir::ScalarKind::BF16;
+  if (s.trans_b) q.attrs["trans_b"] = 1;
+  if (s.batch != 1) q.attrs["batch"] = s.batch;
+  return q;
+}
+// Where the split pays: splitting costs ~10 bytes of traffic per element of
+// A and B (~1 ns a core), the f32 product 2·(rows of the other side) fmas
+// per element (~14 ps each at 1 thread), the three bf16 ones ~half that.
+// FIXME measured thresholds below.
+bool terms_pays(const Shape& s) { return s.m >= 128 && s.n >= 128 && s.k >= 64; }
+// The bf16 product's variant: the tile kernel's blocking where the terms
+// variant names one (mc, nc, sw), else the bf16 problem's heuristic.
 
 // The swapped product (impl 5) for Bᵀ with few rows of A and many of B
 // (prefill of a short prompt, batched decode): Cᵀ = B·Aᵀ on the GEMM
@@ -232,7 +267,11 @@ void validate(const Problem& p) {
   if (af != 0 && af != 1) throw std::invalid_argument("a_f32 must be 0 or 1");
   if (batch < 1) throw std::invalid_argument("batch must be >= 1");
   for (const auto& [k, v] : p.attrs)
-    if (k != "trans_b" && k != "batch" && k != "a_f32") throw std::invalid_argument("unknown attribute '" + k + "' (trans_b, batch, a_f32)");
+    if (k != "trans_b" && k != "batch" && k != "a_f32" && k != "prec")
+      throw std::invalid_argument("unknown attribute '" + k + "' (trans_b, batch, a_f32, prec)");
+  const int64_t prec = p.attr("prec", 0);
+  if (prec < 0 || prec > 2) throw std::invalid_argument("prec must be 0 (IEEE f32), 1 (bf16x3) or 2 (bf16)");
+  if (prec && (p.dtype != ir::ScalarKind::F32 || af)) throw std::invalid_argument("prec=1|2 is for f32 A and B");
   // Index arithmetic is u32, packed buffers included (~(M + 16) · (K + 32) · batch).
   const Shape s = shape_of(p);
   // (The swapped product's Cᵀ has rows of M rounded up to 16.)
@@ -273,6 +312,10 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
       for (int nc : {1, 2, 4, 8})
         if (Variant v = Variant{}.set("impl", kTile).set("mc", mc).set("nc", nc); std::find(out.begin(), out.end(), v) == out.end())
           out.push_back(v);
+    if (s.k > 2048)  // K slices
+      for (auto [mc, nc] : {std::pair{8, 4}, {4, 4}, {8, 2}})
+        if (Variant v = Variant{}.set("impl", kTile).set("mc", mc).set("nc", nc).set("kc", 1024); std::find(out.begin(), out.end(), v) == out.end())
+          out.push_back(v);
     // Bᵀ swapped: 1-4 row blocks of B per workgroup against all of A's panels, or 8 of them.
     if (tile_swap_fits(s))
       if (Variant v = tile_swapped_variant(s, caps); std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
@@ -281,6 +324,16 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
         for (int64_t nc : {int64_t(8), tile_blocks(s.m)})
           if (Variant v = Variant{}.set("impl", kTile).set("mc", mc).set("nc", nc).set("sw", 1); std::find(out.begin(), out.end(), v) == out.end())
             out.push_back(v);
+  }
+  if (terms_fits(s, caps)) {
+    // The bf16 terms: the bf16 product's own heuristic, and its tile blockings.
+    out.push_back(Variant{}.set("impl", kTerms));
+    const Shape q = shape_of(terms_problem(s));
+    std::vector<Variant> tiles = {tile_variant(q, caps)};
+    for (auto [mc, nc] : {std::pair{4, 4}, {8, 2}, {16, 1}, {2, 8}}) tiles.push_back(Variant{}.set("impl", kTile).set("mc", mc).set("nc", nc));
+    if (tile_swap_fits(q)) tiles.push_back(tile_swapped_variant(q, caps));
+    for (Variant t : tiles)
+      if (Variant v = t.set("impl", kTerms); std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
   }
   if (!is_cpu(caps)) {
     for (auto [tm, tn] : {std::pair{4, 4}, {2, 2}, {4, 2}, {8, 4}, {8, 8}}) {
@@ -441,6 +494,8 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // 16 (A's rows whole lines) the GEMM keeps up: × 16 × 8 49 against 37, ×
   // 16 × 16 36 against 23.
   if (is_cpu(caps) && narrow_fits(s) && s.k <= 12 && s.m >= 64) return Variant{}.set("impl", kNarrow);
+  // prec 1|2 on a matrix engine: the f32 product as bf16 terms where it is compute-bound.
+  if (terms_fits(s, caps) && terms_pays(s)) return Variant{}.set("impl", kTerms);
   if (!is_cpu(caps)) {
     // Up to 8 rows the GEMV, which reads B once (H100, 8 × 11008 × 4096: wg
     // 64 / 128 / 256 0.32 / 0.23 / 0.16 ms, the swapped line tiles 0.25).
@@ -786,20 +841,43 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     case kTile: {
       if (!tile_fits(s, caps))
         throw std::invalid_argument("matmul: impl=7 (matrix tiles) needs bf16 A and B, an even K and a CPU with AMX-BF16");
-      const int mc = int(v.get("mc", 8)), nc = int(v.get("nc", 4)), sw = int(v.get("sw", 0));
+      const int mc = int(v.get("mc", 8)), nc = int(v.get("nc", 4)), sw = int(v.get("sw", 0)), kc = int(v.get("kc", 0));
+      if (kc < 0 || kc % 32 || (kc && sw)) throw std::invalid_argument("matmul: impl=7 kc (K slice) is a multiple of 32, without sw: " + v.str());
       if (mc < 1 || mc > 1024 || nc < 1 || nc > 1024) throw std::invalid_argument("matmul: impl=7 mc and nc must be 1..1024: " + v.str());
       if (sw < 0 || sw > 1 || (sw && !s.trans_b)) throw std::invalid_argument("matmul: impl=7 sw=1 (Cᵀ = B·Aᵀ) needs trans_b=1: " + v.str());
       // Swapped: A's rows packed as the pair panels, B's rows read in place.
       const int bp = sw ? plan_pack_b(pl, nio, pair_b_type(s), true, 0, s.batch, s.m, s.k / 2, 2, true)
                         : plan_pack_b(pl, nio, pair_b_type(s), s.trans_b, 1, s.batch, s.n, s.k / 2, 2, true);
       Step st;
-      st.kernel = gemm_tile_kernel(mc, nc, sw != 0);
+      st.kernel = gemm_tile_kernel(mc, nc, sw != 0, kc >= s.k ? 0 : kc);
       // Pair panels over grid x, the tile op's A row blocks over y.
       const int64_t np = tile_blocks(sw ? s.m : s.n), mb = tile_blocks(sw ? s.n : s.m);
       st.dims.grid = {groups_for(np, nc), groups_for(mb, mc), uint32_t(s.batch)};
       st.buffers = {sw ? 1 : 0, bp, 2};
       st.scalars = {ir::scalar_slot(uint32_t(s.m)), ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.k))};
       pl.steps.push_back(std::move(st));
+      return pl;
+    }
+    case kTerms: {
+      if (!terms_fits(s, caps))
+        throw std::invalid_argument("matmul: impl=8 (bf16 terms) needs prec=1|2, f32 A and B and a CPU with AMX-BF16: " + v.str());
+      const int parts = bf16_terms_parts(s.prec);
+      const int64_t seg = terms_seg(s);
+      const int a = plan_bf16_terms(pl, nio, 0, s.batch * s.m, s.k, seg, s.k, parts, Bf16TermsSide::A);
+      // Bᵀ: its rows split like A's; K×N: each batch's K rows of N are one
+      // row of K·N values (the parts stacked along K), padded by N zeros per odd K.
+      const int b = s.trans_b ? plan_bf16_terms(pl, nio, 1, s.batch * s.n, s.k, seg, s.k, parts, Bf16TermsSide::B)
+                              : plan_bf16_terms(pl, nio, 1, s.batch, s.k * s.n, seg * s.n, s.k * s.n, parts, Bf16TermsSide::B);
+      const Problem q = terms_problem(s);
+      Variant iv;
+      if (v.params.count("mc")) {
+        iv = Variant{}.set("impl", kTile).set("mc", v.get("mc")).set("nc", v.get("nc", 4));
+        if (v.get("sw", 0)) iv.set("sw", 1);
+        if (v.get("kc", 0)) iv.set("kc", v.get("kc"));
+      } else {
+        iv = heuristic(q, caps);
+      }
+      pl.append(nio, plan(q, iv, caps), 3, {a, b, 2});
       return pl;
     }
     case kGemv: {
@@ -952,10 +1030,13 @@ void register_gated_mlp_op();  // ops/gated_mlp.cpp
 void register_matmul_ops() {
   OpDef d;
   d.name = "matmul";
-  d.attr_defaults = {{"trans_b", 0}, {"batch", 1}, {"a_f32", 0}};
+  d.attr_defaults = {{"trans_b", 0}, {"batch", 1}, {"a_f32", 0}, {"prec", 0}};
   d.description = "C = A·B (f32 C; f32/f16/bf16 A and B, or f32 A with a_f32=1, f32 accumulation); batched; B as K×N or N×K (trans_b=1)";
   d.dims_help = "M N K";
-  d.attrs_help = "trans_b=0|1 batch=1 a_f32=0|1 (A f32 whatever dtype is: activations against f16/bf16 weights)";
+  d.attrs_help =
+      "trans_b=0|1 batch=1 a_f32=0|1 (A f32 whatever dtype is: activations against f16/bf16 weights) prec=0|1|2 (f32 products "
+      "allowed at a lower precision, as PyTorch's float32_matmul_precision: 1 'high', three bf16 products of two-term splits, "
+      "~2^-15 of each product; 2 'medium', bf16 products; taken on AMX hosts where the product is compute-bound)";
   d.validate = validate;
   d.inputs = [](const Problem& p) {
     Shape s = shape_of(p);
@@ -971,7 +1052,7 @@ void register_matmul_ops() {
   d.heuristic = heuristic;
   d.plan = plan;
   d.reference = reference;
-  d.tolerance = [](const Problem& p) { return dot_tolerance(p.dim(2)); };
+  d.tolerance = [](const Problem& p) { return dot_tolerance(p.dim(2)) + terms_tolerance(p.attr("prec", 0)); };
   d.flops = [](const Problem& p) {
     Shape s = shape_of(p);
     return 2.0 * double(s.batch) * double(s.m) * double(s.n) * double(s.k);

@@ -1,6 +1,7 @@
 // The bf16 GEMM on a matrix engine (see matmul.h gemm_tile_kernel). The
 // blocks' edges (M and N off multiples of 32) and the K tail are shapes of
 // the tile op itself, so the kernel is only the walk over C's blocks.
+#include <stdexcept>
 #include <string>
 
 #include "dsl/dsl.h"
@@ -11,14 +12,17 @@ namespace kgen::ops {
 
 using namespace kgen::dsl;
 
-ir::Kernel gemm_tile_kernel(int mc, int nc, bool swapped) {
-  const std::string name = "matmul_tile_bf16_mc" + std::to_string(mc) + "_nc" + std::to_string(nc) + (swapped ? "_sw" : "");
+ir::Kernel gemm_tile_kernel(int mc, int nc, bool swapped, int kc) {
+  if (kc < 0 || kc % 32 || (kc && swapped)) throw std::invalid_argument("gemm_tile_kernel: kc is a multiple of 32, not swapped");
+  const std::string name = "matmul_tile_bf16_mc" + std::to_string(mc) + "_nc" + std::to_string(nc) + (swapped ? "_sw" : "") +
+                           (kc ? "_kc" + std::to_string(kc) : "");
   return kernel(name, [&](KernelBuilder& kb) {
     // Not swapped: a (M×K rows), bp (B's pair panels). Swapped: a is B's rows
     // (N×K, read in place), bp A's pair panels (32 rows of A each).
     auto a = kb.input("a", bf16);
     auto bp = kb.input("bp", u32);
-    auto c = kb.output("c", f32);
+    // Read too where K slices accumulate into C.
+    auto c = kc ? kb.inout("c", f32) : kb.output("c", f32);
     auto M = kb.scalar("m", u32);
     auto N = kb.scalar("n", u32);
     auto K = kb.scalar("k", u32);
@@ -32,6 +36,29 @@ ir::Kernel gemm_tile_kernel(int mc, int nc, bool swapped) {
     Value c_base = bz * M64 * N64, a_base = bz * cast(u64, arows) * K64;
     Value b_base = (bz * cast(u64, np)) * cast(u64, kp) * uint64_t(32);
     auto panel_at = [&](const Value& p) { return b_base + cast(u64, p) * cast(u64, kp) * uint64_t(32); };
+    if (!swapped && kc) {
+      // K in slices of kc (kcp pairs), the workgroup's blocks of C summed
+      // over them: a long K's A block and panel slice stay in L2 (all of a
+      // 33024-deep K is 2 MiB per 32 rows).
+      const uint32_t kcp = uint32_t(kc / 2);
+      for_range(0u, (kp + (kcp - 1)) / kcp, [&](Value sl) {
+        Value sp0 = sl * kcp, spn = min(kp - sp0, kcp);
+        for_range(p0, min(p0 + uint32_t(nc), np), [&](Value p) {
+          Value cols = min(N - p * 32u, 32u);
+          for_range(r0, min(r0 + uint32_t(mc), mb), [&](Value r) {
+            Value rows = min(M - r * 32u, 32u);
+            Value r64 = cast(u64, r) * uint64_t(32);
+            TileOperand cb{c, c_base + r64 * N64 + cast(u64, p) * uint64_t(32)};
+            TileOperand ab{a, a_base + r64 * K64 + cast(u64, sp0) * uint64_t(2)};
+            TileOperand bb{bp, panel_at(p) + cast(u64, sp0) * uint64_t(32)};
+            if_(sl == 0u, [&] { tile_mma_bf16(cb, ab, bb, rows, cols, spn, N, K, constant(u32, 32u), false); }).else_([&] {
+              tile_mma_bf16(cb, ab, bb, rows, cols, spn, N, K, constant(u32, 32u), true);
+            });
+          });
+        });
+      });
+      return;
+    }
     if (!swapped) {
       // The panel outer: it stays in L1/L2 while the mc blocks of A pass.
       for_range(p0, min(p0 + uint32_t(nc), np), [&](Value p) {

@@ -680,3 +680,95 @@ TEST_CASE("matmul: per-step timings" * doctest::skip()) {
     MESSAGE(p.str() << " [" << vs[i].str() << "]: wall " << tw << " ms, cpu " << tc << " ms, " << 1e-6 * ops::find_op(p.op)->flops(p) / tc << " GFLOP/s (cpu)");
   }
 }
+
+// f32 at prec=1|2 as bf16 terms on matrix tiles (matmul impl=8, gated_mlp
+// impl=4). The tolerances (2^-12 at prec 1, 2^-5 at prec 2) sit well below
+// what dropping a term costs (bf16 alone: ~1e-2), so a lost lo term fails.
+TEST_CASE("matmul and gated_mlp: f32 at prec=1|2 as bf16 terms: every candidate, K slices, the interpreter, inf") {
+  ops::register_all_ops();
+  const auto& mm = *ops::find_op("matmul");
+  const auto& gm = *ops::find_op("gated_mlp");
+  auto amx = codegen::cpu_caps();
+  amx.matrix_tiles = true;
+  // The heuristic: compute-bound shapes only, f32 and with matrix tiles only.
+  CHECK(mm.heuristic(problem("matmul", {1024, 1024, 1024}, {{"prec", 1}}), amx).get("impl") == 8);
+  CHECK(mm.heuristic(problem("matmul", {1, 4096, 4096}, {{"prec", 1}, {"trans_b", 1}}), amx).get("impl") != 8);
+  auto plain = amx;
+  plain.matrix_tiles = false;
+  CHECK(mm.heuristic(problem("matmul", {1024, 1024, 1024}, {{"prec", 1}}), plain).get("impl") != 8);
+  CHECK(gm.heuristic(problem("gated_mlp", {2048, 1024, 11008}, {{"prec", 1}}), amx).get("impl") == 4);
+  CHECK_THROWS_WITH_AS(mm.validate(problem("matmul", {8, 8, 8}, {{"prec", 1}}, ir::ScalarKind::BF16)), doctest::Contains("f32"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(mm.validate(problem("matmul", {8, 8, 8}, {{"prec", 3}})), doctest::Contains("prec"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(mm.plan(problem("matmul", {64, 64, 64}, {{"prec", 1}}), ops::Variant::parse("impl=8"), plain),
+                       doctest::Contains("AMX"), std::invalid_argument);
+  // Through the interpreter on any host: odd K (each part padded to whole
+  // pairs), K×N and Bᵀ, a batch, K slices of the tile kernel with a partial
+  // last slice (3 × 38 = 114 deep in slices of 32).
+  struct Case {
+    ops::Problem p;
+    const char* v;
+  };
+  const std::vector<Case> cases = {
+      {problem("matmul", {5, 19, 37}, {{"prec", 1}}), "impl=8"},
+      {problem("matmul", {5, 19, 37}, {{"prec", 1}, {"trans_b", 1}, {"batch", 2}}), "impl=8 mc=1 nc=1 kc=32"},
+      {problem("matmul", {33, 9, 11}, {{"prec", 2}, {"trans_b", 1}}), "impl=8 mc=1 nc=1"},
+      {problem("matmul", {7, 40, 21}, {{"prec", 2}, {"batch", 2}}), "impl=8"},
+      {problem("gated_mlp", {3, 8, 21}, {{"prec", 1}}), "impl=4"},
+      {problem("gated_mlp", {5, 9, 12}, {{"prec", 2}}), "impl=4"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.p.str());
+    CAPTURE(c.v);
+    auto r = ops::check_op_interpreted(c.p, ops::Variant::parse(c.v), amx, fresh_seed());
+    INFO(r.message);
+    CHECK(r.ok);
+  }
+  if (!codegen::cpu_caps().matrix_tiles) {
+    MESSAGE("no matrix tiles (AMX-BF16) on this CPU: the bf16 terms ran in the interpreter only");
+    return;
+  }
+  for (unsigned t : {1u, 2u}) {
+    auto dev = cpu(t);
+    CAPTURE(t);
+    for (int64_t prec : {1, 2}) {
+      // Every candidate (the f32 forms and the terms' tile blockings) of odd shapes.
+      for (auto p : {problem("matmul", {45, 70, 131}, {{"prec", prec}}), problem("matmul", {45, 70, 131}, {{"prec", prec}, {"trans_b", 1}}),
+                     problem("matmul", {17, 33, 29}, {{"prec", prec}, {"batch", 2}})})
+        for (const auto& v : mm.candidates(p, dev->caps()))
+          if (v.get("impl") == 8) check(*dev, p, v);
+      // K slices with a partial last one, more row blocks than mc.
+      check(*dev, problem("matmul", {100, 70, 601}, {{"prec", prec}, {"trans_b", 1}}), ops::Variant::parse("impl=8 mc=2 nc=2 kc=256"));
+      check(*dev, problem("gated_mlp", {37, 40, 71}, {{"prec", prec}}), ops::Variant::parse("impl=4"));
+    }
+  }
+  // Infinities and NaN in A keep their f32 meaning: inf·b is ±inf, never
+  // NaN from inf meeting a zero lo term of B (B's values exact in bf16 here).
+  auto dev = cpu(1);
+  for (int64_t prec : {1, 2}) {
+    auto p = problem("matmul", {40, 48, 64}, {{"prec", prec}, {"trans_b", 1}});
+    ops::HostTensors t = ops::make_host_tensors(p, fresh_seed());
+    auto* a = reinterpret_cast<float*>(t.in[0].data());
+    auto* b = reinterpret_cast<float*>(t.in[1].data());
+    for (size_t i = 0; i < t.in[1].size() / 4; ++i) b[i] = ir::bf16_to_f32(ir::f32_to_bf16(b[i])) + (b[i] == 0 ? 0.5f : 0.0f);
+    a[3] = INFINITY;
+    a[64 * 2 + 5] = -INFINITY;
+    a[64 * 4 + 7] = NAN;
+    ops::HostTensors want = t;
+    ops::run_reference(p, want);
+    ops::PreparedPlan pp = ops::prepare(*dev, p, ops::Variant::parse("impl=8"));
+    ops::DeviceTensors d = ops::upload(*dev, t);
+    ops::execute(*dev, pp, d.io());
+    dev->synchronize();
+    ops::download(d, t, 2);
+    const auto* got = reinterpret_cast<const float*>(t.out[0].data());
+    const auto* ref = reinterpret_cast<const float*>(want.out[0].data());
+    for (int row : {0, 2, 4})
+      for (int j = 0; j < 48; ++j) {
+        CAPTURE(row);
+        CAPTURE(j);
+        CHECK(std::isnan(ref[row * 48 + j]) == std::isnan(got[row * 48 + j]));
+        if (!std::isnan(ref[row * 48 + j])) CHECK(ref[row * 48 + j] == got[row * 48 + j]);  // ±inf
+      }
+  }
+}

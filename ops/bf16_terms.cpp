@@ -1,0 +1,108 @@
+#include "ops/bf16_terms.h"
+
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "dsl/dsl.h"
+#include "ops/fast_exp.h"
+
+namespace kgen::ops {
+
+using namespace kgen::dsl;
+
+int bf16_terms_parts(int64_t prec) {
+  if (prec == 1) return 3;
+  if (prec == 2) return 1;
+  throw std::invalid_argument("bf16 terms: prec must be 1 or 2");
+}
+
+double terms_tolerance(int64_t prec) { return prec == 1 ? 1.0 / 4096 : prec == 2 ? 1.0 / 32 : 0.0; }
+
+namespace {
+
+constexpr uint32_t kColsPerItem = 256;
+
+}  // namespace
+
+ir::Kernel bf16_terms_kernel(int parts, Bf16TermsSide side, bool gated) {
+  if (parts != 1 && parts != 3) throw std::invalid_argument("bf16_terms_kernel: parts must be 1 or 3");
+  const bool b_side = side == Bf16TermsSide::B;
+  const std::string name = std::string("bf16_terms_") + (parts == 1 ? "h" : b_side ? "hlh" : "hhl") + (gated ? "_silu" : "");
+  return kernel(name, [&](KernelBuilder& kb) {
+    auto x = kb.input("x", f32);
+    auto cols = kb.scalar("cols", u32);
+    auto seg = kb.scalar("seg", u32);
+    auto pitch = kb.scalar("pitch", u32);
+    auto u = gated ? kb.input("u", f32) : x;
+    auto y = kb.output("y", bf16);
+    kb.workgroup(1);
+    const Value r = group_id(1), c0 = group_id(0) * kColsPerItem;
+    const Value xrow = cast(u64, r) * cast(u64, pitch);
+    const Value yrow = cast(u64, r) * cast(u64, seg) * uint64_t(parts);
+    const Value seg64 = cast(u64, seg);
+    // The value at column c of the row (a line of `lanes` from c, or a scalar).
+    auto value = [&](const Value& c, int lanes) -> Value {
+      const Value off = xrow + cast(u64, c);
+      auto at = [&](const Array& a) { return lanes > 1 ? load_line(a, off, lanes) : Value(a[off]); };
+      if (!gated) return at(x);
+      Value g = at(x);
+      return g / (fast_exp(-g) + 1.0f) * at(u);
+    };
+    // The terms of v (f32 line or scalar), stored at column c of each segment.
+    auto store = [&](const Value& c, const Value& v, int lanes) {
+      const ir::Type bt = lanes > 1 ? line(bf16, lanes) : ir::Type(bf16);
+      const ir::Type ft = lanes > 1 ? line(f32, lanes) : ir::Type(f32);
+      const ir::Type ut = lanes > 1 ? line(u32, lanes) : ir::Type(u32);
+      Value hi = cast(bt, v);
+      Value lo, hi2;  // the lo term, and hi where it meets the other side's lo
+      if (parts == 3) {
+        // x - hi is exact in f32. Where hi is not finite (x infinite or NaN,
+        // or past bf16's largest value) only the hi·hi product carries it:
+        // both other terms are 0, so inf meets the other side's hi (inf·b)
+        // and never its lo, which is 0 wherever b is a bf16 value (inf·0 =
+        // NaN where the f32 product is inf), nor inf - inf.
+        Value hf = cast(ft, hi);
+        Value finite = (bitcast(ut, hf) & 0x7fffffffu) < 0x7f800000u;
+        Value zero = lanes > 1 ? splat(constant(f32, 0.0f), lanes) : constant(f32, 0.0f);
+        lo = cast(bt, select(finite, v - hf, zero));
+        hi2 = cast(bt, select(finite, hf, zero));
+      }
+      const Value at = yrow + cast(u64, c);
+      for (int j = 0; j < parts; ++j) {
+        // A: [hi | hi2 | lo] against B: [hi | lo | hi2].
+        const Value& t = parts == 1 || j == 0 ? hi : j == (b_side ? 1 : 2) ? lo : hi2;
+        const Value dst = at + seg64 * uint64_t(j);
+        if (lanes > 1) store_line(y, dst, t);
+        else y[dst] = t;
+      }
+    };
+    for (uint32_t l = 0; l < kColsPerItem / 16; ++l) {
+      const Value c = c0 + 16u * l;
+      if_(c + 16u <= cols, [&] { store(c, value(c, 16), 16); }).else_([&] {
+        // The row's last partial line and the zero padding to seg.
+        for_range(c, min(c + 16u, seg), [&](Value cc) {
+          Var v = var(constant(f32, 0.0f));
+          if_(cc < cols, [&] { v = value(cc, 1); });
+          store(cc, v.get(), 1);
+        });
+      });
+    }
+  });
+}
+
+int plan_bf16_terms(Plan& pl, size_t n_io, int src, int64_t rows, int64_t cols, int64_t seg, int64_t pitch, int parts,
+                    Bf16TermsSide side, int up) {
+  if (seg < cols) throw std::logic_error("plan_bf16_terms: seg < cols");
+  const int y = pl.add_temp(n_io, size_t(rows * parts * seg) * 2);
+  Step s;
+  const bool gated = up >= 0;
+  s.kernel = bf16_terms_kernel(parts, side, gated);
+  s.dims.grid = {groups_for(seg, kColsPerItem), uint32_t(rows), 1};
+  s.buffers = gated ? std::vector<int>{src, up, y} : std::vector<int>{src, y};
+  s.scalars = {ir::scalar_slot(uint32_t(cols)), ir::scalar_slot(uint32_t(seg)), ir::scalar_slot(uint32_t(pitch))};
+  pl.steps.push_back(std::move(s));
+  return y;
+}
+
+}  // namespace kgen::ops

@@ -1,0 +1,41 @@
+// f32 operands of a product as bf16 terms, for f32 matmuls on a bf16 matrix
+// engine at a reduced but bounded precision (the `prec` attribute of matmul
+// and gated_mlp, as PyTorch's set_float32_matmul_precision):
+//   prec=1 ("high"): x = hi + lo + e with hi = bf16(x), lo = bf16(x - hi),
+//     |e| <= 2^-16 |x|. A·B ~ hi_a·hi_b + hi_a·lo_b + lo_a·hi_b: one bf16
+//     product of depth 3K over A' = [hi | hi | lo] and B' = [hi | lo | hi]
+//     (parts laid along K). Each f32 product is off by at most ~3·2^-16 of
+//     itself (lo_a·lo_b and the two e terms); the sums stay in f32.
+//   prec=2 ("medium"): A' = hi_a, B' = hi_b (2^-8 of each operand).
+// AMX multiplies bf16 at ~6x the f32 fma rate of a core, so three products
+// still run ~2x an f32 GEMM where the product is compute-bound.
+#pragma once
+#include "ir/ir.h"
+#include "ops/op.h"
+
+namespace kgen::ops {
+
+// What the terms add to a dot product's tolerance (relative to the larger
+// of the element and the output's rms): 0 for prec 0. FIXME measured.
+double terms_tolerance(int64_t prec);
+
+// Which side of the product a split feeds: its parts' order along K.
+enum class Bf16TermsSide { A, B };
+
+// Terms per value for a precision: 3 (prec 1) or 1 (prec 2).
+int bf16_terms_parts(int64_t prec);
+
+// y (bf16) row r = parts segments of `seg` columns each: segment j holds term
+// order[j] of x's row r (its `cols` values at x[r·pitch + c]), zeros from
+// `cols` to `seg`. gated: the value is silu(x[i])·u[i] (the gated MLP's H
+// from its gate and up products). One work-item per 256 columns of a row:
+// grid (ceil(seg/256), rows).
+ir::Kernel bf16_terms_kernel(int parts, Bf16TermsSide side, bool gated = false);
+
+// Appends a split of slot src (rows × cols f32, row pitch `pitch`; with
+// `up` >= 0 the SiLU·product of src and slot up) into a new bf16 temporary
+// of rows × parts·seg; returns its slot.
+int plan_bf16_terms(Plan& pl, size_t n_io, int src, int64_t rows, int64_t cols, int64_t seg, int64_t pitch, int parts,
+                    Bf16TermsSide side, int up = -1);
+
+}  // namespace kgen::ops
