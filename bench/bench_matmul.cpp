@@ -19,6 +19,11 @@
 //                                          unfused bf16 path), and vs our f32 op
 //   gated_mlp/decode[_bf16]/1x<D>x<F>/threads:<t>  one token (the composed form)
 //                                          vs the triad, bytes = the three weights
+//   matmul/sgemm_prec1/<M>x<N>x<K>/threads:<t>  f32 at prec=1 (bf16x3 terms on
+//                                          AMX tiles) vs the f32 vendor SGEMMs;
+//                                          err_vs_onednn: max |ours - oneDNN| / rms
+//   gated_mlp/prec1/<T>x<D>x<F>/threads:<t>  the same for the gated MLP vs the
+//                                          f32 unfused path below
 //   gated_mlp/<T>x<D>x<F>/threads:<t>      vs the unfused path: 3 vendor SGEMMs
 //                                          (the faster vendor) + a SiLU kernel +
 //                                          a product kernel (our f32x16 line
@@ -76,12 +81,22 @@ struct OurOp {
   }
 };
 
-void BM_Sgemm(benchmark::State& state, int64_t m, int64_t n, int64_t k, bool tb) {
+// max |ours - theirs| over rms(theirs): what prec=1|2 (bf16 terms) costs
+// against the vendor's f32 result.
+double rel_err_vs(const float* ours, const float* theirs, size_t n) {
+  double ss = 0, worst = 0;
+  for (size_t i = 0; i < n; ++i) ss += double(theirs[i]) * theirs[i];
+  for (size_t i = 0; i < n; ++i) worst = std::max(worst, std::abs(double(ours[i]) - theirs[i]));
+  return worst / std::sqrt(ss / double(std::max<size_t>(n, 1)));
+}
+
+void BM_Sgemm(benchmark::State& state, int64_t m, int64_t n, int64_t k, bool tb, int64_t prec) {
   const int threads = int(state.range(0));
   ops::Problem p;
   p.op = "matmul";
   p.dims = {m, n, k};
   if (tb) p.attrs["trans_b"] = 1;
+  if (prec) p.attrs["prec"] = prec;
   OurOp ours(p, threads);
   // Every side reads the same A and B (our device buffers are host memory on
   // the CPU): each run then follows one that touched the same inputs, so no
@@ -111,6 +126,7 @@ void BM_Sgemm(benchmark::State& state, int64_t m, int64_t n, int64_t k, bool tb)
   state.counters["openblas_GFLOP_per_s"] = g_ob;
   state.counters["onednn_GFLOP_per_s"] = g_dn;
   state.counters["ratio"] = g_ours / std::max(g_ob, g_dn);
+  if (prec) state.counters["err_vs_onednn"] = rel_err_vs(static_cast<const float*>(io.bufs[2]->host_ptr()), c.data(), c.size());
   state.SetLabel(ours.variant);
 }
 
@@ -231,11 +247,12 @@ ir::Kernel mul_lines() {
   });
 }
 
-void BM_GatedMlp(benchmark::State& state, int64_t t, int64_t d, int64_t f) {
+void BM_GatedMlp(benchmark::State& state, int64_t t, int64_t d, int64_t f, int64_t prec) {
   const int threads = int(state.range(0));
   ops::Problem p;
   p.op = "gated_mlp";
   p.dims = {t, d, f};
+  if (prec) p.attrs["prec"] = prec;
   OurOp ours(p, threads);
   // Unfused: hg = X·Gᵀ, hu = X·Uᵀ, hg = silu(hg), hg *= hu, Y = hg·Dnᵀ.
   // The unfused path reads our op's own inputs (host memory on the CPU), as
@@ -290,6 +307,7 @@ void BM_GatedMlp(benchmark::State& state, int64_t t, int64_t d, int64_t f) {
   state.counters["unfused_openblas_GFLOP_per_s"] = g_ob;
   state.counters["unfused_onednn_GFLOP_per_s"] = g_dn;
   state.counters["ratio"] = g_ours / std::max(g_ob, g_dn);
+  if (prec) state.counters["err_vs_onednn"] = rel_err_vs(static_cast<const float*>(ours.sets[0].bufs[4]->host_ptr()), y.data(), y.size());
   state.SetLabel(ours.variant);
 }
 
@@ -356,7 +374,7 @@ std::string shape(int64_t a, int64_t b, int64_t c) {
 
 void register_matmul_benchmarks() {
   for (int64_t s : {1024, 2048})
-    benchmark::RegisterBenchmark(("matmul/sgemm/" + shape(s, s, s)).c_str(), BM_Sgemm, s, s, s, false)
+    benchmark::RegisterBenchmark(("matmul/sgemm/" + shape(s, s, s)).c_str(), BM_Sgemm, s, s, s, false, int64_t(0))
         ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
   // Off the powers of two: edge tiles on every side (1023 x 1025 x 1027), a
   // ViT-B MLP's 197 tokens, skinny N (96 columns; 16: a LoRA rank) and skinny
@@ -364,15 +382,15 @@ void register_matmul_benchmarks() {
   // where tiles do not divide.
   for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1000, 1000, 1000}, {1023, 1025, 1027}, {197, 3072, 768},
                          {4096, 96, 1024}, {2048, 16, 4096}, {96, 4096, 1024}})
-    benchmark::RegisterBenchmark(("matmul/sgemm_odd/" + shape(m, n, k)).c_str(), BM_Sgemm, m, n, k, false)
+    benchmark::RegisterBenchmark(("matmul/sgemm_odd/" + shape(m, n, k)).c_str(), BM_Sgemm, m, n, k, false, int64_t(0))
         ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.3);
   // A prompt's or a decode batch's rows against a 7B model's up projection.
   for (int64_t m : {16, 64, 256})
-    benchmark::RegisterBenchmark(("matmul/sgemm_bt/" + shape(m, 11008, 4096)).c_str(), BM_Sgemm, m, 11008, 4096, true)
+    benchmark::RegisterBenchmark(("matmul/sgemm_bt/" + shape(m, 11008, 4096)).c_str(), BM_Sgemm, m, 11008, 4096, true, int64_t(0))
         ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.3);
   // ... and against a K×N B (ONNX MatMul's weight layout).
   for (int64_t m : {16, 64})
-    benchmark::RegisterBenchmark(("matmul/sgemm_kn/" + shape(m, 11008, 4096)).c_str(), BM_Sgemm, m, 11008, 4096, false)
+    benchmark::RegisterBenchmark(("matmul/sgemm_kn/" + shape(m, 11008, 4096)).c_str(), BM_Sgemm, m, 11008, 4096, false, int64_t(0))
         ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.3);
   for (int64_t s : {1024, 2048})
     benchmark::RegisterBenchmark(("matmul/bf16/" + shape(s, s, s)).c_str(), BM_Bf16Gemm, s, s, s)
@@ -388,14 +406,21 @@ void register_matmul_benchmarks() {
     benchmark::RegisterBenchmark(dt == ir::ScalarKind::F32 ? "gated_mlp/decode/1x1024x11008" : "gated_mlp/decode_bf16/1x1024x11008",
                                  BM_GatedDecode, 1024, 11008, dt)
         ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.3);
-  benchmark::RegisterBenchmark("gated_mlp/256x1024x11008", BM_GatedMlp, 256, 1024, 11008)
+  benchmark::RegisterBenchmark("gated_mlp/256x1024x11008", BM_GatedMlp, 256, 1024, 11008, int64_t(0))
       ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
   for (bool h : {false, true})
     benchmark::RegisterBenchmark(h ? "gated_mlp/bf16_h/256x1024x11008" : "gated_mlp/bf16/256x1024x11008", BM_GatedMlpBf16,
                                  256, 1024, 11008, h)
         ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
-  benchmark::RegisterBenchmark("gated_mlp/2048x1024x11008", BM_GatedMlp, 2048, 1024, 11008)
+  benchmark::RegisterBenchmark("gated_mlp/2048x1024x11008", BM_GatedMlp, 2048, 1024, 11008, int64_t(0))
       ->ArgName("threads")->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(2);
+  // f32 with prec=1 ("high": bf16x3 terms on AMX tiles, ~2^-16 per product)
+  // against the same f32 vendor baselines; err_vs_onednn is the price.
+  for (int64_t s : {1024, 2048})
+    benchmark::RegisterBenchmark(("matmul/sgemm_prec1/" + shape(s, s, s)).c_str(), BM_Sgemm, s, s, s, false, int64_t(1))
+        ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
+  benchmark::RegisterBenchmark("gated_mlp/prec1/2048x1024x11008", BM_GatedMlp, 2048, 1024, 11008, int64_t(1))
+      ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(2);
 }
 
 }  // namespace kgen::bench

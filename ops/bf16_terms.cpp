@@ -1,11 +1,13 @@
 #include "ops/bf16_terms.h"
 
+#include <array>
 #include <limits>
 #include <stdexcept>
 #include <string>
 
 #include "dsl/dsl.h"
 #include "ops/fast_exp.h"
+#include "ops/transpose_block.h"
 
 namespace kgen::ops {
 
@@ -89,6 +91,91 @@ ir::Kernel bf16_terms_kernel(int parts, Bf16TermsSide side, bool gated) {
       });
     }
   });
+}
+
+namespace {
+
+// The terms of a line v: {hi, lo, hi2} as bf16 lines (see bf16_terms_kernel).
+std::array<Value, 3> line_terms(const Value& v, int parts) {
+  const int lanes = v.type().lanes;
+  Value hi = cast(line(bf16, lanes), v);
+  if (parts == 1) return {hi, hi, hi};
+  Value hf = cast(line(f32, lanes), hi);
+  Value finite = (bitcast(line(u32, lanes), hf) & 0x7fffffffu) < 0x7f800000u;
+  Value zero = splat(constant(f32, 0.0f), lanes);
+  return {hi, cast(line(bf16, lanes), select(finite, v - hf, zero)), cast(line(bf16, lanes), select(finite, hf, zero))};
+}
+
+}  // namespace
+
+ir::Kernel bf16_terms_panels_kernel(int parts) {
+  if (parts != 1 && parts != 3) throw std::invalid_argument("bf16_terms_panels_kernel: parts must be 1 or 3");
+  return kernel(std::string("bf16_terms_panels_") + (parts == 1 ? "h" : "hlh"), [&](KernelBuilder& kb) {
+    auto b = kb.input("b", f32);
+    auto bp = kb.output("bp", line(u32, 16));
+    auto R = kb.scalar("rows", u32);
+    auto C = kb.scalar("cols", u32);
+    auto S = kb.scalar("seg", u32);
+    kb.workgroup(1);
+    // Work-item (c, h, p, z): pairs [16c, 16c + 16) of rows [32p + 16h, +16) of batch z.
+    const Value c = group_id(0), h = group_id(1) % 2u, p = group_id(1) / 2u, z = group_id(2);
+    const Value sp = S / 2u, kpt = sp * uint32_t(parts);  // pair rows per part, per panel
+    const Value np = (R + 31u) / 32u;
+    const Value k0 = c * 32u;
+    // Per row: the 16 pair words of each term (term t of k0 + 2q in the low half, k0 + 2q + 1 in the high).
+    std::array<std::array<Value, 16>, 3> words;
+    for (uint32_t i = 0; i < 16; ++i) {
+      const Value row = p * 32u + h * 16u + i;
+      const Value at = (cast(u64, z) * cast(u64, R) + cast(u64, row)) * cast(u64, C) + cast(u64, k0);
+      std::array<Var, 2> lines = {var(splat(constant(f32, 0.0f), 16)), var(splat(constant(f32, 0.0f), 16))};
+      if_(row < R, [&] {
+        if_(k0 + 32u <= C, [&] {
+          lines[0] = load_line(b, at);
+          lines[1] = load_line(b, at + uint64_t(16));
+        }).else_([&] {
+          // The row's last partial chunk: zeros past K.
+          for (uint32_t l = 0; l < 2; ++l) {
+            std::vector<Value> e;
+            for (uint32_t q = 0; q < 16; ++q) {
+              Var x = var(constant(f32, 0.0f));
+              if_(k0 + (16u * l + q) < C, [&] { x = b[at + uint64_t(16 * l + q)]; });
+              e.push_back(x.get());
+            }
+            lines[l] = make_line(e);
+          }
+        });
+      });
+      const auto t0 = line_terms(lines[0].get(), parts), t1 = line_terms(lines[1].get(), parts);
+      for (int t = 0; t < (parts == 1 ? 1 : 3); ++t) {
+        Value w0 = bitcast(line(u32, 8), t0[size_t(t)]), w1 = bitcast(line(u32, 8), t1[size_t(t)]);
+        std::vector<Value> ws;
+        for (int q = 0; q < 16; ++q) ws.push_back(extract(q < 8 ? w0 : w1, q % 8));
+        words[size_t(t)][i] = make_line(ws);
+      }
+    }
+    // Part j's term: B side order [hi | lo | hi2].
+    const int order[3] = {0, 1, 2};
+    for (int j = 0; j < parts; ++j) {
+      const std::array<Value, 16> cols = transpose16(words[size_t(order[j])]);
+      const Value base = (cast(u64, z) * cast(u64, np) + cast(u64, p)) * cast(u64, kpt) + cast(u64, sp) * uint64_t(j);
+      for (uint32_t q = 0; q < 16; ++q) {
+        const Value pr = c * 16u + q;
+        if_(pr < sp, [&] { bp[(base + cast(u64, pr)) * uint64_t(2) + cast(u64, h)] = cols[q]; });
+      }
+    }
+  });
+}
+
+int plan_bf16_terms_panels(Plan& pl, size_t n_io, int src, int64_t batch, int64_t rows, int64_t cols, int64_t seg, int parts) {
+  const int64_t np = (rows + 31) / 32;
+  const int y = pl.add_temp(n_io, size_t(batch * np * 32 * parts * seg) * 2);
+  Step s;
+  s.kernel = bf16_terms_panels_kernel(parts);
+  s.dims.grid = {groups_for(seg, 32), uint32_t(2 * np), uint32_t(batch)};
+  s.buffers = {src, y};
+  s.scalars = {ir::scalar_slot(uint32_t(rows)), ir::scalar_slot(uint32_t(cols)), ir::scalar_slot(uint32_t(seg))};
+  pl.steps.push_back(std::move(s));
+  return y;
 }
 
 int plan_bf16_terms(Plan& pl, size_t n_io, int src, int64_t rows, int64_t cols, int64_t seg, int64_t pitch, int parts,

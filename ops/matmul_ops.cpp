@@ -14,6 +14,7 @@
 //   5 swapped: trans_b, Cᵀ = B·Aᵀ on the gemm macro-kernel with B's rows read
 //           in place and A packed (mr, nl, kc, mc), then Cᵀ transposed
 #include <algorithm>
+#include <optional>
 #include <cmath>
 #include <stdexcept>
 
@@ -162,11 +163,22 @@ Problem terms_problem(const Shape& s) {
   if (s.batch != 1) q.attrs["batch"] = s.batch;
   return q;
 }
-// Where the split pays: splitting costs ~10 bytes of traffic per element of
-// A and B (~1 ns a core), the f32 product 2·(rows of the other side) fmas
-// per element (~14 ps each at 1 thread), the three bf16 ones ~half that.
-// FIXME measured thresholds below.
-bool terms_pays(const Shape& s) { return s.m >= 128 && s.n >= 128 && s.k >= 64; }
+// Where the split pays: it costs ~10 bytes of traffic per element of A and
+// B (and B's pair panels are packed from the terms), the product saves
+// 2·(the other side's rows) fmas per element: the harmonic mean of M and N
+// decides. The Granite Rapids VM, 1 thread, ms, f32 -> prec 1 / prec 2,
+// Bᵀ: 32 × 4096² 7.5 -> 20.1 / 8.5, 64 × 4096² 15.0 -> 26.8 / 8.8, 128 ×
+// 4096² 30.2 -> 38.8 / 11.7, 256 × 4096² 58.9 -> 84.0 / 16.8, 384 × 4096²
+// 84.8 -> 87.7 / 23.9, 512 × 4096² 113 -> 112 / 29.6, 1024 × 4096² 223 ->
+// 188 / 60.1; cached: 128³ 0.029 -> 0.031 / 0.013, 256³ 0.195 -> 0.169 /
+// 0.066, 512³ 1.64 -> 1.43 / 0.68, 2048 × 256 × 256 1.72 -> 1.23 / 0.52,
+// 128 × 128 × 1024 0.228 -> 0.266 / 0.098, 4096 × 64 × 1024 3.15 -> 3.53 / 1.69.
+bool terms_pays(const Shape& s) {
+  const double h = 2.0 * double(s.m) * double(s.n) / double(s.m + s.n);
+  if (s.prec == 2) return h >= 96;
+  const double bytes = 4.0 * double(s.batch) * double(s.k) * double(s.m + s.n);
+  return h >= 1024 || (h >= 192 && bytes <= 32.0 * 1048576.0);
+}
 // The bf16 product's variant: the tile kernel's blocking where the terms
 // variant names one (mc, nc, sw), else the bf16 problem's heuristic.
 
@@ -792,6 +804,39 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
 }
 
 
+// The tile kernel's launch (impl 7) on the tile op's A rows (slot a: A, or
+// B's rows when swapped) and pair panels (slot bp) into C (slot c).
+void plan_tile_product(Plan& pl, const Shape& s, int mc, int nc, bool sw, int kc, int a, int bp, int c) {
+  Step st;
+  st.kernel = gemm_tile_kernel(mc, nc, sw, kc >= s.k ? 0 : kc);
+  // Pair panels over grid x, the tile op's A row blocks over y.
+  const int64_t np = tile_blocks(sw ? s.m : s.n), mb = tile_blocks(sw ? s.n : s.m);
+  st.dims.grid = {groups_for(np, nc), groups_for(mb, mc), uint32_t(s.batch)};
+  st.buffers = {a, bp, c};
+  st.scalars = {ir::scalar_slot(uint32_t(s.m)), ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.k))};
+  pl.steps.push_back(std::move(st));
+}
+
+Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps);
+
+// C = A'·Bᵀ on bf16 terms, A' split already (slot a), B f32 (slot b): where
+// the bf16 product runs unswapped on tiles, Bᵀ's terms are written as its
+// pair panels in one pass; else split, and the product planned as matmul
+// plans it. iv: the product's variant, else its heuristic.
+void plan_terms_bt(Plan& pl, size_t nio, const Shape& s, const std::optional<Variant>& iv, int a, int b, int c, const TargetCaps& caps) {
+  const int parts = bf16_terms_parts(s.prec);
+  const int64_t seg = terms_seg(s);
+  const Problem q = terms_problem(s);
+  const Variant v = iv ? *iv : heuristic(q, caps);
+  if (v.get("impl") == kTile && !v.get("sw", 0)) {
+    const int bp = plan_bf16_terms_panels(pl, nio, b, s.batch, s.n, s.k, seg, parts);
+    plan_tile_product(pl, shape_of(q), int(v.get("mc", 8)), int(v.get("nc", 4)), false, int(v.get("kc", 0)), a, bp, c);
+    return;
+  }
+  const int bt = plan_bf16_terms(pl, nio, b, s.batch * s.n, s.k, seg, s.k, parts, Bf16TermsSide::B);
+  pl.append(nio, plan(q, v, caps), 3, {a, bt, c});
+}
+
 // The GPU kernels take one element type: with a_f32, B widened to f32 by a
 // launch first (slot of the B they read).
 int gpu_b(Plan& pl, const Shape& s, size_t nio) {
@@ -848,14 +893,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       // Swapped: A's rows packed as the pair panels, B's rows read in place.
       const int bp = sw ? plan_pack_b(pl, nio, pair_b_type(s), true, 0, s.batch, s.m, s.k / 2, 2, true)
                         : plan_pack_b(pl, nio, pair_b_type(s), s.trans_b, 1, s.batch, s.n, s.k / 2, 2, true);
-      Step st;
-      st.kernel = gemm_tile_kernel(mc, nc, sw != 0, kc >= s.k ? 0 : kc);
-      // Pair panels over grid x, the tile op's A row blocks over y.
-      const int64_t np = tile_blocks(sw ? s.m : s.n), mb = tile_blocks(sw ? s.n : s.m);
-      st.dims.grid = {groups_for(np, nc), groups_for(mb, mc), uint32_t(s.batch)};
-      st.buffers = {sw ? 1 : 0, bp, 2};
-      st.scalars = {ir::scalar_slot(uint32_t(s.m)), ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.k))};
-      pl.steps.push_back(std::move(st));
+      plan_tile_product(pl, s, mc, nc, sw != 0, kc, sw ? 1 : 0, bp, 2);
       return pl;
     }
     case kTerms: {
@@ -864,20 +902,22 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       const int parts = bf16_terms_parts(s.prec);
       const int64_t seg = terms_seg(s);
       const int a = plan_bf16_terms(pl, nio, 0, s.batch * s.m, s.k, seg, s.k, parts, Bf16TermsSide::A);
-      // Bᵀ: its rows split like A's; K×N: each batch's K rows of N are one
-      // row of K·N values (the parts stacked along K), padded by N zeros per odd K.
-      const int b = s.trans_b ? plan_bf16_terms(pl, nio, 1, s.batch * s.n, s.k, seg, s.k, parts, Bf16TermsSide::B)
-                              : plan_bf16_terms(pl, nio, 1, s.batch, s.k * s.n, seg * s.n, s.k * s.n, parts, Bf16TermsSide::B);
-      const Problem q = terms_problem(s);
-      Variant iv;
+      // The bf16 product's variant: the tile blocking the variant names (mc, nc, sw, kc), else its heuristic.
+      std::optional<Variant> iv;
       if (v.params.count("mc")) {
         iv = Variant{}.set("impl", kTile).set("mc", v.get("mc")).set("nc", v.get("nc", 4));
-        if (v.get("sw", 0)) iv.set("sw", 1);
-        if (v.get("kc", 0)) iv.set("kc", v.get("kc"));
-      } else {
-        iv = heuristic(q, caps);
+        if (v.get("sw", 0)) iv->set("sw", 1);
+        if (v.get("kc", 0)) iv->set("kc", v.get("kc"));
       }
-      pl.append(nio, plan(q, iv, caps), 3, {a, b, 2});
+      if (s.trans_b) {
+        plan_terms_bt(pl, nio, s, iv, a, 1, 2, caps);
+        return pl;
+      }
+      // K×N: each batch's K rows of N are one row of K·N values (the parts
+      // stacked along K), padded by N zeros where K is odd.
+      const int b = plan_bf16_terms(pl, nio, 1, s.batch, s.k * s.n, seg * s.n, s.k * s.n, parts, Bf16TermsSide::B);
+      const Problem q = terms_problem(s);
+      pl.append(nio, plan(q, iv ? *iv : heuristic(q, caps), caps), 3, {a, b, 2});
       return pl;
     }
     case kGemv: {
@@ -1024,6 +1064,12 @@ Problem f32_a(Problem p) {
 }
 
 }  // namespace
+
+void plan_terms_product(Plan& pl, size_t n_io, int a_terms, int b, int c, int64_t m, int64_t n, int64_t k, int64_t prec,
+                        const TargetCaps& caps) {
+  Shape s{m, n, k, 1, true, ir::Type(ir::ScalarKind::F32), ir::Type(ir::ScalarKind::F32), prec};
+  plan_terms_bt(pl, n_io, s, std::nullopt, a_terms, b, c, caps);
+}
 
 void register_gated_mlp_op();  // ops/gated_mlp.cpp
 
