@@ -15,6 +15,7 @@
 //           in place and A packed (mr, nl, kc, mc), then Cᵀ transposed
 #include <algorithm>
 #include <optional>
+#include <tuple>
 #include <cmath>
 #include <stdexcept>
 
@@ -113,14 +114,15 @@ int64_t tile_groups_wanted(const TargetCaps& caps) { return 4 * std::max<uint32_
 // Its blocking: mc row blocks of 32 (A: mc·32 rows × K bf16, from L2) per
 // B panel of 32 columns (K/2 × 128 bytes), nc panels per workgroup, with
 // at least 4 workgroups per thread where the product has them.
-// K past 4096 in slices of 1024 (kc), 8 row blocks per slice: the Granite
+// K past 4096 in slices of 2048 (kc), 4 row blocks per slice: the Granite
 // Rapids VM, 1 thread, 2048 × 1024 × 33024 (the gated MLP's down product on
-// bf16 terms) 361 -> 210-225 ms; at most 4 row blocks to 4096 deep (2048 ×
-// 11008 × 3072: mc 2 220-300 ms, 4 185, 8 190; 2048³: 4 845-859 GFLOP/s, 8
-// 793-813).
+// bf16 terms) 361 -> 225-238 ms (slices of 1024, 8 blocks: 221-224), 2048 ×
+// 2048 × 6144 (2048³ f32 at prec 1) mc 4 67 -> 63 (1024, 8 blocks: 79); at
+// least 4 row blocks to 4096 deep (2048 × 11008 × 3072: mc 2 220-300 ms, 4
+// 185, 8 190; 2048³: 4 845-859 GFLOP/s, 8 793-813).
 Variant tile_variant(const Shape& s, const TargetCaps& caps) {
   const int64_t mb = tile_blocks(s.m), np = tile_blocks(s.n), want = tile_groups_wanted(caps);
-  const int64_t kc = s.k > 4096 ? 1024 : 0, depth = kc ? kc : std::max<int64_t>(s.k, 1);
+  const int64_t kc = s.k > 4096 ? 2048 : 0, depth = kc ? kc : std::max<int64_t>(s.k, 1);
   int64_t mc = std::max<int64_t>(std::min<int64_t>(mb, 4), std::min<int64_t>(mb, (512 << 10) / (64 * depth)));
   int64_t nc = 4;
   while (nc > 1 && tile_groups(mb, mc, np, nc, s.batch) < want) nc /= 2;
@@ -325,8 +327,8 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
         if (Variant v = Variant{}.set("impl", kTile).set("mc", mc).set("nc", nc); std::find(out.begin(), out.end(), v) == out.end())
           out.push_back(v);
     if (s.k > 2048)  // K slices
-      for (auto [mc, nc] : {std::pair{8, 4}, {4, 4}, {8, 2}})
-        if (Variant v = Variant{}.set("impl", kTile).set("mc", mc).set("nc", nc).set("kc", 1024); std::find(out.begin(), out.end(), v) == out.end())
+      for (auto [mc, nc, kc] : {std::tuple{8, 4, 1024}, {4, 4, 2048}, {8, 2, 1024}})
+        if (Variant v = Variant{}.set("impl", kTile).set("mc", mc).set("nc", nc).set("kc", kc); std::find(out.begin(), out.end(), v) == out.end())
           out.push_back(v);
     // Bᵀ swapped: 1-4 row blocks of B per workgroup against all of A's panels, or 8 of them.
     if (tile_swap_fits(s))
