@@ -7,7 +7,7 @@
 //   matmul/sgemm_kn/<M>x<N>x<K>/threads:<t>  few rows of A against a K×N B
 //   matmul/gemv[_bf16]/1x4096x4096/threads:<t>  (trans_b=1) vs the STREAM triad,
 //                                          bytes = weights read once, inputs
-//                                          rotated through copies beyond the L3
+//                                          rotated through copies past twice the L3
 //   matmul/gemv_odd/<bt|kn>/1x<N>x<K>/threads:<t>  the same off whole lines:
 //                                          Bᵀ rows of odd K, K×N rows of odd N
 //   matmul/bf16/<M>x<N>x<K>/threads:<t>    bf16 A, Bᵀ (f32 C) vs oneDNN's bf16
@@ -179,14 +179,16 @@ void BM_Bf16Gemm(benchmark::State& state, int64_t m, int64_t n, int64_t k) {
 }
 
 // Problem p as dispatched (reading `bytes` of weights per run, rotating
-// `copies` of its inputs) against the triad, interleaved: GB/s of weights
-// read, and their ratio.
-void weights_vs_triad(benchmark::State& state, const ops::Problem& p, int copies, double bytes) {
+// copies of its inputs past twice the LLC) against the triad, interleaved:
+// GB/s of weights read, and their ratio; ours timed after runs of itself
+// that evict the triad's lines (ratio_to_triad).
+void weights_vs_triad(benchmark::State& state, const ops::Problem& p, double bytes) {
   const int threads = int(state.range(0));
-  OurOp ours(p, threads, copies);
+  const uint64_t llc = codegen::cpu_caps().llc_bytes;
+  OurOp ours(p, threads, rotation_copies(bytes, llc));
   ours.run();
   for (auto _ : state) state.SetIterationTime(ours.run());
-  ratio_to_triad(state, [&] { return ours.run(); }, bytes, threads, 30);
+  ratio_to_triad(state, [&] { return ours.run(); }, bytes, threads, 30, double(llc));
   state.SetLabel(ours.variant);
 }
 
@@ -196,21 +198,19 @@ void BM_Gemv(benchmark::State& state, int64_t n, int64_t k, ir::ScalarKind dt) {
   p.dims = {1, n, k};
   p.dtype = dt;
   p.attrs["trans_b"] = 1;
-  // 6 copies of the 64 MiB f32 weights (384 MiB) rotate beyond the 260 MiB
-  // L3; 12 of the 32 MiB bf16 ones.
-  weights_vs_triad(state, p, dt == ir::ScalarKind::F32 ? 6 : 12, double(ir::Type(dt).bytes()) * double(n) * double(k));
+  weights_vs_triad(state, p, double(ir::Type(dt).bytes()) * double(n) * double(k));
 }
 
 // The GEMVs off whole lines (a masked last line per row): Bᵀ with K % 16
 // != 0, and a K×N B with N % 16 != 0 (GPT-2's vocabulary head); f32 weights
-// rotated through copies past the L3 (at least 300 MiB in all).
+// rotated through copies past the L3.
 void BM_GemvOdd(benchmark::State& state, int64_t n, int64_t k, bool trans_b) {
   ops::Problem p;
   p.op = "matmul";
   p.dims = {1, n, k};
   p.attrs["trans_b"] = trans_b ? 1 : 0;
   const double bytes = 4.0 * double(n) * double(k);
-  weights_vs_triad(state, p, int(std::max(2.0, std::ceil(300.0 * 1048576.0 / bytes))), bytes);
+  weights_vs_triad(state, p, bytes);
 }
 
 // One token through a gated MLP (decode): G, U and Dn read once each.
@@ -219,8 +219,7 @@ void BM_GatedDecode(benchmark::State& state, int64_t d, int64_t f, ir::ScalarKin
   p.op = "gated_mlp";
   p.dims = {1, d, f};
   p.dtype = dt;
-  // 3 copies of the 3 × 43 MiB f32 weights (387 MiB) beyond the L3; 6 of bf16's.
-  weights_vs_triad(state, p, dt == ir::ScalarKind::F32 ? 3 : 6, 3.0 * double(ir::Type(dt).bytes()) * double(d) * double(f));
+  weights_vs_triad(state, p, 3.0 * double(ir::Type(dt).bytes()) * double(d) * double(f));
 }
 
 // The unfused baseline's elementwise kernels, on f32x16 lines.

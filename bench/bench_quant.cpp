@@ -3,8 +3,9 @@
 //   quant/gemv/<format>/1x4096x4096/threads:<t>   qmatmul (LLM decode GEMV), every GGML format,
 //       default attrs (xq=1: X quantized to int8 blocks, byte dot products);
 //       GB/s counts the packed weight bytes read once; the weights rotate
-//       through 384 MiB of copies, and each round's triad (768 MiB) evicts
-//       them from the L3 (260-480 MiB here), so every run streams from DRAM.
+//       through copies past twice the L3 (at least 384 MiB), so every run
+//       streams from DRAM, timed after runs of itself that evict the triad's
+//       dirty lines (ratio_to_triad).
 //   quant/gemv/<q4_0|q8_0|q4_K|q6_K>_r16/...   repacked with rows interleaved by 16
 //       (qmatmul layout=16, made at load time: the same bytes, reordered).
 //   quant/gemv_xf32/<format>/...   the same with xq=0 (exact f32 activations).
@@ -69,11 +70,12 @@ struct QuantOp {
 void against_triad(benchmark::State& state, QuantOp& ours, double bytes, int threads) {
   ours.run();
   for (auto _ : state) state.SetIterationTime(ours.run());
-  ratio_to_triad(state, [&] { return ours.run(); }, bytes, threads, 60);
+  ratio_to_triad(state, [&] { return ours.run(); }, bytes, threads, 60, double(codegen::cpu_caps().llc_bytes));
   state.SetLabel(ours.variant);
 }
 
-constexpr double kBeyondL3 = 384.0 * (1 << 20);
+// Copies past twice the LLC: every run in ours' steady state streams from DRAM.
+double beyond_l3() { return rotation_bytes(codegen::cpu_caps().llc_bytes); }
 
 // layout: qmatmul's attr (16: Q4_0 rows interleaved by 16, the same bytes
 // repacked at load time).
@@ -81,7 +83,7 @@ void BM_QGemv(benchmark::State& state, QFormat f, int64_t n, int64_t k, int64_t 
   const int threads = int(state.range(0));
   ops::Problem p{"qmatmul", {1, n, k}, ir::ScalarKind::F32, {{"format", int64_t(f)}, {"xq", xq}, {"layout", layout}}};
   double wbytes = double(layout ? ops::quant::r16_bytes(f, n, k) : ops::quant::packed_bytes(f, n, k));
-  QuantOp ours(p, threads, wbytes, kBeyondL3);
+  QuantOp ours(p, threads, wbytes, beyond_l3());
   against_triad(state, ours, wbytes, threads);
 }
 
@@ -117,7 +119,7 @@ void BM_Convert(benchmark::State& state, const char* op, QFormat f, int64_t rows
   const int threads = int(state.range(0));
   ops::Problem p{op, {rows, k}, ir::ScalarKind::F32, {{"format", int64_t(f)}}};
   double bytes = double(ops::quant::packed_bytes(f, rows, k)) + 4.0 * double(rows * k);
-  QuantOp ours(p, threads, bytes, kBeyondL3);
+  QuantOp ours(p, threads, bytes, beyond_l3());
   against_triad(state, ours, bytes, threads);
 }
 

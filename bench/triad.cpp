@@ -2,7 +2,9 @@
 
 #include "bench/bench_util.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <thread>
 #include <vector>
 
@@ -32,14 +34,23 @@ double run_triad(float* a, const float* b, const float* c, float s, size_t n, in
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-void ratio_to_triad(benchmark::State& state, const std::function<double()>& run, double bytes, int threads, int rounds) {
+double rotation_bytes(uint64_t llc_bytes) { return std::max(384.0 * 1048576.0, 2.0 * double(llc_bytes)); }
+
+int rotation_copies(double bytes, uint64_t llc_bytes) {
+  return std::max(2, int(std::ceil(rotation_bytes(llc_bytes) / std::max(bytes, 1.0))));
+}
+
+void ratio_to_triad(benchmark::State& state, const std::function<double()>& run, double bytes, int threads, int rounds,
+                    double evict_bytes) {
   constexpr size_t kTriad = size_t(1) << 26;
   std::vector<float> ta(kTriad), tb(kTriad, 1.0f), tc(kTriad, 2.0f);
   auto triad = [&] { return run_triad(ta.data(), tb.data(), tc.data(), 3.0f, kTriad, threads); };
   triad();
   std::vector<double> t_ours, t_triad;
   for (int r = 0; r < rounds; ++r) {
-    t_ours.push_back(r % 3 == 0 ? steady(run) : run());
+    if (r % 3 == 0)  // after the triad: ours until the triad's lines are gone
+      for (double moved = 0; moved == 0 || moved < evict_bytes; moved += bytes) run();
+    t_ours.push_back(run());
     if (r % 3 == 2) t_triad.push_back(steady(triad));
   }
   const double gbs = bytes / median(t_ours) / 1e9, triad_gbs = triad_bytes(kTriad) / median(t_triad) / 1e9;
