@@ -8,13 +8,14 @@
 #include "dsl/dsl.h"
 #include "ops/fast_exp.h"
 #include "ops/transpose_block.h"
+#include "ops/widen.h"
 
 namespace kgen::ops {
 
 using namespace kgen::dsl;
 
-int bf16_terms_parts(int64_t prec) {
-  if (prec == 1) return 3;
+int bf16_terms_parts(int64_t prec, bool b_bf16) {
+  if (prec == 1) return b_bf16 ? 2 : 3;
   if (prec == 2) return 1;
   throw std::invalid_argument("bf16 terms: prec must be 1 or 2");
 }
@@ -28,9 +29,10 @@ constexpr uint32_t kColsPerItem = 256;
 }  // namespace
 
 ir::Kernel bf16_terms_kernel(int parts, Bf16TermsSide side, bool gated) {
-  if (parts != 1 && parts != 3) throw std::invalid_argument("bf16_terms_kernel: parts must be 1 or 3");
   const bool b_side = side == Bf16TermsSide::B;
-  const std::string name = std::string("bf16_terms_") + (parts == 1 ? "h" : b_side ? "hlh" : "hhl") + (gated ? "_silu" : "");
+  if (parts < 1 || parts > 3 || (parts == 2 && b_side)) throw std::invalid_argument("bf16_terms_kernel: parts must be 1 or 3 (A: 1-3)");
+  const std::string name =
+      std::string("bf16_terms_") + (parts == 1 ? "h" : parts == 2 ? "hl" : b_side ? "hlh" : "hhl") + (gated ? "_silu" : "");
   return kernel(name, [&](KernelBuilder& kb) {
     auto x = kb.input("x", f32);
     auto cols = kb.scalar("cols", u32);
@@ -58,7 +60,7 @@ ir::Kernel bf16_terms_kernel(int parts, Bf16TermsSide side, bool gated) {
       const ir::Type ut = lanes > 1 ? line(u32, lanes) : ir::Type(u32);
       Value hi = cast(bt, v);
       Value lo, hi2;  // the lo term, and hi where it meets the other side's lo
-      if (parts == 3) {
+      if (parts > 1) {
         // x - hi is exact in f32. Where hi is not finite (x infinite or NaN,
         // or past bf16's largest value) only the hi·hi product carries it:
         // both other terms are 0, so inf meets the other side's hi (inf·b)
@@ -73,7 +75,8 @@ ir::Kernel bf16_terms_kernel(int parts, Bf16TermsSide side, bool gated) {
       const Value at = yrow + cast(u64, c);
       for (int j = 0; j < parts; ++j) {
         // A: [hi | hi2 | lo] against B: [hi | lo | hi2].
-        const Value& t = parts == 1 || j == 0 ? hi : j == (b_side ? 1 : 2) ? lo : hi2;
+        // (A of f32 against exact bf16 B: [hi | lo] against [b | b].)
+        const Value& t = parts == 1 || j == 0 ? hi : parts == 2 ? lo : j == (b_side ? 1 : 2) ? lo : hi2;
         const Value dst = at + seg64 * uint64_t(j);
         if (lanes > 1) store_line(y, dst, t);
         else y[dst] = t;
@@ -108,10 +111,13 @@ std::array<Value, 3> line_terms(const Value& v, int parts) {
 
 }  // namespace
 
-ir::Kernel bf16_terms_panels_kernel(int parts) {
-  if (parts != 1 && parts != 3) throw std::invalid_argument("bf16_terms_panels_kernel: parts must be 1 or 3");
-  return kernel(std::string("bf16_terms_panels_") + (parts == 1 ? "h" : "hlh"), [&](KernelBuilder& kb) {
-    auto b = kb.input("b", f32);
+ir::Kernel bf16_terms_panels_kernel(int parts, ir::Type src) {
+  const bool wide = src.kind == ir::ScalarKind::F32;
+  if (wide ? parts != 1 && parts != 3 : (src.kind != ir::ScalarKind::BF16 || parts < 1 || parts > 2))
+    throw std::invalid_argument("bf16_terms_panels_kernel: f32 B in 1 or 3 parts, bf16 B in 1 or 2 copies");
+  return kernel(std::string("bf16_terms_panels_") + (wide ? (parts == 1 ? "h" : "hlh") : "bf16_x" + std::to_string(parts)),
+                [&](KernelBuilder& kb) {
+    auto b = kb.input("b", src);
     auto bp = kb.output("bp", line(u32, 16));
     auto R = kb.scalar("rows", u32);
     auto C = kb.scalar("cols", u32);
@@ -130,33 +136,35 @@ ir::Kernel bf16_terms_panels_kernel(int parts) {
       std::array<Var, 2> lines = {var(splat(constant(f32, 0.0f), 16)), var(splat(constant(f32, 0.0f), 16))};
       if_(row < R, [&] {
         if_(k0 + 32u <= C, [&] {
-          lines[0] = load_line(b, at);
-          lines[1] = load_line(b, at + uint64_t(16));
+          lines[0] = as_f32(load_line(b, at));
+          lines[1] = as_f32(load_line(b, at + uint64_t(16)));
         }).else_([&] {
           // The row's last partial chunk: zeros past K.
           for (uint32_t l = 0; l < 2; ++l) {
             std::vector<Value> e;
             for (uint32_t q = 0; q < 16; ++q) {
               Var x = var(constant(f32, 0.0f));
-              if_(k0 + (16u * l + q) < C, [&] { x = b[at + uint64_t(16 * l + q)]; });
+              if_(k0 + (16u * l + q) < C, [&] { x = as_f32(Value(b[at + uint64_t(16 * l + q)])); });
               e.push_back(x.get());
             }
             lines[l] = make_line(e);
           }
         });
       });
-      const auto t0 = line_terms(lines[0].get(), parts), t1 = line_terms(lines[1].get(), parts);
-      for (int t = 0; t < (parts == 1 ? 1 : 3); ++t) {
+      // bf16 B is its own hi term (exact), each copy the same.
+      const int terms = wide ? parts : 1;
+      const auto t0 = line_terms(lines[0].get(), terms), t1 = line_terms(lines[1].get(), terms);
+      for (int t = 0; t < terms; ++t) {
         Value w0 = bitcast(line(u32, 8), t0[size_t(t)]), w1 = bitcast(line(u32, 8), t1[size_t(t)]);
         std::vector<Value> ws;
         for (int q = 0; q < 16; ++q) ws.push_back(extract(q < 8 ? w0 : w1, q % 8));
         words[size_t(t)][i] = make_line(ws);
       }
     }
-    // Part j's term: B side order [hi | lo | hi2].
-    const int order[3] = {0, 1, 2};
+    // Part j's term: B side order [hi | lo | hi2]; bf16 B: [b | b].
+    std::array<Value, 16> cols;
     for (int j = 0; j < parts; ++j) {
-      const std::array<Value, 16> cols = transpose16(words[size_t(order[j])]);
+      if (wide || j == 0) cols = transpose16(words[size_t(wide ? j : 0)]);
       const Value base = (cast(u64, z) * cast(u64, np) + cast(u64, p)) * cast(u64, kpt) + cast(u64, sp) * uint64_t(j);
       for (uint32_t q = 0; q < 16; ++q) {
         const Value pr = c * 16u + q;
@@ -166,11 +174,12 @@ ir::Kernel bf16_terms_panels_kernel(int parts) {
   });
 }
 
-int plan_bf16_terms_panels(Plan& pl, size_t n_io, int src, int64_t batch, int64_t rows, int64_t cols, int64_t seg, int parts) {
+int plan_bf16_terms_panels(Plan& pl, size_t n_io, int src, int64_t batch, int64_t rows, int64_t cols, int64_t seg, int parts,
+                           ir::Type src_dt) {
   const int64_t np = (rows + 31) / 32;
   const int y = pl.add_temp(n_io, size_t(batch * np * 32 * parts * seg) * 2);
   Step s;
-  s.kernel = bf16_terms_panels_kernel(parts);
+  s.kernel = bf16_terms_panels_kernel(parts, src_dt);
   s.dims.grid = {groups_for(seg, 32), uint32_t(2 * np), uint32_t(batch)};
   s.buffers = {src, y};
   s.scalars = {ir::scalar_slot(uint32_t(rows)), ir::scalar_slot(uint32_t(cols)), ir::scalar_slot(uint32_t(seg))};

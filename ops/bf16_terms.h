@@ -25,10 +25,11 @@ double terms_tolerance(int64_t prec);
 // Which side of the product a split feeds: its parts' order along K.
 enum class Bf16TermsSide { A, B };
 
-// Terms per value for a precision: 3 (prec 1) or 1 (prec 2).
-int bf16_terms_parts(int64_t prec);
+// Terms per value for a precision: 3 (prec 1) or 1 (prec 2); against bf16
+// B (exact), A's: 2 ([hi | lo]) or 1.
+int bf16_terms_parts(int64_t prec, bool b_bf16 = false);
 
-// y (bf16) row r = parts segments of `seg` columns each: segment j holds term
+// y (bf16) row r = parts segments (A side against bf16 B: parts 2, [hi | lo]) of `seg` columns each: segment j holds term
 // order[j] of x's row r (its `cols` values at x[r·pitch + c]), zeros from
 // `cols` to `seg`. gated: the value is silu(x[i])·u[i] (the gated MLP's H
 // from its gate and up products). One work-item per 256 columns of a row:
@@ -48,8 +49,11 @@ int plan_bf16_terms(Plan& pl, size_t n_io, int src, int64_t rows, int64_t cols, 
 // and past `rows`). One pass instead of a split and a packing launch (10
 // bytes of traffic per element instead of 22). One work-item per 16 pairs of
 // 16 rows: grid (ceil(seg/32), 2·panels, batch); scalars rows, cols, seg.
-ir::Kernel bf16_terms_panels_kernel(int parts);
+// src bf16 (f32 A against bf16 weights, a_f32): B is exact in bf16, so its
+// `parts` (1 or 2) copies are B itself, against A's [hi | lo] (or hi).
+ir::Kernel bf16_terms_panels_kernel(int parts, ir::Type src = ir::Type(ir::ScalarKind::F32));
 // Appends it for slot src (batch × rows × cols, Bᵀ); returns the panels' slot.
-int plan_bf16_terms_panels(Plan& pl, size_t n_io, int src, int64_t batch, int64_t rows, int64_t cols, int64_t seg, int parts);
+int plan_bf16_terms_panels(Plan& pl, size_t n_io, int src, int64_t batch, int64_t rows, int64_t cols, int64_t seg, int parts,
+                           ir::Type src_dt = ir::Type(ir::ScalarKind::F32));
 
 }  // namespace kgen::ops

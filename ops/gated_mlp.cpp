@@ -93,7 +93,7 @@ void validate(const Problem& p) {
   for (const auto& [k, v] : p.attrs) {
     if (k == "prec") {
       if (v < 0 || v > 2) throw std::invalid_argument("prec must be 0 (IEEE f32), 1 (bf16x3) or 2 (bf16)");
-      if (v && p.dtype != ir::ScalarKind::F32) throw std::invalid_argument("prec=1|2 is for f32 inputs");
+      if (v && p.dtype == ir::ScalarKind::F16) throw std::invalid_argument("prec=1|2 is for f32 inputs, or bf16 with H in f32");
       continue;
     }
     if (k != "h_bf16") throw std::invalid_argument("unknown attribute '" + k + "' (h_bf16, prec)");
@@ -172,6 +172,8 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       q.dtype = p.dtype;
       q.attrs["trans_b"] = 1;
       if (a_f32 && dt != f32t) q.attrs["a_f32"] = 1;
+      // bf16 with H in f32: prec lets the down product split H into bf16 terms.
+      if (a_f32 && dt != f32t && p.attr("prec", 0)) q.attrs["prec"] = p.attr("prec", 0);
       pl.append(nio, mm.plan(q, mm.heuristic(q, caps), caps), 3, {a, b, c});
     };
     // H rounded to bf16 is stored as bf16 where the down product then runs
@@ -447,7 +449,7 @@ void register_gated_mlp_op() {
   d.dims_help = "T D F";
   d.attrs_help =
       "h_bf16=0|1 (bf16 inputs: H rounded to bf16 before the down projection, as bf16 frameworks store it) prec=0|1|2 (f32: the "
-      "products allowed at a lower precision, as matmul's prec)";
+      "products allowed at a lower precision, as matmul's prec; bf16 with H in f32: the down product's H)";
   d.validate = validate;
   d.inputs = [](const Problem& p) {
     Dims s = dims_of(p);

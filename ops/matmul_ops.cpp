@@ -152,14 +152,19 @@ Variant tile_swapped_variant(const Shape& s, const TargetCaps& caps) {
 // (impl 8): A and B split into bf16 terms laid along K (bf16_terms.h), each
 // part's K rounded up to even (pair words, zeros past K), then the bf16
 // product of depth parts·Kp as the matmul op runs it.
+// f32 A against bf16 Bᵀ (a_f32) too: B is exact, so A's [hi | lo] against
+// [B | B] (prec 1, each product within 2^-16 of itself) or hi against B.
+bool terms_b_bf16(const Shape& s) { return s.dt == ir::ScalarKind::BF16; }
 bool terms_fits(const Shape& s, const TargetCaps& caps) {
-  return is_cpu(caps) && caps.matrix_tiles && s.prec != 0 && s.dt == ir::ScalarKind::F32 && s.at == ir::ScalarKind::F32;
+  if (!is_cpu(caps) || !caps.matrix_tiles || s.prec == 0 || s.at != ir::ScalarKind::F32) return false;
+  return s.dt == ir::ScalarKind::F32 || (terms_b_bf16(s) && s.trans_b);
 }
+int terms_parts(const Shape& s) { return bf16_terms_parts(s.prec, terms_b_bf16(s)); }
 int64_t terms_seg(const Shape& s) { return (s.k + 1) / 2 * 2; }
 Problem terms_problem(const Shape& s) {
   Problem q;
   q.op = "matmul";
-  q.dims = {s.m, s.n, bf16_terms_parts(s.prec) * terms_seg(s)};
+  q.dims = {s.m, s.n, terms_parts(s) * terms_seg(s)};
   q.dtype = ir::ScalarKind::BF16;
   if (s.trans_b) q.attrs["trans_b"] = 1;
   if (s.batch != 1) q.attrs["batch"] = s.batch;
@@ -175,8 +180,15 @@ Problem terms_problem(const Shape& s) {
 // 188 / 60.1; cached: 128³ 0.029 -> 0.031 / 0.013, 256³ 0.195 -> 0.169 /
 // 0.066, 512³ 1.64 -> 1.43 / 0.68, 2048 × 256 × 256 1.72 -> 1.23 / 0.52,
 // 128 × 128 × 1024 0.228 -> 0.266 / 0.098, 4096 × 64 × 1024 3.15 -> 3.53 / 1.69.
+// f32 A against bf16 Bᵀ (B's copies written as the pair panels, which the
+// bf16 product packs anyway), against the widened GEMM or the GEMVs, ms,
+// default -> prec 1 / prec 2: 8 × 4096² 3.63 -> 12.6 / 4.55, 16 × 4096² 5.43
+// -> 13.3 / 4.63, 32 × 4096² 9.88 -> 14.0 / 4.71, 64 × 4096² 18.3 -> 17.8 /
+// 5.32, 128 × 4096² 35.2 -> 21.6 / 8.51, 256 × 4096² 72.1 -> 30.6 / 11.5,
+// 1024 × 4096² 217 -> 119 / 36.6, 256 × 1024² 3.08 -> 1.38 / 0.78.
 bool terms_pays(const Shape& s) {
   const double h = 2.0 * double(s.m) * double(s.n) / double(s.m + s.n);
+  if (terms_b_bf16(s)) return h >= (s.prec == 2 ? 24 : 160);
   if (s.prec == 2) return h >= 96;
   const double bytes = 4.0 * double(s.batch) * double(s.k) * double(s.m + s.n);
   return h >= 1024 || (h >= 192 && bytes <= 32.0 * 1048576.0);
@@ -285,7 +297,7 @@ void validate(const Problem& p) {
       throw std::invalid_argument("unknown attribute '" + k + "' (trans_b, batch, a_f32, prec)");
   const int64_t prec = p.attr("prec", 0);
   if (prec < 0 || prec > 2) throw std::invalid_argument("prec must be 0 (IEEE f32), 1 (bf16x3) or 2 (bf16)");
-  if (prec && (p.dtype != ir::ScalarKind::F32 || af)) throw std::invalid_argument("prec=1|2 is for f32 A and B");
+  if (prec && p.dtype != ir::ScalarKind::F32 && !af) throw std::invalid_argument("prec=1|2 is for f32 A (f32 B, or a_f32=1)");
   // Index arithmetic is u32, packed buffers included (~(M + 16) · (K + 32) · batch).
   const Shape s = shape_of(p);
   // (The swapped product's Cᵀ has rows of M rounded up to 16.)
@@ -345,7 +357,7 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
     const Shape q = shape_of(terms_problem(s));
     std::vector<Variant> tiles = {tile_variant(q, caps)};
     for (auto [mc, nc] : {std::pair{4, 4}, {8, 2}, {16, 1}, {2, 8}}) tiles.push_back(Variant{}.set("impl", kTile).set("mc", mc).set("nc", nc));
-    if (tile_swap_fits(q)) tiles.push_back(tile_swapped_variant(q, caps));
+    if (tile_swap_fits(q) && !terms_b_bf16(s)) tiles.push_back(tile_swapped_variant(q, caps));
     for (Variant t : tiles)
       if (Variant v = t.set("impl", kTerms); std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
   }
@@ -826,12 +838,14 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps);
 // pair panels in one pass; else split, and the product planned as matmul
 // plans it. iv: the product's variant, else its heuristic.
 void plan_terms_bt(Plan& pl, size_t nio, const Shape& s, const std::optional<Variant>& iv, int a, int b, int c, const TargetCaps& caps) {
-  const int parts = bf16_terms_parts(s.prec);
+  const int parts = terms_parts(s);
   const int64_t seg = terms_seg(s);
   const Problem q = terms_problem(s);
-  const Variant v = iv ? *iv : heuristic(q, caps);
+  Variant v = iv ? *iv : heuristic(q, caps);
+  // bf16 B: always its copies as the pair panels (its copies are not split).
+  if (terms_b_bf16(s) && (v.get("impl") != kTile || v.get("sw", 0))) v = tile_variant(shape_of(q), caps);
   if (v.get("impl") == kTile && !v.get("sw", 0)) {
-    const int bp = plan_bf16_terms_panels(pl, nio, b, s.batch, s.n, s.k, seg, parts);
+    const int bp = plan_bf16_terms_panels(pl, nio, b, s.batch, s.n, s.k, seg, parts, s.dt);
     plan_tile_product(pl, shape_of(q), int(v.get("mc", 8)), int(v.get("nc", 4)), false, int(v.get("kc", 0)), a, bp, c);
     return;
   }
@@ -900,8 +914,8 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     }
     case kTerms: {
       if (!terms_fits(s, caps))
-        throw std::invalid_argument("matmul: impl=8 (bf16 terms) needs prec=1|2, f32 A and B and a CPU with AMX-BF16: " + v.str());
-      const int parts = bf16_terms_parts(s.prec);
+        throw std::invalid_argument("matmul: impl=8 (bf16 terms) needs prec=1|2, f32 A, f32 B or bf16 Bᵀ, and a CPU with AMX-BF16: " + v.str());
+      const int parts = terms_parts(s);
       const int64_t seg = terms_seg(s);
       const int a = plan_bf16_terms(pl, nio, 0, s.batch * s.m, s.k, seg, s.k, parts, Bf16TermsSide::A);
       // The bf16 product's variant: the tile blocking the variant names (mc, nc, sw, kc), else its heuristic.

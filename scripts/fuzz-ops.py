@@ -41,7 +41,7 @@ def case():
         shape = [M,N,Kk]; tb = pick(0,1); attrs.append(f"trans_b={tb}")
         dtype = pick("f32","f32","bf16","f16")
         if dtype != "f32" and R.random() < 0.5: attrs.append("a_f32=1")
-        if dtype == "f32" and R.random() < 0.2: attrs.append(f"prec={pick(1,2)}")  # bf16 terms on AMX hosts
+        if (dtype == "f32" or "a_f32=1" in attrs) and R.random() < 0.2: attrs.append(f"prec={pick(1,2)}")  # bf16 terms on AMX hosts
         if R.random() < 0.3: attrs.append(f"batch={pick(2,3)}")
     elif op == "qmatmul":
         f = pick(2,3,6,7,8,10,11,12,13,14); blk = 256 if f >= 10 else 32
@@ -101,7 +101,7 @@ def case():
     elif op == "gated_mlp":
         shape = [pick(1,2,3,5,17,33), pick(16,32,48,64,96), pick(16,17,32,48,100)]; dtype = pick("f32","bf16","f16")
         if dtype == "bf16" and R.random() < 0.5: attrs.append("h_bf16=1")
-        if dtype == "f32" and R.random() < 0.3: attrs.append(f"prec={pick(1,2)}")
+        if dtype != "f16" and R.random() < 0.3: attrs.append(f"prec={pick(1,2)}")
     elif op == "ew_binary":
         rank = pick(1,2,3); shape = [pick(1,2,3,17,33,100) for _ in range(rank)]
         attrs += [f"fn={pick(0,1,2,3,4,5,6)}", f"bb={R.randrange(1<<rank)}"]; dtype = pick("f32","f16","bf16")

@@ -697,7 +697,19 @@ TEST_CASE("matmul and gated_mlp: f32 at prec=1|2 as bf16 terms: every candidate,
   plain.matrix_tiles = false;
   CHECK(mm.heuristic(problem("matmul", {1024, 1024, 1024}, {{"prec", 1}}), plain).get("impl") != 8);
   CHECK(gm.heuristic(problem("gated_mlp", {2048, 1024, 11008}, {{"prec", 1}}), amx).get("impl") == 4);
-  CHECK_THROWS_WITH_AS(mm.validate(problem("matmul", {8, 8, 8}, {{"prec", 1}}, ir::ScalarKind::BF16)), doctest::Contains("f32"),
+  // f32 A against bf16 Bᵀ (a_f32): A's [hi | lo] against B's two copies, from ~100 rows (prec 2: ~16).
+  auto af = [&](int64_t m, int64_t prec) {
+    return mm.heuristic(problem("matmul", {m, 4096, 4096}, {{"prec", prec}, {"trans_b", 1}, {"a_f32", 1}}, ir::ScalarKind::BF16), amx)
+        .get("impl");
+  };
+  CHECK(af(256, 1) == 8);
+  CHECK(af(32, 1) != 8);
+  CHECK(af(32, 2) == 8);
+  CHECK(af(8, 2) != 8);
+  CHECK(mm.heuristic(problem("matmul", {256, 4096, 4096}, {{"prec", 1}, {"a_f32", 1}}, ir::ScalarKind::BF16), amx).get("impl") != 8);  // K×N
+  CHECK_THROWS_WITH_AS(mm.validate(problem("matmul", {8, 8, 8}, {{"prec", 1}}, ir::ScalarKind::BF16)), doctest::Contains("f32 A"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(gm.validate(problem("gated_mlp", {8, 8, 8}, {{"prec", 1}}, ir::ScalarKind::F16)), doctest::Contains("prec"),
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS(mm.validate(problem("matmul", {8, 8, 8}, {{"prec", 3}})), doctest::Contains("prec"), std::invalid_argument);
   CHECK_THROWS_WITH_AS(mm.plan(problem("matmul", {64, 64, 64}, {{"prec", 1}}), ops::Variant::parse("impl=8"), plain),
@@ -714,6 +726,8 @@ TEST_CASE("matmul and gated_mlp: f32 at prec=1|2 as bf16 terms: every candidate,
       {problem("matmul", {5, 19, 37}, {{"prec", 1}, {"trans_b", 1}, {"batch", 2}}), "impl=8 mc=1 nc=1 kc=32"},
       {problem("matmul", {33, 9, 11}, {{"prec", 2}, {"trans_b", 1}}), "impl=8 mc=1 nc=1"},
       {problem("matmul", {7, 40, 21}, {{"prec", 2}, {"batch", 2}}), "impl=8"},
+      {problem("matmul", {5, 19, 37}, {{"prec", 1}, {"trans_b", 1}, {"a_f32", 1}}, ir::ScalarKind::BF16), "impl=8"},
+      {problem("matmul", {33, 9, 12}, {{"prec", 2}, {"trans_b", 1}, {"a_f32", 1}, {"batch", 2}}, ir::ScalarKind::BF16), "impl=8 mc=1 nc=1"},
       {problem("gated_mlp", {3, 8, 21}, {{"prec", 1}}), "impl=4"},
       {problem("gated_mlp", {5, 9, 12}, {{"prec", 2}}), "impl=4"},
   };
@@ -740,6 +754,13 @@ TEST_CASE("matmul and gated_mlp: f32 at prec=1|2 as bf16 terms: every candidate,
       // K slices with a partial last one, more row blocks than mc.
       check(*dev, problem("matmul", {100, 70, 601}, {{"prec", prec}, {"trans_b", 1}}), ops::Variant::parse("impl=8 mc=2 nc=2 kc=256"));
       check(*dev, problem("gated_mlp", {37, 40, 71}, {{"prec", prec}}), ops::Variant::parse("impl=4"));
+      // f32 A against bf16 Bᵀ: every terms candidate, odd K, a batch; the
+      // gated MLP's down product with H in f32 (bf16 weights).
+      for (auto p : {problem("matmul", {45, 70, 131}, {{"prec", prec}, {"trans_b", 1}, {"a_f32", 1}}, ir::ScalarKind::BF16),
+                     problem("matmul", {17, 33, 29}, {{"prec", prec}, {"trans_b", 1}, {"a_f32", 1}, {"batch", 2}}, ir::ScalarKind::BF16)})
+        for (const auto& v : mm.candidates(p, dev->caps()))
+          if (v.get("impl") == 8) check(*dev, p, v);
+      check(*dev, problem("gated_mlp", {60, 36, 70}, {{"prec", prec}}, ir::ScalarKind::BF16), ops::Variant::parse("impl=3"));
     }
   }
   // Infinities and NaN in A keep their f32 meaning: inf·b is ±inf, never
