@@ -7,6 +7,8 @@
 //     (parts laid along K). Each f32 product is off by at most ~3·2^-16 of
 //     itself (lo_a·lo_b and the two e terms); the sums stay in f32.
 //   prec=2 ("medium"): A' = hi_a, B' = hi_b (2^-8 of each operand).
+//   f32 A against bf16 B (matmul's a_f32): B is exact, so A' = [hi | lo]
+//     against B' = [B | B] (each product within 2^-16), or hi against B.
 // AMX multiplies bf16 at ~6x the f32 fma rate of a core, so three products
 // still run ~2x an f32 GEMM where the product is compute-bound.
 #pragma once
@@ -29,9 +31,10 @@ enum class Bf16TermsSide { A, B };
 // B (exact), A's: 2 ([hi | lo]) or 1.
 int bf16_terms_parts(int64_t prec, bool b_bf16 = false);
 
-// y (bf16) row r = parts segments (A side against bf16 B: parts 2, [hi | lo]) of `seg` columns each: segment j holds term
-// order[j] of x's row r (its `cols` values at x[r·pitch + c]), zeros from
-// `cols` to `seg`. gated: the value is silu(x[i])·u[i] (the gated MLP's H
+// y (bf16) row r = parts segments of `seg` columns each: segment j holds the
+// side's term j of x's row r (its `cols` values at x[r·pitch + c]), zeros
+// from `cols` to `seg`. A: [hi | hi | lo], or [hi | lo] (parts 2: against
+// bf16 B's two copies); B: [hi | lo | hi]. gated: the value is silu(x[i])·u[i] (the gated MLP's H
 // from its gate and up products). One work-item per 256 columns of a row:
 // grid (ceil(seg/256), rows).
 ir::Kernel bf16_terms_kernel(int parts, Bf16TermsSide side, bool gated = false);

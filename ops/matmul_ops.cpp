@@ -193,8 +193,6 @@ bool terms_pays(const Shape& s) {
   const double bytes = 4.0 * double(s.batch) * double(s.k) * double(s.m + s.n);
   return h >= 1024 || (h >= 192 && bytes <= 32.0 * 1048576.0);
 }
-// The bf16 product's variant: the tile kernel's blocking where the terms
-// variant names one (mc, nc, sw), else the bf16 problem's heuristic.
 
 // The swapped product (impl 5) for Bᵀ with few rows of A and many of B
 // (prefill of a short prompt, batched decode): Cᵀ = B·Aᵀ on the GEMM
