@@ -75,7 +75,7 @@ ir::Kernel bf16_terms_kernel(int parts, Bf16TermsSide side, bool gated) {
       const Value at = yrow + cast(u64, c);
       for (int j = 0; j < parts; ++j) {
         // A: [hi | hi2 | lo] against B: [hi | lo | hi2].
-        // (A of f32 against exact bf16 B: [hi | lo] against [b | b].)
+        // (A of f32 against exact bf16 B: [hi | lo], each part against B.)
         const Value& t = parts == 1 || j == 0 ? hi : parts == 2 ? lo : j == (b_side ? 1 : 2) ? lo : hi2;
         const Value dst = at + seg64 * uint64_t(j);
         if (lanes > 1) store_line(y, dst, t);
@@ -113,9 +113,9 @@ std::array<Value, 3> line_terms(const Value& v, int parts) {
 
 ir::Kernel bf16_terms_panels_kernel(int parts, ir::Type src) {
   const bool wide = src.kind == ir::ScalarKind::F32;
-  if (wide ? parts != 1 && parts != 3 : (src.kind != ir::ScalarKind::BF16 || parts < 1 || parts > 2))
-    throw std::invalid_argument("bf16_terms_panels_kernel: f32 B in 1 or 3 parts, bf16 B in 1 or 2 copies");
-  return kernel(std::string("bf16_terms_panels_") + (wide ? (parts == 1 ? "h" : "hlh") : "bf16_x" + std::to_string(parts)),
+  if (wide ? parts != 1 && parts != 3 : (src.kind != ir::ScalarKind::BF16 || parts != 1))
+    throw std::invalid_argument("bf16_terms_panels_kernel: f32 B in 1 or 3 parts, bf16 B in 1");
+  return kernel(std::string("bf16_terms_panels_") + (wide ? (parts == 1 ? "h" : "hlh") : "bf16"),
                 [&](KernelBuilder& kb) {
     auto b = kb.input("b", src);
     auto bp = kb.output("bp", line(u32, 16));
@@ -151,20 +151,18 @@ ir::Kernel bf16_terms_panels_kernel(int parts, ir::Type src) {
           }
         });
       });
-      // bf16 B is its own hi term (exact), each copy the same.
-      const int terms = wide ? parts : 1;
-      const auto t0 = line_terms(lines[0].get(), terms), t1 = line_terms(lines[1].get(), terms);
-      for (int t = 0; t < terms; ++t) {
+      // (bf16 B is its own hi term, exact.)
+      const auto t0 = line_terms(lines[0].get(), parts), t1 = line_terms(lines[1].get(), parts);
+      for (int t = 0; t < parts; ++t) {
         Value w0 = bitcast(line(u32, 8), t0[size_t(t)]), w1 = bitcast(line(u32, 8), t1[size_t(t)]);
         std::vector<Value> ws;
         for (int q = 0; q < 16; ++q) ws.push_back(extract(q < 8 ? w0 : w1, q % 8));
         words[size_t(t)][i] = make_line(ws);
       }
     }
-    // Part j's term: B side order [hi | lo | hi2]; bf16 B: [b | b].
-    std::array<Value, 16> cols;
+    // Part j's term: B side order [hi | lo | hi2].
     for (int j = 0; j < parts; ++j) {
-      if (wide || j == 0) cols = transpose16(words[size_t(wide ? j : 0)]);
+      const std::array<Value, 16> cols = transpose16(words[size_t(j)]);
       const Value base = (cast(u64, z) * cast(u64, np) + cast(u64, p)) * cast(u64, kpt) + cast(u64, sp) * uint64_t(j);
       for (uint32_t q = 0; q < 16; ++q) {
         const Value pr = c * 16u + q;

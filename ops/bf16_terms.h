@@ -7,8 +7,8 @@
 //     (parts laid along K). Each f32 product is off by at most ~3·2^-16 of
 //     itself (lo_a·lo_b and the two e terms); the sums stay in f32.
 //   prec=2 ("medium"): A' = hi_a, B' = hi_b (2^-8 of each operand).
-//   f32 A against bf16 B (matmul's a_f32): B is exact, so A' = [hi | lo]
-//     against B' = [B | B] (each product within 2^-16), or hi against B.
+//   f32 A against bf16 B (matmul's a_f32): B is exact, so A' = [hi | lo],
+//     each part against B (each product within 2^-16), or hi against B.
 // AMX multiplies bf16 at ~6x the f32 fma rate of a core, so three products
 // still run ~2x an f32 GEMM where the product is compute-bound.
 #pragma once
@@ -33,8 +33,8 @@ int bf16_terms_parts(int64_t prec, bool b_bf16 = false);
 
 // y (bf16) row r = parts segments of `seg` columns each: segment j holds the
 // side's term j of x's row r (its `cols` values at x[r·pitch + c]), zeros
-// from `cols` to `seg`. A: [hi | hi | lo], or [hi | lo] (parts 2: against
-// bf16 B's two copies); B: [hi | lo | hi]. gated: the value is silu(x[i])·u[i] (the gated MLP's H
+// from `cols` to `seg`. A: [hi | hi | lo], or [hi | lo] (parts 2: each
+// against bf16 B); B: [hi | lo | hi]. gated: the value is silu(x[i])·u[i] (the gated MLP's H
 // from its gate and up products). One work-item per 256 columns of a row:
 // grid (ceil(seg/256), rows).
 ir::Kernel bf16_terms_kernel(int parts, Bf16TermsSide side, bool gated = false);
@@ -52,8 +52,9 @@ int plan_bf16_terms(Plan& pl, size_t n_io, int src, int64_t rows, int64_t cols, 
 // and past `rows`). One pass instead of a split and a packing launch (10
 // bytes of traffic per element instead of 22). One work-item per 16 pairs of
 // 16 rows: grid (ceil(seg/32), 2·panels, batch); scalars rows, cols, seg.
-// src bf16 (f32 A against bf16 weights, a_f32): B is exact in bf16, so its
-// `parts` (1 or 2) copies are B itself, against A's [hi | lo] (or hi).
+// src bf16 (f32 A against bf16 weights, a_f32; parts 1): B is exact, its
+// panels are B itself, each of A's [hi | lo] against them (gemm_tile_kernel's
+// a_parts).
 ir::Kernel bf16_terms_panels_kernel(int parts, ir::Type src = ir::Type(ir::ScalarKind::F32));
 // Appends it for slot src (batch × rows × cols, Bᵀ); returns the panels' slot.
 int plan_bf16_terms_panels(Plan& pl, size_t n_io, int src, int64_t batch, int64_t rows, int64_t cols, int64_t seg, int parts,

@@ -146,7 +146,10 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep = Ge
 // of Cᵀ transposed into C through a stack scratch.
 // kc (not swapped): K in slices of kc (a multiple of 32), the workgroup's
 // blocks of C accumulated over the slices, so a long K's operands stay in L2.
-ir::Kernel gemm_tile_kernel(int mc, int nc, bool swapped = false, int kc = 0);
+// a_parts (not swapped): A's rows hold a_parts segments of K (row pitch
+// a_parts·K), C = Σ_j A_j·B over the same panels (f32 A's bf16 terms [hi |
+// lo] against bf16 B, which then needs no second copy).
+ir::Kernel gemm_tile_kernel(int mc, int nc, bool swapped = false, int kc = 0, int a_parts = 1);
 
 ir::Kernel matmul_ksplit_sum_kernel(int ks, bool index64 = true, bool pitched = false);
 

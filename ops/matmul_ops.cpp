@@ -152,8 +152,9 @@ Variant tile_swapped_variant(const Shape& s, const TargetCaps& caps) {
 // (impl 8): A and B split into bf16 terms laid along K (bf16_terms.h), each
 // part's K rounded up to even (pair words, zeros past K), then the bf16
 // product of depth parts·Kp as the matmul op runs it.
-// f32 A against bf16 Bᵀ (a_f32) too: B is exact, so A's [hi | lo] against
-// [B | B] (prec 1, each product within 2^-16 of itself) or hi against B.
+// f32 A against bf16 Bᵀ (a_f32) too: B is exact, so A's [hi | lo] each
+// against B's one set of panels (prec 1, each product within 2^-16 of
+// itself; gemm_tile_kernel's a_parts) or hi against B.
 bool terms_b_bf16(const Shape& s) { return s.dt == ir::ScalarKind::BF16; }
 bool terms_fits(const Shape& s, const TargetCaps& caps) {
   if (!is_cpu(caps) || !caps.matrix_tiles || s.prec == 0 || s.at != ir::ScalarKind::F32) return false;
@@ -180,15 +181,18 @@ Problem terms_problem(const Shape& s) {
 // 188 / 60.1; cached: 128³ 0.029 -> 0.031 / 0.013, 256³ 0.195 -> 0.169 /
 // 0.066, 512³ 1.64 -> 1.43 / 0.68, 2048 × 256 × 256 1.72 -> 1.23 / 0.52,
 // 128 × 128 × 1024 0.228 -> 0.266 / 0.098, 4096 × 64 × 1024 3.15 -> 3.53 / 1.69.
-// f32 A against bf16 Bᵀ (B's copies written as the pair panels, which the
-// bf16 product packs anyway), against the widened GEMM or the GEMVs, ms,
-// default -> prec 1 / prec 2: 8 × 4096² 3.63 -> 12.6 / 4.55, 16 × 4096² 5.43
-// -> 13.3 / 4.63, 32 × 4096² 9.88 -> 14.0 / 4.71, 64 × 4096² 18.3 -> 17.8 /
-// 5.32, 128 × 4096² 35.2 -> 21.6 / 8.51, 256 × 4096² 72.1 -> 30.6 / 11.5,
-// 1024 × 4096² 217 -> 119 / 36.6, 256 × 1024² 3.08 -> 1.38 / 0.78.
+// f32 A against bf16 Bᵀ (B written once as the pair panels, which the bf16
+// product packs anyway; A's two parts each against them), against the
+// widened GEMM or the GEMVs, ms, default -> prec 1 / prec 2: 8 × 4096² 3.8
+// -> 9.3 / 4.6-5.2, 16 × 4096² 5.4 -> 6.6-7.4 / 4.6, 32 × 4096² 9.9-11.0 ->
+// 10.2 / 4.7-6.8, 48 × 4096² 13.6 -> 9.5 / 6.7, 64 × 4096² 18.3 -> 9.8-11.8
+// / 5.3-8.3, 128 × 4096² 35.2 -> 21.4 / 8.5, 256 × 4096² 72.1 -> 34.4-36.4 /
+// 11.5 (B's panels twice: 42-43), 1024 × 4096² 217 -> 121 / 36.6, 256 ×
+// 1024² 3.1-3.3 -> 1.45 / 0.78-0.81 (two runs where given: the machine
+// was loaded unevenly).
 bool terms_pays(const Shape& s) {
   const double h = 2.0 * double(s.m) * double(s.n) / double(s.m + s.n);
-  if (terms_b_bf16(s)) return h >= (s.prec == 2 ? 24 : 160);
+  if (terms_b_bf16(s)) return h >= (s.prec == 2 ? 24 : 48);
   if (s.prec == 2) return h >= 96;
   const double bytes = 4.0 * double(s.batch) * double(s.k) * double(s.m + s.n);
   return h >= 1024 || (h >= 192 && bytes <= 32.0 * 1048576.0);
@@ -818,9 +822,10 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
 
 // The tile kernel's launch (impl 7) on the tile op's A rows (slot a: A, or
 // B's rows when swapped) and pair panels (slot bp) into C (slot c).
-void plan_tile_product(Plan& pl, const Shape& s, int mc, int nc, bool sw, int kc, int a, int bp, int c) {
+// a_parts: A's rows hold that many segments of K against the same panels.
+void plan_tile_product(Plan& pl, const Shape& s, int mc, int nc, bool sw, int kc, int a, int bp, int c, int a_parts = 1) {
   Step st;
-  st.kernel = gemm_tile_kernel(mc, nc, sw, kc >= s.k ? 0 : kc);
+  st.kernel = gemm_tile_kernel(mc, nc, sw, kc >= s.k ? 0 : kc, a_parts);
   // Pair panels over grid x, the tile op's A row blocks over y.
   const int64_t np = tile_blocks(sw ? s.m : s.n), mb = tile_blocks(sw ? s.n : s.m);
   st.dims.grid = {groups_for(np, nc), groups_for(mb, mc), uint32_t(s.batch)};
@@ -840,8 +845,15 @@ void plan_terms_bt(Plan& pl, size_t nio, const Shape& s, const std::optional<Var
   const int64_t seg = terms_seg(s);
   const Problem q = terms_problem(s);
   Variant v = iv ? *iv : heuristic(q, caps);
-  // bf16 B: always its copies as the pair panels (its copies are not split).
-  if (terms_b_bf16(s) && (v.get("impl") != kTile || v.get("sw", 0))) v = tile_variant(shape_of(q), caps);
+  if (terms_b_bf16(s)) {
+    // bf16 B (exact): one copy as the pair panels, A's parts each against it.
+    if (v.get("impl") != kTile || v.get("sw", 0)) v = tile_variant(shape_of(q), caps);
+    const int bp = plan_bf16_terms_panels(pl, nio, b, s.batch, s.n, s.k, seg, 1, s.dt);
+    Shape one = shape_of(q);
+    one.k = seg;
+    plan_tile_product(pl, one, int(v.get("mc", 8)), int(v.get("nc", 4)), false, int(v.get("kc", 0)), a, bp, c, parts);
+    return;
+  }
   if (v.get("impl") == kTile && !v.get("sw", 0)) {
     const int bp = plan_bf16_terms_panels(pl, nio, b, s.batch, s.n, s.k, seg, parts, s.dt);
     plan_tile_product(pl, shape_of(q), int(v.get("mc", 8)), int(v.get("nc", 4)), false, int(v.get("kc", 0)), a, bp, c);

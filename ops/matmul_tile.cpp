@@ -12,17 +12,18 @@ namespace kgen::ops {
 
 using namespace kgen::dsl;
 
-ir::Kernel gemm_tile_kernel(int mc, int nc, bool swapped, int kc) {
+ir::Kernel gemm_tile_kernel(int mc, int nc, bool swapped, int kc, int a_parts) {
   if (kc < 0 || kc % 32 || (kc && swapped)) throw std::invalid_argument("gemm_tile_kernel: kc is a multiple of 32, not swapped");
+  if (a_parts < 1 || a_parts > 4 || (a_parts > 1 && swapped)) throw std::invalid_argument("gemm_tile_kernel: a_parts is 1-4, not swapped");
   const std::string name = "matmul_tile_bf16_mc" + std::to_string(mc) + "_nc" + std::to_string(nc) + (swapped ? "_sw" : "") +
-                           (kc ? "_kc" + std::to_string(kc) : "");
+                           (kc ? "_kc" + std::to_string(kc) : "") + (a_parts > 1 ? "_ap" + std::to_string(a_parts) : "");
   return kernel(name, [&](KernelBuilder& kb) {
     // Not swapped: a (M×K rows), bp (B's pair panels). Swapped: a is B's rows
     // (N×K, read in place), bp A's pair panels (32 rows of A each).
     auto a = kb.input("a", bf16);
     auto bp = kb.input("bp", u32);
-    // Read too where K slices accumulate into C.
-    auto c = kc ? kb.inout("c", f32) : kb.output("c", f32);
+    // Read too where K slices or A's parts accumulate into C.
+    auto c = kc || a_parts > 1 ? kb.inout("c", f32) : kb.output("c", f32);
     auto M = kb.scalar("m", u32);
     auto N = kb.scalar("n", u32);
     auto K = kb.scalar("k", u32);
@@ -33,7 +34,9 @@ ir::Kernel gemm_tile_kernel(int mc, int nc, bool swapped, int kc) {
     Value np = (prows + 31u) / 32u, mb = (arows + 31u) / 32u;
     Value p0 = group_id(0) * uint32_t(nc), r0 = group_id(1) * uint32_t(mc), bz = cast(u64, group_id(2));
     Value M64 = cast(u64, M), N64 = cast(u64, N), K64 = cast(u64, K);
-    Value c_base = bz * M64 * N64, a_base = bz * cast(u64, arows) * K64;
+    // A's rows hold a_parts segments of K, each against the same panels.
+    Value lda = K * uint32_t(a_parts), lda64 = cast(u64, lda);
+    Value c_base = bz * M64 * N64, a_base = bz * cast(u64, arows) * lda64;
     Value b_base = (bz * cast(u64, np)) * cast(u64, kp) * uint64_t(32);
     auto panel_at = [&](const Value& p) { return b_base + cast(u64, p) * cast(u64, kp) * uint64_t(32); };
     if (!swapped && kc) {
@@ -49,11 +52,14 @@ ir::Kernel gemm_tile_kernel(int mc, int nc, bool swapped, int kc) {
             Value rows = min(M - r * 32u, 32u);
             Value r64 = cast(u64, r) * uint64_t(32);
             TileOperand cb{c, c_base + r64 * N64 + cast(u64, p) * uint64_t(32)};
-            TileOperand ab{a, a_base + r64 * K64 + cast(u64, sp0) * uint64_t(2)};
             TileOperand bb{bp, panel_at(p) + cast(u64, sp0) * uint64_t(32)};
-            if_(sl == 0u, [&] { tile_mma_bf16(cb, ab, bb, rows, cols, spn, N, K, constant(u32, 32u), false); }).else_([&] {
-              tile_mma_bf16(cb, ab, bb, rows, cols, spn, N, K, constant(u32, 32u), true);
-            });
+            for (int j = 0; j < a_parts; ++j) {
+              TileOperand ab{a, a_base + r64 * lda64 + K64 * uint64_t(j) + cast(u64, sp0) * uint64_t(2)};
+              if (j) tile_mma_bf16(cb, ab, bb, rows, cols, spn, N, lda, constant(u32, 32u), true);
+              else if_(sl == 0u, [&] { tile_mma_bf16(cb, ab, bb, rows, cols, spn, N, lda, constant(u32, 32u), false); }).else_([&] {
+                tile_mma_bf16(cb, ab, bb, rows, cols, spn, N, lda, constant(u32, 32u), true);
+              });
+            }
           });
         });
       });
@@ -66,8 +72,9 @@ ir::Kernel gemm_tile_kernel(int mc, int nc, bool swapped, int kc) {
         for_range(r0, min(r0 + uint32_t(mc), mb), [&](Value r) {
           Value rows = min(M - r * 32u, 32u);
           Value r64 = cast(u64, r) * uint64_t(32);
-          tile_mma_bf16({c, c_base + r64 * N64 + cast(u64, p) * uint64_t(32)}, {a, a_base + r64 * K64}, {bp, panel_at(p)}, rows,
-                        cols, kp, N, K, constant(u32, 32u), false);
+          for (int j = 0; j < a_parts; ++j)
+            tile_mma_bf16({c, c_base + r64 * N64 + cast(u64, p) * uint64_t(32)}, {a, a_base + r64 * lda64 + K64 * uint64_t(j)},
+                          {bp, panel_at(p)}, rows, cols, kp, N, lda, constant(u32, 32u), j > 0);
         });
       });
       return;

@@ -697,14 +697,15 @@ TEST_CASE("matmul and gated_mlp: f32 at prec=1|2 as bf16 terms: every candidate,
   plain.matrix_tiles = false;
   CHECK(mm.heuristic(problem("matmul", {1024, 1024, 1024}, {{"prec", 1}}), plain).get("impl") != 8);
   CHECK(gm.heuristic(problem("gated_mlp", {2048, 1024, 11008}, {{"prec", 1}}), amx).get("impl") == 4);
-  // f32 A against bf16 Bᵀ (a_f32): A's [hi | lo] against B's two copies, from ~100 rows (prec 2: ~16).
+  // f32 A against bf16 Bᵀ (a_f32): A's [hi | lo] each against B's panels, from ~24 rows (prec 2: ~12).
   auto af = [&](int64_t m, int64_t prec) {
     return mm.heuristic(problem("matmul", {m, 4096, 4096}, {{"prec", prec}, {"trans_b", 1}, {"a_f32", 1}}, ir::ScalarKind::BF16), amx)
         .get("impl");
   };
   CHECK(af(256, 1) == 8);
-  CHECK(af(32, 1) != 8);
-  CHECK(af(32, 2) == 8);
+  CHECK(af(32, 1) == 8);
+  CHECK(af(16, 1) != 8);
+  CHECK(af(16, 2) == 8);
   CHECK(af(8, 2) != 8);
   CHECK(mm.heuristic(problem("matmul", {256, 4096, 4096}, {{"prec", 1}, {"a_f32", 1}}, ir::ScalarKind::BF16), amx).get("impl") != 8);  // K×N
   CHECK_THROWS_WITH_AS(mm.validate(problem("matmul", {8, 8, 8}, {{"prec", 1}}, ir::ScalarKind::BF16)), doctest::Contains("f32 A"),
