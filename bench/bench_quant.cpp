@@ -43,8 +43,8 @@ struct QuantOp {
   std::vector<ops::DeviceTensors> sets;
   std::string variant;
   size_t next = 0;
-  // `rotate_bytes`: allocate copies of the inputs until they exceed this.
-  QuantOp(const ops::Problem& p, int threads, double input_bytes, double rotate_bytes) {
+  // `copies` of the inputs, rotated through.
+  QuantOp(const ops::Problem& p, int threads, int copies) {
     rt::DeviceOptions o;
     o.threads = unsigned(threads);
     dev = rt::create_device("cpu", o);
@@ -54,7 +54,6 @@ struct QuantOp {
     variant = v.str() + " (" + src + ")";
     pp = ops::prepare(*dev, p, v);
     ops::HostTensors h = ops::make_host_tensors(p, 7);
-    int copies = std::max(1, int(rotate_bytes / input_bytes) + 1);
     for (int i = 0; i < copies; ++i) sets.push_back(ops::upload(*dev, h));
   }
   double run() {
@@ -75,7 +74,7 @@ void against_triad(benchmark::State& state, QuantOp& ours, double bytes, int thr
 }
 
 // Copies past twice the LLC: every run in ours' steady state streams from DRAM.
-double beyond_l3() { return rotation_bytes(codegen::cpu_caps().llc_bytes); }
+int beyond_l3(double input_bytes) { return rotation_copies(input_bytes, codegen::cpu_caps().llc_bytes); }
 
 // layout: qmatmul's attr (16: Q4_0 rows interleaved by 16, the same bytes
 // repacked at load time).
@@ -83,14 +82,14 @@ void BM_QGemv(benchmark::State& state, QFormat f, int64_t n, int64_t k, int64_t 
   const int threads = int(state.range(0));
   ops::Problem p{"qmatmul", {1, n, k}, ir::ScalarKind::F32, {{"format", int64_t(f)}, {"xq", xq}, {"layout", layout}}};
   double wbytes = double(layout ? ops::quant::r16_bytes(f, n, k) : ops::quant::packed_bytes(f, n, k));
-  QuantOp ours(p, threads, wbytes, beyond_l3());
+  QuantOp ours(p, threads, beyond_l3(wbytes));
   against_triad(state, ours, wbytes, threads);
 }
 
 void BM_QGemm(benchmark::State& state, QFormat f, int64_t m, int64_t n, int64_t k) {
   const int threads = int(state.range(0));
   ops::Problem p{"qmatmul", {m, n, k}, ir::ScalarKind::F32, {{"format", int64_t(f)}}};
-  QuantOp ours(p, threads, double(ops::quant::packed_bytes(f, n, k)), 0);
+  QuantOp ours(p, threads, 1);
   std::vector<float> a = random_floats(size_t(m * k), 3), b = random_floats(size_t(n * k), 5), c(size_t(m * n));
   set_vendor_threads(threads);
   auto ob = [&] { return seconds([&] { openblas_sgemm(true, m, n, k, a.data(), b.data(), c.data()); }); };
@@ -119,7 +118,7 @@ void BM_Convert(benchmark::State& state, const char* op, QFormat f, int64_t rows
   const int threads = int(state.range(0));
   ops::Problem p{op, {rows, k}, ir::ScalarKind::F32, {{"format", int64_t(f)}}};
   double bytes = double(ops::quant::packed_bytes(f, rows, k)) + 4.0 * double(rows * k);
-  QuantOp ours(p, threads, bytes, beyond_l3());
+  QuantOp ours(p, threads, beyond_l3(bytes));
   against_triad(state, ours, bytes, threads);
 }
 

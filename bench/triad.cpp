@@ -34,10 +34,9 @@ double run_triad(float* a, const float* b, const float* c, float s, size_t n, in
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-double rotation_bytes(uint64_t llc_bytes) { return std::max(384.0 * 1048576.0, 2.0 * double(llc_bytes)); }
-
 int rotation_copies(double bytes, uint64_t llc_bytes) {
-  return std::max(2, int(std::ceil(rotation_bytes(llc_bytes) / std::max(bytes, 1.0))));
+  const double rotation = std::max(384.0 * 1048576.0, 2.0 * double(llc_bytes));
+  return std::max(2, int(std::ceil(rotation / std::max(bytes, 1.0))));
 }
 
 void ratio_to_triad(benchmark::State& state, const std::function<double()>& run, double bytes, int threads, int rounds,

@@ -17,12 +17,9 @@ double run_triad(float* a, const float* b, const float* c, float s, size_t n, in
 // Bytes STREAM counts for one triad over n floats (2 reads + 1 write).
 inline double triad_bytes(size_t n) { return 12.0 * double(n); }
 
-// What a memory-bound op's input copies should add up to for each run to
-// stream from DRAM in the op's steady state (ratio_to_triad's evict runs
-// cycle through them): twice the last-level cache, at least 384 MiB.
-double rotation_bytes(uint64_t llc_bytes);
-
-// Copies of `bytes` of inputs that reach rotation_bytes(llc_bytes).
+// Copies of a memory-bound op's `bytes` of inputs for each run to stream
+// from DRAM in the op's steady state (ratio_to_triad's evict runs cycle
+// through them): together twice the last-level cache, at least 384 MiB.
 int rotation_copies(double bytes, uint64_t llc_bytes);
 
 // `run` (one run of ours, returning its seconds) interleaved with the triad

@@ -1,7 +1,6 @@
 #include "ops/bf16_terms.h"
 
 #include <array>
-#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -20,11 +19,31 @@ int bf16_terms_parts(int64_t prec, bool b_bf16) {
   throw std::invalid_argument("bf16 terms: prec must be 1 or 2");
 }
 
+int64_t bf16_terms_seg(int64_t k) { return (k + 1) / 2 * 2; }
+
 double terms_tolerance(int64_t prec) { return prec == 1 ? 1.0 / 4096 : prec == 2 ? 1.0 / 32 : 0.0; }
 
 namespace {
 
 constexpr uint32_t kColsPerItem = 256;
+
+// The terms of v (f32 scalar or line) as bf16: {hi, lo, hi2}, hi2 being hi
+// where it meets the other side's lo; with one part, {hi, hi, hi}. x - hi is
+// exact in f32. Where hi is not finite (x infinite or NaN, or past bf16's
+// largest value) only the hi·hi product carries it: both other terms are 0,
+// so inf meets the other side's hi (inf·b) and never its lo, which is 0
+// wherever b is a bf16 value (inf·0 = NaN where the f32 product is inf),
+// nor inf - inf.
+std::array<Value, 3> terms_of(const Value& v, int parts) {
+  const int lanes = v.type().lanes;
+  auto ty = [&](ir::ScalarKind k) { return lanes > 1 ? line(ir::Type(k), lanes) : ir::Type(k); };
+  Value hi = cast(ty(ir::ScalarKind::BF16), v);
+  if (parts == 1) return {hi, hi, hi};
+  Value hf = cast(ty(ir::ScalarKind::F32), hi);
+  Value finite = (bitcast(ty(ir::ScalarKind::U32), hf) & 0x7fffffffu) < 0x7f800000u;
+  Value zero = lanes > 1 ? splat(constant(f32, 0.0f), lanes) : constant(f32, 0.0f);
+  return {hi, cast(ty(ir::ScalarKind::BF16), select(finite, v - hf, zero)), cast(ty(ir::ScalarKind::BF16), select(finite, hf, zero))};
+}
 
 }  // namespace
 
@@ -55,23 +74,7 @@ ir::Kernel bf16_terms_kernel(int parts, Bf16TermsSide side, bool gated) {
     };
     // The terms of v (f32 line or scalar), stored at column c of each segment.
     auto store = [&](const Value& c, const Value& v, int lanes) {
-      const ir::Type bt = lanes > 1 ? line(bf16, lanes) : ir::Type(bf16);
-      const ir::Type ft = lanes > 1 ? line(f32, lanes) : ir::Type(f32);
-      const ir::Type ut = lanes > 1 ? line(u32, lanes) : ir::Type(u32);
-      Value hi = cast(bt, v);
-      Value lo, hi2;  // the lo term, and hi where it meets the other side's lo
-      if (parts > 1) {
-        // x - hi is exact in f32. Where hi is not finite (x infinite or NaN,
-        // or past bf16's largest value) only the hi·hi product carries it:
-        // both other terms are 0, so inf meets the other side's hi (inf·b)
-        // and never its lo, which is 0 wherever b is a bf16 value (inf·0 =
-        // NaN where the f32 product is inf), nor inf - inf.
-        Value hf = cast(ft, hi);
-        Value finite = (bitcast(ut, hf) & 0x7fffffffu) < 0x7f800000u;
-        Value zero = lanes > 1 ? splat(constant(f32, 0.0f), lanes) : constant(f32, 0.0f);
-        lo = cast(bt, select(finite, v - hf, zero));
-        hi2 = cast(bt, select(finite, hf, zero));
-      }
+      const auto [hi, lo, hi2] = terms_of(v, parts);
       const Value at = yrow + cast(u64, c);
       for (int j = 0; j < parts; ++j) {
         // A: [hi | hi2 | lo] against B: [hi | lo | hi2].
@@ -95,21 +98,6 @@ ir::Kernel bf16_terms_kernel(int parts, Bf16TermsSide side, bool gated) {
     }
   });
 }
-
-namespace {
-
-// The terms of a line v: {hi, lo, hi2} as bf16 lines (see bf16_terms_kernel).
-std::array<Value, 3> line_terms(const Value& v, int parts) {
-  const int lanes = v.type().lanes;
-  Value hi = cast(line(bf16, lanes), v);
-  if (parts == 1) return {hi, hi, hi};
-  Value hf = cast(line(f32, lanes), hi);
-  Value finite = (bitcast(line(u32, lanes), hf) & 0x7fffffffu) < 0x7f800000u;
-  Value zero = splat(constant(f32, 0.0f), lanes);
-  return {hi, cast(line(bf16, lanes), select(finite, v - hf, zero)), cast(line(bf16, lanes), select(finite, hf, zero))};
-}
-
-}  // namespace
 
 ir::Kernel bf16_terms_panels_kernel(int parts, ir::Type src) {
   const bool wide = src.kind == ir::ScalarKind::F32;
@@ -152,7 +140,7 @@ ir::Kernel bf16_terms_panels_kernel(int parts, ir::Type src) {
         });
       });
       // (bf16 B is its own hi term, exact.)
-      const auto t0 = line_terms(lines[0].get(), parts), t1 = line_terms(lines[1].get(), parts);
+      const auto t0 = terms_of(lines[0].get(), parts), t1 = terms_of(lines[1].get(), parts);
       for (int t = 0; t < parts; ++t) {
         Value w0 = bitcast(line(u32, 8), t0[size_t(t)]), w1 = bitcast(line(u32, 8), t1[size_t(t)]);
         std::vector<Value> ws;

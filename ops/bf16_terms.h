@@ -24,6 +24,10 @@ namespace kgen::ops {
 // Each is far below what losing a term costs (prec 1 without lo: ~2^-8).
 double terms_tolerance(int64_t prec);
 
+// Each part's depth for a product of depth k: k rounded up to whole pairs
+// (the tile product's pair words), zeros past k.
+int64_t bf16_terms_seg(int64_t k);
+
 // Which side of the product a split feeds: its parts' order along K.
 enum class Bf16TermsSide { A, B };
 

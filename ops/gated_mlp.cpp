@@ -24,8 +24,8 @@
 #include <stdexcept>
 
 #include "dsl/dsl.h"
-#include "ops/bf16_terms.h"
 #include "ir/half.h"
+#include "ops/bf16_terms.h"
 #include "ops/fusion.h"
 #include "ops/gemm_panels.h"
 #include "ops/matmul.h"
@@ -148,7 +148,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     if (!terms_fit(p, caps)) throw std::invalid_argument("gated_mlp: impl=4 (bf16 terms) needs f32 inputs, prec=1|2 and a CPU with AMX-BF16");
     const int64_t prec = p.attr("prec", 0);
     const int parts = bf16_terms_parts(prec);
-    const int64_t dp = (s.d + 1) / 2 * 2, fp = (s.f + 1) / 2 * 2;  // each part's depth: whole pairs
+    const int64_t dp = bf16_terms_seg(s.d), fp = bf16_terms_seg(s.f);  // each part's depth
     // X's terms once for both products, G's, U's and Dn's as the products
     // take them (their pair panels where those run on tiles unswapped).
     const int x = plan_bf16_terms(pl, nio, 0, s.t, s.d, dp, s.d, parts, Bf16TermsSide::A);

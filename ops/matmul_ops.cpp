@@ -14,10 +14,10 @@
 //   5 swapped: trans_b, Cᵀ = B·Aᵀ on the gemm macro-kernel with B's rows read
 //           in place and A packed (mr, nl, kc, mc), then Cᵀ transposed
 #include <algorithm>
-#include <optional>
-#include <tuple>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
+#include <tuple>
 
 #include "ops/bf16_terms.h"
 #include "ops/fusion.h"
@@ -161,7 +161,7 @@ bool terms_fits(const Shape& s, const TargetCaps& caps) {
   return s.dt == ir::ScalarKind::F32 || (terms_b_bf16(s) && s.trans_b);
 }
 int terms_parts(const Shape& s) { return bf16_terms_parts(s.prec, terms_b_bf16(s)); }
-int64_t terms_seg(const Shape& s) { return (s.k + 1) / 2 * 2; }
+int64_t terms_seg(const Shape& s) { return bf16_terms_seg(s.k); }
 Problem terms_problem(const Shape& s) {
   Problem q;
   q.op = "matmul";
@@ -845,18 +845,16 @@ void plan_terms_bt(Plan& pl, size_t nio, const Shape& s, const std::optional<Var
   const int64_t seg = terms_seg(s);
   const Problem q = terms_problem(s);
   Variant v = iv ? *iv : heuristic(q, caps);
-  if (terms_b_bf16(s)) {
-    // bf16 B (exact): one copy as the pair panels, A's parts each against it.
-    if (v.get("impl") != kTile || v.get("sw", 0)) v = tile_variant(shape_of(q), caps);
-    const int bp = plan_bf16_terms_panels(pl, nio, b, s.batch, s.n, s.k, seg, 1, s.dt);
-    Shape one = shape_of(q);
-    one.k = seg;
-    plan_tile_product(pl, one, int(v.get("mc", 8)), int(v.get("nc", 4)), false, int(v.get("kc", 0)), a, bp, c, parts);
-    return;
-  }
+  // bf16 B (exact) takes the tiles unswapped whatever the product's variant.
+  if (terms_b_bf16(s) && (v.get("impl") != kTile || v.get("sw", 0))) v = tile_variant(shape_of(q), caps);
   if (v.get("impl") == kTile && !v.get("sw", 0)) {
-    const int bp = plan_bf16_terms_panels(pl, nio, b, s.batch, s.n, s.k, seg, parts, s.dt);
-    plan_tile_product(pl, shape_of(q), int(v.get("mc", 8)), int(v.get("nc", 4)), false, int(v.get("kc", 0)), a, bp, c);
+    // f32 B: its terms as panels parts·seg deep; bf16 B: itself as panels
+    // seg deep, each of A's parts against them (the tile kernel's a_parts).
+    const int b_parts = terms_b_bf16(s) ? 1 : parts;
+    const int bp = plan_bf16_terms_panels(pl, nio, b, s.batch, s.n, s.k, seg, b_parts, s.dt);
+    Shape t = shape_of(q);
+    t.k = b_parts * seg;
+    plan_tile_product(pl, t, int(v.get("mc", 8)), int(v.get("nc", 4)), false, int(v.get("kc", 0)), a, bp, c, parts / b_parts);
     return;
   }
   const int bt = plan_bf16_terms(pl, nio, b, s.batch * s.n, s.k, seg, s.k, parts, Bf16TermsSide::B);
@@ -1108,7 +1106,7 @@ void register_matmul_ops() {
   d.attrs_help =
       "trans_b=0|1 batch=1 a_f32=0|1 (A f32 whatever dtype is: activations against f16/bf16 weights) prec=0|1|2 (f32 products "
       "allowed at a lower precision, as PyTorch's float32_matmul_precision: 1 'high', three bf16 products of two-term splits, "
-      "~2^-15 of each product; 2 'medium', bf16 products; taken on AMX hosts where the product is compute-bound)";
+      "within 3·2^-16 of each product; 2 'medium', bf16 products; taken on AMX hosts where the product is compute-bound)";
   d.validate = validate;
   d.inputs = [](const Problem& p) {
     Shape s = shape_of(p);

@@ -89,7 +89,7 @@ double dot_tolerance(int64_t k);
 
 // C (m × n f32) = A·Bᵀ at prec 1|2 as matmul impl=8 runs it, with A's terms
 // split already (slot a_terms: m × parts·seg bf16, bf16_terms.h's A side,
-// seg = k rounded up to even) and B f32 n × k (slot b): the gated MLP's
+// seg = bf16_terms_seg(k)) and B f32 n × k (slot b): the gated MLP's
 // products sharing one split of X, or of H from its fused pass.
 void plan_terms_product(Plan& pl, size_t n_io, int a_terms, int b, int c, int64_t m, int64_t n, int64_t k, int64_t prec,
                         const TargetCaps& caps);

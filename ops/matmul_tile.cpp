@@ -39,12 +39,14 @@ ir::Kernel gemm_tile_kernel(int mc, int nc, bool swapped, int kc, int a_parts) {
     Value c_base = bz * M64 * N64, a_base = bz * cast(u64, arows) * lda64;
     Value b_base = (bz * cast(u64, np)) * cast(u64, kp) * uint64_t(32);
     auto panel_at = [&](const Value& p) { return b_base + cast(u64, p) * cast(u64, kp) * uint64_t(32); };
-    if (!swapped && kc) {
-      // K in slices of kc (kcp pairs), the workgroup's blocks of C summed
-      // over them: a long K's A block and panel slice stay in L2 (all of a
-      // 33024-deep K is 2 MiB per 32 rows).
-      const uint32_t kcp = uint32_t(kc / 2);
-      for_range(0u, (kp + (kcp - 1)) / kcp, [&](Value sl) {
+    if (!swapped) {
+      // The panel outer: it stays in L1/L2 while the mc blocks of A pass.
+      // With kc, K in slices of kc (kcp pairs), the workgroup's blocks of C
+      // summed over them: a long K's A block and panel slice stay in L2 (all
+      // of a 33024-deep K is 2 MiB per 32 rows); else one slice of all of K.
+      const Value kcp = kc ? constant(u32, uint32_t(kc / 2)) : kp;
+      const Value slices = kc ? (kp + (kcp - 1u)) / kcp : constant(u32, 1u);
+      for_range(0u, slices, [&](Value sl) {
         Value sp0 = sl * kcp, spn = min(kp - sp0, kcp);
         for_range(p0, min(p0 + uint32_t(nc), np), [&](Value p) {
           Value cols = min(N - p * 32u, 32u);
@@ -55,26 +57,13 @@ ir::Kernel gemm_tile_kernel(int mc, int nc, bool swapped, int kc, int a_parts) {
             TileOperand bb{bp, panel_at(p) + cast(u64, sp0) * uint64_t(32)};
             for (int j = 0; j < a_parts; ++j) {
               TileOperand ab{a, a_base + r64 * lda64 + K64 * uint64_t(j) + cast(u64, sp0) * uint64_t(2)};
-              if (j) tile_mma_bf16(cb, ab, bb, rows, cols, spn, N, lda, constant(u32, 32u), true);
-              else if_(sl == 0u, [&] { tile_mma_bf16(cb, ab, bb, rows, cols, spn, N, lda, constant(u32, 32u), false); }).else_([&] {
-                tile_mma_bf16(cb, ab, bb, rows, cols, spn, N, lda, constant(u32, 32u), true);
-              });
+              auto mma = [&](bool acc) { tile_mma_bf16(cb, ab, bb, rows, cols, spn, N, lda, constant(u32, 32u), acc); };
+              // The first product of the first slice starts C; the rest add to it.
+              if (j) mma(true);
+              else if (!kc) mma(false);
+              else if_(sl == 0u, [&] { mma(false); }).else_([&] { mma(true); });
             }
           });
-        });
-      });
-      return;
-    }
-    if (!swapped) {
-      // The panel outer: it stays in L1/L2 while the mc blocks of A pass.
-      for_range(p0, min(p0 + uint32_t(nc), np), [&](Value p) {
-        Value cols = min(N - p * 32u, 32u);
-        for_range(r0, min(r0 + uint32_t(mc), mb), [&](Value r) {
-          Value rows = min(M - r * 32u, 32u);
-          Value r64 = cast(u64, r) * uint64_t(32);
-          for (int j = 0; j < a_parts; ++j)
-            tile_mma_bf16({c, c_base + r64 * N64 + cast(u64, p) * uint64_t(32)}, {a, a_base + r64 * lda64 + K64 * uint64_t(j)},
-                          {bp, panel_at(p)}, rows, cols, kp, N, lda, constant(u32, 32u), j > 0);
         });
       });
       return;
