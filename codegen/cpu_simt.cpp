@@ -100,6 +100,9 @@ class CpuSimtEmitter : public CEmitter {
     bool streams = false;
     ir::walk(k_.body, [&](const Instr& in) { streams |= ir::is_nontemporal_store(in); });
     if (streams) line("kg_stream_fence();  // order this call's streaming stores before the launch completes");
+    bool tiles = false;
+    ir::walk(k_.body, [&](const Instr& in) { tiles |= in.op == Op::TileMmaBf16; });
+    if (tiles) line("kg_tile_release();  // the tile ops leave the tiles configured between blocks");
     close();
     return std::move(out());
   }
