@@ -130,17 +130,18 @@ void BM_Sgemm(benchmark::State& state, int64_t m, int64_t n, int64_t k, bool tb,
   state.SetLabel(ours.variant);
 }
 
-// bf16 A (M×K) and B (N×K, trans_b) into f32 C. Ours as dispatched (AMX
-// tiles, or bf16 pairs on vdpbf16ps, where the host has them) against
-// oneDNN's bf16 matmul on the same buffers (AMX too where present),
-// interleaved; also our widening GEMM (the heuristic as without tiles and
-// the pair dot product: bf16 converted to f32 while packing).
-void BM_Bf16Gemm(benchmark::State& state, int64_t m, int64_t n, int64_t k) {
+// bf16 (f16) A (M×K) and B (N×K, trans_b) into f32 C. Ours as dispatched
+// (AMX tiles, or bf16 pairs on vdpbf16ps, where the host has them; f16 as
+// four exact bf16 terms on the tiles) against oneDNN's bf16 (f16) matmul on
+// the same buffers (AMX too where present), interleaved; also our widening
+// GEMM (the heuristic as without tiles and the pair dot product: converted
+// to f32 while packing).
+void BM_Bf16Gemm(benchmark::State& state, int64_t m, int64_t n, int64_t k, ir::ScalarKind dt) {
   const int threads = int(state.range(0));
   ops::Problem p;
   p.op = "matmul";
   p.dims = {m, n, k};
-  p.dtype = ir::ScalarKind::BF16;
+  p.dtype = dt;
   p.attrs["trans_b"] = 1;
   OurOp ours(p, threads);
   auto caps = ours.dev->caps();
@@ -151,7 +152,7 @@ void BM_Bf16Gemm(benchmark::State& state, int64_t m, int64_t n, int64_t k) {
   auto& io = ours.sets[0];
   std::vector<float> c(size_t(m * n));
   set_vendor_threads(threads);
-  OnednnBf16Matmul dn(m, n, k, io.bufs[0]->host_ptr(), io.bufs[1]->host_ptr(), c.data());
+  OnednnBf16Matmul dn(m, n, k, io.bufs[0]->host_ptr(), io.bufs[1]->host_ptr(), c.data(), dt == ir::ScalarKind::F16 ? dnnl_f16 : dnnl_bf16);
   auto vendor = [&] { return seconds([&] { dn.run(); }); };
   ours.run();
   wide.run();
@@ -170,11 +171,11 @@ void BM_Bf16Gemm(benchmark::State& state, int64_t m, int64_t n, int64_t k) {
   state.counters["ratio_vs_widened"] = g_ours / g_wide;
   if (dn.ok()) {
     const double g_dn = flop / median(t_dn) / 1e9;
-    state.counters["onednn_bf16_GFLOP_per_s"] = g_dn;
+    state.counters[dt == ir::ScalarKind::F16 ? "onednn_f16_GFLOP_per_s" : "onednn_bf16_GFLOP_per_s"] = g_dn;
     state.counters["ratio"] = g_ours / g_dn;
     state.SetLabel(ours.variant + "; oneDNN " + dn.impl());
   } else {
-    state.SetLabel(ours.variant + "; oneDNN bf16 matmul unavailable: no ratio");
+    state.SetLabel(ours.variant + "; oneDNN " + ir::Type(dt).str() + " matmul unavailable: no ratio");
   }
 }
 
@@ -392,7 +393,11 @@ void register_matmul_benchmarks() {
     benchmark::RegisterBenchmark(("matmul/sgemm_kn/" + shape(m, 11008, 4096)).c_str(), BM_Sgemm, m, 11008, 4096, false, int64_t(0))
         ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.3);
   for (int64_t s : {1024, 2048})
-    benchmark::RegisterBenchmark(("matmul/bf16/" + shape(s, s, s)).c_str(), BM_Bf16Gemm, s, s, s)
+    benchmark::RegisterBenchmark(("matmul/bf16/" + shape(s, s, s)).c_str(), BM_Bf16Gemm, s, s, s, ir::ScalarKind::BF16)
+        ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
+  // f16 (ratio_vs_widened: against our f32-widening GEMM, what f16 ran before the terms).
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1024, 1024, 1024}, {2048, 2048, 2048}, {2048, 1024, 512}})
+    benchmark::RegisterBenchmark(("matmul/f16/" + shape(m, n, k)).c_str(), BM_Bf16Gemm, m, n, k, ir::ScalarKind::F16)
         ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
   benchmark::RegisterBenchmark("matmul/gemv/1x4096x4096", BM_Gemv, 4096, 4096, ir::ScalarKind::F32)
       ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.3);

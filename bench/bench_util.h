@@ -59,20 +59,21 @@ inline void onednn_sgemm(bool tb, int64_t m, int64_t n, int64_t k, const float* 
   dnnl_sgemm('N', tb ? 'T' : 'N', m, n, k, 1.0f, a, k, b, tb ? k : n, 0.0f, c, n);
 }
 
-// oneDNN's bf16 matmul primitive (2.x C API): C (M×N f32) = A (M×K bf16) ·
-// Bᵀ (B: N×K bf16, the weight layout), on caller-owned buffers. oneDNN has
-// no bf16 GEMM function; the primitive is what its frameworks run (brgemm
-// kernels with vdpbf16ps where the CPU has AVX512-BF16). ok() is false when
-// any call fails (then the benchmark says so instead of comparing).
+// oneDNN's bf16 (or f16) matmul primitive (2.x C API): C (M×N f32) = A (M×K
+// bf16) · Bᵀ (B: N×K bf16, the weight layout), on caller-owned buffers.
+// oneDNN has no bf16 GEMM function; the primitive is what its frameworks run
+// (brgemm kernels with vdpbf16ps where the CPU has AVX512-BF16, AMX tiles
+// where it has them). ok() is false when any call fails (then the benchmark
+// says so instead of comparing).
 class OnednnBf16Matmul {
  public:
-  OnednnBf16Matmul(int64_t m, int64_t n, int64_t k, const void* a, const void* b, float* c) {
+  OnednnBf16Matmul(int64_t m, int64_t n, int64_t k, const void* a, const void* b, float* c, dnnl_data_type_t dt = dnnl_bf16) {
     dnnl_memory_desc_t amd, bmd, cmd;
     dnnl_dims_t ad = {m, k}, bd = {k, n}, cd = {m, n};
     ok_ = dnnl_engine_create(&eng_, dnnl_cpu, 0) == dnnl_success &&
           dnnl_stream_create(&stream_, eng_, dnnl_stream_default_flags) == dnnl_success &&
-          dnnl_memory_desc_init_by_tag(&amd, 2, ad, dnnl_bf16, dnnl_ab) == dnnl_success &&
-          dnnl_memory_desc_init_by_tag(&bmd, 2, bd, dnnl_bf16, dnnl_ba) == dnnl_success &&  // K×N stored N×K
+          dnnl_memory_desc_init_by_tag(&amd, 2, ad, dt, dnnl_ab) == dnnl_success &&
+          dnnl_memory_desc_init_by_tag(&bmd, 2, bd, dt, dnnl_ba) == dnnl_success &&  // K×N stored N×K
           dnnl_memory_desc_init_by_tag(&cmd, 2, cd, dnnl_f32, dnnl_ab) == dnnl_success;
     dnnl_matmul_desc_t md;
     ok_ = ok_ && dnnl_matmul_desc_init(&md, &amd, &bmd, nullptr, &cmd) == dnnl_success &&

@@ -19,6 +19,18 @@ int bf16_terms_parts(int64_t prec, bool b_bf16) {
   throw std::invalid_argument("bf16 terms: prec must be 1 or 2");
 }
 
+int f16_terms_parts(int64_t prec) {
+  if (prec < 0 || prec > 2) throw std::invalid_argument("f16 terms: prec must be 0, 1 or 2");
+  return prec == 0 ? 4 : prec == 1 ? 3 : 1;
+}
+
+int bf16_term_index(int j, int parts, Bf16TermsSide side) {
+  // {hi, lo, hi2} = 0, 1, 2. A: [hi | lo] (2 parts), [hi | hi2 | lo], [hi |
+  // hi2 | lo | lo]; B: [hi | lo | hi2], [hi | lo | hi2 | lo].
+  static constexpr int a[4][4] = {{0}, {0, 1}, {0, 2, 1}, {0, 2, 1, 1}}, b[4][4] = {{0}, {0, 1}, {0, 1, 2}, {0, 1, 2, 1}};
+  return (side == Bf16TermsSide::A ? a : b)[parts - 1][j];
+}
+
 int64_t bf16_terms_seg(int64_t k) { return (k + 1) / 2 * 2; }
 
 double terms_tolerance(int64_t prec) { return prec == 1 ? 1.0 / 4096 : prec == 2 ? 1.0 / 32 : 0.0; }
@@ -47,13 +59,15 @@ std::array<Value, 3> terms_of(const Value& v, int parts) {
 
 }  // namespace
 
-ir::Kernel bf16_terms_kernel(int parts, Bf16TermsSide side, bool gated) {
-  const bool b_side = side == Bf16TermsSide::B;
-  if (parts < 1 || parts > 3 || (parts == 2 && b_side)) throw std::invalid_argument("bf16_terms_kernel: parts must be 1 or 3 (A: 1-3)");
-  const std::string name =
-      std::string("bf16_terms_") + (parts == 1 ? "h" : parts == 2 ? "hl" : b_side ? "hlh" : "hhl") + (gated ? "_silu" : "");
+ir::Kernel bf16_terms_kernel(int parts, Bf16TermsSide side, bool gated, ir::Type src) {
+  const bool b_side = side == Bf16TermsSide::B, half = src.kind == ir::ScalarKind::F16;
+  if (parts < 1 || parts > 4 || (parts == 2 && b_side)) throw std::invalid_argument("bf16_terms_kernel: parts must be 1, 3 or 4 (A: 1-4)");
+  if ((!half && src.kind != ir::ScalarKind::F32) || (half && gated)) throw std::invalid_argument("bf16_terms_kernel: f32 or f16 (not gated) x");
+  const std::string name = std::string("bf16_terms_") +
+                           (parts == 1 ? "h" : parts == 2 ? "hl" : parts == 4 ? (b_side ? "hlhl" : "hhll") : b_side ? "hlh" : "hhl") +
+                           (gated ? "_silu" : "") + (half ? "_f16" : "");
   return kernel(name, [&](KernelBuilder& kb) {
-    auto x = kb.input("x", f32);
+    auto x = kb.input("x", src);
     auto cols = kb.scalar("cols", u32);
     auto seg = kb.scalar("seg", u32);
     auto pitch = kb.scalar("pitch", u32);
@@ -67,19 +81,17 @@ ir::Kernel bf16_terms_kernel(int parts, Bf16TermsSide side, bool gated) {
     // The value at column c of the row (a line of `lanes` from c, or a scalar).
     auto value = [&](const Value& c, int lanes) -> Value {
       const Value off = xrow + cast(u64, c);
-      auto at = [&](const Array& a) { return lanes > 1 ? load_line(a, off, lanes) : Value(a[off]); };
+      auto at = [&](const Array& a) { return as_f32(lanes > 1 ? load_line(a, off, lanes) : Value(a[off])); };
       if (!gated) return at(x);
       Value g = at(x);
       return g / (fast_exp(-g) + 1.0f) * at(u);
     };
     // The terms of v (f32 line or scalar), stored at column c of each segment.
     auto store = [&](const Value& c, const Value& v, int lanes) {
-      const auto [hi, lo, hi2] = terms_of(v, parts);
+      const auto terms = terms_of(v, parts);
       const Value at = yrow + cast(u64, c);
       for (int j = 0; j < parts; ++j) {
-        // A: [hi | hi2 | lo] against B: [hi | lo | hi2].
-        // (A of f32 against exact bf16 B: [hi | lo], each part against B.)
-        const Value& t = parts == 1 || j == 0 ? hi : parts == 2 ? lo : j == (b_side ? 1 : 2) ? lo : hi2;
+        const Value& t = terms[size_t(bf16_term_index(j, parts, side))];
         const Value dst = at + seg64 * uint64_t(j);
         if (lanes > 1) store_line(y, dst, t);
         else y[dst] = t;
@@ -100,10 +112,11 @@ ir::Kernel bf16_terms_kernel(int parts, Bf16TermsSide side, bool gated) {
 }
 
 ir::Kernel bf16_terms_panels_kernel(int parts, ir::Type src) {
-  const bool wide = src.kind == ir::ScalarKind::F32;
-  if (wide ? parts != 1 && parts != 3 : (src.kind != ir::ScalarKind::BF16 || parts != 1))
-    throw std::invalid_argument("bf16_terms_panels_kernel: f32 B in 1 or 3 parts, bf16 B in 1");
-  return kernel(std::string("bf16_terms_panels_") + (wide ? (parts == 1 ? "h" : "hlh") : "bf16"),
+  const bool wide = src.kind == ir::ScalarKind::F32, half = src.kind == ir::ScalarKind::F16;
+  if (wide ? parts != 1 && parts != 3 : half ? parts != 1 && parts != 3 && parts != 4 : (src.kind != ir::ScalarKind::BF16 || parts != 1))
+    throw std::invalid_argument("bf16_terms_panels_kernel: f32 B in 1 or 3 parts, f16 in 1, 3 or 4, bf16 in 1");
+  return kernel(std::string("bf16_terms_panels_") +
+                    (src.kind == ir::ScalarKind::BF16 ? "bf16" : parts == 1 ? "h" : parts == 3 ? "hlh" : "hlhl") + (half ? "_f16" : ""),
                 [&](KernelBuilder& kb) {
     auto b = kb.input("b", src);
     auto bp = kb.output("bp", line(u32, 16));
@@ -117,7 +130,7 @@ ir::Kernel bf16_terms_panels_kernel(int parts, ir::Type src) {
     const Value np = (R + 31u) / 32u;
     const Value k0 = c * 32u;
     // Per row: the 16 pair words of each term (term t of k0 + 2q in the low half, k0 + 2q + 1 in the high).
-    std::array<std::array<Value, 16>, 3> words;
+    std::array<std::array<Value, 16>, 4> words;
     for (uint32_t i = 0; i < 16; ++i) {
       const Value row = p * 32u + h * 16u + i;
       const Value at = (cast(u64, z) * cast(u64, R) + cast(u64, row)) * cast(u64, C) + cast(u64, k0);
@@ -142,13 +155,14 @@ ir::Kernel bf16_terms_panels_kernel(int parts, ir::Type src) {
       // (bf16 B is its own hi term, exact.)
       const auto t0 = terms_of(lines[0].get(), parts), t1 = terms_of(lines[1].get(), parts);
       for (int t = 0; t < parts; ++t) {
-        Value w0 = bitcast(line(u32, 8), t0[size_t(t)]), w1 = bitcast(line(u32, 8), t1[size_t(t)]);
+        const size_t ti = size_t(bf16_term_index(t, parts, Bf16TermsSide::B));
+        Value w0 = bitcast(line(u32, 8), t0[ti]), w1 = bitcast(line(u32, 8), t1[ti]);
         std::vector<Value> ws;
         for (int q = 0; q < 16; ++q) ws.push_back(extract(q < 8 ? w0 : w1, q % 8));
         words[size_t(t)][i] = make_line(ws);
       }
     }
-    // Part j's term: B side order [hi | lo | hi2].
+    // Part j's term, in the B side's order.
     for (int j = 0; j < parts; ++j) {
       const std::array<Value, 16> cols = transpose16(words[size_t(j)]);
       const Value base = (cast(u64, z) * cast(u64, np) + cast(u64, p)) * cast(u64, kpt) + cast(u64, sp) * uint64_t(j);
@@ -174,12 +188,12 @@ int plan_bf16_terms_panels(Plan& pl, size_t n_io, int src, int64_t batch, int64_
 }
 
 int plan_bf16_terms(Plan& pl, size_t n_io, int src, int64_t rows, int64_t cols, int64_t seg, int64_t pitch, int parts,
-                    Bf16TermsSide side, int up) {
+                    Bf16TermsSide side, int up, ir::Type src_dt) {
   if (seg < cols) throw std::logic_error("plan_bf16_terms: seg < cols");
   const int y = pl.add_temp(n_io, size_t(rows * parts * seg) * 2);
   Step s;
   const bool gated = up >= 0;
-  s.kernel = bf16_terms_kernel(parts, side, gated);
+  s.kernel = bf16_terms_kernel(parts, side, gated, src_dt);
   s.dims.grid = {groups_for(seg, kColsPerItem), uint32_t(rows), 1};
   s.buffers = gated ? std::vector<int>{src, up, y} : std::vector<int>{src, y};
   s.scalars = {ir::scalar_slot(uint32_t(cols)), ir::scalar_slot(uint32_t(seg)), ir::scalar_slot(uint32_t(pitch))};

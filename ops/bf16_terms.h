@@ -24,12 +24,21 @@ namespace kgen::ops {
 // Each is far below what losing a term costs (prec 1 without lo: ~2^-8).
 double terms_tolerance(int64_t prec);
 
+// f16 operands (11 significant bits) are hi + lo exactly (lo keeps the 3
+// bits bf16 drops), so an f16 product is four bf16 products, each exact in
+// f32, summed in f32 like the widened f32 GEMM's: prec 0 takes all four
+// (A' = [hi | hi | lo | lo], B' = [hi | lo | hi | lo]), prec 1 drops lo·lo
+// (each product within 2^-18 of itself), prec 2 keeps hi·hi.
+int f16_terms_parts(int64_t prec);
+
+// Which of a value's terms {hi, lo, hi2} (0, 1, 2) part j of `parts` holds
+// on a side: the A and B orders pair up hi·hi, hi·lo, lo·hi (and lo·lo).
+enum class Bf16TermsSide { A, B };
+int bf16_term_index(int j, int parts, Bf16TermsSide side);
+
 // Each part's depth for a product of depth k: k rounded up to whole pairs
 // (the tile product's pair words), zeros past k.
 int64_t bf16_terms_seg(int64_t k);
-
-// Which side of the product a split feeds: its parts' order along K.
-enum class Bf16TermsSide { A, B };
 
 // Terms per value for a precision: 3 (prec 1) or 1 (prec 2); against bf16
 // B (exact), A's: 2 ([hi | lo]) or 1.
@@ -39,15 +48,16 @@ int bf16_terms_parts(int64_t prec, bool b_bf16 = false);
 // side's term j of x's row r (its `cols` values at x[r·pitch + c]), zeros
 // from `cols` to `seg`. A: [hi | hi | lo], or [hi | lo] (parts 2: each
 // against bf16 B); B: [hi | lo | hi]. gated: the value is silu(x[i])·u[i] (the gated MLP's H
-// from its gate and up products). One work-item per 256 columns of a row:
-// grid (ceil(seg/256), rows).
-ir::Kernel bf16_terms_kernel(int parts, Bf16TermsSide side, bool gated = false);
+// from its gate and up products). x f32, or f16 (not gated; 4 parts: A
+// [hi | hi | lo | lo], B [hi | lo | hi | lo]). One work-item per 256
+// columns of a row: grid (ceil(seg/256), rows).
+ir::Kernel bf16_terms_kernel(int parts, Bf16TermsSide side, bool gated = false, ir::Type src = ir::Type(ir::ScalarKind::F32));
 
 // Appends a split of slot src (rows × cols f32, row pitch `pitch`; with
 // `up` >= 0 the SiLU·product of src and slot up) into a new bf16 temporary
 // of rows × parts·seg; returns its slot.
 int plan_bf16_terms(Plan& pl, size_t n_io, int src, int64_t rows, int64_t cols, int64_t seg, int64_t pitch, int parts,
-                    Bf16TermsSide side, int up = -1);
+                    Bf16TermsSide side, int up = -1, ir::Type src_dt = ir::Type(ir::ScalarKind::F32));
 
 // B's terms straight into the tile product's pair panels (matmul.h
 // gemm_tile_kernel): Bᵀ (rows × cols f32 per batch, cols = K) becomes
@@ -58,7 +68,7 @@ int plan_bf16_terms(Plan& pl, size_t n_io, int src, int64_t rows, int64_t cols, 
 // 16 rows: grid (ceil(seg/32), 2·panels, batch); scalars rows, cols, seg.
 // src bf16 (f32 A against bf16 weights, a_f32; parts 1): B is exact, its
 // panels are B itself, each of A's [hi | lo] against them (gemm_tile_kernel's
-// a_parts).
+// a_parts). src f16: 1, 3 or 4 parts, as f32's.
 ir::Kernel bf16_terms_panels_kernel(int parts, ir::Type src = ir::Type(ir::ScalarKind::F32));
 // Appends it for slot src (batch × rows × cols, Bᵀ); returns the panels' slot.
 int plan_bf16_terms_panels(Plan& pl, size_t n_io, int src, int64_t batch, int64_t rows, int64_t cols, int64_t seg, int parts,

@@ -155,12 +155,16 @@ Variant tile_swapped_variant(const Shape& s, const TargetCaps& caps) {
 // f32 A against bf16 Bᵀ (a_f32) too: B is exact, so A's [hi | lo] each
 // against B's one set of panels (prec 1, each product within 2^-16 of
 // itself; gemm_tile_kernel's a_parts) or hi against B.
+// f16 A and B at any prec: 4 terms (exact products) at prec 0.
 bool terms_b_bf16(const Shape& s) { return s.dt == ir::ScalarKind::BF16; }
+bool terms_f16(const Shape& s) { return s.dt == ir::ScalarKind::F16 && s.at == ir::ScalarKind::F16; }
 bool terms_fits(const Shape& s, const TargetCaps& caps) {
-  if (!is_cpu(caps) || !caps.matrix_tiles || s.prec == 0 || s.at != ir::ScalarKind::F32) return false;
+  if (!is_cpu(caps) || !caps.matrix_tiles) return false;
+  if (terms_f16(s)) return true;
+  if (s.prec == 0 || s.at != ir::ScalarKind::F32) return false;
   return s.dt == ir::ScalarKind::F32 || (terms_b_bf16(s) && s.trans_b);
 }
-int terms_parts(const Shape& s) { return bf16_terms_parts(s.prec, terms_b_bf16(s)); }
+int terms_parts(const Shape& s) { return terms_f16(s) ? f16_terms_parts(s.prec) : bf16_terms_parts(s.prec, terms_b_bf16(s)); }
 int64_t terms_seg(const Shape& s) { return bf16_terms_seg(s.k); }
 Problem terms_problem(const Shape& s) {
   Problem q;
@@ -190,11 +194,22 @@ Problem terms_problem(const Shape& s) {
 // 11.5 (B's panels twice: 42-43), 1024 × 4096² 217 -> 121 / 36.6, 256 ×
 // 1024² 3.1-3.3 -> 1.45 / 0.78-0.81 (two runs where given: the machine
 // was loaded unevenly).
+// f16 (prec 0: four terms, B' four times B), widened f32 GEMM -> terms, ms,
+// 1 thread, Bᵀ / K×N: 1024³ 12.8 -> 8.8 / 12.4 -> 9.5, 2048³ 96.7 -> 82.8 /
+// 102 -> 87.4, 4096 × 1024² 53.6 -> 41.1, 2048 × 512² 6.0 -> 4.3, 256³ 0.197
+// -> 0.188 / 0.198 -> 0.168, 128³ 0.031 -> 0.037 / 0.031 -> 0.029; where
+// B's terms outweigh the products, not: 256 × 4096² 70.8 -> 84.6 / 61.1 ->
+// 82.6, 512 × 4096² 106 -> 159, 1024 × 4096² 229 -> 240 (prec 1: 256 ×
+// 4096² 57.7, 128 × 4096² 34.6 -> 36.5; prec 2 8.6).
 bool terms_pays(const Shape& s) {
   const double h = 2.0 * double(s.m) * double(s.n) / double(s.m + s.n);
+  const double bytes = double(ir::Type(s.dt).bytes()) * double(s.batch) * double(s.k) * double(s.m + s.n);
+  if (terms_f16(s)) {
+    if (s.prec) return h >= (s.prec == 2 ? 96 : 256);
+    return h >= 256 && bytes <= 16.0 * 1048576.0;
+  }
   if (terms_b_bf16(s)) return h >= (s.prec == 2 ? 24 : 48);
   if (s.prec == 2) return h >= 96;
-  const double bytes = 4.0 * double(s.batch) * double(s.k) * double(s.m + s.n);
   return h >= 1024 || (h >= 192 && bytes <= 32.0 * 1048576.0);
 }
 
@@ -299,7 +314,8 @@ void validate(const Problem& p) {
       throw std::invalid_argument("unknown attribute '" + k + "' (trans_b, batch, a_f32, prec)");
   const int64_t prec = p.attr("prec", 0);
   if (prec < 0 || prec > 2) throw std::invalid_argument("prec must be 0 (IEEE f32), 1 (bf16x3) or 2 (bf16)");
-  if (prec && p.dtype != ir::ScalarKind::F32 && !af) throw std::invalid_argument("prec=1|2 is for f32 A (f32 B, or a_f32=1)");
+  if (prec && p.dtype != ir::ScalarKind::F32 && p.dtype != ir::ScalarKind::F16 && !af)
+    throw std::invalid_argument("prec=1|2 is for f32 or f16 A and B, or f32 A (a_f32=1)");
   // Index arithmetic is u32, packed buffers included (~(M + 16) · (K + 32) · batch).
   const Shape s = shape_of(p);
   // (The swapped product's Cᵀ has rows of M rounded up to 16.)
@@ -857,7 +873,7 @@ void plan_terms_bt(Plan& pl, size_t nio, const Shape& s, const std::optional<Var
     plan_tile_product(pl, t, int(v.get("mc", 8)), int(v.get("nc", 4)), false, int(v.get("kc", 0)), a, bp, c, parts / b_parts);
     return;
   }
-  const int bt = plan_bf16_terms(pl, nio, b, s.batch * s.n, s.k, seg, s.k, parts, Bf16TermsSide::B);
+  const int bt = plan_bf16_terms(pl, nio, b, s.batch * s.n, s.k, seg, s.k, parts, Bf16TermsSide::B, -1, s.dt);
   pl.append(nio, plan(q, v, caps), 3, {a, bt, c});
 }
 
@@ -922,10 +938,11 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     }
     case kTerms: {
       if (!terms_fits(s, caps))
-        throw std::invalid_argument("matmul: impl=8 (bf16 terms) needs prec=1|2, f32 A, f32 B or bf16 Bᵀ, and a CPU with AMX-BF16: " + v.str());
+        throw std::invalid_argument("matmul: impl=8 (bf16 terms) needs f16 A and B, or prec=1|2 with f32 A and f32 B or bf16 Bᵀ, "
+                                    "and a CPU with AMX-BF16: " + v.str());
       const int parts = terms_parts(s);
       const int64_t seg = terms_seg(s);
-      const int a = plan_bf16_terms(pl, nio, 0, s.batch * s.m, s.k, seg, s.k, parts, Bf16TermsSide::A);
+      const int a = plan_bf16_terms(pl, nio, 0, s.batch * s.m, s.k, seg, s.k, parts, Bf16TermsSide::A, -1, s.at);
       // The bf16 product's variant: the tile blocking the variant names (mc, nc, sw, kc), else its heuristic.
       std::optional<Variant> iv;
       if (v.params.count("mc")) {
@@ -939,7 +956,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       }
       // K×N: each batch's K rows of N are one row of K·N values (the parts
       // stacked along K), padded by N zeros where K is odd.
-      const int b = plan_bf16_terms(pl, nio, 1, s.batch, s.k * s.n, seg * s.n, s.k * s.n, parts, Bf16TermsSide::B);
+      const int b = plan_bf16_terms(pl, nio, 1, s.batch, s.k * s.n, seg * s.n, s.k * s.n, parts, Bf16TermsSide::B, -1, s.dt);
       const Problem q = terms_problem(s);
       pl.append(nio, plan(q, iv ? *iv : heuristic(q, caps), caps), 3, {a, b, 2});
       return pl;
@@ -1106,7 +1123,8 @@ void register_matmul_ops() {
   d.attrs_help =
       "trans_b=0|1 batch=1 a_f32=0|1 (A f32 whatever dtype is: activations against f16/bf16 weights) prec=0|1|2 (f32 products "
       "allowed at a lower precision, as PyTorch's float32_matmul_precision: 1 'high', three bf16 products of two-term splits, "
-      "within 3·2^-16 of each product; 2 'medium', bf16 products; taken on AMX hosts where the product is compute-bound)";
+      "within 3·2^-16 of each product; 2 'medium', bf16 products; taken on AMX hosts where the product is compute-bound; f16 A "
+      "and B there: prec 0 four bf16 products of exact two-term splits, each product exact, 1 three, 2 one)";
   d.validate = validate;
   d.inputs = [](const Problem& p) {
     Shape s = shape_of(p);
@@ -1122,7 +1140,11 @@ void register_matmul_ops() {
   d.heuristic = heuristic;
   d.plan = plan;
   d.reference = reference;
-  d.tolerance = [](const Problem& p) { return dot_tolerance(p.dim(2)) + terms_tolerance(p.attr("prec", 0)); };
+  // f16 products as four bf16 terms sum 4K of them.
+  d.tolerance = [](const Problem& p) {
+    const bool f16 = p.dtype == ir::ScalarKind::F16 && !p.attr("a_f32", 0);
+    return dot_tolerance(f16 ? 4 * p.dim(2) : p.dim(2)) + terms_tolerance(p.attr("prec", 0));
+  };
   d.flops = [](const Problem& p) {
     Shape s = shape_of(p);
     return 2.0 * double(s.batch) * double(s.m) * double(s.n) * double(s.k);

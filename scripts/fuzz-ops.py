@@ -41,7 +41,7 @@ def case():
         shape = [M,N,Kk]; tb = pick(0,1); attrs.append(f"trans_b={tb}")
         dtype = pick("f32","f32","bf16","f16")
         if dtype != "f32" and R.random() < 0.5: attrs.append("a_f32=1")
-        if (dtype == "f32" or "a_f32=1" in attrs) and R.random() < 0.2: attrs.append(f"prec={pick(1,2)}")  # bf16 terms on AMX hosts
+        if (dtype in ("f32", "f16") or "a_f32=1" in attrs) and R.random() < 0.2: attrs.append(f"prec={pick(1,2)}")  # bf16 terms on AMX hosts
         if R.random() < 0.3: attrs.append(f"batch={pick(2,3)}")
     elif op == "qmatmul":
         f = pick(2,3,6,7,8,10,11,12,13,14); blk = 256 if f >= 10 else 32

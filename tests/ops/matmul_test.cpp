@@ -794,3 +794,87 @@ TEST_CASE("matmul and gated_mlp: f32 at prec=1|2 as bf16 terms: every candidate,
       }
   }
 }
+
+// f16 A and B on matrix tiles (matmul impl=8): each f16 value is hi + lo
+// exactly in bf16, so prec 0 runs the four products of the terms (each exact
+// in f32, summed in f32 as the widened GEMM sums them), prec 1 three, prec 2
+// one. The exactness check uses values whose lo·lo product is the only thing
+// below the sum's last bit but one: dropping that term changes the result.
+TEST_CASE("matmul: f16 as bf16 terms on matrix tiles (prec 0 exact products): every candidate, the interpreter, exactness") {
+  ops::register_all_ops();
+  const auto& mm = *ops::find_op("matmul");
+  auto amx = codegen::cpu_caps();
+  amx.matrix_tiles = true;
+  auto plain = amx;
+  plain.matrix_tiles = false;
+  const auto f16 = ir::ScalarKind::F16;
+  CHECK(mm.heuristic(problem("matmul", {1024, 1024, 1024}, {}, f16), amx).get("impl") == 8);
+  CHECK(mm.heuristic(problem("matmul", {1024, 1024, 1024}, {}, f16), plain).get("impl") != 8);
+  CHECK(mm.heuristic(problem("matmul", {256, 4096, 4096}, {{"trans_b", 1}}, f16), amx).get("impl") != 8);  // weight-bound
+  CHECK(mm.heuristic(problem("matmul", {64, 64, 64}, {}, f16), amx).get("impl") != 8);
+  CHECK_NOTHROW(mm.validate(problem("matmul", {8, 8, 8}, {{"prec", 1}}, f16)));
+  CHECK_THROWS_WITH_AS(mm.plan(problem("matmul", {64, 64, 64}, {}, f16), ops::Variant::parse("impl=8"), plain), doctest::Contains("AMX"),
+                       std::invalid_argument);
+  struct Case {
+    ops::Problem p;
+    const char* v;
+  };
+  const std::vector<Case> cases = {
+      {problem("matmul", {5, 19, 37}, {}, f16), "impl=8"},
+      {problem("matmul", {5, 19, 37}, {{"trans_b", 1}, {"batch", 2}}, f16), "impl=8 mc=1 nc=1 kc=32"},
+      {problem("matmul", {33, 9, 11}, {{"prec", 1}, {"trans_b", 1}}, f16), "impl=8 mc=1 nc=1"},
+      {problem("matmul", {7, 40, 21}, {{"prec", 2}, {"batch", 2}}, f16), "impl=8"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.p.str());
+    CAPTURE(c.v);
+    auto r = ops::check_op_interpreted(c.p, ops::Variant::parse(c.v), amx, fresh_seed());
+    INFO(r.message);
+    CHECK(r.ok);
+  }
+  if (!codegen::cpu_caps().matrix_tiles) {
+    MESSAGE("no matrix tiles (AMX-BF16) on this CPU: the f16 terms ran in the interpreter only");
+    return;
+  }
+  for (unsigned t : {1u, 2u}) {
+    auto dev = cpu(t);
+    CAPTURE(t);
+    for (int64_t prec : {0, 1, 2}) {
+      for (auto p : {problem("matmul", {45, 70, 131}, {{"prec", prec}}, f16), problem("matmul", {45, 70, 131}, {{"prec", prec}, {"trans_b", 1}}, f16),
+                     problem("matmul", {17, 33, 29}, {{"prec", prec}, {"batch", 2}}, f16)})
+        for (const auto& v : mm.candidates(p, dev->caps()))
+          if (v.get("impl") == 8) check(*dev, p, v);
+      check(*dev, problem("matmul", {100, 70, 601}, {{"prec", prec}, {"trans_b", 1}}, f16), ops::Variant::parse("impl=8 mc=2 nc=2 kc=256"));
+    }
+  }
+  // a = b = 1 + 2^-10 (hi 1, lo 2^-10) over K = 6: each product is 1 + 2^-9 +
+  // 2^-20, and every partial sum (up to 6 + 6·2^-9 + 6·2^-20, 23 bits) is
+  // exact in f32, so C is exact, and 6·2^-20 off without lo·lo. An infinite
+  // a keeps only hi·hi: inf·b, never NaN.
+  auto dev = cpu(1);
+  for (bool trans : {false, true}) {
+    CAPTURE(trans);
+    auto p = problem("matmul", {40, 36, 6}, {{"trans_b", trans ? 1 : 0}}, f16);
+    ops::HostTensors t = ops::make_host_tensors(p, fresh_seed());
+    const uint16_t one_plus = ir::f32_to_f16(1.0f + 1.0f / 1024);
+    auto* a = reinterpret_cast<uint16_t*>(t.in[0].data());
+    auto* b = reinterpret_cast<uint16_t*>(t.in[1].data());
+    for (size_t i = 0; i < t.in[0].size() / 2; ++i) a[i] = one_plus;
+    for (size_t i = 0; i < t.in[1].size() / 2; ++i) b[i] = one_plus;
+    a[6 * 3] = ir::f32_to_f16(INFINITY);  // row 3, k 0
+    ops::PreparedPlan pp = ops::prepare(*dev, p, ops::Variant::parse("impl=8"));
+    ops::DeviceTensors d = ops::upload(*dev, t);
+    ops::execute(*dev, pp, d.io());
+    dev->synchronize();
+    ops::download(d, t, 2);
+    const auto* got = reinterpret_cast<const float*>(t.out[0].data());
+    const double x = 1.0 + 1.0 / 1024;
+    for (int i = 0; i < 40; ++i)
+      for (int j = 0; j < 36; ++j) {
+        CAPTURE(i);
+        CAPTURE(j);
+        if (i == 3) CHECK(got[i * 36 + j] == INFINITY);
+        else CHECK(got[i * 36 + j] == float(6 * x * x));
+      }
+  }
+}
