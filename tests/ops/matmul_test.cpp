@@ -681,10 +681,44 @@ TEST_CASE("matmul: per-step timings" * doctest::skip()) {
   }
 }
 
+namespace {
+
+// Each (problem, variant) through the interpreter, as the target caps plan it.
+struct InterpretedCase {
+  ops::Problem p;
+  const char* v;
+};
+void check_interpreted(const std::vector<InterpretedCase>& cases, const codegen::TargetCaps& caps) {
+  for (const auto& c : cases) {
+    CAPTURE(c.p.str());
+    CAPTURE(c.v);
+    auto r = ops::check_op_interpreted(c.p, ops::Variant::parse(c.v), caps, fresh_seed());
+    INFO(r.message);
+    CHECK(r.ok);
+  }
+}
+// Every bf16-terms candidate (matmul impl=8) of each problem.
+void check_terms_candidates(rt::Device& dev, const std::vector<ops::Problem>& ps) {
+  for (const auto& p : ps)
+    for (const auto& v : ops::find_op("matmul")->candidates(p, dev.caps()))
+      if (v.get("impl") == 8) check(dev, p, v);
+}
+
+// Runs p's variant v on t's inputs, leaving its outputs in t.
+void run_variant(rt::Device& dev, const ops::Problem& p, const ops::Variant& v, ops::HostTensors& t) {
+  ops::PreparedPlan pp = ops::prepare(dev, p, v);
+  ops::DeviceTensors d = ops::upload(dev, t);
+  ops::execute(dev, pp, d.io());
+  dev.synchronize();
+  ops::download(d, t, 2);
+}
+
+}  // namespace
+
 // f32 at prec=1|2 as bf16 terms on matrix tiles (matmul impl=8, gated_mlp
 // impl=4). The tolerances (2^-12 at prec 1, 2^-5 at prec 2) sit well below
 // what dropping a term costs (bf16 alone: ~1e-2), so a lost lo term fails.
-TEST_CASE("matmul and gated_mlp: f32 at prec=1|2 as bf16 terms: every candidate, K slices, the interpreter, inf") {
+TEST_CASE("matmul and gated_mlp: f32 at prec=1|2 and f16 as bf16 terms: every candidate, K slices, the interpreter, inf") {
   ops::register_all_ops();
   const auto& mm = *ops::find_op("matmul");
   const auto& gm = *ops::find_op("gated_mlp");
@@ -718,11 +752,7 @@ TEST_CASE("matmul and gated_mlp: f32 at prec=1|2 as bf16 terms: every candidate,
   // Through the interpreter on any host: odd K (each part padded to whole
   // pairs), K×N and Bᵀ, a batch, K slices of the tile kernel with a partial
   // last slice (3 × 38 = 114 deep in slices of 32).
-  struct Case {
-    ops::Problem p;
-    const char* v;
-  };
-  const std::vector<Case> cases = {
+  check_interpreted({
       {problem("matmul", {5, 19, 37}, {{"prec", 1}}), "impl=8"},
       {problem("matmul", {5, 19, 37}, {{"prec", 1}, {"trans_b", 1}, {"batch", 2}}), "impl=8 mc=1 nc=1 kc=32"},
       {problem("matmul", {33, 9, 11}, {{"prec", 2}, {"trans_b", 1}}), "impl=8 mc=1 nc=1"},
@@ -731,14 +761,12 @@ TEST_CASE("matmul and gated_mlp: f32 at prec=1|2 as bf16 terms: every candidate,
       {problem("matmul", {33, 9, 12}, {{"prec", 2}, {"trans_b", 1}, {"a_f32", 1}, {"batch", 2}}, ir::ScalarKind::BF16), "impl=8 mc=1 nc=1"},
       {problem("gated_mlp", {3, 8, 21}, {{"prec", 1}}), "impl=4"},
       {problem("gated_mlp", {5, 9, 12}, {{"prec", 2}}), "impl=4"},
-  };
-  for (const auto& c : cases) {
-    CAPTURE(c.p.str());
-    CAPTURE(c.v);
-    auto r = ops::check_op_interpreted(c.p, ops::Variant::parse(c.v), amx, fresh_seed());
-    INFO(r.message);
-    CHECK(r.ok);
-  }
+      // f16 A and B: four terms at prec 0 (matmul's terms for any f16 product).
+      {problem("matmul", {5, 19, 37}, {}, ir::ScalarKind::F16), "impl=8"},
+      {problem("matmul", {5, 19, 37}, {{"trans_b", 1}, {"batch", 2}}, ir::ScalarKind::F16), "impl=8 mc=1 nc=1 kc=32"},
+      {problem("matmul", {33, 9, 11}, {{"prec", 1}, {"trans_b", 1}}, ir::ScalarKind::F16), "impl=8 mc=1 nc=1"},
+      {problem("matmul", {7, 40, 21}, {{"prec", 2}, {"batch", 2}}, ir::ScalarKind::F16), "impl=8"},
+  }, amx);
   if (!codegen::cpu_caps().matrix_tiles) {
     MESSAGE("no matrix tiles (AMX-BF16) on this CPU: the bf16 terms ran in the interpreter only");
     return;
@@ -746,21 +774,22 @@ TEST_CASE("matmul and gated_mlp: f32 at prec=1|2 as bf16 terms: every candidate,
   for (unsigned t : {1u, 2u}) {
     auto dev = cpu(t);
     CAPTURE(t);
-    for (int64_t prec : {1, 2}) {
-      // Every candidate (the f32 forms and the terms' tile blockings) of odd shapes.
-      for (auto p : {problem("matmul", {45, 70, 131}, {{"prec", prec}}), problem("matmul", {45, 70, 131}, {{"prec", prec}, {"trans_b", 1}}),
-                     problem("matmul", {17, 33, 29}, {{"prec", prec}, {"batch", 2}})})
-        for (const auto& v : mm.candidates(p, dev->caps()))
-          if (v.get("impl") == 8) check(*dev, p, v);
+    for (int64_t prec : {0, 1, 2}) {
+      const auto f16 = ir::ScalarKind::F16;
+      check_terms_candidates(*dev, {problem("matmul", {45, 70, 131}, {{"prec", prec}}, f16), problem("matmul", {45, 70, 131}, {{"prec", prec}, {"trans_b", 1}}, f16),
+                                    problem("matmul", {17, 33, 29}, {{"prec", prec}, {"batch", 2}}, f16)});
+      check(*dev, problem("matmul", {100, 70, 601}, {{"prec", prec}, {"trans_b", 1}}, f16), ops::Variant::parse("impl=8 mc=2 nc=2 kc=256"));
+      if (prec == 0) continue;  // (f32 products at prec 0 are not terms)
+      // Every terms candidate (the terms' tile blockings) of odd shapes.
+      check_terms_candidates(*dev, {problem("matmul", {45, 70, 131}, {{"prec", prec}}), problem("matmul", {45, 70, 131}, {{"prec", prec}, {"trans_b", 1}}),
+                                    problem("matmul", {17, 33, 29}, {{"prec", prec}, {"batch", 2}})});
       // K slices with a partial last one, more row blocks than mc.
       check(*dev, problem("matmul", {100, 70, 601}, {{"prec", prec}, {"trans_b", 1}}), ops::Variant::parse("impl=8 mc=2 nc=2 kc=256"));
       check(*dev, problem("gated_mlp", {37, 40, 71}, {{"prec", prec}}), ops::Variant::parse("impl=4"));
       // f32 A against bf16 Bᵀ: every terms candidate, odd K, a batch; the
       // gated MLP's down product with H in f32 (bf16 weights).
-      for (auto p : {problem("matmul", {45, 70, 131}, {{"prec", prec}, {"trans_b", 1}, {"a_f32", 1}}, ir::ScalarKind::BF16),
-                     problem("matmul", {17, 33, 29}, {{"prec", prec}, {"trans_b", 1}, {"a_f32", 1}, {"batch", 2}}, ir::ScalarKind::BF16)})
-        for (const auto& v : mm.candidates(p, dev->caps()))
-          if (v.get("impl") == 8) check(*dev, p, v);
+      check_terms_candidates(*dev, {problem("matmul", {45, 70, 131}, {{"prec", prec}, {"trans_b", 1}, {"a_f32", 1}}, ir::ScalarKind::BF16),
+                                    problem("matmul", {17, 33, 29}, {{"prec", prec}, {"trans_b", 1}, {"a_f32", 1}, {"batch", 2}}, ir::ScalarKind::BF16)});
       check(*dev, problem("gated_mlp", {60, 36, 70}, {{"prec", prec}}, ir::ScalarKind::BF16), ops::Variant::parse("impl=3"));
     }
   }
@@ -778,11 +807,7 @@ TEST_CASE("matmul and gated_mlp: f32 at prec=1|2 as bf16 terms: every candidate,
     a[64 * 4 + 7] = NAN;
     ops::HostTensors want = t;
     ops::run_reference(p, want);
-    ops::PreparedPlan pp = ops::prepare(*dev, p, ops::Variant::parse("impl=8"));
-    ops::DeviceTensors d = ops::upload(*dev, t);
-    ops::execute(*dev, pp, d.io());
-    dev->synchronize();
-    ops::download(d, t, 2);
+    run_variant(*dev, p, ops::Variant::parse("impl=8"), t);
     const auto* got = reinterpret_cast<const float*>(t.out[0].data());
     const auto* ref = reinterpret_cast<const float*>(want.out[0].data());
     for (int row : {0, 2, 4})
@@ -800,7 +825,7 @@ TEST_CASE("matmul and gated_mlp: f32 at prec=1|2 as bf16 terms: every candidate,
 // in f32, summed in f32 as the widened GEMM sums them), prec 1 three, prec 2
 // one. The exactness check uses values whose lo·lo product is the only thing
 // below the sum's last bit but one: dropping that term changes the result.
-TEST_CASE("matmul: f16 as bf16 terms on matrix tiles (prec 0 exact products): every candidate, the interpreter, exactness") {
+TEST_CASE("matmul: f16 as bf16 terms on matrix tiles: the heuristic, exact products at prec 0, inf") {
   ops::register_all_ops();
   const auto& mm = *ops::find_op("matmul");
   auto amx = codegen::cpu_caps();
@@ -815,37 +840,9 @@ TEST_CASE("matmul: f16 as bf16 terms on matrix tiles (prec 0 exact products): ev
   CHECK_NOTHROW(mm.validate(problem("matmul", {8, 8, 8}, {{"prec", 1}}, f16)));
   CHECK_THROWS_WITH_AS(mm.plan(problem("matmul", {64, 64, 64}, {}, f16), ops::Variant::parse("impl=8"), plain), doctest::Contains("AMX"),
                        std::invalid_argument);
-  struct Case {
-    ops::Problem p;
-    const char* v;
-  };
-  const std::vector<Case> cases = {
-      {problem("matmul", {5, 19, 37}, {}, f16), "impl=8"},
-      {problem("matmul", {5, 19, 37}, {{"trans_b", 1}, {"batch", 2}}, f16), "impl=8 mc=1 nc=1 kc=32"},
-      {problem("matmul", {33, 9, 11}, {{"prec", 1}, {"trans_b", 1}}, f16), "impl=8 mc=1 nc=1"},
-      {problem("matmul", {7, 40, 21}, {{"prec", 2}, {"batch", 2}}, f16), "impl=8"},
-  };
-  for (const auto& c : cases) {
-    CAPTURE(c.p.str());
-    CAPTURE(c.v);
-    auto r = ops::check_op_interpreted(c.p, ops::Variant::parse(c.v), amx, fresh_seed());
-    INFO(r.message);
-    CHECK(r.ok);
-  }
   if (!codegen::cpu_caps().matrix_tiles) {
-    MESSAGE("no matrix tiles (AMX-BF16) on this CPU: the f16 terms ran in the interpreter only");
+    MESSAGE("no matrix tiles (AMX-BF16) on this CPU: no f16 exactness check");
     return;
-  }
-  for (unsigned t : {1u, 2u}) {
-    auto dev = cpu(t);
-    CAPTURE(t);
-    for (int64_t prec : {0, 1, 2}) {
-      for (auto p : {problem("matmul", {45, 70, 131}, {{"prec", prec}}, f16), problem("matmul", {45, 70, 131}, {{"prec", prec}, {"trans_b", 1}}, f16),
-                     problem("matmul", {17, 33, 29}, {{"prec", prec}, {"batch", 2}}, f16)})
-        for (const auto& v : mm.candidates(p, dev->caps()))
-          if (v.get("impl") == 8) check(*dev, p, v);
-      check(*dev, problem("matmul", {100, 70, 601}, {{"prec", prec}, {"trans_b", 1}}, f16), ops::Variant::parse("impl=8 mc=2 nc=2 kc=256"));
-    }
   }
   // a = b = 1 + 2^-10 (hi 1, lo 2^-10) over K = 6: each product is 1 + 2^-9 +
   // 2^-20, and every partial sum (up to 6 + 6·2^-9 + 6·2^-20, 23 bits) is
@@ -862,11 +859,7 @@ TEST_CASE("matmul: f16 as bf16 terms on matrix tiles (prec 0 exact products): ev
     for (size_t i = 0; i < t.in[0].size() / 2; ++i) a[i] = one_plus;
     for (size_t i = 0; i < t.in[1].size() / 2; ++i) b[i] = one_plus;
     a[6 * 3] = ir::f32_to_f16(INFINITY);  // row 3, k 0
-    ops::PreparedPlan pp = ops::prepare(*dev, p, ops::Variant::parse("impl=8"));
-    ops::DeviceTensors d = ops::upload(*dev, t);
-    ops::execute(*dev, pp, d.io());
-    dev->synchronize();
-    ops::download(d, t, 2);
+    run_variant(*dev, p, ops::Variant::parse("impl=8"), t);
     const auto* got = reinterpret_cast<const float*>(t.out[0].data());
     const double x = 1.0 + 1.0 / 1024;
     for (int i = 0; i < 40; ++i)
