@@ -439,9 +439,42 @@ Step group_step(const Shape& s, int wg, bool subgroups) {
   return st;
 }
 
+// i32 values as the little-endian words of i64 ones (the low word, then the
+// sign), for targets without 64-bit integers (WGSL).
+ir::Kernel i64_words_kernel() {
+  return kernel("i32_as_i64_words", [&](KernelBuilder& kb) {
+    auto x = kb.input("x", i32);
+    auto y = kb.output("y", u32);
+    auto n = kb.scalar("n", u32);
+    kb.workgroup(256);
+    Value i = wrapped_group_id() * 256u + local_id(0);
+    if_(i < n, [&] {
+      Value w = x[i];
+      y[i * 2u] = bitcast(u32, w);
+      y[i * 2u + 1u] = select(w < 0, constant(u32, 0xffffffffu), constant(u32, 0u));
+    });
+  });
+}
+
 Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   Shape s = shape_of(p);
   Plan pl;
+  if (s.kind == kArgmax && s.i64 && !caps.i64) {
+    // The i32 argmax into a temporary, then its indices as i64 words.
+    Problem q = p;
+    q.attrs["idx"] = 0;
+    const int64_t n = s.outer * s.inner;
+    const int t = pl.add_temp(2, size_t(n) * 4);
+    pl.append(2, plan(q, v, caps), 2, {0, t});
+    Step w;
+    w.kernel = i64_words_kernel();
+    w.dims.grid = wrapped_grid(groups_for(n, 256));
+    w.dims.workgroup = {256, 1, 1};
+    w.buffers = {t, 1};
+    w.scalars = {ir::scalar_slot(uint32_t(n))};
+    pl.steps.push_back(std::move(w));
+    return pl;
+  }
   Step st;
   st.buffers = {0, 1};
   int impl = int(v.get("impl"));
