@@ -97,17 +97,16 @@ ir::Kernel bf16_terms_kernel(int parts, Bf16TermsSide side, bool gated, ir::Type
         else y[dst] = t;
       }
     };
-    for (uint32_t l = 0; l < kColsPerItem / 16; ++l) {
-      const Value c = c0 + 16u * l;
-      if_(c + 16u <= cols, [&] { store(c, value(c, 16), 16); }).else_([&] {
-        // The row's last partial line and the zero padding to seg.
-        for_range(c, min(c + 16u, seg), [&](Value cc) {
-          Var v = var(constant(f32, 0.0f));
-          if_(cc < cols, [&] { v = value(cc, 1); });
-          store(cc, v.get(), 1);
-        });
-      });
-    }
+    // Whole lines, then the row's last partial line and the zero padding to
+    // seg one value at a time (loops, not unrolled copies: each copy of the
+    // terms cost ~100 ms of LLVM codegen on a cold compile).
+    const Value c1 = min(c0 + kColsPerItem, seg), whole = min(c1, cols) / 16u * 16u;
+    for_range(c0, max(whole, c0), [&](Value c) { store(c, value(c, 16), 16); }, 16u);
+    for_range(max(whole, c0), c1, [&](Value cc) {
+      Var v = var(constant(f32, 0.0f));
+      if_(cc < cols, [&] { v = value(cc, 1); });
+      store(cc, v.get(), 1);
+    });
   });
 }
 
@@ -119,7 +118,7 @@ ir::Kernel bf16_terms_panels_kernel(int parts, ir::Type src) {
                     (src.kind == ir::ScalarKind::BF16 ? "bf16" : parts == 1 ? "h" : parts == 3 ? "hlh" : "hlhl") + (half ? "_f16" : ""),
                 [&](KernelBuilder& kb) {
     auto b = kb.input("b", src);
-    auto bp = kb.output("bp", line(u32, 16));
+    auto bp = kb.output("bp", u32);
     auto R = kb.scalar("rows", u32);
     auto C = kb.scalar("cols", u32);
     auto S = kb.scalar("seg", u32);
@@ -129,48 +128,65 @@ ir::Kernel bf16_terms_panels_kernel(int parts, ir::Type src) {
     const Value sp = S / 2u, kpt = sp * uint32_t(parts);  // pair rows per part, per panel
     const Value np = (R + 31u) / 32u;
     const Value k0 = c * 32u;
-    // Per row: the 16 pair words of each term (term t of k0 + 2q in the low half, k0 + 2q + 1 in the high).
-    std::array<std::array<Value, 16>, 4> words;
-    for (uint32_t i = 0; i < 16; ++i) {
-      const Value row = p * 32u + h * 16u + i;
-      const Value at = (cast(u64, z) * cast(u64, R) + cast(u64, row)) * cast(u64, C) + cast(u64, k0);
-      std::array<Var, 2> lines = {var(splat(constant(f32, 0.0f), 16)), var(splat(constant(f32, 0.0f), 16))};
-      if_(row < R, [&] {
-        if_(k0 + 32u <= C, [&] {
+    auto row_at = [&](const Value& row) { return (cast(u64, z) * cast(u64, R) + cast(u64, row)) * cast(u64, C) + cast(u64, k0); };
+    // Part j's pair row pr of this half of the panel: 16 words (its rows).
+    auto word_at = [&](int j, const Value& pr) {
+      const Value base = (cast(u64, z) * cast(u64, np) + cast(u64, p)) * cast(u64, kpt) + cast(u64, sp) * uint64_t(j);
+      return ((base + cast(u64, pr)) * uint64_t(2) + cast(u64, h)) * uint64_t(16);
+    };
+    auto words = shared_array(line(u32, 16), 16 * parts);  // per part, 16 rows' pair words
+    if_(k0 + 32u <= C, [&] {
+      // A whole chunk of 32 k (so all of its 16 pair rows exist): per row,
+      // the 16 pair words of each term (term t of k0 + 2q in the low half,
+      // k0 + 2q + 1 in the high), then 16×16 transposes into pair rows.
+      // (The rows in a loop through the scratch of their words: 16 unrolled
+      // copies of the terms were ~0.4 s of a cold compile.)
+      for_range(0u, 16u, [&](Value i) {
+        const Value row = p * 32u + h * 16u + i, at = row_at(row);
+        std::array<Var, 2> lines = {var(splat(constant(f32, 0.0f), 16)), var(splat(constant(f32, 0.0f), 16))};
+        if_(row < R, [&] {
           lines[0] = as_f32(load_line(b, at));
           lines[1] = as_f32(load_line(b, at + uint64_t(16)));
-        }).else_([&] {
-          // The row's last partial chunk: zeros past K.
-          for (uint32_t l = 0; l < 2; ++l) {
-            std::vector<Value> e;
-            for (uint32_t q = 0; q < 16; ++q) {
-              Var x = var(constant(f32, 0.0f));
-              if_(k0 + (16u * l + q) < C, [&] { x = as_f32(Value(b[at + uint64_t(16 * l + q)])); });
-              e.push_back(x.get());
+        });
+        // (bf16 B is its own hi term, exact.)
+        const auto t0 = terms_of(lines[0].get(), parts), t1 = terms_of(lines[1].get(), parts);
+        for (int t = 0; t < parts; ++t) {
+          const size_t ti = size_t(bf16_term_index(t, parts, Bf16TermsSide::B));
+          Value w0 = bitcast(line(u32, 8), t0[ti]), w1 = bitcast(line(u32, 8), t1[ti]);
+          std::vector<Value> ws;
+          for (int q = 0; q < 16; ++q) ws.push_back(extract(q < 8 ? w0 : w1, q % 8));
+          words[i + uint32_t(16 * t)] = make_line(ws);
+        }
+      });
+      for (int j = 0; j < parts; ++j) {
+        std::array<Value, 16> rows;
+        for (uint32_t i = 0; i < 16; ++i) rows[i] = words[constant(u32, i + uint32_t(16 * j))];
+        const std::array<Value, 16> cols = transpose16(rows);
+        for (uint32_t q = 0; q < 16; ++q) store_line(bp, word_at(j, c * 16u + q), cols[q]);
+      }
+    }).else_([&] {
+      // The rows' last partial chunk, zeros past K: one word at a time, in
+      // loops (unrolled, this tail was most of a cold compile's ~2 s).
+      for_range(0u, 16u, [&](Value i) {
+        const Value row = p * 32u + h * 16u + i, at = row_at(row);
+        for_range(0u, 16u, [&](Value q) {
+          const Value pr = c * 16u + q;
+          if_(pr < sp, [&] {
+            std::array<Var, 2> x = {var(constant(f32, 0.0f)), var(constant(f32, 0.0f))};
+            for (uint32_t e = 0; e < 2; ++e)
+              if_(row < R, [&] {
+                if_(k0 + q * 2u + e < C, [&] { x[e] = as_f32(Value(b[at + cast(u64, q * 2u + e)])); });
+              });
+            const auto t0 = terms_of(x[0].get(), parts), t1 = terms_of(x[1].get(), parts);
+            for (int j = 0; j < parts; ++j) {
+              const size_t ti = size_t(bf16_term_index(j, parts, Bf16TermsSide::B));
+              const Value w = cast(u32, bitcast(u16, t0[ti])) | (cast(u32, bitcast(u16, t1[ti])) << 16u);
+              bp[word_at(j, pr) + cast(u64, i)] = w;
             }
-            lines[l] = make_line(e);
-          }
+          });
         });
       });
-      // (bf16 B is its own hi term, exact.)
-      const auto t0 = terms_of(lines[0].get(), parts), t1 = terms_of(lines[1].get(), parts);
-      for (int t = 0; t < parts; ++t) {
-        const size_t ti = size_t(bf16_term_index(t, parts, Bf16TermsSide::B));
-        Value w0 = bitcast(line(u32, 8), t0[ti]), w1 = bitcast(line(u32, 8), t1[ti]);
-        std::vector<Value> ws;
-        for (int q = 0; q < 16; ++q) ws.push_back(extract(q < 8 ? w0 : w1, q % 8));
-        words[size_t(t)][i] = make_line(ws);
-      }
-    }
-    // Part j's term, in the B side's order.
-    for (int j = 0; j < parts; ++j) {
-      const std::array<Value, 16> cols = transpose16(words[size_t(j)]);
-      const Value base = (cast(u64, z) * cast(u64, np) + cast(u64, p)) * cast(u64, kpt) + cast(u64, sp) * uint64_t(j);
-      for (uint32_t q = 0; q < 16; ++q) {
-        const Value pr = c * 16u + q;
-        if_(pr < sp, [&] { bp[(base + cast(u64, pr)) * uint64_t(2) + cast(u64, h)] = cols[q]; });
-      }
-    }
+    });
   });
 }
 
