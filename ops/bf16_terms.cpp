@@ -190,17 +190,88 @@ ir::Kernel bf16_terms_panels_kernel(int parts, ir::Type src) {
   });
 }
 
+ir::Kernel bf16_terms_kn_panels_kernel(int parts, ir::Type src) {
+  const bool half = src.kind == ir::ScalarKind::F16;
+  if ((!half && src.kind != ir::ScalarKind::F32) || parts < 1 || parts == 2 || parts > (half ? 4 : 3))
+    throw std::invalid_argument("bf16_terms_kn_panels_kernel: f32 B in 1 or 3 parts, f16 in 1, 3 or 4");
+  return kernel(std::string("bf16_terms_kn_panels_") + (parts == 1 ? "h" : parts == 3 ? "hlh" : "hlhl") + (half ? "_f16" : ""),
+                [&](KernelBuilder& kb) {
+    auto b = kb.input("b", src);
+    auto bp = kb.output("bp", u32);
+    auto K = kb.scalar("k", u32);
+    auto N = kb.scalar("n", u32);
+    auto S = kb.scalar("seg", u32);
+    kb.workgroup(1);
+    // Work-item (c, p, z): pair rows [16c, 16c + 16) of panel p (columns
+    // [32p, 32p + 32): whole cache lines of B's rows and of the panel's) of batch z.
+    const Value c = group_id(0), p = group_id(1), z = group_id(2);
+    const Value sp = S / 2u, kpt = sp * uint32_t(parts), np = (N + 31u) / 32u;
+    for_range(c * 16u, min(c * 16u + 16u, sp), [&](Value pr) {
+     for (uint32_t h = 0; h < 2; ++h) {
+      const Value col0 = p * 32u + h * 16u, whole = col0 + 16u <= N;
+      // Rows k and k + 1 of the 16 columns (zeros past K and N): each pair
+      // word is a column's term of row k in the low half, of row k + 1 in
+      // the high one, so rows of K×N become pair rows lane by lane.
+      std::array<Value, 2> x;
+      for (uint32_t e = 0; e < 2; ++e) {
+        const Value k = pr * 2u + e;
+        const Value at = (cast(u64, z) * cast(u64, K) + cast(u64, k)) * cast(u64, N) + cast(u64, col0);
+        Var v = var(splat(constant(f32, 0.0f), 16));
+        if_(k < K, [&] {
+          if_(whole, [&] { v = as_f32(load_line(b, at)); }).else_([&] {
+            std::vector<Value> lanes;
+            for (uint32_t q = 0; q < 16; ++q) {
+              Var y = var(constant(f32, 0.0f));
+              if_(col0 + q < N, [&] { y = as_f32(Value(b[at + uint64_t(q)])); });
+              lanes.push_back(y.get());
+            }
+            v = make_line(lanes);
+          });
+        });
+        x[e] = v.get();
+      }
+      const auto t0 = terms_of(x[0], parts), t1 = terms_of(x[1], parts);
+      const Value panel = (cast(u64, z) * cast(u64, np) + cast(u64, p)) * cast(u64, kpt);
+      for (int j = 0; j < parts; ++j) {
+        const size_t ti = size_t(bf16_term_index(j, parts, Bf16TermsSide::B));
+        auto word = [&](const Value& t) { return cast(line(u32, 16), bitcast(line(u16, 16), t)); };
+        const Value w = word(t0[ti]) | (word(t1[ti]) << 16u);
+        store_line(bp, (panel + cast(u64, sp) * uint64_t(j) + cast(u64, pr)) * uint64_t(32) + uint64_t(16 * h), w);
+      }
+     }
+    });
+  });
+}
+
+namespace {
+
+// A panels launch (either form): `np` panels of parts·seg bf16 rows of 32
+// per batch, written into a new temporary; grid y `gy` per batch; scalars
+// (the source's two sizes, seg).
+int plan_panels_step(Plan& pl, size_t n_io, ir::Kernel k, int src, int64_t batch, int64_t np, int64_t gy, int64_t seg, int parts,
+                     int64_t s0, int64_t s1) {
+  const int y = pl.add_temp(n_io, size_t(batch * np * 32 * parts * seg) * 2);
+  Step s;
+  s.kernel = std::move(k);
+  s.dims.grid = {groups_for(seg, 32), uint32_t(gy), uint32_t(batch)};
+  s.buffers = {src, y};
+  s.scalars = {ir::scalar_slot(uint32_t(s0)), ir::scalar_slot(uint32_t(s1)), ir::scalar_slot(uint32_t(seg))};
+  pl.steps.push_back(std::move(s));
+  return y;
+}
+
+}  // namespace
+
+int plan_bf16_terms_kn_panels(Plan& pl, size_t n_io, int src, int64_t batch, int64_t k, int64_t n, int64_t seg, int parts,
+                              ir::Type src_dt) {
+  const int64_t np = (n + 31) / 32;
+  return plan_panels_step(pl, n_io, bf16_terms_kn_panels_kernel(parts, src_dt), src, batch, np, np, seg, parts, k, n);
+}
+
 int plan_bf16_terms_panels(Plan& pl, size_t n_io, int src, int64_t batch, int64_t rows, int64_t cols, int64_t seg, int parts,
                            ir::Type src_dt) {
   const int64_t np = (rows + 31) / 32;
-  const int y = pl.add_temp(n_io, size_t(batch * np * 32 * parts * seg) * 2);
-  Step s;
-  s.kernel = bf16_terms_panels_kernel(parts, src_dt);
-  s.dims.grid = {groups_for(seg, 32), uint32_t(2 * np), uint32_t(batch)};
-  s.buffers = {src, y};
-  s.scalars = {ir::scalar_slot(uint32_t(rows)), ir::scalar_slot(uint32_t(cols)), ir::scalar_slot(uint32_t(seg))};
-  pl.steps.push_back(std::move(s));
-  return y;
+  return plan_panels_step(pl, n_io, bf16_terms_panels_kernel(parts, src_dt), src, batch, np, 2 * np, seg, parts, rows, cols);
 }
 
 int plan_bf16_terms(Plan& pl, size_t n_io, int src, int64_t rows, int64_t cols, int64_t seg, int64_t pitch, int parts,

@@ -73,5 +73,12 @@ ir::Kernel bf16_terms_panels_kernel(int parts, ir::Type src = ir::Type(ir::Scala
 // Appends it for slot src (batch × rows × cols, Bᵀ); returns the panels' slot.
 int plan_bf16_terms_panels(Plan& pl, size_t n_io, int src, int64_t batch, int64_t rows, int64_t cols, int64_t seg, int parts,
                            ir::Type src_dt = ir::Type(ir::ScalarKind::F32));
+// The same panels from a K×N B (batch × K × N, f32 or f16; 1, 3 or, for
+// f16, 4 parts): rows k and k + 1 are a pair row lane by lane, no
+// transpose. One work-item per 16 pair rows of 16 columns: grid
+// (ceil(seg/32), 2·panels, batch); scalars k, n, seg.
+ir::Kernel bf16_terms_kn_panels_kernel(int parts, ir::Type src);
+int plan_bf16_terms_kn_panels(Plan& pl, size_t n_io, int src, int64_t batch, int64_t k, int64_t n, int64_t seg, int parts,
+                              ir::Type src_dt);
 
 }  // namespace kgen::ops
