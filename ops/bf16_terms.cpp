@@ -57,6 +57,26 @@ std::array<Value, 3> terms_of(const Value& v, int parts) {
   return {hi, cast(ty(ir::ScalarKind::BF16), select(finite, v - hf, zero)), cast(ty(ir::ScalarKind::BF16), select(finite, hf, zero))};
 }
 
+// The pair word(s) of two bf16 terms (scalars or lines): k's in the low
+// half, k + 1's in the high one.
+Value pair_word(const Value& t0, const Value& t1) {
+  const int lanes = t0.type().lanes;
+  auto word = [&](const Value& t) {
+    return lanes > 1 ? cast(line(u32, lanes), bitcast(line(u16, lanes), t)) : cast(u32, bitcast(u16, t));
+  };
+  return word(t0) | (word(t1) << 16u);
+}
+
+// The tile product's pair panels (matmul.h gemm_tile_kernel): per batch z,
+// panel p (32 columns of B) holds kpt pair rows of 32 words, part j's from
+// j·sp. The index of the first word of half h (16 columns) of part j's pair
+// row pr.
+Value panel_word(const Value& z, const Value& np, const Value& p, const Value& kpt, const Value& sp, int j, const Value& pr,
+                 const Value& h) {
+  const Value row = (cast(u64, z) * cast(u64, np) + cast(u64, p)) * cast(u64, kpt) + cast(u64, sp) * uint64_t(j) + cast(u64, pr);
+  return row * uint64_t(32) + cast(u64, h) * uint64_t(16);
+}
+
 }  // namespace
 
 ir::Kernel bf16_terms_kernel(int parts, Bf16TermsSide side, bool gated, ir::Type src) {
@@ -100,9 +120,9 @@ ir::Kernel bf16_terms_kernel(int parts, Bf16TermsSide side, bool gated, ir::Type
     // Whole lines, then the row's last partial line and the zero padding to
     // seg one value at a time (loops, not unrolled copies: each copy of the
     // terms cost ~100 ms of LLVM codegen on a cold compile).
-    const Value c1 = min(c0 + kColsPerItem, seg), whole = min(c1, cols) / 16u * 16u;
-    for_range(c0, max(whole, c0), [&](Value c) { store(c, value(c, 16), 16); }, 16u);
-    for_range(max(whole, c0), c1, [&](Value cc) {
+    const Value c1 = min(c0 + kColsPerItem, seg), whole = max(min(c1, cols) / 16u * 16u, c0);
+    for_range(c0, whole, [&](Value c) { store(c, value(c, 16), 16); }, 16u);
+    for_range(whole, c1, [&](Value cc) {
       Var v = var(constant(f32, 0.0f));
       if_(cc < cols, [&] { v = value(cc, 1); });
       store(cc, v.get(), 1);
@@ -130,10 +150,7 @@ ir::Kernel bf16_terms_panels_kernel(int parts, ir::Type src) {
     const Value k0 = c * 32u;
     auto row_at = [&](const Value& row) { return (cast(u64, z) * cast(u64, R) + cast(u64, row)) * cast(u64, C) + cast(u64, k0); };
     // Part j's pair row pr of this half of the panel: 16 words (its rows).
-    auto word_at = [&](int j, const Value& pr) {
-      const Value base = (cast(u64, z) * cast(u64, np) + cast(u64, p)) * cast(u64, kpt) + cast(u64, sp) * uint64_t(j);
-      return ((base + cast(u64, pr)) * uint64_t(2) + cast(u64, h)) * uint64_t(16);
-    };
+    auto word_at = [&](int j, const Value& pr) { return panel_word(z, np, p, kpt, sp, j, pr, h); };
     auto words = shared_array(line(u32, 16), 16 * parts);  // per part, 16 rows' pair words
     if_(k0 + 32u <= C, [&] {
       // A whole chunk of 32 k (so all of its 16 pair rows exist): per row,
@@ -180,8 +197,7 @@ ir::Kernel bf16_terms_panels_kernel(int parts, ir::Type src) {
             const auto t0 = terms_of(x[0].get(), parts), t1 = terms_of(x[1].get(), parts);
             for (int j = 0; j < parts; ++j) {
               const size_t ti = size_t(bf16_term_index(j, parts, Bf16TermsSide::B));
-              const Value w = cast(u32, bitcast(u16, t0[ti])) | (cast(u32, bitcast(u16, t1[ti])) << 16u);
-              bp[word_at(j, pr) + cast(u64, i)] = w;
+              bp[word_at(j, pr) + cast(u64, i)] = pair_word(t0[ti], t1[ti]);
             }
           });
         });
@@ -231,12 +247,9 @@ ir::Kernel bf16_terms_kn_panels_kernel(int parts, ir::Type src) {
         x[e] = v.get();
       }
       const auto t0 = terms_of(x[0], parts), t1 = terms_of(x[1], parts);
-      const Value panel = (cast(u64, z) * cast(u64, np) + cast(u64, p)) * cast(u64, kpt);
       for (int j = 0; j < parts; ++j) {
         const size_t ti = size_t(bf16_term_index(j, parts, Bf16TermsSide::B));
-        auto word = [&](const Value& t) { return cast(line(u32, 16), bitcast(line(u16, 16), t)); };
-        const Value w = word(t0[ti]) | (word(t1[ti]) << 16u);
-        store_line(bp, (panel + cast(u64, sp) * uint64_t(j) + cast(u64, pr)) * uint64_t(32) + uint64_t(16 * h), w);
+        store_line(bp, panel_word(z, np, p, kpt, sp, j, pr, constant(u32, h)), pair_word(t0[ti], t1[ti]));
       }
      }
     });

@@ -75,8 +75,8 @@ int plan_bf16_terms_panels(Plan& pl, size_t n_io, int src, int64_t batch, int64_
                            ir::Type src_dt = ir::Type(ir::ScalarKind::F32));
 // The same panels from a K×N B (batch × K × N, f32 or f16; 1, 3 or, for
 // f16, 4 parts): rows k and k + 1 are a pair row lane by lane, no
-// transpose. One work-item per 16 pair rows of 16 columns: grid
-// (ceil(seg/32), 2·panels, batch); scalars k, n, seg.
+// transpose. One work-item per 16 pair rows of a panel (32 columns): grid
+// (ceil(seg/32), panels, batch); scalars k, n, seg.
 ir::Kernel bf16_terms_kn_panels_kernel(int parts, ir::Type src);
 int plan_bf16_terms_kn_panels(Plan& pl, size_t n_io, int src, int64_t batch, int64_t k, int64_t n, int64_t seg, int parts,
                               ir::Type src_dt);

@@ -839,6 +839,20 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
 // The tile kernel's launch (impl 7) on the tile op's A rows (slot a: A, or
 // B's rows when swapped) and pair panels (slot bp) into C (slot c).
 // a_parts: A's rows hold that many segments of K against the same panels.
+// A tile variant's blocking (impl 7, or the bf16 product of impl 8):
+// `impl` names the variant in errors.
+struct TileBlocking {
+  int mc, nc, kc, sw;
+};
+TileBlocking tile_blocking(const Variant& v, int64_t impl) {
+  const std::string at = "matmul: impl=" + std::to_string(impl) + " ";
+  const TileBlocking t{int(v.get("mc", 8)), int(v.get("nc", 4)), int(v.get("kc", 0)), int(v.get("sw", 0))};
+  if (t.kc < 0 || t.kc % 32 || (t.kc && t.sw)) throw std::invalid_argument(at + "kc (K slice) is a multiple of 32, without sw: " + v.str());
+  if (t.mc < 1 || t.mc > 1024 || t.nc < 1 || t.nc > 1024) throw std::invalid_argument(at + "mc and nc must be 1..1024: " + v.str());
+  if (t.sw < 0 || t.sw > 1) throw std::invalid_argument(at + "sw is 0 or 1: " + v.str());
+  return t;
+}
+
 void plan_tile_product(Plan& pl, const Shape& s, int mc, int nc, bool sw, int kc, int a, int bp, int c, int a_parts = 1) {
   Step st;
   st.kernel = gemm_tile_kernel(mc, nc, sw, kc >= s.k ? 0 : kc, a_parts);
@@ -852,11 +866,15 @@ void plan_tile_product(Plan& pl, const Shape& s, int mc, int nc, bool sw, int kc
 
 Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps);
 
-// C = A'·Bᵀ on bf16 terms, A' split already (slot a), B f32 (slot b): where
-// the bf16 product runs unswapped on tiles, Bᵀ's terms are written as its
-// pair panels in one pass; else split, and the product planned as matmul
-// plans it. iv: the product's variant, else its heuristic.
-void plan_terms_bt(Plan& pl, size_t nio, const Shape& s, const std::optional<Variant>& iv, int a, int b, int c, const TargetCaps& caps) {
+// C = A'·B on bf16 terms, A' split already (slot a), B (slot b, Bᵀ or K×N):
+// where the bf16 product runs unswapped on tiles, B's terms are written as
+// its pair panels in one pass (Bᵀ through 16×16 transposes; K×N rows k and
+// k + 1 pair up lane by lane: f16 2048³ split 3.2 + pack 5.6 -> 6.4 ms, f32
+// at prec 1 the same 7.5); else split (a K×N batch's K rows of N as one row
+// of K·N values, the parts stacked along K, padded by N zeros where K is
+// odd), and the product planned as matmul plans it. iv: the product's
+// variant, else its heuristic.
+void plan_terms_b(Plan& pl, size_t nio, const Shape& s, const std::optional<Variant>& iv, int a, int b, int c, const TargetCaps& caps) {
   const int parts = terms_parts(s);
   const int64_t seg = terms_seg(s);
   const Problem q = terms_problem(s);
@@ -864,16 +882,19 @@ void plan_terms_bt(Plan& pl, size_t nio, const Shape& s, const std::optional<Var
   // bf16 B (exact) takes the tiles unswapped whatever the product's variant.
   if (terms_b_bf16(s) && (v.get("impl") != kTile || v.get("sw", 0))) v = tile_variant(shape_of(q), caps);
   if (v.get("impl") == kTile && !v.get("sw", 0)) {
-    // f32 B: its terms as panels parts·seg deep; bf16 B: itself as panels
-    // seg deep, each of A's parts against them (the tile kernel's a_parts).
+    // f32/f16 B: its terms as panels parts·seg deep; bf16 B: itself as
+    // panels seg deep, each of A's parts against them (the tile kernel's a_parts).
     const int b_parts = terms_b_bf16(s) ? 1 : parts;
-    const int bp = plan_bf16_terms_panels(pl, nio, b, s.batch, s.n, s.k, seg, b_parts, s.dt);
+    const int bp = s.trans_b ? plan_bf16_terms_panels(pl, nio, b, s.batch, s.n, s.k, seg, b_parts, s.dt)
+                             : plan_bf16_terms_kn_panels(pl, nio, b, s.batch, s.k, s.n, seg, b_parts, s.dt);
     Shape t = shape_of(q);
     t.k = b_parts * seg;
-    plan_tile_product(pl, t, int(v.get("mc", 8)), int(v.get("nc", 4)), false, int(v.get("kc", 0)), a, bp, c, parts / b_parts);
+    const TileBlocking tb = tile_blocking(v, kTile);
+    plan_tile_product(pl, t, tb.mc, tb.nc, false, tb.kc, a, bp, c, parts / b_parts);
     return;
   }
-  const int bt = plan_bf16_terms(pl, nio, b, s.batch * s.n, s.k, seg, s.k, parts, Bf16TermsSide::B, -1, s.dt);
+  const int bt = s.trans_b ? plan_bf16_terms(pl, nio, b, s.batch * s.n, s.k, seg, s.k, parts, Bf16TermsSide::B, -1, s.dt)
+                           : plan_bf16_terms(pl, nio, b, s.batch, s.k * s.n, seg * s.n, s.k * s.n, parts, Bf16TermsSide::B, -1, s.dt);
   pl.append(nio, plan(q, v, caps), 3, {a, bt, c});
 }
 
@@ -926,10 +947,8 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     case kTile: {
       if (!tile_fits(s, caps))
         throw std::invalid_argument("matmul: impl=7 (matrix tiles) needs bf16 A and B, an even K and a CPU with AMX-BF16");
-      const int mc = int(v.get("mc", 8)), nc = int(v.get("nc", 4)), sw = int(v.get("sw", 0)), kc = int(v.get("kc", 0));
-      if (kc < 0 || kc % 32 || (kc && sw)) throw std::invalid_argument("matmul: impl=7 kc (K slice) is a multiple of 32, without sw: " + v.str());
-      if (mc < 1 || mc > 1024 || nc < 1 || nc > 1024) throw std::invalid_argument("matmul: impl=7 mc and nc must be 1..1024: " + v.str());
-      if (sw < 0 || sw > 1 || (sw && !s.trans_b)) throw std::invalid_argument("matmul: impl=7 sw=1 (Cᵀ = B·Aᵀ) needs trans_b=1: " + v.str());
+      const auto [mc, nc, kc, sw] = tile_blocking(v, kTile);
+      if (sw && !s.trans_b) throw std::invalid_argument("matmul: impl=7 sw=1 (Cᵀ = B·Aᵀ) needs trans_b=1: " + v.str());
       // Swapped: A's rows packed as the pair panels, B's rows read in place.
       const int bp = sw ? plan_pack_b(pl, nio, pair_b_type(s), true, 0, s.batch, s.m, s.k / 2, 2, true)
                         : plan_pack_b(pl, nio, pair_b_type(s), s.trans_b, 1, s.batch, s.n, s.k / 2, 2, true);
@@ -944,34 +963,14 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       const int64_t seg = terms_seg(s);
       const int a = plan_bf16_terms(pl, nio, 0, s.batch * s.m, s.k, seg, s.k, parts, Bf16TermsSide::A, -1, s.at);
       // The bf16 product's variant: the tile blocking the variant names (mc, nc, sw, kc), else its heuristic.
+      const TileBlocking tb = tile_blocking(v, kTerms);
       std::optional<Variant> iv;
-      const int64_t mc = v.get("mc", 8), nc = v.get("nc", 4), kc = v.get("kc", 0);
-      if (mc < 1 || mc > 1024 || nc < 1 || nc > 1024 || kc < 0 || kc % 32)
-        throw std::invalid_argument("matmul: impl=8 mc and nc must be 1..1024, kc (K slice) a multiple of 32: " + v.str());
       if (v.params.count("mc")) {
-        iv = Variant{}.set("impl", kTile).set("mc", v.get("mc")).set("nc", v.get("nc", 4));
-        if (v.get("sw", 0)) iv->set("sw", 1);
-        if (v.get("kc", 0)) iv->set("kc", v.get("kc"));
+        iv = Variant{}.set("impl", kTile).set("mc", tb.mc).set("nc", tb.nc);
+        if (tb.sw) iv->set("sw", 1);
+        if (tb.kc) iv->set("kc", tb.kc);
       }
-      if (s.trans_b) {
-        plan_terms_bt(pl, nio, s, iv, a, 1, 2, caps);
-        return pl;
-      }
-      // K×N: where the bf16 product runs unswapped on tiles, B's terms are
-      // written as its pair panels in one pass (rows k, k + 1 pair up lane
-      // by lane; f16 2048³ split 3.2 + pack 5.6 -> 6.4 ms, f32 at prec 1 the same 7.5); else each
-      // batch's K rows of N are one row of K·N values (the parts stacked
-      // along K), padded by N zeros where K is odd, and the product planned
-      // as matmul plans it.
-      const Problem q = terms_problem(s);
-      const Variant pv = iv ? *iv : heuristic(q, caps);
-      if (pv.get("impl") == kTile && !pv.get("sw", 0)) {
-        const int bp = plan_bf16_terms_kn_panels(pl, nio, 1, s.batch, s.k, s.n, seg, parts, s.dt);
-        plan_tile_product(pl, shape_of(q), int(pv.get("mc", 8)), int(pv.get("nc", 4)), false, int(pv.get("kc", 0)), a, bp, 2);
-        return pl;
-      }
-      const int b = plan_bf16_terms(pl, nio, 1, s.batch, s.k * s.n, seg * s.n, s.k * s.n, parts, Bf16TermsSide::B, -1, s.dt);
-      pl.append(nio, plan(q, pv, caps), 3, {a, b, 2});
+      plan_terms_b(pl, nio, s, iv, a, 1, 2, caps);
       return pl;
     }
     case kGemv: {
@@ -1122,7 +1121,7 @@ Problem f32_a(Problem p) {
 void plan_terms_product(Plan& pl, size_t n_io, int a_terms, int b, int c, int64_t m, int64_t n, int64_t k, int64_t prec,
                         const TargetCaps& caps) {
   Shape s{m, n, k, 1, true, ir::Type(ir::ScalarKind::F32), ir::Type(ir::ScalarKind::F32), prec};
-  plan_terms_bt(pl, n_io, s, std::nullopt, a_terms, b, c, caps);
+  plan_terms_b(pl, n_io, s, std::nullopt, a_terms, b, c, caps);
 }
 
 void register_gated_mlp_op();  // ops/gated_mlp.cpp
