@@ -70,6 +70,8 @@ TEST_CASE("attention: naive and both flash kernels on the odd shapes (CPU)") {
     if (p.dim(3) % 16 == 0) {
       check(*dev, p, ops::Variant{}.set("impl", 1).set("qb", 3).set("kb", 16));
       check(*dev, p, ops::Variant{}.set("impl", 1).set("qb", 4).set("kb", 64));
+      // Accumulators in L1 a line at a time (AVX2's heuristic), whatever the host.
+      if (p.dim(3) > 16) check(*dev, p, ops::Variant{}.set("impl", 1).set("qb", 4).set("kb", 32).set("dc", 1));
     }
   }
 }
@@ -163,3 +165,22 @@ TEST_CASE("attention: the GPU heuristic's tiles and key splits (CUDA's 48 KiB, l
   CHECK(v.get("kv1") == 1);
 }
 
+TEST_CASE("attention: the CPU heuristic keeps the flash accumulators within the register file") {
+  ops::register_all_ops();
+  const ops::OpDef* d = ops::find_op("attention");
+  REQUIRE(d);
+  codegen::TargetCaps avx2 = codegen::cpu_caps(), avx512 = codegen::cpu_caps();
+  avx2.vector_bits = 256, avx2.vector_registers = 16;
+  avx512.vector_bits = 512, avx512.vector_registers = 32;
+  for (bool causal : {false, true}) {
+    // 4 rows × 4 lines = 32 ymm: walked a line at a time on AVX2; in zmm registers on AVX-512.
+    CHECK(d->heuristic(att({1, 8, 1024, 64}, causal), avx2).str() == "dc=1 impl=1 kb=32 qb=4");
+    CHECK(d->heuristic(att({1, 8, 1024, 128}, causal), avx2).str() == "dc=1 impl=1 kb=32 qb=4");
+    CHECK(d->heuristic(att({1, 8, 1024, 64}, causal), avx512).str() == "impl=1 kb=64 qb=4");
+    // A single line per row fits either way.
+    CHECK(d->heuristic(att({1, 8, 1024, 16}, causal), avx2).str() == "impl=1 kb=16 qb=4");
+  }
+  // The tuner sees the L1 walks on AVX2.
+  const auto c = d->candidates(att({1, 8, 1024, 64}, false), avx2);
+  CHECK(std::count_if(c.begin(), c.end(), [](const ops::Variant& v) { return v.get("dc") == 1; }) >= 6);
+}
