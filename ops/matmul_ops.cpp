@@ -814,6 +814,31 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // thread: 64×4096×4096 17.5 -> 12.1 ms; 256×1024×11008 2 threads 16.0 ->
   // 13.6 ms.
   if (wide && pb_fits(g, t)) t.pb = 1;
+  // AVX2 (Zen 3): 24 row panels per workgroup against 8 B panels, the next B
+  // panel prefetched during the passes over this one (bpf). Zen 3's
+  // prefetchers left the 16-column panels' first passes streaming them; the
+  // prefetch wins at every size measured (alternated runs, medians, ms,
+  // against cblas_sgemm in the same rounds): 2048³ 1 thread 263 -> 242
+  // (OpenBLAS 255), 2 threads 143 -> 122 (130); 1024³ 1 thread 34.7 -> 32.6
+  // (33.2), 2 threads 19.4 -> 16.3 (18.3). apf on top: even. With few B
+  // panels A is read as it is: its packing launch, a pass over all of A,
+  // served few panels (1 thread, ms: 2048×16×4096 17.1 -> 4.6, OpenBLAS
+  // 14.2; 4096×96×1024 17.2 -> 12.6 (19.5); 2048×256×2048 34.5 -> 31.3
+  // (33.6); 2048×1024×2048 127.8 -> 131.0, so not there).
+  if (!wide && t.ak == 16 && t.ks == 1 && !pairs) {
+    t.mc = 24;
+    t.nc = 8;
+    t.bpf = 1;
+    if (g.at == ir::ScalarKind::F32 && panels <= 16) t.ak = 1;
+    // A within an eighth of the LLC: one row group over all of M, each
+    // workgroup packing its B panel (pb), A read as it is. 1 thread, ms:
+    // 96×4096×1024 19.6 -> 14.9 (OpenBLAS 14.3), 197×3072×768 18.4 -> 15.3
+    // (15.6), 1024³ 33.5 -> 32.0 (34.3); A of 16 MiB (2048³) streamed from
+    // the LLC once per panel: 253 -> 361, so not there.
+    GemmTile one = t;
+    one.mc = int(mp), one.nc = 1, one.pb = 1, one.ak = g.at == ir::ScalarKind::F32 ? 1 : 16;
+    if (t.kc == 0 && panels >= 8 && g.m * g.k * 4 <= a_max / 4 && pb_fits(g, one)) t = one;
+  }
   // A K×N B beyond the cache packed so on Intel, whose prefetchers do not
   // follow its strided rows: the next panel slice's rows prefetched into L2
   // during this one's arithmetic (bpf), where few passes share each packed
