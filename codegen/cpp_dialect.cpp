@@ -940,7 +940,8 @@ static inline void kg_tile_mma_bf16(f32* c, const u16* a, const u32* b, u32 m, u
     {"dot2_i16", "kg_dot2_i16(", "", R"(// dot2_i16 (ir/ops.h): c + a.0·b.0 + a.1·b.1 over each 32-bit lane's two
 // signed 16-bit halves, wrapping. AVX512-VNNI: one vpdpwssd per line (16
 // lanes; 8, 4 with VL); else vpmaddwd (exact products and pair sum, which
-// wraps only at 2·(-2^15)², as the sum does) and an add; else lane
+// wraps only at 2·(-2^15)², as the sum does; two per 16-lane line on AVX2)
+// and an add; else lane
 // arithmetic (the JIT's -fwrapv makes the sums wrap).
 typedef short kg_w8 __attribute__((__vector_size__(16)));
 typedef short kg_w16 __attribute__((__vector_size__(32)));
@@ -965,6 +966,14 @@ template <class A, class C> KG_MATH C kg_dot2_i16(A a, A b, C c) {
     if constexpr (sizeof(C) == 64) return (C)((kg_d16)c + __builtin_ia32_pmaddwd512((kg_w32)a, (kg_w32)b));
 #endif
 #if defined(__AVX2__)
+    if constexpr (sizeof(C) == 64) {  // a 16-lane line on AVX2: two vpmaddwd on its halves
+      const kg_w32 aw = (kg_w32)a, bw = (kg_w32)b;
+      const kg_d8 lo = __builtin_ia32_pmaddwd256(__builtin_shufflevector(aw, aw, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                                 __builtin_shufflevector(bw, bw, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+      const kg_d8 hi = __builtin_ia32_pmaddwd256(__builtin_shufflevector(aw, aw, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31),
+                                                 __builtin_shufflevector(bw, bw, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31));
+      return (C)((kg_d16)c + __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+    }
     if constexpr (sizeof(C) == 32) return (C)((kg_d8)c + __builtin_ia32_pmaddwd256((kg_w16)a, (kg_w16)b));
     if constexpr (four) return (C)((kg_d4)c + __builtin_ia32_pmaddwd128((kg_w8)a, (kg_w8)b));
 #endif
