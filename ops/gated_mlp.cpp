@@ -348,16 +348,19 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // 128 23.3 -> 19.9. bf16 (the down product f32 H against bf16 Dn): 1 6.6
   // -> 1.9, 16 8.4 -> 5.4, 64 17.1 -> 14.0, 128 28.4 -> 27.1 (h_bf16: 27.9
   // against 27.8, so not there). f16 (widened): 1 8.9 -> 2.2, 16 11.5 ->
-  // 6.4, 64 24.0 -> 20.1, 128 40.0 -> 39.0. Up to 4 tokens everywhere
-  // (GEMVs against weights packed per call; not measured on AVX2), up to 128
-  // (f16/bf16 64) where the swapped product runs.
-  const int64_t composed_max = caps.vector_bits < 512 ? 4 : p.dtype == ir::ScalarKind::F32 ? 128 : 64;
+  // 6.4, 64 24.0 -> 20.1, 128 40.0 -> 39.0. Up to 128 tokens (f16/bf16 64);
+  // on AVX2 at every size (below).
+  const int64_t composed_max = p.dtype == ir::ScalarKind::F32 ? 128 : 64;
   if (p.dim(0) <= composed_max) return Variant{}.set("impl", kComposed);
   if (caps.vector_bits < 512) {
     // AVX2 fits only a 2-row fused block (2 × [gate, up] lines): the 6×16
     // GEMMs plus a SiLU·product pass are faster (256×1024×11008, 1 thread,
-    // AMD EPYC: 240 ms unfused against 261-361 ms fused; 3-row blocks spill, 344+).
-    return unfused_variant(p, caps);
+    // AMD EPYC: 240 ms unfused against 261-361 ms fused; 3-row blocks spill,
+    // 344+). The three products as the matmul op runs them (its AVX2
+    // blocking, the next B panel prefetched) beat this op's own unfused
+    // GEMMs. Zen 3, alternated runs, medians: 256×1024×11008 1 thread 295 -> 248
+    // ms, 2 threads 158 -> 144; 2048×1024×11008 2 threads 1205 -> 1177.
+    return Variant{}.set("impl", kComposed);
   }
   const auto [mr, nl] = fused_blocks(caps).front();
   // Row panels per workgroup: as many as keep the A block (mc·mr rows of X,
