@@ -639,9 +639,10 @@ TEST_CASE("matmul: the microkernel keeps its accumulators in vector registers") 
     std::regex bcast_fma(R"(vfmadd231ps\s+\(.*\)\{1to16\},\s*%zmm\d+,\s*%zmm\d+)");
     std::regex any_fma("vfmadd\\d+ps\\s+[^\\n]*%" + reg);
     std::regex spill("vmov[ua]ps\\s+%" + reg + "\\d+,\\s*-?\\d*\\(%rsp\\)");
-    auto count = [&](const std::regex& re) {
-      return std::distance(std::sregex_iterator(s.begin(), s.end(), re), std::sregex_iterator());
+    auto count_in = [](const std::regex& re, const std::string& text) {
+      return std::distance(std::sregex_iterator(text.begin(), text.end(), re), std::sregex_iterator());
     };
+    auto count = [&](const std::regex& re) { return count_in(re, s); };
     CAPTURE(mr);
     CAPTURE(nl);
     INFO(s.substr(0, 4000));
@@ -655,8 +656,7 @@ TEST_CASE("matmul: the microkernel keeps its accumulators in vector registers") 
       std::istringstream lines(s);
       std::string line, block;
       auto flush = [&] {
-        auto in = [&](const std::regex& re) { return std::distance(std::sregex_iterator(block.begin(), block.end(), re), std::sregex_iterator()); };
-        if (in(any_fma) > 0) fma_block_spills += in(spill);
+        if (count_in(any_fma, block) > 0) fma_block_spills += count_in(spill, block);
         block.clear();
       };
       while (std::getline(lines, line)) {
