@@ -294,10 +294,13 @@ std::string CppDialect::store_nontemporal(Type elem, const std::string& ptr, con
 
 std::string CppDialect::prefetch(const std::string& ptr, const std::string& idx, int64_t hint) const {
   // Into all cache levels (prefetcht0), or from the second level on
-  // (locality 2: prefetcht1); an address past the buffer is harmless (x86's
-  // prefetch never faults), which the IR's meaning allows.
+  // (locality 2: prefetcht1), or for writing (rw 1: prefetchw); an address
+  // past the buffer is harmless (x86's prefetch never faults), which the
+  // IR's meaning allows.
   const char* locality = hint == ir::kPrefetchL2 ? "2" : "3";
-  return "__builtin_prefetch((const char*)" + ptr + " + (u64)(" + idx + ") * sizeof(*" + ptr + "), 0, " + locality + ")";
+  const char* rw = hint == ir::kPrefetchWrite ? "1" : "0";
+  return "__builtin_prefetch((const char*)" + ptr + " + (u64)(" + idx + ") * sizeof(*" + ptr + "), " + rw + ", " +
+         locality + ")";
 }
 
 std::string CppDialect::tile_mma_bf16(std::span<const std::string> a, bool acc) const {

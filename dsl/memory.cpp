@@ -34,6 +34,7 @@ void ElemRef::prefetch_at(ir::SourceLoc loc, int64_t hint) const {
 
 void ElemRef::prefetch(std::source_location sl) const { prefetch_at(to_loc(sl), ir::kPrefetchL1); }
 void ElemRef::prefetch_l2(std::source_location sl) const { prefetch_at(to_loc(sl), ir::kPrefetchL2); }
+void ElemRef::prefetch_write(std::source_location sl) const { prefetch_at(to_loc(sl), ir::kPrefetchWrite); }
 
 ElemRef& ElemRef::operator=(const Operand& v) {
   store_at(v.loc(), v);

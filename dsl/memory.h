@@ -43,6 +43,8 @@ class ElemRef {
   // `prefetch_l2()`: read a long way ahead, so into the second level only.
   void prefetch(std::source_location loc = std::source_location::current()) const;
   void prefetch_l2(std::source_location loc = std::source_location::current()) const;
+  // `prefetch_write()`: x[i] is written soon (fetch the line for ownership).
+  void prefetch_write(std::source_location loc = std::source_location::current()) const;
 
   Value load(std::source_location loc = std::source_location::current()) const;
   operator Value() const { return load_at(loc_); }  // at the indexing site

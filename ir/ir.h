@@ -72,8 +72,12 @@ inline bool is_nontemporal_store(const Instr& in) { return in.op == Op::Store &&
 // so the index may run past the end; a CPU turns it into a cache prefetch.
 // Its attr says how near: kPrefetchL1 (into every level), kPrefetchL2
 // ("prefetch %p, %i l2": the second level and beyond, for data wanted a
-// long way ahead, which would only crowd the first level).
-enum PrefetchHint : int64_t { kPrefetchL1 = 0, kPrefetchL2 = 1 };
+// long way ahead, which would only crowd the first level), kPrefetchWrite
+// ("prefetch %p, %i w": element i is written soon, so the line is fetched
+// for ownership: x86 prefetchw. A plain store to a line not in cache stalls
+// on that read; rows of a page or more start where the hardware prefetcher
+// has not gone).
+enum PrefetchHint : int64_t { kPrefetchL1 = 0, kPrefetchL2 = 1, kPrefetchWrite = 2 };
 
 enum class Access : uint8_t { Read, Write, ReadWrite };
 std::string_view access_name(Access a);

@@ -367,6 +367,9 @@ class Parser {
       } else if (syn == AttrSyntax::Hint && *op == Op::Prefetch && kw.text == "l2") {
         next();
         in.attr = kPrefetchL2;
+      } else if (syn == AttrSyntax::Hint && *op == Op::Prefetch && kw.text == "w") {
+        next();
+        in.attr = kPrefetchWrite;
       } else {
         if (!ok) fail(kw, "unexpected " + describe(kw) + " after the operands of " + std::string(op_name(*op)));
         next();

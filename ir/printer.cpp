@@ -92,6 +92,7 @@ std::string head(const Instr& in) {
     case AttrSyntax::Hint:
       if (in.op == Op::Store && in.attr == kStoreNonTemporal) s += " nontemporal";
       else if (in.op == Op::Prefetch && in.attr == kPrefetchL2) s += " l2";
+      else if (in.op == Op::Prefetch && in.attr == kPrefetchWrite) s += " w";
       else if (in.attr) s += " attr " + std::to_string(in.attr);  // malformed; the verifier says so
       break;
     case AttrSyntax::Leading: break;

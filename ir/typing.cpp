@@ -263,8 +263,8 @@ Type infer_type(const Instr& in, const Kernel& k, const ValueLookup& lookup) {
         need_args(2);
         need_pointer(0);
         need_index(1);
-        if (in.attr != kPrefetchL1 && in.attr != kPrefetchL2)
-          fail(in, "unknown prefetch hint " + std::to_string(in.attr) + " (0: every level, 1: l2)");
+        if (in.attr != kPrefetchL1 && in.attr != kPrefetchL2 && in.attr != kPrefetchWrite)
+          fail(in, "unknown prefetch hint " + std::to_string(in.attr) + " (0: every level, 1: l2, 2: w)");
         return types::Void;
       }
       need_args(3);

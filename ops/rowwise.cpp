@@ -74,6 +74,17 @@ struct Walk {
     if_(nl % 2u != 0u, [&] { fn(off(nl - 1u), 0, nullptr); });
     last([&](const Value& o, const Value* m) { fn(o, 1, m); });
   }
+  // Prefetch the line at `off` of the row after the one at `base` (read, or
+  // for writing): rows of 1024 f32 are a 4 KiB page, where the hardware
+  // prefetcher stops, so without it each row starts on DRAM misses. Lines of
+  // 16 lanes only (one prefetch per line; scalar rows would issue 16 per
+  // cache line). Past the last row it is harmless: prefetches never fault.
+  void prefetch_next(const Array& a, const Value& base, const Value& off, bool write = false) const {
+    if (L.n != 16) return;
+    ElemRef r = a[base + ncols + off];
+    if (write) r.prefetch_write();
+    else r.prefetch();
+  }
   // v where the mask adds lanes, `neutral` where they were walked already.
   Value keep(const Value* mask, const Value& v, const Value& neutral) const { return mask ? select(*mask, v, neutral) : v; }
   Value cols() const { return tail ? cast(f32, ncols) : cast(f32, ncols) * float(L.n); }
@@ -425,12 +436,14 @@ ir::Kernel rmsnorm_rows(ir::Type dt, int lanes, bool with_weight, bool stream, b
     Value base = W.row(group_id(0));
     Var ss0 = var(L.bcast(0.0f)), ss1 = var(L.bcast(0.0f));
     W.each2([&](const Value& off, int c, const Value* mask) {
+      if (!mask) W.prefetch_next(x, base, off);
       Value v = W.keep(mask, W.ld(x, base + off), L.bcast(0.0f));
       Var& ss = c ? ss1 : ss0;
       ss = fma(v, v, ss.get());
     });
     Value r = L.bcast(rsqrt(L.hsum(ss0.get() + ss1.get()) / W.cols() + eps));
-    W.each([&](const Value& off, const Value*) {
+    W.each([&](const Value& off, const Value* mask) {
+      if (!mask && !stream) W.prefetch_next(y, base, off, true);
       Value v = W.ld(x, base + off) * r;
       W.st(y, base + off, dt, with_weight ? v * W.ld(w, off) : v, stream);
     });
@@ -451,7 +464,8 @@ ir::Kernel layernorm_rows(ir::Type dt, int lanes, bool stream, bool tail) {
     Value cols = W.cols();
     // y = (x - mean)·rstd·w + b, with x - mean as centred(x).
     auto normalise = [&](const std::function<Value(const Value&)>& centred, const Value& rstd) {
-      W.each([&](const Value& off, const Value*) {
+      W.each([&](const Value& off, const Value* mask) {
+        if (!mask && !stream) W.prefetch_next(y, base, off, true);
         W.st(y, base + off, dt, fma(centred(W.ld(x, base + off)) * rstd, W.ld(w, off), W.ld(b, off)), stream);
       });
     };
@@ -466,13 +480,13 @@ ir::Kernel layernorm_rows(ir::Type dt, int lanes, bool stream, bool tail) {
       // Every step of the statistics pass waits on k, so each row's first
       // line is on the critical path: with 4 KiB rows (a page, where the
       // hardware prefetcher stops) a DRAM miss per row stalled the pass.
-      // Prefetching the next row's first 4 lines (past the last row too:
-      // prefetches never fault) took the bandwidth suite's 1024-column rows,
-      // 1 thread, from 0.73-0.74 to 0.80-0.81 of the triad (streamed: 0.73-0.76
-      // to 0.85-0.93), 3 alternating runs each.
-      for (uint32_t q = 0; q < 4; ++q) x[base + W.ncols + (tail ? 16 * q : q)].prefetch();
+      // The statistics pass prefetches the next row line by line (and the
+      // normalising pass the next row's output, for writing): prefetching only
+      // its first 4 lines took the bandwidth suite's 1024-column rows, 1
+      // thread, from 0.73-0.74 to 0.80-0.81 of the triad; see rmsnorm_rows.
       Var s0 = var(L.bcast(0.0f)), sq0 = var(L.bcast(0.0f)), s1 = var(L.bcast(0.0f)), sq1 = var(L.bcast(0.0f));
       W.each2([&](const Value& off, int ch, const Value* mask) {
+        if (!mask) W.prefetch_next(x, base, off);
         Value d = W.keep(mask, W.ld(x, base + off) - k, L.bcast(0.0f));
         Var& s = ch ? s1 : s0;
         Var& sq = ch ? sq1 : sq0;

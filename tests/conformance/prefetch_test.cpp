@@ -22,16 +22,20 @@ using namespace kgen::dsl;
 namespace {
 
 // y[i] = 2 x[i], prefetching x `ahead` elements further (past the end near
-// it), into every cache level or (l2) from the second on.
-ir::Kernel prefetch_kernel(uint32_t ahead, bool l2 = false) {
-  return kernel("hint_ahead_" + std::to_string(ahead) + (l2 ? "_l2" : ""), [&](KernelBuilder& kb) {
+// it), into every cache level, (l2) from the second on, or (w) y for
+// writing.
+enum class Hint { L1, L2, Write };
+ir::Kernel prefetch_kernel(uint32_t ahead, Hint hint = Hint::L1) {
+  const char* tag = hint == Hint::L2 ? "_l2" : hint == Hint::Write ? "_w" : "";
+  return kernel("hint_ahead_" + std::to_string(ahead) + tag, [&](KernelBuilder& kb) {
     auto x = kb.input("x", f32);
     auto y = kb.output("y", f32);
     auto n = kb.scalar("n", u32);
     kb.workgroup(64);
     auto i = global_id(0);
     if_(i < n, [&] {
-      if (l2) x[i + ahead].prefetch_l2();
+      if (hint == Hint::L2) x[i + ahead].prefetch_l2();
+      else if (hint == Hint::Write) y[i + ahead].prefetch_write();
       else x[i + ahead].prefetch();
       y[i] = x[i] * 2.0f;
     });
@@ -67,7 +71,7 @@ TEST_CASE("x[i].prefetch() records a prefetch that verifies, prints, parses and 
 }
 
 TEST_CASE("prefetch_l2() prints as 'l2', round-trips, and lowers to a locality-2 prefetch; unknown hints are refused") {
-  ir::Kernel k = prefetch_kernel(64, true);
+  ir::Kernel k = prefetch_kernel(64, Hint::L2);
   ir::verify(k);
   const std::string text = ir::print(k);
   CHECK(text.find(" l2") != std::string::npos);
@@ -84,6 +88,16 @@ TEST_CASE("prefetch_l2() prints as 'l2', round-trips, and lowers to a locality-2
     if (in.op == ir::Op::Prefetch) in.attr = 7;
   });
   CHECK_THROWS_WITH_AS(ir::verify(k), doctest::Contains("unknown prefetch hint 7"), ir::Error);
+}
+
+TEST_CASE("prefetch_write() on an output prints as 'w', round-trips, and lowers to a write prefetch") {
+  ir::Kernel k = prefetch_kernel(64, Hint::Write);
+  ir::verify(k);  // a write-only buffer may be prefetched for writing
+  const std::string text = ir::print(k);
+  CHECK(text.find(" w\n") != std::string::npos);
+  ir::Kernel back = ir::parse_kernel(text);
+  CHECK(ir::print(back) == text);
+  CHECK(codegen::emit_cpp(k).find(", 1, 3)") != std::string::npos);  // rw 1: prefetchw
 }
 
 TEST_CASE("the C++ dialect prefetches; the GPU dialects drop the hint") {
@@ -105,10 +119,11 @@ TEST_CASE("prefetches past the end change nothing: the interpreter and every dev
     }
     for (uint32_t ahead : {0u, 16u, 100000u})
       for (size_t n : {size_t(1), size_t(77), size_t(1000)})
-        for (bool l2 : {false, true}) {
+        for (Hint hint : {Hint::L1, Hint::L2, Hint::Write}) {
         CAPTURE(name);
         CAPTURE(ahead);
         CAPTURE(n);
+        CAPTURE(int(hint));
         ir::Workload w;
         w.dims.grid = {uint32_t((n + 63) / 64), 1, 1};
         w.dims.workgroup = {64, 1, 1};
@@ -118,7 +133,7 @@ TEST_CASE("prefetches past the end change nothing: the interpreter and every dev
         rt::CheckOptions co;
         co.time = false;
         co.seed = 5 + n;
-        rt::CheckResult r = rt::run_and_check(*dev, prefetch_kernel(ahead, l2), w, co);
+        rt::CheckResult r = rt::run_and_check(*dev, prefetch_kernel(ahead, hint), w, co);
         INFO(r.message);
         CHECK(r.ok);
         CHECK(r.cmp.never_written == 0);
