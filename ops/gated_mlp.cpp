@@ -113,11 +113,17 @@ bool terms_fit(const Problem& p, const TargetCaps& caps) {
 // The down product of bf16 H on matrix tiles: a CPU with them, an even F.
 bool down_on_tiles(const Dims& s, const TargetCaps& caps) { return is_cpu(caps) && caps.matrix_tiles && s.f % 2 == 0; }
 
-void silu_step(Plan& pl, int g, int u, int h, int64_t n, bool round_bf16, bool store_bf16 = false) {
+void silu_step(Plan& pl, const TargetCaps& caps, int g, int u, int h, int64_t n, bool round_bf16,
+               bool store_bf16 = false) {
   Step s;
-  s.kernel = gated_silu_gpu_kernel(round_bf16, store_bf16);
-  s.dims.grid = wrapped_grid(groups_for(n, 256));
-  s.dims.workgroup = {256, 1, 1};
+  if (is_cpu(caps)) {
+    s.kernel = gated_silu_cpu_kernel(round_bf16, store_bf16);
+    s.dims.grid = wrapped_grid(groups_for(n, kGatedSiluChunk));
+  } else {
+    s.kernel = gated_silu_gpu_kernel(round_bf16, store_bf16);
+    s.dims.grid = wrapped_grid(groups_for(n, 256));
+    s.dims.workgroup = {256, 1, 1};
+  }
   s.buffers = {g, u, h};
   s.scalars = {ir::scalar_slot(uint32_t(n))};
   pl.steps.push_back(std::move(s));
@@ -136,7 +142,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     int h = pl.add_temp(nio, size_t(s.t * s.f) * 4);
     plan_gemm_gpu(pl, dt, true, t, 0, 1, tg, 1, s.t, s.f, s.d, nio);
     plan_gemm_gpu(pl, dt, true, t, 0, 2, tu, 1, s.t, s.f, s.d, nio);
-    silu_step(pl, tg, tu, h, s.t * s.f, h16);
+    silu_step(pl, caps, tg, tu, h, s.t * s.f, h16);
     int dn = 3;
     if (dt != f32t) {  // the GPU GEMM takes one element type: Dn widened to H's f32
       dn = plan_widen(pl, nio, dt, 3, s.d * s.f);
@@ -183,7 +189,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     int h = pl.add_temp(nio, size_t(s.t * s.f) * (h_store16 ? 2 : 4));
     product(0, 1, tg, s.t, s.f, s.d);
     product(0, 2, tu, s.t, s.f, s.d);
-    silu_step(pl, tg, tu, h, s.t * s.f, h16, h_store16);
+    silu_step(pl, caps, tg, tu, h, s.t * s.f, h16, h_store16);
     product(h, 3, 4, s.t, s.d, s.f, !h_store16);
     return pl;
   }
@@ -270,7 +276,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     plan_gemm_cpu(pl, t, xp, gp, tg, 1, s.t, s.f, s.d);
     int up = plan_pack_b(pl, nio, dt, true, 2, 1, s.f, s.d, t.nl);
     plan_gemm_cpu(pl, t, xp, up, tu, 1, s.t, s.f, s.d);
-    silu_step(pl, tg, tu, h, s.t * s.f, h16);
+    silu_step(pl, caps, tg, tu, h, s.t * s.f, h16);
     int hp = plan_pack_a(pl, nio, f32t, h, 1, s.t, s.f, s.f, down.mr, down.ak);
     int dp = plan_pack_b(pl, nio, dt, true, 3, 1, s.d, s.f, down.nl);
     plan_gemm_cpu(pl, down, hp, dp, 4, 1, s.t, s.d, s.f);

@@ -10,6 +10,7 @@
 // the packed panels are zero-padded, and only the C loads/stores are guarded:
 // as lines with a row/line guard on edge tiles when C's rows are whole lines,
 // else through a small scratch tile and a runtime loop over the valid part.
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "ops/k_split.h"
 #include "ops/matmul.h"
 #include "ops/widen.h"
+#include "ops/wrapped_group.h"
 
 namespace kgen::ops {
 
@@ -41,6 +43,38 @@ Value silu_mul(const Value& g, const Value& u) {
 }
 
 }  // namespace
+
+ir::Kernel gated_silu_cpu_kernel(bool round_bf16, bool store_bf16) {
+  if (store_bf16 && !round_bf16) throw std::invalid_argument("gated_silu_cpu_kernel: H stored as bf16 is H rounded to bf16");
+  return kernel(std::string("gated_mlp_silu_mul_lines") + (store_bf16 ? "_hbf16" : round_bf16 ? "_hbf" : ""),
+                [&](KernelBuilder& kb) {
+    auto g = kb.input("g", f32);
+    auto u = kb.input("u", f32);
+    auto h = kb.output("h", store_bf16 ? bf16 : f32);
+    auto n = kb.scalar("n", u32);
+    kb.workgroup(1);
+    const uint32_t CH = uint32_t(kGatedSiluChunk);
+    Value e0 = wrapped_group_id() * CH, e1 = min(e0 + CH, n);
+    // f32 H, H rounded to bf16 (f32 storage), or its upper half stored as bf16.
+    auto put = [&](const Value& at, const Value& hv, bool whole_line) {
+      Value out = hv;
+      if (store_bf16) {
+        const ir::Type ht = whole_line ? line(u16, 16) : ir::Type(u16), bt = whole_line ? line(bf16, 16) : ir::Type(bf16);
+        out = bitcast(bt, cast(ht, bf16_upper_bits(hv) >> 16u));
+      } else if (round_bf16) {
+        out = bitcast(whole_line ? line(f32, 16) : ir::Type(f32), bf16_upper_bits(hv));
+      }
+      if (whole_line) store_line(h, at, out);
+      else h[at] = out;
+    };
+    Value lines = (e1 - e0) / 16u;
+    for_range(0u, lines, [&](Value j) {
+      Value at = e0 + j * 16u;
+      put(at, silu_mul(load_line(g, at, 16), load_line(u, at, 16)), true);
+    });
+    for_range(e0 + lines * 16u, e1, [&](Value i) { put(i, silu_mul(g[i], u[i]), false); });
+  });
+}
 
 ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, const GemmBSource& src) {
   const bool pair_out = ep == GemmEpilogue::GatedSiluPairsA;  // H as bf16 pair words

@@ -9,6 +9,7 @@
 #include <bit>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <regex>
@@ -24,6 +25,8 @@
 #include "ops/matmul.h"
 #include "ops/matmul_plan.h"
 #include "ops/op.h"
+#include "runtimes/check.h"
+#include "runtimes/runtime.h"
 
 using namespace kgen;
 using namespace kgen::test;
@@ -912,4 +915,52 @@ TEST_CASE("matmul: f16 as bf16 terms on matrix tiles: the heuristic, exact produ
         else CHECK(got[i * 36 + j] == float(6 * x * x));
       }
   }
+}
+
+TEST_CASE("gated_mlp's CPU SiLU·product pass (f32 H, rounded to bf16, stored as bf16) against silu_ref") {
+  auto dev = rt::create_device("cpu");
+  std::mt19937 rng(17);
+  // Tails within a line and within a chunk, several chunks, one element;
+  // g wide enough that exp(-g) overflows at one end and vanishes at the other.
+  for (uint32_t n : {1u, 15u, 4096u, 4113u, 3u * 4096u + 17u})
+    for (auto [round, store] : {std::pair{false, false}, {true, false}, {true, true}}) {
+      CAPTURE(n);
+      CAPTURE(round);
+      CAPTURE(store);
+      std::uniform_real_distribution<float> wide(-100.0f, 100.0f), narrow(-2.0f, 2.0f);
+      std::vector<float> g(n), u(n);
+      for (uint32_t i = 0; i < n; ++i) g[i] = i % 7 ? narrow(rng) : wide(rng), u[i] = narrow(rng);
+      auto bg = dev->alloc(n * 4), bu = dev->alloc(n * 4), bh = dev->alloc(n * (store ? 2 : 4));
+      std::memcpy(bg->host_ptr(), g.data(), n * 4);
+      std::memcpy(bu->host_ptr(), u.data(), n * 4);
+      std::memset(bh->host_ptr(), 0xff, n * (store ? 2 : 4));  // poison: NaN in either form
+      rt::LaunchArgs a;
+      a.dims.grid = ops::wrapped_grid(ops::groups_for(n, ops::kGatedSiluChunk));
+      a.dims.workgroup = {1, 1, 1};
+      a.buffers = {bg.get(), bu.get(), bh.get()};
+      a.scalars = {ir::scalar_slot(n)};
+      dev->launch(*dev->compile(ops::gated_silu_cpu_kernel(round, store)), a);
+      dev->synchronize();
+      int bad = 0;
+      for (uint32_t i = 0; i < n; ++i) {
+        float want = ops::silu_ref(g[i]) * u[i];
+        float got;
+        if (store) {
+          uint16_t bits;
+          std::memcpy(&bits, static_cast<const char*>(bh->host_ptr()) + 2 * i, 2);
+          got = std::bit_cast<float>(uint32_t(bits) << 16);
+        } else {
+          std::memcpy(&got, static_cast<const char*>(bh->host_ptr()) + 4 * i, 4);
+        }
+        // fast_exp within an ulp or two; bf16 rounding of want may land on
+        // the other side of a tie from got's, so bf16 allows one bf16 ulp.
+        // Below g = -87 fast_exp's clamp leaves ~1e-36 · g·u where the exact
+        // value is ~0 (as the fused epilogue): an absolute floor of 1e-30.
+        const double tol = round ? 1.0 / 128 : 1e-6;
+        if (!(std::abs(double(got) - want) <= std::max(tol * std::abs(double(want)), 1e-30))) {
+          if (bad++ < 5) MESSAGE("h[" << i << "] = " << got << ", want " << want << " (g " << g[i] << ", u " << u[i] << ")");
+        }
+      }
+      CHECK(bad == 0);
+    }
 }
