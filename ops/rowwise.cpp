@@ -483,7 +483,7 @@ ir::Kernel layernorm_rows(ir::Type dt, int lanes, bool stream, bool tail) {
       // The statistics pass prefetches the next row line by line (and the
       // normalising pass the next row's output, for writing): prefetching only
       // its first 4 lines took the bandwidth suite's 1024-column rows, 1
-      // thread, from 0.73-0.74 to 0.80-0.81 of the triad; see rmsnorm_rows.
+      // thread, from 0.73-0.74 to 0.80-0.81 of the triad; see Walk::prefetch_next.
       Var s0 = var(L.bcast(0.0f)), sq0 = var(L.bcast(0.0f)), s1 = var(L.bcast(0.0f)), sq1 = var(L.bcast(0.0f));
       W.each2([&](const Value& off, int ch, const Value* mask) {
         if (!mask) W.prefetch_next(x, base, off);

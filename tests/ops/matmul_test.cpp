@@ -941,7 +941,18 @@ TEST_CASE("gated_mlp's CPU SiLU·product pass (f32 H, rounded to bf16, stored as
       a.scalars = {ir::scalar_slot(n)};
       dev->launch(*dev->compile(ops::gated_silu_cpu_kernel(round, store)), a);
       dev->synchronize();
-      int bad = 0;
+      // Stored as bf16 is exactly the upper half of H rounded in f32 storage.
+      std::vector<uint32_t> rounded;
+      if (store) {
+        auto br = dev->alloc(n * 4);
+        rt::LaunchArgs ar = a;
+        ar.buffers[2] = br.get();
+        dev->launch(*dev->compile(ops::gated_silu_cpu_kernel(true, false)), ar);
+        dev->synchronize();
+        rounded.resize(n);
+        std::memcpy(rounded.data(), br->host_ptr(), n * 4);
+      }
+      int bad = 0, unequal = 0;
       for (uint32_t i = 0; i < n; ++i) {
         float want = ops::silu_ref(g[i]) * u[i];
         float got;
@@ -949,6 +960,7 @@ TEST_CASE("gated_mlp's CPU SiLU·product pass (f32 H, rounded to bf16, stored as
           uint16_t bits;
           std::memcpy(&bits, static_cast<const char*>(bh->host_ptr()) + 2 * i, 2);
           got = std::bit_cast<float>(uint32_t(bits) << 16);
+          unequal += (uint32_t(bits) << 16) != rounded[i];
         } else {
           std::memcpy(&got, static_cast<const char*>(bh->host_ptr()) + 4 * i, 4);
         }
@@ -962,5 +974,6 @@ TEST_CASE("gated_mlp's CPU SiLU·product pass (f32 H, rounded to bf16, stored as
         }
       }
       CHECK(bad == 0);
+      CHECK(unequal == 0);
     }
 }
