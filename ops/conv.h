@@ -23,6 +23,9 @@
 // and matmul's macro-kernel multiplies; an epilogue drops the virtual columns
 // and applies bias/ReLU. A 1×1, stride-1, unpadded conv is a GEMM on x itself.
 //
+// Winograd F(2×2, 3×3) (ops/conv_winograd.cpp): 3×3 stride 1 as 16 GEMMs
+// over transformed tiles, 2.25× fewer multiplies than the direct form.
+//
 // GPU (ops/conv_gpu.cpp): one work-item per output element (and a few output
 // channels), or an implicit GEMM on the GPU GEMM's line tiles; both read x
 // with bounds checks.
@@ -149,6 +152,20 @@ bool depthwise_small_padded_default(const ConvShape& s);
 void plan_conv_im2col_gemm(Plan& pl, size_t nio, const ConvShape& s, const Variant& gemm_tile, const TargetCaps& caps);
 void plan_conv_1x1_gemm(Plan& pl, size_t nio, const ConvShape& s, const Variant& gemm_tile, const TargetCaps& caps);
 bool conv_is_pointwise(const ConvShape& s);  // 1×1, stride 1, no padding
+
+// Winograd F(2×2, 3×3) (ops/conv_winograd.cpp): 3×3, stride 1, dilation 1,
+// OIHW weights, any padding and groups. 16 GEMMs per group on matmul's
+// macro-kernel (GemmTile from the variant) between an input transform into
+// packed-B panels and an output transform into y.
+bool conv_winograd_fits(const ConvShape& s);
+// The direct form's multiplies over Winograd's (16 per virtual tile, whole
+// panels of nr tiles) for one channel pair: 2.16 at 56², 1.72 at 14² (nr 16),
+// under 1 at 7².
+double conv_winograd_saving(const ConvShape& s, int nr);
+ir::Kernel conv_winograd_weights_kernel();
+ir::Kernel conv_winograd_input_kernel(int nl);
+ir::Kernel conv_winograd_output_kernel(bool bias, bool relu);
+void plan_conv_winograd(Plan& pl, size_t nio, const ConvShape& s, const Variant& gemm_tile, const TargetCaps& caps);
 
 // GPU: workgroup `wg` work-items along output positions, `ocb` output
 // channels per work-item.

@@ -16,6 +16,8 @@
 //                per work-item, fully unrolled
 //   8 direct oc: CPU direct conv with lines along output channels: pb
 //                outputs of a row × 16·nl channels (small maps, many channels)
+//   9 winograd:  CPU F(2×2, 3×3) for 3×3 stride 1: 16 GEMMs on matmul's
+//                macro-kernel between the tile transforms (GemmTile)
 #include <cmath>
 #include <stdexcept>
 
@@ -29,7 +31,7 @@ namespace kgen::ops {
 
 namespace {
 
-enum Impl : int64_t { kDirect = 0, kIm2col = 1, kGemm1x1 = 2, kDepthwise = 3, kGpu = 4, kGpuGemm = 5, kDepthwiseDirect = 6, kDepthwiseSmall = 7, kDirectOc = 8 };
+enum Impl : int64_t { kDirect = 0, kIm2col = 1, kGemm1x1 = 2, kDepthwise = 3, kGpu = 4, kGpuGemm = 5, kDepthwiseDirect = 6, kDepthwiseSmall = 7, kDirectOc = 8, kWinograd = 9 };
 
 bool is_depthwise(const ConvShape& s) { return s.groups == s.c && s.groups == s.oc; }
 
@@ -137,6 +139,7 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
   for (auto [mr, nl] : gemm_register_blocks(caps)) {
     out.push_back(gemm(kIm2col, mr, nl));
     if (conv_is_pointwise(s)) out.push_back(gemm(kGemm1x1, mr, nl));
+    if (conv_winograd_fits(s)) out.push_back(gemm(kWinograd, mr, nl));
   }
   return out;
 }
@@ -201,6 +204,17 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // and 56×56 ones (even).
   if (caps.vector_bits >= 512 && s.ocg() >= 32 && s.ow() >= 14 && s.ow() <= 28)
     return Variant{}.set("impl", kDirectOc).set("pb", direct_oc_chunk(s, caps, 2)).set("nl", 2);
+  // Winograd F(2×2, 3×3) where it saves a third of the multiplies or more
+  // and the GEMMs have 16+ channels each way. AVX2 (Zen 3), kgen op, best of
+  // 3-5, 1 thread, pad 1, against the direct kernel: 64->64 56² 3.28 ->
+  // 2.01 ms (2 threads 1.85 -> 1.11; batch 8 15.7 -> 9.7-10.3), 128 28²
+  // 3.2 -> 2.35, 256 14² 3.17 -> 2.25, 32 112² 3.36 -> 2.86, 16 56² 0.198 ->
+  // 0.163, 64->32 224² 50 -> 19 (2 threads); slower: 512 7² (saving 0.86:
+  // 3.3 -> 6.4), 8 channels at 28², 32->9 at 224². Unmeasured on AVX-512,
+  // where the direct kernel has twice the registers: a tuning candidate there.
+  if (caps.vector_bits < 512 && conv_winograd_fits(s) && s.cg() >= 16 && s.ocg() >= 16 &&
+      conv_winograd_saving(s, default_cpu_tile(s.ocg(), s.oh() * s.ow() / 4, s.cg(), caps).nr()) >= 1.5)
+    return Variant{}.set("impl", kWinograd);
   // The direct kernel: 8 channels × 3 lines (24 accumulators) when there are
   // enough output channels per group, else fewer channels and longer rows.
   // AVX2 (16 ymm, two per line): 6 channels × 1 line (12 accumulators).
@@ -289,6 +303,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     }
     case kIm2col: plan_conv_im2col_gemm(pl, nio, s, v, caps); return pl;
     case kGemm1x1: plan_conv_1x1_gemm(pl, nio, s, v, caps); return pl;
+    case kWinograd: plan_conv_winograd(pl, nio, s, v, caps); return pl;
     case kGpu: {
       int wg = int(v.get("wg", 64)), ocb = int(v.get("ocb", 1));
       if (wg < 1 || wg > 1024 || ocb < 1 || ocb > 16) throw std::invalid_argument("conv2d: bad gpu variant " + v.str());

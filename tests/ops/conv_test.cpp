@@ -93,6 +93,43 @@ TEST_CASE("conv2d: every candidate of small problems, CPU 1 and 2 threads") {
   }
 }
 
+TEST_CASE("conv2d: Winograd F(2x2,3x3) on every test problem that fits and at its tile edges, CPU 1 and 2 threads") {
+  ops::register_all_ops();
+  const auto& d = *ops::find_op("conv2d");
+  const std::map<std::string, int64_t> pad1{{"pad_h", 1}, {"pad_w", 1}};
+  std::vector<ops::Problem> ps;
+  for (const auto& p : d.test_problems)
+    if (ops::conv_winograd_fits(ops::conv_shape(p))) ps.push_back(p);
+  CHECK(ps.size() >= 5);
+  // The output transform's row cases: OW = 1 (one tile, no second column),
+  // 31 (15 whole tiles: all lane by lane), 35 (17 whole: a line, an
+  // overlapping line, the ragged last column), 64 (two lines), 30 unpadded;
+  // odd OH (a tile row's second output row dropped); groups with asymmetric
+  // padding, bias and ReLU; 70 channels (a ragged block of 16 in the weight
+  // transform) and OC off the GEMM's row panels.
+  ps.push_back(problem("conv2d", {1, 3, 3, 3, 2, 3, 3}));
+  ps.push_back(problem("conv2d", {1, 4, 9, 31, 9, 3, 3}, pad1));
+  ps.push_back(problem("conv2d", {2, 5, 33, 35, 7, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}, {"bias", 1}}));
+  ps.push_back(problem("conv2d", {1, 8, 17, 64, 17, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}, {"relu", 1}}));
+  ps.push_back(problem("conv2d", {3, 6, 12, 32, 5, 3, 3}));
+  ps.push_back(problem("conv2d", {2, 8, 11, 40, 6, 3, 3}, {{"groups", 2}, {"pad_h", 0}, {"pad_w", 2}, {"pad_b", 2}, {"pad_r", 0}, {"bias", 1}, {"relu", 1}}));
+  ps.push_back(problem("conv2d", {1, 70, 13, 21, 13, 3, 3}, pad1));
+  for (unsigned t : {1u, 2u}) {
+    auto dev = cpu(t);
+    CAPTURE(t);
+    for (const auto& p : ps) {
+      check(*dev, p, ops::Variant::parse("impl=9"));
+      check(*dev, p, ops::Variant::parse("impl=9 mr=6 nl=1 kc=0 mc=2 nc=2"));  // edge panels everywhere
+      // Chunks of one image, and of one tile row (the smallest budget).
+      check(*dev, p, ops::Variant::parse("impl=9 mr=4 nl=2 kc=0 mc=1 nc=1 ck=1"));
+    }
+  }
+  // Not a 3x3 stride-1 undilated conv: refused with the reason.
+  auto dev = cpu(1);
+  CHECK_THROWS_AS(ops::check_op(*dev, problem("conv2d", {1, 2, 9, 9, 2, 3, 3}, {{"stride_h", 2}}), ops::Variant::parse("impl=9"), 1),
+                  std::invalid_argument);
+}
+
 TEST_CASE("conv2d: weights packed by 32 output channels (w_layout=32)") {
   ops::register_all_ops();
   const auto& d = *ops::find_op("conv2d");
@@ -158,7 +195,12 @@ TEST_CASE("conv2d: heuristic choices") {
   CHECK(v.get("impl") == 0);
   CHECK(v.get("ocb") == 8);
   CHECK(v.get("lines") == 3);
-  v = d.heuristic(conv3x3, avx2);
+  v = d.heuristic(conv3x3, avx2);  // Winograd on AVX2 where it saves a third of the multiplies
+  CHECK(v.get("impl") == 9);
+  CHECK(d.heuristic(problem("conv2d", {1, 256, 14, 14, 256, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}}), avx2).get("impl") == 9);
+  CHECK(d.heuristic(problem("conv2d", {1, 8, 28, 28, 8, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}}), avx2).get("impl") == 0);  // few channels
+  CHECK(d.heuristic(problem("conv2d", {1, 64, 56, 56, 64, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}, {"stride_h", 2}}), avx2).get("impl") == 0);
+  v = d.heuristic(problem("conv2d", {1, 512, 7, 7, 512, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}}), avx2);  // 7²: no saving
   CHECK(v.get("impl") == 0);
   CHECK(v.get("ocb") == 6);
   CHECK(v.get("lines") == 1);
@@ -252,6 +294,10 @@ TEST_CASE("conv family: tiny problems of every impl through the interpreter") {
        "impl=7 vp=1", false},
       {problem("conv2d", {1, 4, 5, 4, 6, 3, 3}, {{"groups", 2}, {"pad_h", 1}, {"stride_w", 2}, {"bias", 1}}), "impl=4 wg=8 ocb=2",
        true},
+      // Winograd: odd OH and OW (ragged tiles), groups, bias and ReLU, two
+      // images in chunks of one tile row.
+      {problem("conv2d", {2, 4, 5, 7, 6, 3, 3}, {{"groups", 2}, {"pad_h", 1}, {"pad_w", 1}, {"bias", 1}, {"relu", 1}}),
+       "impl=9 mr=4 nl=1 kc=0 mc=1 nc=1 ck=1", false},
       {problem("maxpool2d", {1, 2, 5, 6}, {{"kernel_h", 3}, {"kernel_w", 3}, {"stride_h", 2}, {"stride_w", 2}, {"pad_h", 1}, {"pad_w", 1}}),
        "wg=16", false},
       {problem("avgpool2d", {1, 2, 5, 6}, {{"kernel_h", 3}, {"kernel_w", 3}, {"pad_h", 1}, {"pad_w", 1}, {"count_include_pad", 0}}),
