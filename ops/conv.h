@@ -84,10 +84,11 @@ ir::Kernel conv_pad_phase_kernel(int sw_fixed);
 ir::Kernel conv_tap_offsets_kernel();
 
 // Appends the pre-pass and tap-table steps; returns {xq slot, table slot}.
+// taps = false: xq only (tab -1), for paths that address it themselves.
 struct ConvPrep {
-  int xq, tab;
+  int xq, tab = -1;
 };
-ConvPrep plan_conv_prep(Plan& pl, size_t nio, const ConvShape& s, int x_slot, int64_t slack);
+ConvPrep plan_conv_prep(Plan& pl, size_t nio, const ConvShape& s, int x_slot, int64_t slack, bool taps = true);
 
 // CPU direct kernel: OCB output channels × L lines of 16 positions per block,
 // PB blocks per workgroup. Buffers: xq, tab, wp, [bias], y.

@@ -186,7 +186,7 @@ ir::Kernel conv_tap_offsets_kernel() {
   });
 }
 
-ConvPrep plan_conv_prep(Plan& pl, size_t nio, const ConvShape& s, int x_slot, int64_t slack) {
+ConvPrep plan_conv_prep(Plan& pl, size_t nio, const ConvShape& s, int x_slot, int64_t slack, bool taps) {
   ConvPrep r;
   const int64_t total = s.n * s.c * s.chan_stride();
   r.xq = pl.add_temp(nio, size_t(total + slack) * 4);
@@ -199,6 +199,7 @@ ConvPrep plan_conv_prep(Plan& pl, size_t nio, const ConvShape& s, int x_slot, in
                   u(s.hq()), u(s.wq()), u(total), u(slack)};
     pl.steps.push_back(std::move(st));
   }
+  if (!taps) return r;
   const int64_t J = s.cg() * s.taps();
   r.tab = pl.add_temp(nio, size_t(J) * 4);
   {

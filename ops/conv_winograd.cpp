@@ -297,7 +297,7 @@ void plan_conv_winograd(Plan& pl, size_t nio, const ConvShape& s, const Variant&
   const int64_t nb = rows < th ? 1 : std::clamp<int64_t>(budget / img_bytes, 1, s.n);
   const int64_t np = cdiv(rows * wq2, nr), ppad = np * nr;  // the chunk's panels per image
   // Virtual tiles past the last image's plane read up to a panel and a plane row further.
-  const int xq = plan_conv_prep(pl, nio, q, 0, nr + wq2 + 32).xq;
+  const int xq = plan_conv_prep(pl, nio, q, 0, nr + wq2 + 32, false).xq;
   const int ap = pl.add_temp(nio, size_t(batch * ocg * cg) * 4);
   {
     Step st;
