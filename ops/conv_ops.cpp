@@ -192,8 +192,12 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // kgen tune: 14×14 256->256 0.18 -> 0.14 ms (batch 8 1.41 -> 1.17), 28×28
   // 128->512 0.50 -> 0.44, 56×56 64->256 0.51 -> 0.42, 112×112 32->64 0.28
   // -> 0.22 (2 threads 1.16-1.28x too). 7×7 maps pad the 48-wide panels: the
-  // direct kernel stays (512->512 0.26 against 0.28). Unmeasured on AVX2.
-  if (conv_is_pointwise(s) && s.h * s.w >= 196 && caps.vector_bits >= 512) {
+  // direct kernel stays (512->512 0.26 against 0.28). AVX2 (Zen 3, best of
+  // 3-5, 1 thread) from 28×28: 24->144 56² 0.37 -> 0.29 ms (2 threads 0.28
+  // -> 0.18), 64->256 56² 2.22 -> 1.66, 128->512 28² 1.84 -> 1.55, 32->192
+  // 28² 0.25 -> 0.15, 32->64 112² 1.19 -> 0.96; 14² even (256->256 0.44
+  // against 0.46), 7² even.
+  if (conv_is_pointwise(s) && s.h * s.w >= (caps.vector_bits >= 512 ? 196 : 784)) {
     const auto blocks = gemm_register_blocks(caps);
     return gemm(kGemm1x1, blocks.front().first, blocks.front().second);
   }

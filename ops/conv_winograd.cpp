@@ -214,6 +214,7 @@ ir::Kernel conv_winograd_output_kernel(bool bias, bool relu) {
     Value y0 = (cast(u64, (N0 + n) * OC + oc) * cast(u64, OH) + cast(u64, oh0)) * cast(u64, OW);
     Value y1 = y0 + cast(u64, OW);
     Value bv = bias ? Value(b[oc]) : constant(f32, 0.0f);
+    Array tmp = shared_array(f32, 64);  // the ragged tiles' 4 output lines
     // The 2×2 outputs of the 16 tiles from tj0 on, as lines [i][j].
     auto tiles = [&](const Value& tj0) {
       std::array<std::array<Value, 4>, 4> m;
@@ -248,29 +249,30 @@ ir::Kernel conv_winograd_output_kernel(bool bias, bool relu) {
       emit(y0, out[0]);
       if_(row_ok, [&] { emit(y1, out[1]); });
     };
-    // Tiles tj0 + e for e with tj0 + e in [from, tw), element by element.
+    // Tiles tj0 + e for e with tj0 + e in [from, tw), element by element
+    // through a scratch of the 4 lines (one runtime loop: 16 unrolled
+    // guarded lanes made this kernel the plan's slowest compile).
     auto ragged = [&](const Value& tj0, const Value& from) {
       auto out = tiles(tj0);
-      for (int e = 0; e < 16; ++e) {
-        Value tj = tj0 + uint32_t(e);
-        if_(tj >= from && tj < tw, [&] {
-          Value x0 = cast(u64, tj * 2u);
-          Value two = tj * 2u + 1u < OW;
-          y[y0 + x0] = extract(out[0][0], e);
-          if_(two, [&] { y[y0 + x0 + uint64_t(1)] = extract(out[0][1], e); });
-          if_(row_ok, [&] {
-            y[y1 + x0] = extract(out[1][0], e);
-            if_(two, [&] { y[y1 + x0 + uint64_t(1)] = extract(out[1][1], e); });
-          });
+      for (int q = 0; q < 4; ++q) store_line(tmp, constant(u64, uint64_t(16 * q)), out[q / 2][q % 2]);
+      for_range(from - tj0, tw - tj0, [&](Value e) {
+        Value x0 = cast(u64, (tj0 + e) * 2u);
+        Value ee = cast(u64, e);
+        Value two = (tj0 + e) * 2u + 1u < OW;
+        y[y0 + x0] = tmp[ee];
+        if_(two, [&] { y[y0 + x0 + uint64_t(1)] = tmp[ee + uint64_t(16)]; });
+        if_(row_ok, [&] {
+          y[y1 + x0] = tmp[ee + uint64_t(32)];
+          if_(two, [&] { y[y1 + x0 + uint64_t(1)] = tmp[ee + uint64_t(48)]; });
         });
-      }
+      });
     };
-    if_(twf >= 16u, [&] {
-      Value nfull = twf / 16u;
-      for_range(0u, nfull, [&](Value q) { full(q * 16u); });
-      if_(nfull * 16u < twf, [&] { full(twf - 16u); });  // overlapping the line before
-      if_(tw > twf, [&] { ragged(tw - 16u, twf); });       // odd OW: the last tile's first column
-    }).else_([&] { ragged(constant(u32, 0u), constant(u32, 0u)); });
+    // Whole lines of 16 tiles, the last one ending at the last whole tile
+    // (overlapping the line before); then what is left lane by lane: all of
+    // a row under 16 whole tiles, else an odd OW's last tile.
+    Value big = twf >= 16u;
+    for_range(0u, select(big, (twf + 15u) / 16u, constant(u32, 0u)), [&](Value q) { full(min(q * 16u, twf - 16u)); });
+    if_(!big || tw > twf, [&] { ragged(select(big, tw - 16u, constant(u32, 0u)), select(big, twf, constant(u32, 0u))); });
   });
 }
 

@@ -9,7 +9,9 @@
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
+#include <mutex>
 #include <optional>
+#include <unordered_map>
 
 #include <sys/mman.h>
 
@@ -150,13 +152,32 @@ class CpuDevice final : public Device {
 
   std::shared_ptr<CompiledKernel> compile(const ir::Kernel& k, const CompileOptions& opt) override {
     auto t0 = std::chrono::steady_clock::now();
+    // keep_ir asks for the compiler's IR/assembly text, which only a fresh compile has.
+    bool use_cache = !opt.keep_ir;
+    // A kernel this device has prepared before (the same op in every layer,
+    // a plan's step repeated per chunk): its cache key without the IR
+    // pipeline, which costs ~7 ms per kernel where hashing the raw IR costs
+    // microseconds.
+    const std::string memo_key = std::to_string(ir::structural_hash(k)) + "|" + opt.key();
+    if (use_cache) {
+      std::lock_guard<std::mutex> lock(memo_mu_);
+      auto it = prepared_.find(memo_key);
+      if (it != prepared_.end() && ir::structurally_equal(it->second.first, k))
+        if (auto code = cache_.find_loaded<CpuCode>(it->second.second)) {
+          double ms = ms_since(t0);
+          ir::debug_log(1, "cache", "hit (memory, prepared) " + it->second.second.hex() + " for '" + k.name + "' in " + std::to_string(ms) + " ms");
+          return std::make_shared<CpuKernel>(k, std::move(code), true, ms);
+        }
+    }
     // The cache key hashes the kernel after the IR pipeline, so kernels that
     // optimise to the same IR share an entry.
     ir::Kernel optimized = prepare_kernel(k, caps_, opt);
     const uint64_t ir_hash = ir::structural_hash(optimized);
     const CacheKey key = make_cache_key({ir_hash, "cpu-c++-orc", caps_key(caps_), opt.key(), toolchain_id()});
-    // keep_ir asks for the compiler's IR/assembly text, which only a fresh compile has.
-    bool use_cache = !opt.keep_ir;
+    if (use_cache) {
+      std::lock_guard<std::mutex> lock(memo_mu_);
+      prepared_.insert_or_assign(memo_key, std::pair<ir::Kernel, CacheKey>(k, key));
+    }
 
     if (use_cache) {
       auto code = cache_.find_loaded<CpuCode>(key);
@@ -258,6 +279,9 @@ class CpuDevice final : public Device {
   TargetCaps caps_;
   ThreadPool pool_;
   KernelCache& cache_;
+  // Raw kernel (hash | options) -> the kernel and its cache key (see compile).
+  std::mutex memo_mu_;
+  std::unordered_map<std::string, std::pair<ir::Kernel, CacheKey>> prepared_;
 };
 
 }  // namespace

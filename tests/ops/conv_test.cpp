@@ -200,6 +200,10 @@ TEST_CASE("conv2d: heuristic choices") {
   CHECK(d.heuristic(problem("conv2d", {1, 256, 14, 14, 256, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}}), avx2).get("impl") == 9);
   CHECK(d.heuristic(problem("conv2d", {1, 8, 28, 28, 8, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}}), avx2).get("impl") == 0);  // few channels
   CHECK(d.heuristic(problem("conv2d", {1, 64, 56, 56, 64, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}, {"stride_h", 2}}), avx2).get("impl") == 0);
+  // Pointwise as a GEMM on x from 14² (AVX-512) or 28² (AVX2).
+  CHECK(d.heuristic(problem("conv2d", {1, 24, 56, 56, 144, 1, 1}), avx2).get("impl") == 2);
+  CHECK(d.heuristic(problem("conv2d", {1, 256, 14, 14, 256, 1, 1}), avx2).get("impl") == 0);
+  CHECK(d.heuristic(problem("conv2d", {1, 256, 14, 14, 256, 1, 1}), avx512).get("impl") == 2);
   v = d.heuristic(problem("conv2d", {1, 512, 7, 7, 512, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}}), avx2);  // 7²: no saving
   CHECK(v.get("impl") == 0);
   CHECK(v.get("ocb") == 6);
