@@ -34,6 +34,7 @@
 #include <string>
 
 #include "ir/ir.h"
+#include "ops/matmul.h"
 #include "ops/op.h"
 
 namespace kgen::ops {
@@ -153,6 +154,10 @@ bool depthwise_small_padded_default(const ConvShape& s);
 void plan_conv_im2col_gemm(Plan& pl, size_t nio, const ConvShape& s, const Variant& gemm_tile, const TargetCaps& caps);
 void plan_conv_1x1_gemm(Plan& pl, size_t nio, const ConvShape& s, const Variant& gemm_tile, const TargetCaps& caps);
 bool conv_is_pointwise(const ConvShape& s);  // 1×1, stride 1, no padding
+// The GEMM tile of a conv product (m × n × k): the matmul default for it,
+// overridden by the variant's GemmTile params, with A in layout `ak` and no
+// A prefetch; throws on a tile that cannot be built.
+GemmTile conv_gemm_tile(const Variant& v, int64_t m, int64_t n, int64_t k, int ak, const TargetCaps& caps);
 
 // Winograd F(2×2, 3×3) (ops/conv_winograd.cpp): 3×3, stride 1, dilation 1,
 // OIHW weights, any padding and groups. 16 GEMMs per group on matmul's

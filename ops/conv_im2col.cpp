@@ -152,21 +152,20 @@ void plan_epilogue(Plan& pl, const ConvShape& s, int c, int64_t wq) {
   pl.steps.push_back(std::move(st));
 }
 
-GemmTile gemm_tile(const ConvShape& s, const Variant& v, int64_t p, const TargetCaps& caps) {
-  const int64_t K = s.cg() * s.taps();
-  GemmTile t = default_cpu_tile(s.ocg(), p, K, caps);
+}  // namespace
+
+GemmTile conv_gemm_tile(const Variant& v, int64_t m, int64_t n, int64_t k, int ak, const TargetCaps& caps) {
+  GemmTile t = default_cpu_tile(m, n, k, caps);
   Variant d = variant_of(t);
-  for (const auto& [k, val] : v.params)
-    if (d.params.count(k)) d.set(k, val);
+  for (const auto& [key, val] : v.params)
+    if (d.params.count(key)) d.set(key, val);
   t = tile_of(d);
-  t.ak = 0;  // conv_pack_gemm_weights_kernel writes the k-major A layout
+  t.ak = ak;
   t.apf = 0;  // (the A prefetch needs the line-chunk layout)
   if (t.mr < 1 || t.nl < 1 || t.mr * t.nl + t.nl > 32 || t.kc < 0 || t.mc < 1 || t.nc < 1)
     throw std::invalid_argument("conv2d: bad gemm tile " + v.str());
   return t;
 }
-
-}  // namespace
 
 bool conv_is_pointwise(const ConvShape& s) {
   return s.kh == 1 && s.kw == 1 && s.sh == 1 && s.sw == 1 && s.pt == 0 && s.pl == 0 && s.pb == 0 && s.pr == 0;
@@ -174,7 +173,7 @@ bool conv_is_pointwise(const ConvShape& s) {
 
 void plan_conv_im2col_gemm(Plan& pl, size_t nio, const ConvShape& s, const Variant& v, const TargetCaps& caps) {
   const int64_t P = s.virtual_positions(), K = s.cg() * s.taps(), batch = s.n * s.groups;
-  const GemmTile t = gemm_tile(s, v, P, caps);
+  const GemmTile t = conv_gemm_tile(v, s.ocg(), P, s.cg() * s.taps(), 0, caps);  // k-major A (conv_pack_gemm_weights_kernel)
   ConvPrep pr = plan_conv_prep(pl, nio, s, 0, s.wq() + 16);
   int ap = plan_pack_weights(pl, nio, s, t);
   const int64_t np = cdiv(P, t.nr());
@@ -195,7 +194,7 @@ void plan_conv_im2col_gemm(Plan& pl, size_t nio, const ConvShape& s, const Varia
 void plan_conv_1x1_gemm(Plan& pl, size_t nio, const ConvShape& s, const Variant& v, const TargetCaps& caps) {
   if (!conv_is_pointwise(s)) throw std::invalid_argument("conv2d: impl gemm1x1 needs a 1x1 kernel, stride 1, no padding");
   const int64_t P = s.h * s.w, K = s.cg(), batch = s.n * s.groups;
-  const GemmTile t = gemm_tile(s, v, P, caps);
+  const GemmTile t = conv_gemm_tile(v, s.ocg(), P, s.cg() * s.taps(), 0, caps);  // k-major A (conv_pack_gemm_weights_kernel)
   int ap = plan_pack_weights(pl, nio, s, t);
   // x as batch·G matrices Cg × HW: exactly its NCHW layout.
   int bp = plan_pack_b(pl, nio, ir::Type(ir::ScalarKind::F32), false, 0, batch, P, K, t.nl);

@@ -282,14 +282,8 @@ void plan_conv_winograd(Plan& pl, size_t nio, const ConvShape& s, const Variant&
   const int64_t th = cdiv(s.oh(), 2), wq2 = q.wq(), ptiles = th * wq2;
   const int64_t cg = s.cg(), ocg = s.ocg(), batch = s.groups * kXi;
   // The GEMM tile for one image's product; its panels fix the C row padding.
-  GemmTile t = default_cpu_tile(ocg, ptiles, cg, caps);
-  Variant d = variant_of(t);
-  for (const auto& [k, val] : v.params)
-    if (d.params.count(k)) d.set(k, val);
-  t = tile_of(d);
-  t.ak = 1, t.apf = 0, t.pb = 0;  // U is read as it is (row-major); B comes packed
-  if (t.mr < 1 || t.nl < 1 || t.mr * t.nl + t.nl > 32 || t.kc < 0 || t.mc < 1 || t.nc < 1)
-    throw std::invalid_argument("conv2d: bad gemm tile " + v.str());
+  GemmTile t = conv_gemm_tile(v, ocg, ptiles, cg, 1, caps);  // U is read as it is (row-major)
+  t.pb = 0;  // B comes packed
   const int64_t nr = t.nr();
   // Chunks: whole images where one fits in ck KiB (V and M: 16·G·(Cg + OCg)
   // floats per virtual tile), else runs of tile rows of one image.
@@ -313,13 +307,14 @@ void plan_conv_winograd(Plan& pl, size_t nio, const ConvShape& s, const Variant&
   // C: 16 floats of slack, since the ragged tile line of a narrow map reads a whole line.
   const int c = pl.add_temp(nio, size_t(batch * ocg * nb * ppad + 16) * 4);
   const int yslot = s.bias ? 3 : 2;
+  const ir::Kernel input = conv_winograd_input_kernel(t.nl), output = conv_winograd_output_kernel(s.bias, s.relu);
   for (int64_t n0 = 0; n0 < s.n; n0 += nb)
     for (int64_t ti0 = 0; ti0 < th; ti0 += rows) {
       const int64_t imgs = std::min(nb, s.n - n0), trows = std::min(rows, th - ti0);
       const int64_t cnp = cdiv(trows * wq2, nr);  // this chunk's panels per image
       {
         Step st;
-        st.kernel = conv_winograd_input_kernel(t.nl);
+        st.kernel = input;
         st.dims.grid = {uint32_t(cnp), uint32_t(cdiv(cg, kChanChunk)), uint32_t(imgs * s.groups)};
         st.buffers = {xq, bp};
         st.scalars = {u(s.c), u(cg), u(s.groups), u(q.plane()), u(wq2), u(cnp), u(imgs), u(n0), u(ti0 * wq2)};
@@ -328,7 +323,7 @@ void plan_conv_winograd(Plan& pl, size_t nio, const ConvShape& s, const Variant&
       plan_gemm_cpu(pl, t, ap, bp, c, batch, ocg, imgs * cnp * nr, cg);
       {
         Step st;
-        st.kernel = conv_winograd_output_kernel(s.bias, s.relu);
+        st.kernel = output;
         st.dims.grid = {uint32_t(trows), uint32_t(s.oc), uint32_t(imgs)};
         st.buffers = {c};
         if (s.bias) st.buffers.push_back(2);
