@@ -252,6 +252,21 @@ Dot4Form CEmitter::dot4_form(const Instr& in) const {
   return Dot4Form::Exact;
 }
 
+std::string CEmitter::dot4_pair(const Instr& in) const {
+  // dot4(a, b, dot4(a2, b2, c)) with both u8·i8 and the unsigned bytes below
+  // 64 (Dialect::dot4_pair). The inner dot4 stays as it is where used
+  // elsewhere; unused, the C++ compiler drops it.
+  if (in.op != Op::Dot4) return {};
+  const Instr* inner = index_.def(in.args[2]);
+  if (!inner || inner->op != Op::Dot4) return {};
+  const Type ta = index_.type(in.args[0]), tb = index_.type(in.args[1]);
+  if (index_.type(inner->args[0]) != ta || index_.type(inner->args[1]) != tb || ta.is_signed() == tb.is_signed()) return {};
+  const size_t u = ta.is_signed() ? 1 : 0;
+  if (ir::byte_bound(index_, in.args[u]) >= 64 || ir::byte_bound(index_, inner->args[u]) >= 64) return {};
+  const std::string args[5] = {ref(in.args[0]), ref(in.args[1]), ref(inner->args[0]), ref(inner->args[1]), ref(inner->args[2])};
+  return d_.dot4_pair(ta, tb, args);
+}
+
 std::vector<int> CEmitter::permute_pattern(const Instr& in) const {
   // The index's lanes when it is a constant (a line constant, a splat or a
   // construct of constants), as table bytes per result byte; else empty.
@@ -316,6 +331,7 @@ std::string CEmitter::value_expr(const Instr& in) const {
     case OpClass::Dot:
       if (in.op == Op::Dot2Bf16) return d_.dot2_bf16(ty(0), a);
       if (in.op == Op::Dot2I16) return d_.dot2_i16(ty(0), a);
+      if (const std::string pair = dot4_pair(in); !pair.empty()) return pair;
       return d_.dot4(ty(0), ty(1), a, dot4_form(in));
     case OpClass::Permute: return d_.permute_bytes(ty(0), in.type, a, permute_pattern(in));
     case OpClass::Select: return d_.select(ty(0), ty(1), a[0], a[1], a[2]);

@@ -61,6 +61,9 @@ class CEmitter {
   std::string value_expr(const ir::Instr& in) const;
   // What the operands of dot4 `in` are known to hold (Dialect::dot4).
   Dot4Form dot4_form(const ir::Instr& in) const;
+  // dot4(a, b, dot4(a2, b2, c)) as one dialect expression where it is exact
+  // (Dialect::dot4_pair), else empty.
+  std::string dot4_pair(const ir::Instr& in) const;
   std::vector<int> permute_pattern(const ir::Instr& in) const;
   // A construct made of extracts from at most two lines of its own type, as
   // a shuffle in the dialect; else empty.

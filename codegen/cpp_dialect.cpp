@@ -357,6 +357,12 @@ std::string CppDialect::dot4(Type a, Type b, std::span<const std::string> args, 
   return std::string("kg_dot4<") + sign(a) + ", " + sign(b) + f + ">(" + args[0] + ", " + args[1] + ", " + args[2] + ")";
 }
 
+std::string CppDialect::dot4_pair(Type a, Type b, std::span<const std::string> args) const {
+  auto sign = [](Type t) { return t.kind == ScalarKind::I32 ? "true" : "false"; };
+  return std::string("kg_dot4_pair<") + sign(a) + ", " + sign(b) + ">(" + args[0] + ", " + args[1] + ", " + args[2] + ", " +
+         args[3] + ", " + args[4] + ")";
+}
+
 std::string CppDialect::dot2_i16(Type, std::span<const std::string> args) const {
   return "kg_dot2_i16(" + args[0] + ", " + args[1] + ", " + args[2] + ")";
 }
@@ -664,7 +670,7 @@ KG_MATH f32 kg_powf(f32 x, f32 y) {
 }
 )"},
     // Not math, but the same pull-in-when-called mechanism: dot4 (ir/ops.h).
-    {"dot4", "kg_dot4<", "", R"(// dot4: c + the 4 byte products of each 32-bit lane (SA/SB: bytes signed),
+    {"dot4", "kg_dot4< kg_dot4_pair<", "", R"(// dot4: c + the 4 byte products of each 32-bit lane (SA/SB: bytes signed),
 // wrapping. With AVX512-VNNI the u8 x i8 case of 4/8/16 lanes is one vpdpbusd;
 // everything else is lane arithmetic on the line (clang vectorises it).
 typedef int kg_v4si __attribute__((__vector_size__(16)));
@@ -768,6 +774,28 @@ template <bool SA, bool SB, int FORM = 0, class A, class B, class C> KG_MATH C k
     r += x * y;
   }
   return r;
+}
+// dot4_pair (CppDialect::dot4_pair): dot4(a, b, dot4(a2, b2, c)), the
+// unsigned operands' bytes below 64. Without VNNI the two vpmaddubsw pair
+// sums add in 16 bits before one vpmaddwd: three multiplies instead of four.
+template <bool SA, bool SB, class A, class B, class C> KG_MATH C kg_dot4_pair(A a, B b, A a2, B b2, C c) {
+#if defined(__AVX2__) && !(defined(__AVX512VNNI__) && defined(__AVX512VL__))
+  if constexpr (SA != SB && sizeof(C) == 32 && sizeof(A) == 32) {
+    const kg_v32qi u = (kg_v32qi)(SA ? (kg_v8si)b : (kg_v8si)a), s = (kg_v32qi)(SA ? (kg_v8si)a : (kg_v8si)b);
+    const kg_v32qi u2 = (kg_v32qi)(SA ? (kg_v8si)b2 : (kg_v8si)a2), s2 = (kg_v32qi)(SA ? (kg_v8si)a2 : (kg_v8si)b2);
+    const kg_v16hi p = __builtin_ia32_pmaddubsw256(u, s) + __builtin_ia32_pmaddubsw256(u2, s2);
+    return (C)((kg_v8si)c + __builtin_ia32_pmaddwd256(p, (kg_v16hi)((kg_v16hi){} + 1)));
+  }
+  if constexpr (SA != SB && sizeof(C) == 16 && sizeof(A) == 16) {
+    if constexpr (__builtin_vectorelements(C) == 4) {  // (3 lanes are padded to 16 bytes too)
+      const kg_v16qi u = (kg_v16qi)(SA ? (kg_v4si)b : (kg_v4si)a), s = (kg_v16qi)(SA ? (kg_v4si)a : (kg_v4si)b);
+      const kg_v16qi u2 = (kg_v16qi)(SA ? (kg_v4si)b2 : (kg_v4si)a2), s2 = (kg_v16qi)(SA ? (kg_v4si)a2 : (kg_v4si)b2);
+      const kg_v8hi p = __builtin_ia32_pmaddubsw128(u, s) + __builtin_ia32_pmaddubsw128(u2, s2);
+      return (C)((kg_v4si)c + __builtin_ia32_pmaddwd128(p, (kg_v8hi)((kg_v8hi){} + 1)));
+    }
+  }
+#endif
+  return kg_dot4<SA, SB, 1>(a, b, kg_dot4<SA, SB, 1>(a2, b2, c));
 }
 )"},
     {"dot2_bf16", "kg_dot2_bf16(", "", R"(// dot2_bf16 (ir/ops.h): c + a.1·b.1 + a.0·b.0 over each 32-bit lane's two

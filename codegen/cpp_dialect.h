@@ -45,6 +45,7 @@ class CppDialect : public Dialect {
   std::string shared_decl(ir::Type elem, int64_t count, const std::string& name) const override;
   bool pointer_offsets() const override { return true; }
   std::string dot4(ir::Type a, ir::Type b, std::span<const std::string> args, Dot4Form form) const override;
+  std::string dot4_pair(ir::Type a, ir::Type b, std::span<const std::string> args) const override;
   std::string dot2_bf16(ir::Type a, std::span<const std::string> args) const override;
   std::string dot2_i16(ir::Type a, std::span<const std::string> args) const override;
   std::string permute_bytes(ir::Type table, ir::Type result, std::span<const std::string> args,

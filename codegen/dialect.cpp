@@ -28,6 +28,8 @@ std::string Dialect::dot4(ir::Type a, ir::Type b, std::span<const std::string> a
   return dot4_helper_name(a, b) + "(" + args[0] + ", " + args[1] + ", " + args[2] + ")";
 }
 
+std::string Dialect::dot4_pair(ir::Type, ir::Type, std::span<const std::string>) const { return {}; }
+
 std::string Dialect::dot2_i16(ir::Type a, std::span<const std::string> args) const {
   if (a.is_vector()) return {};
   return "kg_dot2_i16(" + args[0] + ", " + args[1] + ", " + args[2] + ")";

@@ -156,6 +156,12 @@ class Dialect {
   // `form` (ir/byte_bound.h) says when a saturating u8·i8 pair multiply
   // (x86 vpmaddubsw) is exact; dialects without one ignore it.
   virtual std::string dot4(ir::Type a, ir::Type b, std::span<const std::string> args, Dot4Form form) const;
+  // dot4(a, b, dot4(a2, b2, c)) as one expression, args {a, b, a2, b2, c},
+  // where codegen proved both unsigned operands' bytes below 64 (the other
+  // operands signed): x86 without VNNI adds the two saturating u8·i8 pair
+  // sums in 16 bits (4·63·128 < 2^15) and widens them with one vpmaddwd.
+  // Empty (the default): two dot4.
+  virtual std::string dot4_pair(ir::Type a, ir::Type b, std::span<const std::string> args) const;
   // dot2_bf16 (ir/ops.h) of u32 operands of type a and an f32 accumulator:
   // args {a, b, c}. The default calls the prelude helper kg_dot2_bf16(a, b,
   // c) on scalars, which every GPU dialect defines; an empty string for a

@@ -101,6 +101,12 @@ ir::Kernel quantize_x8_kernel(int blocks_per_item);
 // sequential stream) instead of in lockstep (X's loads shared by the rows).
 ir::Kernel qgemv_x8_kernel(QFormat f, int rows, int mb, bool signed_q8 = false, int prefetch = 0, int step_blocks = 1,
                            bool wide_units = false, bool seq_rows = false);
+// The Q4_0 GEMV in row pairs (quant_row_pairs.cpp; AVX2 without VNNI):
+// both rows' code bytes of a block in one 8-lane line, the rows' scales as
+// one line, the offset term out of the dot products. Same buffers, scalars
+// and grid as qgemv_x8_kernel; rows 4 or 8, mb 1 or 2.
+bool row_pair_gemv_format(QFormat f);
+ir::Kernel qgemv_x8_row_pairs_kernel(QFormat f, int rows, int mb, int prefetch);
 // X for the block quads (step_blocks 4), prepared once per call from
 // quantize_x8's output instead of once per work-item: per row of X and quad
 // of 4 blocks q, xqq[2q], xqq[2q + 1] (i32x16: the low and high 16

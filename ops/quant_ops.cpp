@@ -365,6 +365,12 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
                 if (pf) v.set("pf", pf);
                 push_gemv(v);
               }
+            if (row_pair_gemv_format(s.f) && r >= 4 && mb <= 2)
+              for (int pf : {0, 1, 2, 4}) {
+                Variant v = Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb).set("rp", 1);
+                if (pf) v.set("pf", pf);
+                c.push_back(v);
+              }
             if (quad_gemv(s, caps) && r >= 4)
               for (int pf : {0, 1, 2, 4}) {
                 Variant v = Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb).set("p4", 1);
@@ -727,6 +733,13 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
       // 0.177 against 0.190).
       const int ahead = caps.threads == 1 && !(s.f == QFormat::Q8_0 && intel_gemv) ? 2 : 1;
       if (rows == 8) v.set("pf", ahead);
+      // Q4_0 on 256-bit vectors without byte dot products: row pairs
+      // (quant_row_pairs.cpp), one line of two rows' codes per block (Zen 3,
+      // kgen op 1x128x8192 --profile from L2: 1.3-1.8 -> 1.04 ns per block
+      // and row; bench 1x4096x4096 from DRAM, 2 threads: 14.2-14.9 -> 15.4-16.6
+      // GB/s; 1 thread even, ~0.7 of the triad for every form on the day).
+      if (!quads && caps.vector_bits < 512 && !caps.byte_dot && row_pair_gemv_format(s.f) && rows == 8 && x_rows <= 2)
+        v.set("rp", 1);
       // Quads for one row of X: 4 rows of W per work-item (kgen tune
       // rotating, Zen 5, 1x4096x4096, 2 threads, pf=1: Q4_0 0.175-0.184 ms
       // against 0.179-0.192 for 8 rows over three runs, Q4_1 0.193 against
@@ -857,6 +870,15 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       const int pf = int(v.get("pf"));
       if (pf < 0 || pf > 16) throw std::invalid_argument("qmatmul: pf (workgroups ahead to prefetch) in 0..16");
       if (sgn && s.f != QFormat::Q8_0) throw std::invalid_argument("qmatmul: sgn=1 (signed codes) is for Q8_0");
+      if (v.get("rp")) {
+        if (!row_pair_gemv_format(s.f) || sgn || v.get("p2") || v.get("p4") || w16 || v.get("seq"))
+          throw std::invalid_argument("qmatmul: rp=1 (row pairs) is a Q4_0 form of its own, without sgn, p2, p4, w16 or seq: " + v.str());
+        if ((r != 4 && r != 8) || mb > 2) throw std::invalid_argument("qmatmul: rp=1 takes rows 4 or 8 and mb 1 or 2: " + v.str());
+        Step st{qgemv_x8_row_pairs_kernel(s.f, r, mb, pf), {}, {xq, xd, xs, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
+        st.dims.grid = {uint32_t(cdiv(s.n, r)), uint32_t(cdiv(s.m, mb)), 1};
+        pl.steps.push_back(std::move(st));
+        return pl;
+      }
       const bool pairs = v.get("p2") != 0, quads = v.get("p4") != 0;
       if (pairs && !pair_gemv(s) && !q8_pair_gemv(s, caps))
         throw std::invalid_argument("qmatmul: p2=1 (block pairs) needs Q4_0, Q4_1, Q5_0, Q5_1 or Q8_0 and k % 64 == 0");

@@ -80,6 +80,28 @@ ir::Kernel dot4_small_packed(int lanes) {
   });
 }
 
+ir::Kernel dot4_pair_packed(int lanes) {
+  return kernel("dot4_pair_l" + std::to_string(lanes), [&](KernelBuilder& kb) {
+    const ir::Type U = lanes == 1 ? u32 : line(u32, lanes), I = lanes == 1 ? i32 : line(i32, lanes);
+    auto a = kb.input("a", U);
+    auto b = kb.input("b", U);
+    auto c = kb.input("c", I);
+    auto y = kb.output("y", I);  // 2 results per element
+    auto n = kb.scalar("n", u32);
+    auto i = global_id(0);
+    if_(i < n, [&] {
+      // Two dot4 of unsigned bytes below 64 chained through the accumulator
+      // (one expression on AVX2: the pair sums add in 16 bits, at most
+      // 4·63·128), and the same chain with bytes up to 127, which must not
+      // add there (it would saturate).
+      Value av = a[i], bs = bitcast(I, Value(b[i])), cv = c[i];
+      Value bs2 = bitcast(I, Value(b[i]) >> 3u);
+      y[i * 2u] = dot4(av & 0x3f3f3f3fu, bs, dot4((av >> 2u) & 0x3f3f3f3fu, bs2, cv));
+      y[i * 2u + 1u] = dot4(av & 0x7f7f7f7fu, bs, dot4((av >> 1u) & 0x7f7f7f7fu, bs2, cv));
+    });
+  });
+}
+
 namespace {
 
 // n packed words a, b (every bit pattern), accumulators c near the i32
@@ -103,6 +125,11 @@ void register_dot4() {
                      "signed bytes and signed bytes clamped to >= -127",
                      [lanes] { return dot4_small_packed(lanes); },
                      [](int64_t n) { return packed_workload(n, 6); },
+                     1 << 16, {1, 7, 100}});
+    register_kernel({dot4_pair_packed(lanes).name,
+                     "y = dot4(a, b, dot4(a2, b2, c)) of unsigned bytes below 64 and of bytes up to 127, signed b",
+                     [lanes] { return dot4_pair_packed(lanes); },
+                     [](int64_t n) { return packed_workload(n, 2); },
                      1 << 16, {1, 7, 100}});
     register_kernel({dot4_packed(lanes).name, "y = dot4(a, b, c) for the 4 signedness pairs of a, b (packed bytes)",
                      [lanes] { return dot4_packed(lanes); },

@@ -24,6 +24,7 @@ ir::Kernel saxpy_lines(int lanes);                        // y = a*x + y on f32 
 ir::Kernel dot_lines(int lanes);                          // out[i] = sum(x[i]*y[i]) per f32 line
 ir::Kernel dot4_packed(int lanes);                        // y = dot4(a, b, c), 4 signedness pairs (1: scalars)
 ir::Kernel dot4_small_packed(int lanes);                  // dot4 of unsigned bytes < 128 and signed bytes
+ir::Kernel dot4_pair_packed(int lanes);                   // dot4(a, b, dot4(a2, b2, c)), unsigned bytes < 64 and < 128
 ir::Kernel dot2_bf16_packed(int lanes);                   // y = dot2_bf16 of bf16 pairs into f32 (1: scalars)
 ir::Kernel dot2_i16_packed(int lanes);                    // y = dot2_i16 of i16 pairs into i32 (1: scalars)
 ir::Kernel permute_bytes_kernel(int table_bytes);         // permute_bytes with run-time and constant indices

@@ -105,4 +105,22 @@ TEST_CASE("dot4 of unsigned bytes below 128, or of signed bytes one side clamped
   }
 }
 
+TEST_CASE("two chained dot4 of unsigned bytes below 64 share one widening multiply on AVX2 without VNNI") {
+  // dot4(a, b, dot4(a2, b2, c)) adds the two vpmaddubsw results in 16 bits
+  // (Dialect::dot4_pair), the chain of bytes up to 127 does not (it would
+  // saturate); correctness is the dot4_pair_l* kernels.
+  const std::string s = host_asm(samples::dot4_pair_packed(8));
+  REQUIRE(!s.empty());
+  auto count = [&](const std::string& w) {
+    size_t n = 0;
+    for (size_t at = s.find(w); at != std::string::npos; at = s.find(w, at + 1)) ++n;
+    return n;
+  };
+  MESSAGE("vpmaddubsw " << count("vpmaddubsw") << ", vpmaddwd " << count("vpmaddwd"));
+  if (__builtin_cpu_supports("avx2") && !__builtin_cpu_supports("avx512vnni")) {
+    CHECK(count("vpmaddubsw") > 0);
+    CHECK(count("vpmaddwd") < count("vpmaddubsw"));
+  }
+}
+
 TEST_CASE("long loops run to the end on the CPU") { conformance::check_long_loops(*cpu(1)); }

@@ -368,8 +368,11 @@ TEST_CASE("quant: int8 GEMV equals W·x̂ to f32 rounding, every format, CPU 1 a
         // Q2_K, Q3_K, Q4_K and Q6_K in 16-lane units (w16); GGML rows packed into the
         // interleaved tiles inside the GEMM (impl=5, X in row blocks of mb; every format); Q4_0, Q8_0, Q4_K, Q6_K with rows interleaved by 16 (r16).
         // Q2_K, Q3_K, Q4_K and Q5_K also with X per super-block of 256 (xk; checked against x̂ of that quantization).
-        for (int form : {0, 1, 2, 3, 4, 5, 6}) {
+        // Q4_0 also in row pairs (rp: rows 4 or 8, mb 1 or 2; odd N is the guarded last group).
+        for (int form : {0, 1, 2, 3, 4, 5, 6, 7}) {
           const bool p2 = form == 1, r16 = form == 2, p4 = form == 3, w16 = form == 4, rows_r16 = form == 5, xk = form == 6;
+          const bool rp = form == 7;
+          if (rp && !row_pair_gemv_format(f)) continue;
           if (rows_r16 && !has_rows_r16_gemm(f)) continue;
           if (xk && !has_x8k_gemv(f)) continue;
           if ((p2 && info(f).block_elems != 32) || (p4 && (info(f).block_elems != 32 || f == QFormat::Q8_0)) || (r16 && !has_r16(f)) || (w16 && !has_wide_int8_gemv(f))) continue;
@@ -382,6 +385,7 @@ TEST_CASE("quant: int8 GEMV equals W·x̂ to f32 rounding, every format, CPU 1 a
           if (w16) v.set("w16", 1).set("pf", 1);
           if (rows_r16) v = ops::Variant{}.set("impl", 5).set("mb", mb);
           if (xk) v = ops::Variant{}.set("impl", 3).set("rows", r).set("mb", mb).set("xk", 1).set("pf", mb);
+          if (rp) v = ops::Variant{}.set("impl", 3).set("rows", r == 4 ? 4 : 8).set("mb", std::min(mb, 2)).set("rp", 1).set("pf", mb == 1 ? 0 : 2);
           if (r16) {
             p.attrs["layout"] = 16;
             v = ops::Variant{}.set("impl", 4).set("groups", r / 4 + 1).set("mb", mb).set("pf", 2);
@@ -437,6 +441,8 @@ TEST_CASE("quant: tiny problems through the IR interpreter") {
       {problem("qmatmul", {1, 2, 256}, QFormat::Q6_K), ops::Variant{}.set("impl", 0).set("rows", 4).set("mb", 1)},
       {problem("qmatmul", {2, 3, 64}, QFormat::Q4_0), ops::Variant{}.set("impl", 3).set("rows", 2).set("mb", 2)},
       {problem("qmatmul", {1, 2, 256}, QFormat::Q4_K), ops::Variant{}.set("impl", 3).set("rows", 2).set("mb", 1)},
+      // Q4_0 in row pairs: 5 rows of W (a guarded group of 4), 3 of X (mb 2: the last re-read).
+      {problem("qmatmul", {3, 5, 64}, QFormat::Q4_0), ops::Variant{}.set("impl", 3).set("rows", 4).set("mb", 2).set("rp", 1).set("pf", 1)},
       {r16_problem({2, 19, 96}, QFormat::Q4_0), ops::Variant{}.set("impl", 4).set("groups", 2).set("mb", 2).set("pf", 1)},
       {r16_problem({2, 19, 96}, QFormat::Q8_0), ops::Variant{}.set("impl", 4).set("groups", 1).set("mb", 2)},
       {r16_problem({2, 19, 96}, QFormat::Q4_0), ops::Variant{}.set("impl", 2).set("ak", 16).set("kc", 64).set("mc", 2).set("mr", 4).set("nc", 2).set("nl", 1)},
