@@ -18,7 +18,9 @@
 //                outputs of a row × 16·nl channels (small maps, many channels)
 //   9 winograd:  CPU F(2×2, 3×3) for 3×3 stride 1: 16 GEMMs on matmul's
 //                macro-kernel between the tile transforms (GemmTile)
+#include <algorithm>
 #include <cmath>
+#include <random>
 #include <stdexcept>
 
 #include "ops/conv.h"
@@ -26,6 +28,7 @@
 #include "ops/matmul.h"
 #include "ops/matmul_plan.h"
 #include "ops/op.h"
+#include "runtimes/check.h"
 
 namespace kgen::ops {
 
@@ -55,8 +58,10 @@ void validate(const Problem& p) {
   if (s.groups < 1 || s.c % s.groups || s.oc % s.groups)
     throw std::invalid_argument("groups must divide C and OC");
   if ((s.bias && p.attr("bias") != 1) || (s.relu && p.attr("relu") != 1)) throw std::invalid_argument("bias and relu are 0 or 1");
-  if (s.w_layout != 0 && s.w_layout != kWeightsOc32)
-    throw std::invalid_argument("w_layout is 0 (OIHW) or 32 (packed by 32 output channels, CPU only)");
+  if (s.w_layout != 0 && s.w_layout != kWeightsOc32 && s.w_layout != kWeightsWinograd)
+    throw std::invalid_argument("w_layout is 0 (OIHW), 32 (packed by 32 output channels, CPU only) or 16 (Winograd U, CPU only)");
+  if (s.w_layout == kWeightsWinograd && !(s.kh == 3 && s.kw == 3 && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1))
+    throw std::invalid_argument("w_layout=16 (Winograd F(2x2,3x3) weights) needs a 3x3 kernel, stride 1 and dilation 1");
   if (s.h + s.pt + s.pb < s.dh * (s.kh - 1) + 1 || s.w + s.pl + s.pr < s.dw * (s.kw - 1) + 1)
     throw std::invalid_argument("the (dilated) kernel is larger than the padded input");
   // 32-bit indexing: the pre-passed input, the im2col panels and y.
@@ -80,6 +85,11 @@ Variant gemm(Impl impl, int mr, int nl) {
 std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
   const ConvShape s = conv_shape(p);
   std::vector<Variant> out;
+  if (s.w_layout == kWeightsWinograd) {  // transformed weights: the Winograd path (CPU)
+    if (is_cpu(caps))
+      for (auto [mr, nl] : gemm_register_blocks(caps)) out.push_back(gemm(kWinograd, mr, nl));
+    return out;
+  }
   if (s.w_layout == kWeightsOc32) {  // packed weights: only the kernel that reads them (CPU)
     if (!is_cpu(caps)) return out;
     std::vector<int> pbs = {direct_oc_chunk(s, caps, 2)};
@@ -148,6 +158,7 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   const ConvShape s = conv_shape(p);
   // Packed weights: impl=8 with two lines, the layout's 32 channels.
   if (s.w_layout == kWeightsOc32) return Variant{}.set("impl", kDirectOc).set("nl", 2).set("pb", direct_oc_chunk(s, caps, 2));
+  if (s.w_layout == kWeightsWinograd) return Variant{}.set("impl", kWinograd);
   if (!is_cpu(caps)) {
     // The implicit GEMM where a group has channels enough to fill its tiles
     // (H200, 3×3 64->64 56×56: batch 1 0.135 -> 0.070 ms, batch 8 0.486 ->
@@ -262,6 +273,8 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   const int64_t impl = v.get("impl", kDirect);
   if (s.w_layout == kWeightsOc32 && (!is_cpu(caps) || impl != kDirectOc || v.get("nl", 2) != 2))
     throw std::invalid_argument("conv2d: w_layout=32 (weights packed by 32 output channels) runs impl=8 with nl=2 on the cpu target, not " + v.str());
+  if (s.w_layout == kWeightsWinograd && (!is_cpu(caps) || impl != kWinograd))
+    throw std::invalid_argument("conv2d: w_layout=16 (Winograd weights) runs impl=9 on the cpu target, not " + v.str());
   if (impl != kGpu && impl != kGpuGemm && !is_cpu(caps)) throw std::invalid_argument("conv2d: impl " + std::to_string(impl) + " is for the cpu target");
   switch (impl) {
     case kDirect: {
@@ -369,14 +382,16 @@ void register_conv_ops() {
   d.dims_help = "N C H W OC KH KW";
   d.attrs_help =
       "stride_h=1 stride_w=1 pad_h=0 pad_w=0 pad_b=pad_h pad_r=pad_w dilation_h=1 dilation_w=1 groups=1 bias=0 relu=0 "
-      "w_layout=0|32 (32: w packed by 32 output channels, [G][OCg/32][Cg·KH·KW][32], CPU)";
+      "w_layout=0|32|16 (32: w packed by 32 output channels, [G][OCg/32][Cg·KH·KW][32], CPU; 16: 3x3 w as Winograd's "
+      "U = G g Gᵀ, [G][16][OCg][Cg], CPU)";
   d.validate = validate;
   d.inputs = [](const Problem& p) {
     const ConvShape s = conv_shape(p);
     const ir::Type f(ir::ScalarKind::F32);
     std::vector<TensorSpec> t{tensor("x", f, {s.n, s.c, s.h, s.w}),
-                              s.w_layout == kWeightsOc32 ? tensor("w", f, {s.groups, (s.ocg() + kWeightsOc32 - 1) / kWeightsOc32, s.cg() * s.taps(), kWeightsOc32})
-                                                         : tensor("w", f, {s.oc, s.cg(), s.kh, s.kw})};
+                              s.w_layout == kWeightsOc32       ? tensor("w", f, {s.groups, (s.ocg() + kWeightsOc32 - 1) / kWeightsOc32, s.cg() * s.taps(), kWeightsOc32})
+                              : s.w_layout == kWeightsWinograd ? tensor("w", f, {s.groups, kWeightsWinograd, s.ocg(), s.cg()})
+                                                               : tensor("w", f, {s.oc, s.cg(), s.kh, s.kw})};
     if (s.bias) t.push_back(tensor("b", f, {s.oc}));
     return t;
   };
@@ -391,13 +406,35 @@ void register_conv_ops() {
     const ConvShape s = conv_shape(p);
     const float* w = static_cast<const float*>(in[1]);
     std::vector<float> oihw;
-    if (s.w_layout == kWeightsOc32) {
+    if (s.w_layout == kWeightsOc32 || s.w_layout == kWeightsWinograd) {
       oihw.resize(size_t(s.oc * s.cg() * s.taps()));
-      conv_unpack_weights_oc32(s, w, oihw.data());
+      if (s.w_layout == kWeightsOc32) conv_unpack_weights_oc32(s, w, oihw.data());
+      else conv_unpack_weights_winograd(s, w, oihw.data());
       w = oihw.data();
     }
     conv2d_reference(s, static_cast<const float*>(in[0]), w, s.bias ? static_cast<const float*>(in[2]) : nullptr,
                      static_cast<float*>(out[0]));
+  };
+  // Random inputs in [-1, 1]; Winograd-domain weights (w_layout=16) as the
+  // transform of random OIHW ones (U's range: random 4×4 U are no 3×3 filter).
+  d.make_input = [](const Problem& p, int input, std::vector<uint8_t>& bytes, uint64_t seed) {
+    const ConvShape s = conv_shape(p);
+    std::mt19937_64 rng(seed);
+    auto random = [&](size_t floats) {
+      ir::BufferSpec spec;
+      spec.elems = floats;
+      spec.lo = -1.0, spec.hi = 1.0;
+      std::vector<uint8_t> r;
+      rt::fill_random(ir::Type(ir::ScalarKind::F32), spec, r, rng);
+      return r;
+    };
+    if (input == 1 && s.w_layout == kWeightsWinograd) {
+      const std::vector<uint8_t> oihw = random(size_t(s.oc * s.cg() * 9));
+      conv_pack_weights_winograd(s, reinterpret_cast<const float*>(oihw.data()), reinterpret_cast<float*>(bytes.data()));
+      return;
+    }
+    const std::vector<uint8_t> r = random(bytes.size() / 4);
+    std::copy(r.begin(), r.end(), bytes.begin());
   };
   d.tolerance = [](const Problem& p) {
     const ConvShape s = conv_shape(p);
@@ -454,7 +491,11 @@ void register_conv_ops() {
                       // constant weights are (oneDNN's conv_only bar reorders
                       // its weights once too).
                       conv(1, 256, 14, 14, 256, 3, 3, with({{"w_layout", 32}})),
-                      conv(1, 512, 7, 7, 512, 3, 3, with({{"w_layout", 32}}))};
+                      conv(1, 512, 7, 7, 512, 3, 3, with({{"w_layout", 32}})),
+                      // Winograd's transformed weights, made once the same way.
+                      conv(1, 64, 56, 56, 64, 3, 3, with({{"w_layout", 16}})),
+                      conv(1, 256, 14, 14, 256, 3, 3, with({{"w_layout", 16}})),
+                      conv(1, 512, 7, 7, 512, 3, 3, with({{"w_layout", 16}}))};
   register_op(std::move(d));
   register_pool_ops();
 }

@@ -54,6 +54,45 @@ void conv_pack_weights_oc32(const ConvShape& s, const float* w, float* packed) {
   for_each_oc32(s, [&](int64_t pi, int64_t wi) { packed[pi] = wi < 0 ? 0.0f : w[wi]; });
 }
 
+int64_t conv_weights_winograd_size(const ConvShape& s) { return s.groups * kWeightsWinograd * s.ocg() * s.cg(); }
+
+namespace {
+// Calls f(OIHW index of tap 0, U index of ξ = 0, U's ξ stride) per filter and channel.
+template <class F>
+void for_each_winograd(const ConvShape& s, F&& f) {
+  const int64_t ocg = s.ocg(), cg = s.cg();
+  for (int64_t g = 0; g < s.groups; ++g)
+    for (int64_t o = 0; o < ocg; ++o)
+      for (int64_t k = 0; k < cg; ++k) f(((g * ocg + o) * cg + k) * 9, (g * kWeightsWinograd * ocg + o) * cg + k, ocg * cg);
+}
+}  // namespace
+
+void conv_pack_weights_winograd(const ConvShape& s, const float* w, float* u) {
+  static const double G[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+  for_each_winograd(s, [&](int64_t wi, int64_t ui, int64_t xs) {
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 4; ++j) {
+        double acc = 0;
+        for (int a = 0; a < 3; ++a)
+          for (int c = 0; c < 3; ++c) acc += G[i][a] * double(w[wi + 3 * a + c]) * G[j][c];
+        u[ui + (4 * i + j) * xs] = float(acc);
+      }
+  });
+}
+
+void conv_unpack_weights_winograd(const ConvShape& s, const float* u, float* w) {
+  static const double L[3][4] = {{1, 0, 0, 0}, {0, 1, -1, 0}, {0, 0, 0, 1}};
+  for_each_winograd(s, [&](int64_t wi, int64_t ui, int64_t xs) {
+    for (int a = 0; a < 3; ++a)
+      for (int c = 0; c < 3; ++c) {
+        double acc = 0;
+        for (int i = 0; i < 4; ++i)
+          for (int j = 0; j < 4; ++j) acc += L[a][i] * double(u[ui + (4 * i + j) * xs]) * L[c][j];
+        w[wi + 3 * a + c] = float(acc);
+      }
+  });
+}
+
 void conv_unpack_weights_oc32(const ConvShape& s, const float* packed, float* w) {
   for_each_oc32(s, [&](int64_t pi, int64_t wi) {
     if (wi >= 0) w[wi] = packed[pi];

@@ -77,7 +77,8 @@ double conv_winograd_saving(const ConvShape& s, int nr) {
 }
 
 bool conv_winograd_fits(const ConvShape& s) {
-  return s.kh == 3 && s.kw == 3 && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1 && s.w_layout == 0;
+  return s.kh == 3 && s.kw == 3 && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1 &&
+         (s.w_layout == 0 || s.w_layout == kWeightsWinograd);
 }
 
 // U[g·16 + ξ] (OCg × Cg, row-major: the GEMM reads it as A in place, ak=1)
@@ -277,7 +278,8 @@ ir::Kernel conv_winograd_output_kernel(bool bias, bool relu) {
 }
 
 void plan_conv_winograd(Plan& pl, size_t nio, const ConvShape& s, const Variant& v, const TargetCaps& caps) {
-  if (!conv_winograd_fits(s)) throw std::invalid_argument("conv2d: impl=9 (Winograd) needs a 3x3 kernel, stride 1, dilation 1, OIHW weights");
+  if (!conv_winograd_fits(s))
+    throw std::invalid_argument("conv2d: impl=9 (Winograd) needs a 3x3 kernel, stride 1, dilation 1, OIHW or Winograd (w_layout=16) weights");
   const ConvShape q = phase_shape(s);
   const int64_t th = cdiv(s.oh(), 2), wq2 = q.wq(), ptiles = th * wq2;
   const int64_t cg = s.cg(), ocg = s.ocg(), batch = s.groups * kXi;
@@ -294,8 +296,10 @@ void plan_conv_winograd(Plan& pl, size_t nio, const ConvShape& s, const Variant&
   const int64_t np = cdiv(rows * wq2, nr), ppad = np * nr;  // the chunk's panels per image
   // Virtual tiles past the last image's plane read up to a panel and a plane row further.
   const int xq = plan_conv_prep(pl, nio, q, 0, nr + wq2 + 32, false).xq;
-  const int ap = pl.add_temp(nio, size_t(batch * ocg * cg) * 4);
-  {
+  // U: the input itself where the weights come transformed (w_layout=16).
+  const bool given = s.w_layout == kWeightsWinograd;
+  const int ap = given ? 1 : pl.add_temp(nio, size_t(batch * ocg * cg) * 4);
+  if (!given) {
     Step st;
     st.kernel = conv_winograd_weights_kernel();
     st.dims.grid = {uint32_t(cdiv(cg, 16)), uint32_t(ocg), uint32_t(s.groups)};

@@ -130,6 +130,56 @@ TEST_CASE("conv2d: Winograd F(2x2,3x3) on every test problem that fits and at it
                   std::invalid_argument);
 }
 
+TEST_CASE("conv2d: Winograd-domain weights (w_layout=16) on every Winograd problem, CPU 1 and 2 threads") {
+  ops::register_all_ops();
+  const auto& d = *ops::find_op("conv2d");
+  const std::map<std::string, int64_t> pad1{{"pad_h", 1}, {"pad_w", 1}};
+  // The test problems that fit and the tile-edge shapes of the case above
+  // (OW 1, 31, 35, 64; odd OH; groups, asymmetric pads, bias, ReLU; 70
+  // channels), the weights given as U = G g Gᵀ (made from random OIHW
+  // weights; the reference unpacks them, so a wrong layout either way fails).
+  std::vector<ops::Problem> ps;
+  for (const auto& p : d.test_problems)
+    if (ops::conv_winograd_fits(ops::conv_shape(p))) ps.push_back(p);
+  ps.push_back(problem("conv2d", {1, 3, 3, 3, 2, 3, 3}));
+  ps.push_back(problem("conv2d", {1, 4, 9, 31, 9, 3, 3}, pad1));
+  ps.push_back(problem("conv2d", {2, 5, 33, 35, 7, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}, {"bias", 1}}));
+  ps.push_back(problem("conv2d", {2, 8, 11, 40, 6, 3, 3}, {{"groups", 2}, {"pad_h", 0}, {"pad_w", 2}, {"pad_b", 2}, {"pad_r", 0}, {"bias", 1}, {"relu", 1}}));
+  ps.push_back(problem("conv2d", {1, 70, 13, 21, 13, 3, 3}, pad1));
+  for (auto& p : ps) p.attrs["w_layout"] = 16;
+  for (unsigned t : {1u, 2u}) {
+    auto dev = cpu(t);
+    CAPTURE(t);
+    for (const auto& p : ps) {
+      CHECK(d.heuristic(p, dev->caps()).get("impl") == 9);
+      check(*dev, p, d.heuristic(p, dev->caps()));
+      check(*dev, p, ops::Variant::parse("impl=9 mr=4 nl=2 kc=0 mc=1 nc=1 ck=1"));
+    }
+  }
+  // Every candidate of one problem (the GEMM register blocks).
+  auto dev = cpu(2);
+  for (const auto& v : d.candidates(ps.back(), dev->caps())) check(*dev, ps.back(), v);
+  // The transform round-trips (L G = I) to f32 rounding.
+  const ops::ConvShape s = ops::conv_shape(ps[ps.size() - 2]);
+  std::vector<float> w(size_t(s.oc * s.cg() * 9)), u(size_t(ops::conv_weights_winograd_size(s))), back(w.size());
+  for (size_t i = 0; i < w.size(); ++i) w[i] = float(int(i * 37 % 101) - 50) / 16.0f;
+  ops::conv_pack_weights_winograd(s, w.data(), u.data());
+  ops::conv_unpack_weights_winograd(s, u.data(), back.data());
+  for (size_t i = 0; i < w.size(); ++i) CHECK(std::abs(back[i] - w[i]) <= 1e-6f * 4.0f);
+  // U[ξ = 0] is g[0][0] and U[ξ = 15] g[2][2] (rows 0 and 3 of G are taps 0 and 2).
+  CHECK(u[0] == w[0]);
+  CHECK(u[size_t(15 * s.ocg() * s.cg())] == w[8]);
+  // Only impl=9 on the CPU reads it; other kernels, strides and dilations are refused with the reason.
+  auto caps = codegen::cpu_caps();
+  CHECK_THROWS_AS(d.plan(ps[0], ops::Variant::parse("impl=0 ocb=6 lines=4 pb=2"), caps), std::invalid_argument);
+  CHECK_THROWS_AS(ops::op_for(problem("conv2d", {1, 4, 9, 9, 4, 3, 3}, {{"stride_h", 2}, {"w_layout", 16}})), std::invalid_argument);
+  CHECK_THROWS_AS(ops::op_for(problem("conv2d", {1, 4, 9, 9, 4, 5, 5}, {{"w_layout", 16}})), std::invalid_argument);
+  auto gpu = caps;
+  gpu.name = "vulkan";
+  CHECK(d.candidates(ps[0], gpu).empty());
+  CHECK_THROWS_AS(d.plan(ps[0], ops::Variant::parse("impl=9"), gpu), std::invalid_argument);
+}
+
 TEST_CASE("conv2d: weights packed by 32 output channels (w_layout=32)") {
   ops::register_all_ops();
   const auto& d = *ops::find_op("conv2d");
@@ -168,7 +218,7 @@ TEST_CASE("conv2d: weights packed by 32 output channels (w_layout=32)") {
   auto caps = codegen::cpu_caps();
   CHECK_THROWS_AS(d.plan(ps[0], ops::Variant::parse("impl=0 ocb=6 lines=4 pb=2"), caps), std::invalid_argument);
   CHECK_THROWS_AS(d.plan(ps[0], ops::Variant::parse("impl=8 nl=1 pb=7"), caps), std::invalid_argument);
-  CHECK_THROWS_AS(ops::op_for(problem("conv2d", {1, 16, 7, 7, 40, 3, 3}, {{"w_layout", 16}})), std::invalid_argument);
+  CHECK_THROWS_AS(ops::op_for(problem("conv2d", {1, 16, 7, 7, 40, 3, 3}, {{"w_layout", 8}})), std::invalid_argument);
   auto gpu = caps;
   gpu.name = "vulkan";
   CHECK(d.candidates(ps[0], gpu).empty());
