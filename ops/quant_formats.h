@@ -71,7 +71,7 @@ void quantize_q4_0_ref(const float* x, uint8_t* dst, int64_t n);
 // The activation quantization of qmatmul's int8 path (quantize_x8_kernel),
 // on the host: each block of 32 x to d = amax/127 and q = round-to-even(x·(1/d))
 // (0 when d = 0); writes x̂ = d·q, the values the int8 GEMV multiplies.
-// block 256: the super-block form (quantize_x8k_kernel, Q2_K to Q5_K).
+// block 256: the super-block form (quantize_x8k_kernel, Q2_K to Q6_K).
 void quantize_x8_ref(const float* x, float* xhat, int64_t n, int block = 32);
 
 // Rows interleaved by 16 (qmatmul attr layout=16; Q4_0, Q8_0, Q4_K, Q6_K): kgen's

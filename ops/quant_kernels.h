@@ -128,11 +128,11 @@ bool has_prepared_wide_x(QFormat f);
 ir::Kernel superblock_x8_kernel(QFormat f, int superblocks_per_item);
 
 // X per super-block of 256 (GGML's Q8_K activations; quant_x8k.cpp), for the
-// K-quants whose sub-block scales are small integers: Q2_K, Q3_K, Q4_K, Q5_K.
+// K-quants whose sub-block scales are small integers: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K.
 // quantize_x8k_kernel: d = amax/127 and q = round(x/d) per 256; buffers (x:
 // f32x16, xq: i32x16 (64 bytes: four per super-block, unit j holding groups
 // 2j, 2j + 1, 8 + 2j, 9 + 2j of 16, or with k4_units (x8k_k4_units: Q4_K,
-// Q5_K) 2sb, 2sb + 1, 2sb + 4, 2sb + 5 for sb = 4·(j / 2) + j % 2), xd: f32
+// Q5_K) 2sb, 2sb + 1, 2sb + 4, 2sb + 5 for sb = 4·(j / 2) + j % 2, Q6_K 4j..4j + 3), xd: f32
 // per super-block, xs: i32x16 Σq per group), scalar nsuper; grid x =
 // ceil(nsuper/superblocks_per_item), workgroup 1. qgemv_x8k_kernel: y =
 // X̂·Wᵀ over those (buffers xq, xd, xs, w: u8, y: f32; scalars m, n, k; grid
@@ -140,8 +140,10 @@ ir::Kernel superblock_x8_kernel(QFormat f, int superblocks_per_item);
 // are permute_bytes with a run-time index (one vpermi2b with AVX512-VBMI,
 // TargetCaps::byte_lookup).
 bool has_x8k_gemv(QFormat f);
-bool x8k_k4_units(QFormat f);
-ir::Kernel quantize_x8k_kernel(int superblocks_per_item, bool k4_units = false);
+// X's unit order per format: Fields (Q2_K, Q3_K), SubBlocks (Q4_K, Q5_K), Runs (Q6_K: groups 4j..4j + 3).
+enum class X8kUnits { Fields, SubBlocks, Runs };
+X8kUnits x8k_units(QFormat f);
+ir::Kernel quantize_x8k_kernel(int superblocks_per_item, X8kUnits units = X8kUnits::Fields);
 ir::Kernel qgemv_x8k_kernel(QFormat f, int rows, int mb, int prefetch = 0, bool seq_rows = false);
 
 // Rows interleaved by 16 (layout=16: Q4_0, Q8_0, Q4_K, Q6_K; quant_formats.h;

@@ -588,6 +588,32 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
       return Variant{}.set("impl", kGemvX8).set("rows", 4).set("mb", 2).set("w16", 1).set("pf", 2).set("seq", 1);
     if (wide_q6k && s.m <= 8)
       return Variant{}.set("impl", kGemvX8).set("rows", 2).set("mb", std::min<int64_t>(x_rows, 2)).set("w16", 1).set("pf", 1);
+    // The K-quants without byte dot products on 256-bit vectors (AVX2),
+    // where the rules below were measured on AVX-512 with VNNI and left Q2_K
+    // and Q3_K on the f32 line decoder. Zen 3, kgen tune 1x4096x4096
+    // rotating, 1 / 2 threads, ms, against that heuristic:
+    //   Q2_K: 16-lane units, 2 rows (1.02-1.06 / 0.54 against 5.4 / 2.6; X
+    //     per super-block needs byte lookups: 11.8);
+    //   Q3_K: X per super-block (xk), 4 rows one ahead (0.89 / 0.56 against
+    //     6.9 / 2.8);
+    //   Q4_K: xk, 4 rows one after another (0.84 / 0.51 against 1.54 / 0.93);
+    //   Q5_K: 16-lane units, 4 rows (1.26-1.36 / 0.73-0.97 against 1.84-1.90
+    //     / 1.02; xk 1.17-1.64 / 0.87-0.91);
+    //   Q6_K: xk, the groups' signed scales in the integer domain, 4 rows
+    //     one after another (1.01 / 0.63 against 4.46 / 1.75).
+    // Two workgroups ahead with one thread, one with two (as below).
+    if (!caps.byte_dot && caps.vector_bits < 512 && s.x8 && s.m <= 8) {
+      const int ahead = caps.threads == 1 ? 2 : 1;
+      auto xk = [&](int pf, bool seq) {
+        Variant v = Variant{}.set("impl", kGemvX8).set("rows", 4).set("mb", 1).set("xk", 1).set("pf", pf);
+        return seq ? v.set("seq", 1) : v;
+      };
+      auto w16 = [&](int rows) { return Variant{}.set("impl", kGemvX8).set("rows", rows).set("mb", 1).set("w16", 1).set("pf", ahead); };
+      if (s.f == QFormat::Q2_K && wide_gemv(s, caps)) return w16(2);
+      if (s.f == QFormat::Q3_K && x8k_gemv(s)) return xk(1, false);
+      if ((s.f == QFormat::Q4_K || s.f == QFormat::Q6_K) && x8k_gemv(s)) return xk(2, true);
+      if (s.f == QFormat::Q5_K && wide_gemv(s, caps)) return w16(4);
+    }
     // Q3_K: its 16-lane int8 units, 8 rows (kgen tune rotating, 1 / 2
     // threads: 0.31 / 0.18 ms; 4 rows 0.33 / 0.19) where the f32 line
     // decoder took 1.2 ms from the LLC and ~11 from DRAM.
@@ -841,7 +867,7 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
     case kGemvX8: {
       if (v.get("xk")) {
         // X per super-block of 256 (quant_x8k.cpp): Q2_K to Q5_K.
-        if (!has_x8k_gemv(s.f)) throw std::invalid_argument("qmatmul: xk=1 (X per super-block of 256) is for Q2_K, Q3_K, Q4_K and Q5_K");
+        if (!has_x8k_gemv(s.f)) throw std::invalid_argument("qmatmul: xk=1 (X per super-block of 256) is for Q2_K, Q3_K, Q4_K, Q5_K and Q6_K");
         if (!s.x8) throw std::invalid_argument("qmatmul: the int8 GEMV needs attr xq=1");
         if (!is_cpu(caps)) throw std::invalid_argument("qmatmul: xk=1 is a CPU GEMV");
         int r = int(v.get("rows", 8)), mb = int(v.get("mb", 1)), pf = int(v.get("pf"));
@@ -850,7 +876,7 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
         const int64_t ns = s.m * s.k / 256, spi = 16;
         int xq = pl.add_temp(nio, size_t(s.m * s.k)), xd = pl.add_temp(nio, size_t(ns) * 4),
             xs = pl.add_temp(nio, size_t(ns) * 64);
-        Step q{quantize_x8k_kernel(int(spi), x8k_k4_units(s.f)), {}, {0, xq, xd, xs}, {u(ns)}};
+        Step q{quantize_x8k_kernel(int(spi), x8k_units(s.f)), {}, {0, xq, xd, xs}, {u(ns)}};
         q.dims.grid = {uint32_t(cdiv(ns, spi)), 1, 1};
         pl.steps.push_back(std::move(q));
         Step st{qgemv_x8k_kernel(s.f, r, mb, pf, v.get("seq") != 0), {}, {xq, xd, xs, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
@@ -1025,7 +1051,7 @@ void register_qmatmul() {
   d.attr_defaults = {{"format", kDefaultFormat}, {"xq", 1}, {"layout", 0}};
   d.description = "Y = X·Wᵀ with W rows of GGML quantized blocks: GEMV decoding blocks in registers, packed int8 or bf16 matrix-tile GEMM, or dequantize + GEMM";
   d.dims_help = "M N K";
-  d.attrs_help = format_help() + ", xq=1|0 (1: X may be rounded: to int8 blocks of 32 like GGML's Q8 activations, of 256 for Q2_K..Q5_K like its Q8_K, or with the decoded weights to bf16 on AMX tiles)" +
+  d.attrs_help = format_help() + ", xq=1|0 (1: X may be rounded: to int8 blocks of 32 like GGML's Q8 activations, of 256 for Q2_K..Q6_K like its Q8_K, or with the decoded weights to bf16 on AMX tiles)" +
                  ", layout=0|16 (16: Q4_0/Q8_0/Q4_K/Q6_K W repacked with rows interleaved by 16, ops/quant_formats.h)";
   d.validate = [](const Problem& p) {
     validate_rows_k(p, 3, false);

@@ -29,7 +29,14 @@
 //     units' sub-block order (quantize_x8k_kernel's k4_units). Zen 5, 1
 //     thread: 7-8% faster than the 16-lane units at 1x4096x4096, 15-37%
 //     from several rows of X (the X side is then all that repeats).
-// Sums stay far inside i32: |Σ| <= 63·31·127·256.
+//   Q6_K (w = d·sc·(u - 32), sc a signed byte per group of 16, u 6 bits):
+//     Q3_K's form. Its 64-element units are runs (the low or high nibbles of
+//     64 code bytes, the two high bits from 32 qh bytes in both halves), a
+//     dot4 sum fits i16 (4·63·127 < 2^15) for the dot2_i16 with the scales,
+//     and the offset is -32·Σ sc·Σq per super-block (one pair multiply, then
+//     a shift). Zen 3 (AVX2), kgen op 1x128x8192 --profile: see quant_ops.cpp.
+// Sums stay far inside i32: |Σ| <= 63·31·127·256 (Q6_K: 63·128·127·256
+// plus the offset, 32·128·16·127·16).
 #include <array>
 #include <string>
 #include <vector>
@@ -41,29 +48,36 @@ namespace kgen::ops::quant {
 using namespace kgen::dsl;
 
 bool has_x8k_gemv(QFormat f) {
-  return f == QFormat::Q2_K || f == QFormat::Q3_K || f == QFormat::Q4_K || f == QFormat::Q5_K;
+  return f == QFormat::Q2_K || f == QFormat::Q3_K || f == QFormat::Q4_K || f == QFormat::Q5_K || f == QFormat::Q6_K;
 }
-bool x8k_k4_units(QFormat f) { return f == QFormat::Q4_K || f == QFormat::Q5_K; }
+X8kUnits x8k_units(QFormat f) {
+  if (f == QFormat::Q4_K || f == QFormat::Q5_K) return X8kUnits::SubBlocks;
+  if (f == QFormat::Q6_K) return X8kUnits::Runs;
+  return X8kUnits::Fields;
+}
 
 namespace {
 
 // The 16-element groups of X unit j (its 64 bytes, in order): Q2_K/Q3_K
 // units hold elements 32j.. and 128 + 32j.. (the 2-bit fields j of their
 // 64 code bytes); Q4_K/Q5_K units sub-blocks sb and sb + 2, sb = 4·(j / 2) +
-// j % 2 (the low or high nibbles of 64 code bytes).
-std::array<uint32_t, 4> unit_groups(bool k4, uint32_t j) {
-  if (k4) {
+// j % 2 (the low or high nibbles of 64 code bytes); Q6_K units elements
+// 64j..64j + 63.
+std::array<uint32_t, 4> unit_groups(X8kUnits units, uint32_t j) {
+  if (units == X8kUnits::SubBlocks) {
     const uint32_t sb = 4 * (j / 2) + j % 2;
     return {2 * sb, 2 * sb + 1, 2 * sb + 4, 2 * sb + 5};
   }
+  if (units == X8kUnits::Runs) return {4 * j, 4 * j + 1, 4 * j + 2, 4 * j + 3};
   return {2 * j, 2 * j + 1, 8 + 2 * j, 9 + 2 * j};
 }
 
 }  // namespace
 
-ir::Kernel quantize_x8k_kernel(int superblocks_per_item, bool k4_units) {
+ir::Kernel quantize_x8k_kernel(int superblocks_per_item, X8kUnits units) {
   const uint32_t SPI = uint32_t(superblocks_per_item);
-  return kernel("quant_x8k_b" + std::to_string(SPI) + (k4_units ? "_k4" : ""), [&](KernelBuilder& kb) {
+  const char* suffix = units == X8kUnits::SubBlocks ? "_k4" : units == X8kUnits::Runs ? "_runs" : "";
+  return kernel("quant_x8k_b" + std::to_string(SPI) + suffix, [&](KernelBuilder& kb) {
     auto x = kb.input("x", line(f32, 16));
     auto xq = kb.output("xq", line(i32, 16));
     auto xd = kb.output("xd", f32);
@@ -95,7 +109,7 @@ ir::Kernel quantize_x8k_kernel(int superblocks_per_item, bool k4_units) {
       xs[s] = tree_add_lanes(q);
       for (uint32_t j = 0; j < 4; ++j) {
         std::vector<Value> words;
-        for (uint32_t g : unit_groups(k4_units, j))
+        for (uint32_t g : unit_groups(units, j))
           for (int k = 0; k < 4; ++k) words.push_back(extract(bytes[g], k));
         xq[s * 4u + j] = make_line(words);
       }
@@ -105,7 +119,8 @@ ir::Kernel quantize_x8k_kernel(int superblocks_per_item, bool k4_units) {
 
 ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch, bool seq_rows) {
   if (!has_x8k_gemv(fmt)) throw std::invalid_argument(std::string("no super-block int8 GEMV for ") + info(fmt).name);
-  const bool q2 = fmt == QFormat::Q2_K, k4 = x8k_k4_units(fmt), q5 = fmt == QFormat::Q5_K;
+  const bool q2 = fmt == QFormat::Q2_K, k4 = x8k_units(fmt) == X8kUnits::SubBlocks, q5 = fmt == QFormat::Q5_K;
+  const bool q6 = fmt == QFormat::Q6_K;
   const uint32_t R = uint32_t(rows), MB = uint32_t(mb), BB = uint32_t(info(fmt).block_bytes);
   const std::string name = std::string("quant_gemv_x8k_") + info(fmt).name + "_r" + std::to_string(R) + "_m" +
                            std::to_string(MB) + (prefetch ? "_pf" + std::to_string(prefetch) : "") + (seq_rows ? "_seq" : "");
@@ -132,7 +147,7 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch, bool se
     std::vector<Value> group_base;
     for (uint32_t j = 0; j < 4; ++j) {
       std::vector<uint32_t> bytes;
-      for (uint32_t p = 0; p < 64; ++p) bytes.push_back(4u * unit_groups(false, j)[p / 16]);
+      for (uint32_t p = 0; p < 64; ++p) bytes.push_back(4u * unit_groups(X8kUnits::Fields, j)[p / 16]);
       group_base.push_back(byte_index(bytes));
     }
     auto emit = [&](bool guarded) {
@@ -158,7 +173,7 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch, bool se
             for (int l = 0; l < 8; ++l) even.push_back(extract(g, 2 * l)), odd.push_back(extract(g, 2 * l + 1));
             xsum[i] = make_line(even) + make_line(odd);
           } else {
-            xsum[i] = q2 ? xs[sb] : xs[sb] * -4;
+            xsum[i] = q2 || q6 ? xs[sb] : xs[sb] * -4;
           }
           if (q2) {
             std::vector<Value> l;
@@ -233,6 +248,31 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch, bool se
               Var& a = acc[i * R + r];
               a = fma(cast(line(f32, 16), make_line(lo) + make_line(hi)), dm * dx[i], a.get());
             }
+          } else if (q6) {
+            // Half h's 64 low-bit bytes: low nibbles are unit 2h (elements
+            // 128h..+63), high nibbles unit 2h + 1; its 32 high-bit bytes in
+            // both halves of a line, bits 2q..2q+1 of byte l belonging to
+            // element 32q + l of the half: shifted to bits 4-5 per half.
+            const Value low_shift = halves(constant(u32, 4), constant(u32, 2));
+            const Value high_shift = halves(constant(u32, 0), constant(u32, 2));
+            const Value sc16 = cast(line(i32, 16), bitcast(line(i8, 16), pb.line16(base + uint64_t(192)))) & 0xffff;
+            for (uint32_t i = 0; i < MB; ++i) isum[i] = dot2_i16(sc16, xsum[i], splat(constant(i32, 0), 16)) * -32;
+            for (uint32_t h = 0; h < 2; ++h) {
+              const Value ql = bytes64(pb, base + uint64_t(64 * h)), qh = bytes64(pb, base + uint64_t(128 + 32 * h), 2);
+              for (uint32_t k = 2 * h; k < 2 * h + 2; ++k) {
+                const Value u = k % 2 == 0 ? (ql & 0x0f0f0f0fu) | ((qh << low_shift) & 0x30303030u)
+                                           : ((ql >> 4u) & 0x0f0f0f0fu) | ((qh >> high_shift) & 0x30303030u);
+                std::vector<Value> sj;
+                for (uint32_t g : unit_groups(X8kUnits::Runs, k)) sj.push_back(extract(sc16, int(g)));
+                const Value scale = quarters(sj);
+                for (uint32_t i = 0; i < MB; ++i) isum[i] = dot2_i16(dot4(u, xv[i][k], splat(constant(i32, 0), 16)), scale, isum[i]);
+              }
+            }
+            const Value d = pb.half_splat(base + uint64_t(208));
+            for (uint32_t i = 0; i < MB; ++i) {
+              Var& a = acc[i * R + r];
+              a = fma(cast(line(f32, 16), isum[i]), d * dx[i], a.get());
+            }
           } else {
             // The 32 hmask bytes in both halves; bit j (first half) or 4 + j
             // (second) of byte l is the third bit of field j's element l.
@@ -252,7 +292,7 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch, bool se
             for (uint32_t j = 0; j < 4; ++j) {
               Value u = ((j ? qs >> (2u * j) : qs) & 0x03030303u) | ((j ? hm >> j : hm) & 0x04040404u);
               std::vector<Value> sj;
-              for (uint32_t k = 0; k < 4; ++k) sj.push_back(extract(sc16, int(unit_groups(false, j)[k])));
+              for (uint32_t k = 0; k < 4; ++k) sj.push_back(extract(sc16, int(unit_groups(X8kUnits::Fields, j)[k])));
               const Value scale = quarters(sj);
               for (uint32_t i = 0; i < MB; ++i) isum[i] = dot2_i16(dot4(u, xv[i][j], splat(constant(i32, 0), 16)), scale, isum[i]);
             }

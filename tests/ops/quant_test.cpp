@@ -456,6 +456,7 @@ TEST_CASE("quant: tiny problems through the IR interpreter") {
       {problem("qmatmul", {3, 3, 256}, QFormat::Q3_K), ops::Variant{}.set("impl", 3).set("rows", 2).set("mb", 2).set("xk", 1).set("pf", 1)},
       {problem("qmatmul", {9, 3, 512}, QFormat::Q3_K), ops::Variant{}.set("impl", 3).set("rows", 1).set("mb", 8).set("xk", 1)},
       {problem("qmatmul", {2, 3, 512}, QFormat::Q4_K), ops::Variant{}.set("impl", 3).set("rows", 2).set("mb", 2).set("xk", 1)},
+      {problem("qmatmul", {2, 5, 512}, QFormat::Q6_K), ops::Variant{}.set("impl", 3).set("rows", 4).set("mb", 2).set("xk", 1).set("pf", 1).set("seq", 1)},
       {problem("qmatmul", {3, 2, 256}, QFormat::Q5_K), ops::Variant{}.set("impl", 3).set("rows", 1).set("mb", 3).set("xk", 1).set("pf", 1)},
       // The 16-lane units on two rows of W: their bytes end with the buffer
       // (no word padding), so a load past a block's end is caught (Q3_K's
