@@ -571,13 +571,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
       xd = kb.input("xd", f32);
       xs = kb.input("xs", i32);
     }
-    auto w = kb.input("w", u8);
-    auto y = kb.output("y", f32);
-    auto M = kb.scalar("m", u32);
-    auto N = kb.scalar("n", u32);
-    auto K = kb.scalar("k", u32);
-    kb.workgroup(1);
-    PackedBytes pb{w, false, true};
+    const auto [w, y, M, N, K, pb] = quant_row_params(kb);
     BlockCodes probe(fmt, pb, signed_q8);
     const int GU = probe.groups_per_unit();
     const uint32_t o4 = probe.offset() / 4;

@@ -70,6 +70,16 @@ ir::Kernel quantize_lines_kernel(QFormat f, int blocks_per_item, int chunk);
 // Buffers (x: f32x16, w: u8, y: f32); scalars (m, n, k). Grid x =
 // ceil(n/rows), y = ceil(m/mb); workgroup 1.
 ir::Kernel qgemv_cpu_kernel(QFormat f, int rows, int mb);
+// The parameters every quantized GEMV/GEMM kernel declares after its X
+// buffers, in this order: w (u8: the packed rows), y (f32), scalars m, n,
+// k; and workgroup 1 (one work-item per group). pb reads w's bytes.
+struct QuantRowParams {
+  dsl::Array w, y;
+  dsl::Value M, N, K;
+  PackedBytes pb;
+};
+QuantRowParams quant_row_params(dsl::KernelBuilder& kb);
+
 // The GEMV work-item's outputs: y[(m0 + i)·N + n0 + r] = out(i, r) for
 // i < mb, r < rows inside M×N (guarded: the last column group, which also
 // checks n < N). out is evaluated only for stored outputs.

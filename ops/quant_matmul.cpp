@@ -20,6 +20,14 @@ namespace kgen::ops::quant {
 
 using namespace kgen::dsl;
 
+QuantRowParams quant_row_params(KernelBuilder& kb) {
+  auto w = kb.input("w", u8);
+  auto y = kb.output("y", f32);
+  Value M = kb.scalar("m", u32), N = kb.scalar("n", u32), K = kb.scalar("k", u32);
+  kb.workgroup(1);
+  return {w, y, M, N, K, PackedBytes{w, false, true}};
+}
+
 void store_gemv_outputs(const Array& y, const Value& M, const Value& N, const Value& m0, const Value& n0, uint32_t mb,
                         uint32_t rows, bool guarded, const std::function<Value(uint32_t i, uint32_t r)>& out) {
   for (uint32_t i = 0; i < mb; ++i)
@@ -38,13 +46,7 @@ ir::Kernel qgemv_cpu_kernel(QFormat fmt, int rows, int mb) {
   std::string name = std::string("quant_gemv_") + fi.name + "_r" + std::to_string(R) + "_m" + std::to_string(MB);
   return kernel(name, [&](KernelBuilder& kb) {
     auto x = kb.input("x", line(f32, 16));
-    auto w = kb.input("w", u8);
-    auto y = kb.output("y", f32);
-    auto M = kb.scalar("m", u32);
-    auto N = kb.scalar("n", u32);
-    auto K = kb.scalar("k", u32);
-    kb.workgroup(1);
-    PackedBytes pb{w, false, true};
+    const auto [w, y, M, N, K, pb] = quant_row_params(kb);
     Value n0 = group_id(0) * R, m0 = group_id(1) * MB;
     Value nb = K / uint32_t(fi.block_elems), kl = K / 16u, rowbytes = nb * BB;
     // Rows of X past M (last group only) re-read row M-1: in bounds, never stored.

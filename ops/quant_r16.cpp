@@ -550,13 +550,7 @@ ir::Kernel qgemm_rows_r16_kernel(QFormat fmt, int mb, int tiles) {
     it.xq = kb.input("xq", i32);
     it.xd = kb.input("xd", f32);
     it.xs = kb.input("xs", i32);
-    auto w = kb.input("w", u8);  // GGML rows
-    auto y = kb.output("y", f32);
-    auto M = kb.scalar("m", u32);
-    auto N = kb.scalar("n", u32);
-    auto K = kb.scalar("k", u32);
-    kb.workgroup(1);
-    const PackedBytes pb{w, false, true};
+    const auto [w, y, M, N, K, pb] = quant_row_params(kb);  // w: GGML rows
     Value nb = K / uint32_t(info(fmt).block_elems), rowbytes = nb * BB, n0 = group_id(0) * 16u;
     // The group's 16 rows (past N: row N-1 again, never stored) packed once
     // into the interleaved tiles on the stack, then every X row reads them.

@@ -57,13 +57,7 @@ ir::Kernel qgemv_x8_row_pairs_kernel(QFormat fmt, int rows, int mb, int prefetch
     auto xq = kb.input("xq", line(i32, 4));
     auto xd = kb.input("xd", f32);
     auto xs = kb.input("xs", i32);
-    auto w = kb.input("w", u8);
-    auto y = kb.output("y", f32);
-    auto M = kb.scalar("m", u32);
-    auto N = kb.scalar("n", u32);
-    auto K = kb.scalar("k", u32);
-    kb.workgroup(1);
-    const PackedBytes pb{w, false, true};
+    const auto [w, y, M, N, K, pb] = quant_row_params(kb);
     Value n0 = group_id(0) * R, m0 = group_id(1) * MB;
     Value nb = K / 32u, kg = K / 16u, rowbytes = nb * BB;
     // Rows of X past M (last group only) re-read row M-1: in bounds, never stored.

@@ -70,13 +70,7 @@ ir::Kernel qgemm_tile_kernel(QFormat fmt, int mc, int nc, int kc) {
                            "_kc" + std::to_string(KC);
   return kernel(name, [&](KernelBuilder& kb) {
     auto xp = kb.input("xp", u32);
-    auto w = kb.input("w", u8);
-    auto y = kb.output("y", f32);
-    auto M = kb.scalar("m", u32);
-    auto N = kb.scalar("n", u32);
-    auto K = kb.scalar("k", u32);
-    kb.workgroup(1);
-    PackedBytes pb{w, false, true};
+    const auto [w, y, M, N, K, pb] = quant_row_params(kb);
     BlockLines dec(fmt, pb);
     // Per K slice: the work-item's MC blocks of 32 rows of W, decoded to
     // bf16 (the tile op's A: lda = KC), each multiplied with the NC panels

@@ -38,6 +38,7 @@
 // Sums stay far inside i32: |Σ| <= 63·31·127·256 (Q6_K: 63·128·127·256
 // plus the offset, 32·128·16·127·16).
 #include <array>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -128,13 +129,7 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch, bool se
     auto xq = kb.input("xq", line(i32, 16));
     auto xd = kb.input("xd", f32);
     auto xs = kb.input("xs", line(i32, 16));
-    auto w = kb.input("w", u8);
-    auto y = kb.output("y", f32);
-    auto M = kb.scalar("m", u32);
-    auto N = kb.scalar("n", u32);
-    auto K = kb.scalar("k", u32);
-    kb.workgroup(1);
-    PackedBytes pb{w, false, true};
+    const auto [w, y, M, N, K, pb] = quant_row_params(kb);
     Value n0 = group_id(0) * R, m0 = group_id(1) * MB;
     Value nb = K / 256u, rowbytes = nb * BB;
     // Rows of X past M (last group only) re-read row M-1: in bounds, never stored.
@@ -185,6 +180,23 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch, bool se
             dx[i] = splat(dx[i], 16);
           }
         }
+        // Q3_K and Q6_K: from `isum` (the offset term), per unit j the dot4
+        // of its codes with X's unit, times its groups' scales (sc16: i16
+        // in the low halves) by dot2_i16; then one conversion × d·dx.
+        auto scaled_units = [&](uint32_t r, const Value& sc16, X8kUnits units, std::vector<Value> isum, const Value& d,
+                                const std::function<Value(uint32_t)>& codes) {
+          for (uint32_t j = 0; j < 4; ++j) {
+            const Value u = codes(j);
+            std::vector<Value> sj;
+            for (uint32_t g : unit_groups(units, j)) sj.push_back(extract(sc16, int(g)));
+            const Value scale = quarters(sj);
+            for (uint32_t i = 0; i < MB; ++i) isum[i] = dot2_i16(dot4(u, xv[i][j], splat(constant(i32, 0), 16)), scale, isum[i]);
+          }
+          for (uint32_t i = 0; i < MB; ++i) {
+            Var& a = acc[i * R + r];
+            a = fma(cast(line(f32, 16), isum[i]), d * dx[i], a.get());
+          }
+        };
         for (uint32_t r = r0; r < r1; ++r) {
           const Value base = wrow[r] + cast(u64, b) * uint64_t(BB);
           std::vector<Value> isum(MB);
@@ -257,22 +269,13 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch, bool se
             const Value high_shift = halves(constant(u32, 0), constant(u32, 2));
             const Value sc16 = cast(line(i32, 16), bitcast(line(i8, 16), pb.line16(base + uint64_t(192)))) & 0xffff;
             for (uint32_t i = 0; i < MB; ++i) isum[i] = dot2_i16(sc16, xsum[i], splat(constant(i32, 0), 16)) * -32;
-            for (uint32_t h = 0; h < 2; ++h) {
-              const Value ql = bytes64(pb, base + uint64_t(64 * h)), qh = bytes64(pb, base + uint64_t(128 + 32 * h), 2);
-              for (uint32_t k = 2 * h; k < 2 * h + 2; ++k) {
-                const Value u = k % 2 == 0 ? (ql & 0x0f0f0f0fu) | ((qh << low_shift) & 0x30303030u)
-                                           : ((ql >> 4u) & 0x0f0f0f0fu) | ((qh >> high_shift) & 0x30303030u);
-                std::vector<Value> sj;
-                for (uint32_t g : unit_groups(X8kUnits::Runs, k)) sj.push_back(extract(sc16, int(g)));
-                const Value scale = quarters(sj);
-                for (uint32_t i = 0; i < MB; ++i) isum[i] = dot2_i16(dot4(u, xv[i][k], splat(constant(i32, 0), 16)), scale, isum[i]);
-              }
-            }
-            const Value d = pb.half_splat(base + uint64_t(208));
-            for (uint32_t i = 0; i < MB; ++i) {
-              Var& a = acc[i * R + r];
-              a = fma(cast(line(f32, 16), isum[i]), d * dx[i], a.get());
-            }
+            std::array<Value, 2> ql, qh;
+            for (uint32_t h = 0; h < 2; ++h) ql[h] = bytes64(pb, base + uint64_t(64 * h)), qh[h] = bytes64(pb, base + uint64_t(128 + 32 * h), 2);
+            scaled_units(r, sc16, X8kUnits::Runs, isum, pb.half_splat(base + uint64_t(208)), [&](uint32_t k) {
+              const Value &l = ql[k / 2], &h = qh[k / 2];
+              return k % 2 == 0 ? (l & 0x0f0f0f0fu) | ((h << low_shift) & 0x30303030u)
+                                : ((l >> 4u) & 0x0f0f0f0fu) | ((h >> high_shift) & 0x30303030u);
+            });
           } else {
             // The 32 hmask bytes in both halves; bit j (first half) or 4 + j
             // (second) of byte l is the third bit of field j's element l.
@@ -289,18 +292,9 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch, bool se
             // The offset -4·Σ s·Σq (|4·Σq| <= 64·127 < 2^15) as a pair
             // multiply-add too, not vpmulld.
             for (uint32_t i = 0; i < MB; ++i) isum[i] = dot2_i16(sc16, xsum[i], splat(constant(i32, 0), 16));
-            for (uint32_t j = 0; j < 4; ++j) {
-              Value u = ((j ? qs >> (2u * j) : qs) & 0x03030303u) | ((j ? hm >> j : hm) & 0x04040404u);
-              std::vector<Value> sj;
-              for (uint32_t k = 0; k < 4; ++k) sj.push_back(extract(sc16, int(unit_groups(X8kUnits::Fields, j)[k])));
-              const Value scale = quarters(sj);
-              for (uint32_t i = 0; i < MB; ++i) isum[i] = dot2_i16(dot4(u, xv[i][j], splat(constant(i32, 0), 16)), scale, isum[i]);
-            }
-            const Value d = pb.half_splat(base + uint64_t(108));
-            for (uint32_t i = 0; i < MB; ++i) {
-              Var& a = acc[i * R + r];
-              a = fma(cast(line(f32, 16), isum[i]), d * dx[i], a.get());
-            }
+            scaled_units(r, sc16, X8kUnits::Fields, isum, pb.half_splat(base + uint64_t(108)), [&](uint32_t j) {
+              return ((j ? qs >> (2u * j) : qs) & 0x03030303u) | ((j ? hm >> j : hm) & 0x04040404u);
+            });
           }
         }
       });

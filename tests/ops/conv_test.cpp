@@ -93,20 +93,20 @@ TEST_CASE("conv2d: every candidate of small problems, CPU 1 and 2 threads") {
   }
 }
 
-TEST_CASE("conv2d: Winograd F(2x2,3x3) on every test problem that fits and at its tile edges, CPU 1 and 2 threads") {
+// The conv test problems Winograd fits, and its tile edges: the output
+// transform's row cases, OW = 1 (one tile, no second column), 31 (15 whole
+// tiles: all lane by lane), 35 (17 whole: a line, an overlapping line, the
+// ragged last column), 64 (two lines), 30 unpadded; odd OH (a tile row's
+// second output row dropped); groups with asymmetric padding, bias and ReLU;
+// 70 channels (a ragged block of 16 in the weight transform) and OC off the
+// GEMM's row panels.
+std::vector<ops::Problem> winograd_problems() {
   ops::register_all_ops();
-  const auto& d = *ops::find_op("conv2d");
   const std::map<std::string, int64_t> pad1{{"pad_h", 1}, {"pad_w", 1}};
   std::vector<ops::Problem> ps;
-  for (const auto& p : d.test_problems)
+  for (const auto& p : ops::find_op("conv2d")->test_problems)
     if (ops::conv_winograd_fits(ops::conv_shape(p))) ps.push_back(p);
   CHECK(ps.size() >= 5);
-  // The output transform's row cases: OW = 1 (one tile, no second column),
-  // 31 (15 whole tiles: all lane by lane), 35 (17 whole: a line, an
-  // overlapping line, the ragged last column), 64 (two lines), 30 unpadded;
-  // odd OH (a tile row's second output row dropped); groups with asymmetric
-  // padding, bias and ReLU; 70 channels (a ragged block of 16 in the weight
-  // transform) and OC off the GEMM's row panels.
   ps.push_back(problem("conv2d", {1, 3, 3, 3, 2, 3, 3}));
   ps.push_back(problem("conv2d", {1, 4, 9, 31, 9, 3, 3}, pad1));
   ps.push_back(problem("conv2d", {2, 5, 33, 35, 7, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}, {"bias", 1}}));
@@ -114,6 +114,11 @@ TEST_CASE("conv2d: Winograd F(2x2,3x3) on every test problem that fits and at it
   ps.push_back(problem("conv2d", {3, 6, 12, 32, 5, 3, 3}));
   ps.push_back(problem("conv2d", {2, 8, 11, 40, 6, 3, 3}, {{"groups", 2}, {"pad_h", 0}, {"pad_w", 2}, {"pad_b", 2}, {"pad_r", 0}, {"bias", 1}, {"relu", 1}}));
   ps.push_back(problem("conv2d", {1, 70, 13, 21, 13, 3, 3}, pad1));
+  return ps;
+}
+
+TEST_CASE("conv2d: Winograd F(2x2,3x3) on every test problem that fits and at its tile edges, CPU 1 and 2 threads") {
+  const std::vector<ops::Problem> ps = winograd_problems();
   for (unsigned t : {1u, 2u}) {
     auto dev = cpu(t);
     CAPTURE(t);
@@ -131,21 +136,10 @@ TEST_CASE("conv2d: Winograd F(2x2,3x3) on every test problem that fits and at it
 }
 
 TEST_CASE("conv2d: Winograd-domain weights (w_layout=16) on every Winograd problem, CPU 1 and 2 threads") {
-  ops::register_all_ops();
+  // The weights given as U = G g Gᵀ (made from random OIHW weights; the
+  // reference unpacks them, so a wrong layout either way fails).
   const auto& d = *ops::find_op("conv2d");
-  const std::map<std::string, int64_t> pad1{{"pad_h", 1}, {"pad_w", 1}};
-  // The test problems that fit and the tile-edge shapes of the case above
-  // (OW 1, 31, 35, 64; odd OH; groups, asymmetric pads, bias, ReLU; 70
-  // channels), the weights given as U = G g Gᵀ (made from random OIHW
-  // weights; the reference unpacks them, so a wrong layout either way fails).
-  std::vector<ops::Problem> ps;
-  for (const auto& p : d.test_problems)
-    if (ops::conv_winograd_fits(ops::conv_shape(p))) ps.push_back(p);
-  ps.push_back(problem("conv2d", {1, 3, 3, 3, 2, 3, 3}));
-  ps.push_back(problem("conv2d", {1, 4, 9, 31, 9, 3, 3}, pad1));
-  ps.push_back(problem("conv2d", {2, 5, 33, 35, 7, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}, {"bias", 1}}));
-  ps.push_back(problem("conv2d", {2, 8, 11, 40, 6, 3, 3}, {{"groups", 2}, {"pad_h", 0}, {"pad_w", 2}, {"pad_b", 2}, {"pad_r", 0}, {"bias", 1}, {"relu", 1}}));
-  ps.push_back(problem("conv2d", {1, 70, 13, 21, 13, 3, 3}, pad1));
+  std::vector<ops::Problem> ps = winograd_problems();
   for (auto& p : ps) p.attrs["w_layout"] = 16;
   for (unsigned t : {1u, 2u}) {
     auto dev = cpu(t);
