@@ -200,6 +200,25 @@ Expected dot4_small_ref(const std::vector<HostBuf>& in, size_t lanes) {
   return {{3, y}};
 }
 
+// dot4_pair: y[2i] = c + Σ_j byte_j(a & 0x3f3f3f3f)·int8(byte_j(b)) +
+// Σ_j byte_j((a >> 2) & 0x3f3f3f3f)·int8(byte_j(b >> 3)); y[2i + 1] the same
+// with masks 0x7f7f7f7f and a >> 1.
+Expected dot4_pair_ref(const std::vector<HostBuf>& in, size_t lanes) {
+  auto a = all(in[0]), b = all(in[1]), c = all(in[2]);
+  std::vector<double> y(2 * a.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    for (size_t k = 0; k < 2; ++k) {
+      const uint32_t ua = uint32_t(a[i]), ub = uint32_t(b[i]), mask = k ? 0x7f7f7f7fu : 0x3f3f3f3fu;
+      const uint32_t a1 = ua & mask, a2 = (ua >> (k ? 1 : 2)) & mask, b2 = ub >> 3;
+      int64_t sum = int64_t(c[i]);
+      for (int j = 0; j < 4; ++j)
+        sum += int64_t(uint8_t(a1 >> (8 * j))) * int8_t(uint8_t(ub >> (8 * j))) +
+               int64_t(uint8_t(a2 >> (8 * j))) * int8_t(uint8_t(b2 >> (8 * j)));
+      y[(2 * (i / lanes) + k) * lanes + i % lanes] = double(int32_t(uint32_t(uint64_t(sum))));
+    }
+  return {{3, y}};
+}
+
 const std::map<std::string, Reference>& references() {
   static const std::map<std::string, Reference> refs = {
       {"saxpy", [](auto& in, int64_t n) { return saxpy_ref(in, n, false); }},
@@ -247,6 +266,10 @@ const std::map<std::string, Reference>& references() {
       {"dot4_small_l4", [](auto& in, int64_t) { return dot4_small_ref(in, 4); }},
       {"dot4_small_l8", [](auto& in, int64_t) { return dot4_small_ref(in, 8); }},
       {"dot4_small_l16", [](auto& in, int64_t) { return dot4_small_ref(in, 16); }},
+      {"dot4_pair_l1", [](auto& in, int64_t) { return dot4_pair_ref(in, 1); }},
+      {"dot4_pair_l4", [](auto& in, int64_t) { return dot4_pair_ref(in, 4); }},
+      {"dot4_pair_l8", [](auto& in, int64_t) { return dot4_pair_ref(in, 8); }},
+      {"dot4_pair_l16", [](auto& in, int64_t) { return dot4_pair_ref(in, 16); }},
   };
   return refs;
 }
