@@ -69,7 +69,6 @@ ir::Kernel quantize_x8_kernel(int blocks_per_item) {
 namespace {
 
 Value f(const Value& v) { return cast(f32, v); }
-Value u32x4(const Value& bytes) { return bitcast(line(u32, 4), bytes); }
 
 // Byte offsets within a 32-element block: its quant bytes (after d, m and
 // qh: Q4_0/Q8_0 2, Q4_1 4, Q5_0 6, Q5_1 8) and Q5's qh word.
@@ -218,11 +217,6 @@ class BlockCodes {
   // The block's unit scales as one line: Q6_K's 16 (d·sc), Q4_K/Q5_K's 8.
   Value scale16() const { return scale8_; }
 
-  // Two 4-lane lines as one 8-lane line.
-  static Value cat4(const Value& a, const Value& b) {
-    return make_line({extract(a, 0), extract(a, 1), extract(a, 2), extract(a, 3), extract(b, 0), extract(b, 1),
-                      extract(b, 2), extract(b, 3)});
-  }
   // The group of Q6_K's scale i (its 16 scales are not in element order).
   int unit_of_group(int g) const {
     if (f_ != QFormat::Q6_K) return g / 2;
@@ -254,6 +248,11 @@ void for_row_steps(const Array& w, const Value& pf_base, bool prefetch, uint32_t
       }
       body(s, g * L, g * L + L);
     }, 1u, unroll);
+}
+Value u32x4(const Value& bytes) { return bitcast(line(u32, 4), bytes); }
+Value cat4(const Value& a, const Value& b) {
+  return make_line({extract(a, 0), extract(a, 1), extract(a, 2), extract(a, 3), extract(b, 0), extract(b, 1), extract(b, 2),
+                    extract(b, 3)});
 }
 Value halves(const Value& lo, const Value& hi) {
   std::vector<Value> v(8, lo);
@@ -1020,7 +1019,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
             Value dx16 = line16(dxg), off16 = cast(line(f32, 16), line16(sqg)) * -32.0f;
             std::vector<Value> xv8;
             for (uint32_t g0 = 0; g0 < 16; g0 += 2)
-              xv8.push_back(BlockCodes::cat4(xq[xg[i] + b * G + g0], xq[xg[i] + b * G + g0 + 1u]));
+              xv8.push_back(cat4(xq[xg[i] + b * G + g0], xq[xg[i] + b * G + g0 + 1u]));
             for (uint32_t r = r0; r < r1; ++r) {
               Value sd = dec[r].scale16() * dx16;
               Var& ma = macc[i * R + r];
@@ -1062,7 +1061,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
               if (signed_q8) q = bitcast(line(i32, 4), max(bitcast(line(i8, 16), q), splat(constant(i8, -127), 16)));
               xv.push_back(q);
             }
-            if (wide) xv8.push_back(BlockCodes::cat4(xv[i * 2], xv[i * 2 + 1]));
+            if (wide) xv8.push_back(cat4(xv[i * 2], xv[i * 2 + 1]));
           }
           const int u = probe.unit_of_group(int(g0));
           for (uint32_t r = r0; r < r1; ++r) {

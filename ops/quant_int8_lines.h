@@ -9,6 +9,10 @@
 
 namespace kgen::ops::quant {
 
+// 16 bytes as a u32x4 line (4 bytes per lane, the first the lowest).
+dsl::Value u32x4(const dsl::Value& bytes);
+// a's 4 lanes then b's, as one 8-lane line.
+dsl::Value cat4(const dsl::Value& a, const dsl::Value& b);
 // lo in lanes 0-7, hi in lanes 8-15 of a 16-lane line.
 dsl::Value halves(const dsl::Value& lo, const dsl::Value& hi);
 // v[q] in lanes 4q..4q+3 of a 16-lane line.

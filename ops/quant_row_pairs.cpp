@@ -27,14 +27,6 @@ using namespace kgen::dsl;
 
 namespace {
 
-Value u32x4(const Value& bytes) { return bitcast(line(u32, 4), bytes); }
-
-// a's 4 lanes then b's, as one 8-lane line.
-Value cat4(const Value& a, const Value& b) {
-  return make_line({extract(a, 0), extract(a, 1), extract(a, 2), extract(a, 3), extract(b, 0), extract(b, 1), extract(b, 2),
-                    extract(b, 3)});
-}
-
 // [v_a ×4, v_b ×4] of a line v.
 Value pair_lanes(const Value& v, int a, int b) {
   Value x = extract(v, a), y = extract(v, b);
