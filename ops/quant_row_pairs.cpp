@@ -3,7 +3,7 @@
 // instructions, not memory (Zen 3, 1×8×4096 from L1: ~1.5 ns per block and
 // row, the DRAM triad's pace), so it cannot overlap the stream it reads.
 //
-// Per 32-element block and pair of rows (r, r'):
+// Per 32-element block and pair of rows (r, r' = r + rows/2):
 //   - one line of both rows' 16 code bytes (r in lanes 0-3, r' in 4-7), so
 //     one mask and one shift give the low nibbles (elements 0-15) and the
 //     high ones (16-31) of both rows;
@@ -11,7 +11,10 @@
 //     loaded once per block for every row), summed: one i32 sum per lane;
 //   - one conversion and one fma with [s_r·dx ×4, s_r'·dx ×4].
 // The rows' f16 scales of a block are one f32 line (one conversion, one
-// multiply by dx for all of them, one permute per pair), and Q4_0's offset
+// multiply by dx for all of them), and pairing r with r + rows/2 makes each
+// pair's scales one in-lane shuffle of that line (vshufps; pairs of
+// neighbours took a second, cross-lane one: llvm-mca znver3 19.2 -> 18.1
+// cycles per step of 8 rows). Q4_0's offset
 // (w = d·(u - 8)) leaves the dot products: Σ(u - 8)·q = Σu·q - 8·Σq, and
 // -8·Σq·dx·d per row is one fma per block for all rows (a line of rows).
 // Instructions per block and row: ~7 vector, against ~12 (bench: see
@@ -93,18 +96,18 @@ ir::Kernel qgemv_x8_row_pairs_kernel(QFormat fmt, int rows, int mb, int prefetch
           xhi.push_back(cat4(hi, hi));
         }
         for (uint32_t p = 0; p < P; ++p) {
-          const Value c = cat4(u32x4(pb.line16(wrow[2 * p] + bo + 2u)), u32x4(pb.line16(wrow[2 * p + 1] + bo + 2u)));
+          const Value c = cat4(u32x4(pb.line16(wrow[p] + bo + 2u)), u32x4(pb.line16(wrow[p + P] + bo + 2u)));
           const Value lo = c & 0x0f0f0f0fu, hi = (c >> 4u) & 0x0f0f0f0fu;
           for (uint32_t i = 0; i < MB; ++i) {
             const Value isum = dot4(lo, xlo[i], dot4(hi, xhi[i], splat(constant(i32, 0), 8)));
             Var& a = acc[i * P + p];
-            a = fma(cast(line(f32, 8), isum), pair_lanes(sd[i], int(2 * p), int(2 * p + 1)), a.get());
+            a = fma(cast(line(f32, 8), isum), pair_lanes(sd[i], int(p), int(p + P)), a.get());
           }
         }
       });
       store_gemv_outputs(y, M, N, m0, n0, MB, R, guarded, [&](uint32_t i, uint32_t r) {
-        const Value a = acc[i * P + r / 2].get();
-        const int h = int(r % 2) * 4;
+        const Value a = acc[i * P + r % P].get();
+        const int h = int(r / P) * 4;
         return ((extract(a, h) + extract(a, h + 1)) + (extract(a, h + 2) + extract(a, h + 3))) + extract(corr[i].get(), int(r));
       });
     };
