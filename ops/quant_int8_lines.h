@@ -1,5 +1,6 @@
-// Line helpers shared by the int8-activation GEMVs (quant_int8.cpp: X in
-// blocks of 32; quant_x8k.cpp: X in super-blocks of 256).
+// Line helpers shared by the int8-activation GEMVs (quant_int8.cpp and
+// quant_row_pairs.cpp: X in blocks of 32; quant_x8k.cpp: X in super-blocks
+// of 256).
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -201,7 +201,7 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch, bool se
           const Value base = wrow[r] + cast(u64, b) * uint64_t(BB);
           std::vector<Value> isum(MB);
           if (q2) {
-            const Value s = bitcast(line(u32, 4), pb.line16(base));
+            const Value s = u32x4(pb.line16(base));
             // dword g: [0, sc, 2sc, 3sc] (sc·3 <= 45: no carries)
             const Value table = cast(line(u32, 16), bitcast(line(u8, 16), s & 0x0f0f0f0fu)) * 0x03020100u;
             const Value mins = cast(line(i32, 16), bitcast(line(u8, 16), (s >> 4u) & 0x0f0f0f0fu));
