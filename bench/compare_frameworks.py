@@ -98,7 +98,11 @@ def cases():
             return [rng.standard_normal((B, H, S, D), dtype=np.float32) for _ in range(3)]
         def tfn(q, k, v):
             return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=bool(causal))
-        return ("attention", f"{B}x{H}x{S}x{D}", f"causal={causal}", inputs, tfn, None)
+        def graph():
+            # ONNX's own Attention (opset 23): 4-D (B, H, S, D) inputs, scale 1/sqrt(D) by default.
+            return ([helper.make_node("Attention", ["q", "k", "v"], ["y"], is_causal=int(causal))],
+                    [(n, [B, H, S, D]) for n in "qkv"], [("y", [B, H, S, D])])
+        return ("attention", f"{B}x{H}x{S}x{D}", f"causal={causal}", inputs, tfn, graph)
 
     return [
         ("sgemm 1024^3", *matmul(1024, 1024, 1024)),
