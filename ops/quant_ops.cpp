@@ -777,6 +777,14 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
       // Zen 5 kept 8 rows when X was decoded per work-item, 0.239 against
       // 0.262 ms, and is not re-measured).
       if (quads && s.m == 1) v.set("rows", 4).set("pf", caps.threads == 1 ? 4 : 1);
+      // Q4_0 on Zen 5 (strided_prefetch) with one thread: 8 rows one after
+      // another, two workgroups ahead (session 43, bench 1x4096x4096 from
+      // DRAM, 7 alternated runs each: 0.73-0.84 of the triad, median 0.78,
+      // against 0.69-0.73, median 0.71, for 4 rows in lockstep 4 ahead; 2
+      // threads kept 4 rows, median ~1.0 either way; Q4_1 and Q5_1 even, Q5_0
+      // 0.74-0.89 against 0.75-0.92, so they keep the rule above).
+      if (quads && s.m == 1 && s.f == QFormat::Q4_0 && caps.strided_prefetch && caps.threads == 1)
+        v.set("rows", 8).set("pf", 2).set("seq", 1);
       // Rows one after another (seq_rows): the next work-item's rows ahead.
       if (quads && seq_rows) v.set("rows", 4).set("pf", 1).set("seq", 1);
       // Quads for 4 rows of X on Intel: 4 rows of W (8 by 4 rows of X spill:
