@@ -63,6 +63,12 @@ struct TargetCaps {
   // 8 11.4): the memory system, not the TLB. Heuristics only (not in the
   // cache key).
   bool strided_prefetch = false;
+  // CPU: the int8 GEMVs' software prefetches of the rows a workgroup or two
+  // ahead pay into L1 (prefetcht0) rather than L2 only (prefetcht1): Zen 5,
+  // bench 1x4096x4096 from DRAM, 1 thread, Q8_0 0.71-0.81 -> 0.92-0.96 of
+  // the triad, Q4_0 0.72-0.75 -> 0.90-1.13. Heuristics only (not in the
+  // cache key; the variant's pl1 attr changes the kernel).
+  bool prefetch_l1_streams = false;
   // CPU: the device's worker threads (0: unknown), for the ops' heuristics
   // that split work (the reduction's column groups). Not part of the cache
   // key: it changes which variant is chosen, never a kernel's binary.

@@ -236,7 +236,7 @@ class BlockCodes {
 }  // namespace
 
 // The line helpers shared with quant_x8k.cpp (quant_int8_lines.h).
-void for_row_steps(const Array& w, const Value& pf_base, bool prefetch, uint32_t rows, bool seq_rows, const Value& steps,
+void for_row_steps(const Array& w, const Value& pf_base, bool prefetch, bool into_l1, uint32_t rows, bool seq_rows, const Value& steps,
                    uint32_t step_bytes, const std::function<void(Value, uint32_t, uint32_t)>& body, int unroll) {
   const uint32_t L = seq_rows ? 1 : rows;
   for (uint32_t g = 0; g < rows / L; ++g)
@@ -244,7 +244,10 @@ void for_row_steps(const Array& w, const Value& pf_base, bool prefetch, uint32_t
       if (prefetch) {
         const uint32_t slice = L * step_bytes;
         Value at = pf_base + cast(u64, g ? s + steps * g : s) * uint64_t(slice);
-        for (uint32_t off = 0; off < slice + 63u; off += 64u) w[at + uint64_t(off)].prefetch_l2();
+        for (uint32_t off = 0; off < slice + 63u; off += 64u) {
+          if (into_l1) w[at + uint64_t(off)].prefetch();
+          else w[at + uint64_t(off)].prefetch_l2();
+        }
       }
       body(s, g * L, g * L + L);
     }, 1u, unroll);
@@ -534,7 +537,7 @@ ir::Kernel quad_x8_kernel(QFormat fmt, int quads_per_item) {
 }
 
 ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int prefetch, int step_blocks, bool wide_units,
-                           bool seq_rows) {
+                           bool seq_rows, bool prefetch_l1) {
   if (wide_units ? !has_wide_int8_gemv(fmt) : !has_int8_gemv(fmt))
     throw std::invalid_argument(std::string("no int8 GEMV for ") + info(fmt).name + (wide_units ? " in 16-lane units" : ""));
   if (signed_q8 && fmt != QFormat::Q8_0) throw std::invalid_argument("qgemv_x8_kernel: signed codes are Q8_0's");
@@ -550,7 +553,7 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
   std::string name = std::string("quant_gemv_x8_") + fi.name + "_r" + std::to_string(R) + "_m" + std::to_string(MB) +
                      (signed_q8 ? "_s" : "") + (prefetch ? "_pf" + std::to_string(prefetch) : "") +
                      (step_blocks > 1 ? "_p" + std::to_string(step_blocks) : "") + (wide_units ? "_w16" : "") +
-                     (seq_rows ? "_seq" : "");
+                     (seq_rows ? "_seq" : "") + (prefetch && prefetch_l1 ? "_l1" : "");
   return kernel(name, [&](KernelBuilder& kb) {
     // Quads read X as quad_x8_kernel prepared it (xqq, xqi, xqf), the other
     // forms quantize_x8_kernel's output (xq, xd, xs).
@@ -604,7 +607,9 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
     // prefetched (for_row_steps).
     const Value pf_base = cast(u64, n0 + R * uint32_t(std::max(prefetch, 0))) * cast(u64, rowbytes);
     auto for_steps = [&](const Value& steps, uint32_t blocks, const std::function<void(Value, uint32_t, uint32_t)>& body,
-                         int unroll = 0) { for_row_steps(w, pf_base, prefetch != 0, R, seq_rows, steps, blocks * BB, body, unroll); };
+                         int unroll = 0) {
+      for_row_steps(w, pf_base, prefetch != 0, prefetch_l1, R, seq_rows, steps, blocks * BB, body, unroll);
+    };
     // The 16-lane forms' accumulators (one f32x16 line per X row and weight
     // row) and their outputs, each line's lane sum.
     auto line_accumulators = [&] {

@@ -42,13 +42,14 @@ dsl::Value q4k_scale_min_codes(const PackedBytes& w, const dsl::Value& base);
 // is one sequential stream and X's side (from L1) is loaded again per row
 // (bench Q4_0 1x4096x4096 from DRAM, 1 / 2 threads: 0.89-0.90 / 0.86-0.88 ->
 // 0.92-0.94 / 0.90 of the triad; the heuristic's rule is in quant_ops.cpp).
-// With `prefetch`, each step first prefetches into L2 its slice of the
+// With `prefetch`, each step first prefetches (into L2, or with `into_l1`
+// into L1 as well) its slice of the
 // rows a few workgroups ahead, one contiguous span from `pf_base`: step s of
 // row group g takes slice g·steps + s (of the group's rows·step_bytes), in
 // address order. (A line per row at the current block of the rows ahead,
 // strided streams, read Q8_0 at 40 GB/s on 2 threads against 60 for Q4_0's
 // slices.) Past the buffer a prefetch is harmless.
-void for_row_steps(const dsl::Array& w, const dsl::Value& pf_base, bool prefetch, uint32_t rows, bool seq_rows,
+void for_row_steps(const dsl::Array& w, const dsl::Value& pf_base, bool prefetch, bool into_l1, uint32_t rows, bool seq_rows,
                    const dsl::Value& steps, uint32_t step_bytes,
                    const std::function<void(dsl::Value, uint32_t, uint32_t)>& body, int unroll = 0);
 

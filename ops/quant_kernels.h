@@ -109,14 +109,16 @@ ir::Kernel quantize_x8_kernel(int blocks_per_item);
 // 64-byte load of quant bytes holds several) instead of one per 8-lane one.
 // seq_rows: the work-item walks its rows one after another (W read as one
 // sequential stream) instead of in lockstep (X's loads shared by the rows).
+// prefetch_l1: the prefetches go into L1 (prefetcht0), not L2 only
+// (variant pl1=1; the heuristic's rule is in quant_ops.cpp).
 ir::Kernel qgemv_x8_kernel(QFormat f, int rows, int mb, bool signed_q8 = false, int prefetch = 0, int step_blocks = 1,
-                           bool wide_units = false, bool seq_rows = false);
+                           bool wide_units = false, bool seq_rows = false, bool prefetch_l1 = false);
 // The Q4_0 GEMV in row pairs (quant_row_pairs.cpp; AVX2 without VNNI):
 // both rows' code bytes of a block in one 8-lane line, the rows' scales as
 // one line, the offset term out of the dot products. Same buffers, scalars
 // and grid as qgemv_x8_kernel; rows 4 or 8, mb 1 or 2.
 bool row_pair_gemv_format(QFormat f);
-ir::Kernel qgemv_x8_row_pairs_kernel(QFormat f, int rows, int mb, int prefetch);
+ir::Kernel qgemv_x8_row_pairs_kernel(QFormat f, int rows, int mb, int prefetch, bool prefetch_l1 = false);
 // X for the block quads (step_blocks 4), prepared once per call from
 // quantize_x8's output instead of once per work-item: per row of X and quad
 // of 4 blocks q, xqq[2q], xqq[2q + 1] (i32x16: the low and high 16
@@ -154,7 +156,7 @@ bool has_x8k_gemv(QFormat f);
 enum class X8kUnits { Fields, SubBlocks, Runs };
 X8kUnits x8k_units(QFormat f);
 ir::Kernel quantize_x8k_kernel(int superblocks_per_item, X8kUnits units = X8kUnits::Fields);
-ir::Kernel qgemv_x8k_kernel(QFormat f, int rows, int mb, int prefetch = 0, bool seq_rows = false);
+ir::Kernel qgemv_x8k_kernel(QFormat f, int rows, int mb, int prefetch = 0, bool seq_rows = false, bool prefetch_l1 = false);
 
 // Rows interleaved by 16 (layout=16: Q4_0, Q8_0, Q4_K, Q6_K; quant_formats.h;
 // quant_r16.cpp). qgemv_r16_kernel: the int8 GEMV over it, `groups` groups

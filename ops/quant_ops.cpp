@@ -338,11 +338,17 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
   QShape s = qshape(p);
   std::vector<Variant> c;
   if (s.r16) return r16_candidates(s, caps);
-  // An int8 GEMV variant, and where it prefetches and walks several rows of
-  // W, its twin walking them one after another (seq=1).
+  // An int8 GEMV variant, and where it prefetches, its twin prefetching
+  // into L1 (pl1=1), and where it also walks several rows of W, the twins
+  // walking them one after another (seq=1).
   auto push_gemv = [&](Variant v) {
     c.push_back(v);
-    if (v.get("pf") && v.get("rows") > 1) c.push_back(v.set("seq", 1));
+    if (!v.get("pf")) return;
+    c.push_back(Variant(v).set("pl1", 1));
+    if (v.get("rows") > 1) {
+      c.push_back(v.set("seq", 1));
+      c.push_back(Variant(v).set("pl1", 1));
+    }
   };
   if (is_cpu(caps)) {
     if (x8_gemv(s))
@@ -370,6 +376,7 @@ std::vector<Variant> qmm_candidates(const Problem& p, const TargetCaps& caps) {
                 Variant v = Variant{}.set("impl", kGemvX8).set("rows", r).set("mb", mb).set("rp", 1);
                 if (pf) v.set("pf", pf);
                 c.push_back(v);
+                if (pf) c.push_back(Variant(v).set("pl1", 1));
               }
             if (quad_gemv(s, caps) && r >= 4)
               for (int pf : {0, 1, 2, 4}) {
@@ -445,7 +452,7 @@ Variant r16_heuristic(const QShape& s) {
   return Variant{}.set("impl", kGemvR16).set("mb", std::min<int64_t>(s.m, 8)).set("groups", 1).set("pf", pf);
 }
 
-Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
+Variant qmm_rules(const Problem& p, const TargetCaps& caps) {
   QShape s = qshape(p);
   if (s.r16) {
     // The int8 GEMV for any M: X·Wᵀ with X in row blocks of mb against the
@@ -777,14 +784,6 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
       // Zen 5 kept 8 rows when X was decoded per work-item, 0.239 against
       // 0.262 ms, and is not re-measured).
       if (quads && s.m == 1) v.set("rows", 4).set("pf", caps.threads == 1 ? 4 : 1);
-      // Q4_0 on Zen 5 (strided_prefetch) with one thread: 8 rows one after
-      // another, two workgroups ahead (session 43, bench 1x4096x4096 from
-      // DRAM, 7 alternated runs each: 0.73-0.84 of the triad, median 0.78,
-      // against 0.69-0.73, median 0.71, for 4 rows in lockstep 4 ahead; 2
-      // threads kept 4 rows, median ~1.0 either way; Q4_1 and Q5_1 even, Q5_0
-      // 0.74-0.89 against 0.75-0.92, so they keep the rule above).
-      if (quads && s.m == 1 && s.f == QFormat::Q4_0 && caps.strided_prefetch && caps.threads == 1)
-        v.set("rows", 8).set("pf", 2).set("seq", 1);
       // Rows one after another (seq_rows): the next work-item's rows ahead.
       if (quads && seq_rows) v.set("rows", 4).set("pf", 1).set("seq", 1);
       // Quads for 4 rows of X on Intel: 4 rows of W (8 by 4 rows of X spill:
@@ -816,6 +815,14 @@ Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
   // against 0.058 and 0.056 with 64 (kgen tune).
   if (s.m <= 4) return Variant{}.set("impl", kGemvAny).set("wg", !caps.max_workgroup_threads || caps.max_workgroup_threads >= 256 ? 256 : 64);
   return gpu_tile_variant(default_gpu_tile(s.m, s.n, s.k, true, 1, caps.max_shared_bytes)).set("impl", kTiled);
+}
+
+// The rules' choice, with an int8 GEMV's prefetches into L1 where the
+// target pays for it (TargetCaps::prefetch_l1_streams), whatever its form.
+Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
+  Variant v = qmm_rules(p, caps);
+  if (caps.prefetch_l1_streams && v.get("impl") == kGemvX8 && v.get("pf")) v.set("pl1", 1);
+  return v;
 }
 
 Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
@@ -887,7 +894,7 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
         Step q{quantize_x8k_kernel(int(spi), x8k_units(s.f)), {}, {0, xq, xd, xs}, {u(ns)}};
         q.dims.grid = {uint32_t(cdiv(ns, spi)), 1, 1};
         pl.steps.push_back(std::move(q));
-        Step st{qgemv_x8k_kernel(s.f, r, mb, pf, v.get("seq") != 0), {}, {xq, xd, xs, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
+        Step st{qgemv_x8k_kernel(s.f, r, mb, pf, v.get("seq") != 0, v.get("pl1") != 0), {}, {xq, xd, xs, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
         st.dims.grid = {uint32_t(cdiv(s.n, r)), uint32_t(cdiv(s.m, mb)), 1};
         pl.steps.push_back(std::move(st));
         return pl;
@@ -908,7 +915,7 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
         if (!row_pair_gemv_format(s.f) || sgn || v.get("p2") || v.get("p4") || w16 || v.get("seq"))
           throw std::invalid_argument("qmatmul: rp=1 (row pairs) is a Q4_0 form of its own, without sgn, p2, p4, w16 or seq: " + v.str());
         if ((r != 4 && r != 8) || mb > 2) throw std::invalid_argument("qmatmul: rp=1 takes rows 4 or 8 and mb 1 or 2: " + v.str());
-        Step st{qgemv_x8_row_pairs_kernel(s.f, r, mb, pf), {}, {xq, xd, xs, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
+        Step st{qgemv_x8_row_pairs_kernel(s.f, r, mb, pf, v.get("pl1") != 0), {}, {xq, xd, xs, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
         st.dims.grid = {uint32_t(cdiv(s.n, r)), uint32_t(cdiv(s.m, mb)), 1};
         pl.steps.push_back(std::move(st));
         return pl;
@@ -930,7 +937,8 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       };
       if (w16 && has_prepared_wide_x(s.f)) prepare_x(superblock_x8_kernel(s.f, 16), s.m * s.k / 256, 16, {256, 256, 64});
       if (quads) prepare_x(quad_x8_kernel(s.f, 64), s.m * s.k / 128, 64, {128, 64, quad_x_has_min(s.f) ? 128u : 64u});
-      Step st{qgemv_x8_kernel(s.f, r, mb, sgn, pf, quads ? 4 : pairs ? 2 : 1, w16, v.get("seq") != 0), {}, {x_in[0], x_in[1], x_in[2], 1, 2},
+      Step st{qgemv_x8_kernel(s.f, r, mb, sgn, pf, quads ? 4 : pairs ? 2 : 1, w16, v.get("seq") != 0, v.get("pl1") != 0),
+              {}, {x_in[0], x_in[1], x_in[2], 1, 2},
               {u(s.m), u(s.n), u(s.k)}};
       st.dims.grid = {uint32_t(cdiv(s.n, r)), uint32_t(cdiv(s.m, mb)), 1};
       pl.steps.push_back(std::move(st));

@@ -40,14 +40,14 @@ Value pair_lanes(const Value& v, int a, int b) {
 
 bool row_pair_gemv_format(QFormat f) { return f == QFormat::Q4_0; }
 
-ir::Kernel qgemv_x8_row_pairs_kernel(QFormat fmt, int rows, int mb, int prefetch) {
+ir::Kernel qgemv_x8_row_pairs_kernel(QFormat fmt, int rows, int mb, int prefetch, bool prefetch_l1) {
   if (!row_pair_gemv_format(fmt)) throw std::invalid_argument(std::string("row-pair int8 GEMV: Q4_0 only, not ") + info(fmt).name);
   if (rows != 4 && rows != 8) throw std::invalid_argument("row-pair int8 GEMV: rows is 4 or 8");
   if (mb < 1 || mb > 2) throw std::invalid_argument("row-pair int8 GEMV: mb is 1 or 2");
   const FormatInfo& fi = info(fmt);
   const uint32_t R = uint32_t(rows), MB = uint32_t(mb), BB = uint32_t(fi.block_bytes), P = R / 2;
   const std::string name = std::string("quant_gemv_x8_") + fi.name + "_r" + std::to_string(R) + "_m" + std::to_string(MB) +
-                           "_rp" + (prefetch ? "_pf" + std::to_string(prefetch) : "");
+                           "_rp" + (prefetch ? "_pf" + std::to_string(prefetch) : "") + (prefetch && prefetch_l1 ? "_l1" : "");
   return kernel(name, [&](KernelBuilder& kb) {
     auto xq = kb.input("xq", line(i32, 4));
     auto xd = kb.input("xd", f32);
@@ -70,7 +70,7 @@ ir::Kernel qgemv_x8_row_pairs_kernel(QFormat fmt, int rows, int mb, int prefetch
       std::vector<Var> acc, corr;
       for (uint32_t i = 0; i < MB * P; ++i) acc.push_back(var(splat(0.0f, 8)));
       for (uint32_t i = 0; i < MB; ++i) corr.push_back(var(splat(0.0f, int(R))));
-      for_row_steps(w, pf_base, prefetch != 0, R, false, nb, BB, [&](Value b, uint32_t, uint32_t) {
+      for_row_steps(w, pf_base, prefetch != 0, prefetch_l1, R, false, nb, BB, [&](Value b, uint32_t, uint32_t) {
         const Value bo = cast(u64, b) * uint64_t(BB);
         // The rows' scales as one line: their f16 bits gathered four to a
         // u64 word (scalar loads and shifts, off the vector ports).

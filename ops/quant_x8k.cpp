@@ -118,13 +118,14 @@ ir::Kernel quantize_x8k_kernel(int superblocks_per_item, X8kUnits units) {
   });
 }
 
-ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch, bool seq_rows) {
+ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch, bool seq_rows, bool prefetch_l1) {
   if (!has_x8k_gemv(fmt)) throw std::invalid_argument(std::string("no super-block int8 GEMV for ") + info(fmt).name);
   const bool q2 = fmt == QFormat::Q2_K, k4 = x8k_units(fmt) == X8kUnits::SubBlocks, q5 = fmt == QFormat::Q5_K;
   const bool q6 = fmt == QFormat::Q6_K;
   const uint32_t R = uint32_t(rows), MB = uint32_t(mb), BB = uint32_t(info(fmt).block_bytes);
   const std::string name = std::string("quant_gemv_x8k_") + info(fmt).name + "_r" + std::to_string(R) + "_m" +
-                           std::to_string(MB) + (prefetch ? "_pf" + std::to_string(prefetch) : "") + (seq_rows ? "_seq" : "");
+                           std::to_string(MB) + (prefetch ? "_pf" + std::to_string(prefetch) : "") + (seq_rows ? "_seq" : "") +
+                           (prefetch && prefetch_l1 ? "_l1" : "");
   return kernel(name, [&](KernelBuilder& kb) {
     auto xq = kb.input("xq", line(i32, 16));
     auto xd = kb.input("xd", f32);
@@ -150,7 +151,7 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch, bool se
       for (uint32_t r = 0; r < R; ++r) wrow.push_back(cast(u64, guarded ? min(n0 + r, N - 1u) : n0 + r) * cast(u64, rowbytes));
       std::vector<Var> acc;
       for (uint32_t i = 0; i < MB * R; ++i) acc.push_back(var(splat(0.0f, 16)));
-      for_row_steps(w, pf_base, prefetch != 0, R, seq_rows, nb, BB, [&](Value b, uint32_t r0, uint32_t r1) {
+      for_row_steps(w, pf_base, prefetch != 0, prefetch_l1, R, seq_rows, nb, BB, [&](Value b, uint32_t r0, uint32_t r1) {
         // X's super-block per row: the four units' bytes; Σq per group
         // (Q2_K: its mins), -4·Σq (Q3_K: the offset) or Σq per sub-block in
         // lanes 8-15 (Q4_K/Q5_K: their mins); dx as the conversion's factor

@@ -37,6 +37,7 @@ inline codegen::TargetCaps cpu_caps_with(uint32_t vector_bits, uint32_t vector_r
   c.llc_bytes = uint64_t(32) << 20;
   c.matrix_tiles = false;
   c.strided_prefetch = true;  // the Zen 5 the matmul heuristics were first measured on
+  c.prefetch_l1_streams = true;
   return c;
 }
 

@@ -42,6 +42,17 @@ std::vector<ops::Variant> prefetch_extremes(const std::vector<ops::Variant>& can
   return out;
 }
 
+// The candidates without the GEMVs' twins that prefetch into L1 (pl1=1):
+// a twin differs from its variant in the prefetch hint alone, which cannot
+// change a result but doubles the kernels to compile; the twins of every
+// form are checked on their own (the pl1 test below).
+std::vector<ops::Variant> without_l1_twins(const std::vector<ops::Variant>& cands) {
+  std::vector<ops::Variant> out;
+  for (const auto& v : cands)
+    if (!v.get("pl1")) out.push_back(v);
+  return out;
+}
+
 const ops::OpDef& op(const std::string& name) {
   ops::register_all_ops();
   const ops::OpDef* d = ops::find_op(name);
@@ -241,13 +252,33 @@ TEST_CASE("quant: qmatmul GEMV with rows one after another (seq=1), every format
         if (m == 2 && t == 1) continue;
         ops::Problem p = problem("qmatmul", {m, 13, 512}, fi.format);
         int seq = 0;
-        for (const auto& v : prefetch_extremes(d.candidates(p, dev->caps())))
+        for (const auto& v : prefetch_extremes(without_l1_twins(d.candidates(p, dev->caps()))))
           if (v.get("seq")) {
             check(*dev, p, v);
             ++seq;
           }
         if (has_int8_gemv(fi.format)) CHECK_MESSAGE(seq > 0, fi.name << " has no seq=1 candidate");
       }
+  }
+}
+
+// The prefetches into L1 (pl1=1): every int8 GEMV form of every format
+// that has one (plain units, Q8_0's signed codes, pairs, quads, row pairs,
+// 16-lane units, X per super-block, rows in lockstep or one after another),
+// at its nearest and farthest distance, one row of X (the decode GEMV the
+// heuristic gives pl1) and N = 13 past the last whole group of rows, 2 threads.
+TEST_CASE("quant: qmatmul GEMV prefetching into L1 (pl1=1), every form") {
+  const auto& d = op("qmatmul");
+  auto dev = cpu(2);
+  for (const auto& fi : all_formats()) {
+    ops::Problem p = problem("qmatmul", {1, 13, 512}, fi.format);
+    const auto cands = d.candidates(p, dev->caps());
+    std::vector<ops::Variant> twins;
+    for (const auto& v : cands)
+      if (v.get("pl1")) twins.push_back(v);
+    int checked = 0;
+    for (const auto& v : prefetch_extremes(twins)) check(*dev, p, v), ++checked;
+    if (has_int8_gemv(fi.format)) CHECK_MESSAGE(checked > 0, fi.name << " has no pl1=1 candidate");
   }
 }
 
@@ -260,7 +291,7 @@ TEST_CASE("quant: qmatmul every CPU candidate, and the any-target GEMV on the CP
     int64_t qk = info(f).block_elems;
     // (K = 4 blocks: Q4_0's block quads, p4)
     for (auto p : {problem("qmatmul", {3, 11, 2 * qk}, f), problem("qmatmul", {5, 9, qk}, f), problem("qmatmul", {2, 13, 4 * qk}, f)})
-      for (const auto& v : d.candidates(p, dev->caps())) check(*dev, p, v);
+      for (const auto& v : without_l1_twins(d.candidates(p, dev->caps()))) check(*dev, p, v);
   }
   for (QFormat f : {QFormat::Q8_0, QFormat::Q6_K, QFormat::Q5_K, QFormat::Q4_1, QFormat::Q5_0, QFormat::Q5_1,
                     QFormat::Q2_K, QFormat::Q3_K}) {
