@@ -64,10 +64,12 @@ struct TargetCaps {
   // cache key).
   bool strided_prefetch = false;
   // CPU: the int8 GEMVs' software prefetches of the rows a workgroup or two
-  // ahead pay into L1 (prefetcht0) rather than L2 only (prefetcht1): Zen 5,
-  // bench 1x4096x4096 from DRAM, 1 thread, Q8_0 0.71-0.81 -> 0.92-0.96 of
-  // the triad, Q4_0 0.72-0.75 -> 0.90-1.13. Heuristics only (not in the
-  // cache key; the variant's pl1 attr changes the kernel).
+  // ahead (of the tiles ahead, for rows interleaved by 16) pay into L1
+  // (prefetcht0) rather than L2 only (prefetcht1): Zen 5, bench 1x4096x4096
+  // from DRAM, 1 thread, ratio to the triad: Q8_0 0.71-0.81 -> 0.92-0.96,
+  // Q4_0 0.72-0.75 -> 0.90-1.13, Q4_K 0.74-0.83 -> 0.90-0.92; interleaved
+  // Q4_0 0.64-0.92 -> 0.98-0.99, Q4_K 0.65-0.86 -> 0.90-0.91. Heuristics
+  // only (not in the cache key; the variant's pl1 attr changes the kernel).
   bool prefetch_l1_streams = false;
   // CPU: the device's worker threads (0: unknown), for the ops' heuristics
   // that split work (the reduction's column groups). Not part of the cache

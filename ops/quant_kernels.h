@@ -164,7 +164,7 @@ ir::Kernel qgemv_x8k_kernel(QFormat f, int rows, int mb, int prefetch = 0, bool 
 // none); buffers (xq, xd, xs as quantize_x8 writes them, w: u32x16 lines
 // (the tiles), y: f32), scalars (m, n, k); grid x = ceil(ceil(n/16)/groups),
 // y = ceil(m/mb); workgroup 1. Needs lines and dot4 (the CPU).
-ir::Kernel qgemv_r16_kernel(QFormat f, int groups, int mb, int prefetch = 0);
+ir::Kernel qgemv_r16_kernel(QFormat f, int groups, int mb, int prefetch = 0, bool prefetch_l1 = false);
 // Its formats with large tiles (Q4_K 36 lines, Q6_K 105), which spread the
 // prefetch of the tile `prefetch` ahead over the steps of each tile rather
 // than issue it all at the tile's start.

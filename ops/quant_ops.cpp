@@ -326,6 +326,7 @@ std::vector<Variant> r16_candidates(const QShape& s, const TargetCaps& caps) {
               Variant v = Variant{}.set("impl", kGemvR16).set("groups", g).set("mb", mb);
               if (pf) v.set("pf", pf);
               c.push_back(v);
+              if (pf) c.push_back(Variant(v).set("pl1", 1));
             }
     c.push_back(variant_of(default_cpu_tile(s.m, s.n, s.k, caps)).set("impl", kTiled));
     return c;
@@ -817,11 +818,12 @@ Variant qmm_rules(const Problem& p, const TargetCaps& caps) {
   return gpu_tile_variant(default_gpu_tile(s.m, s.n, s.k, true, 1, caps.max_shared_bytes)).set("impl", kTiled);
 }
 
-// The rules' choice, with an int8 GEMV's prefetches into L1 where the
-// target pays for it (TargetCaps::prefetch_l1_streams), whatever its form.
+// The rules' choice, with an int8 GEMV's prefetches (GGML rows or rows
+// interleaved by 16) into L1 where the target pays for it
+// (TargetCaps::prefetch_l1_streams), whatever its form.
 Variant qmm_heuristic(const Problem& p, const TargetCaps& caps) {
   Variant v = qmm_rules(p, caps);
-  if (caps.prefetch_l1_streams && v.get("impl") == kGemvX8 && v.get("pf")) v.set("pl1", 1);
+  if (caps.prefetch_l1_streams && (v.get("impl") == kGemvX8 || v.get("impl") == kGemvR16) && v.get("pf")) v.set("pl1", 1);
   return v;
 }
 
@@ -853,7 +855,7 @@ Plan qmm_plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       auto [xq, xd, xs] = quantize_x();
       const int pf = int(v.get("pf"));
       if (pf < 0 || pf > 64) throw std::invalid_argument("qmatmul: pf (tiles ahead to prefetch) in 0..64");
-      Step st{qgemv_r16_kernel(s.f, g, mb, pf), {}, {xq, xd, xs, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
+      Step st{qgemv_r16_kernel(s.f, g, mb, pf, v.get("pl1") != 0), {}, {xq, xd, xs, 1, 2}, {u(s.m), u(s.n), u(s.k)}};
       st.dims.grid = {uint32_t(cdiv(cdiv(s.n, kR16Rows), g)), uint32_t(cdiv(s.m, mb)), 1};
       pl.steps.push_back(std::move(st));
       return pl;

@@ -266,20 +266,22 @@ TEST_CASE("quant: qmatmul GEMV with rows one after another (seq=1), every format
 // that has one (plain units, Q8_0's signed codes, pairs, quads, row pairs,
 // 16-lane units, X per super-block, rows in lockstep or one after another),
 // at its nearest and farthest distance, one row of X (the decode GEMV the
-// heuristic gives pl1) and N = 13 past the last whole group of rows, 2 threads.
+// heuristic gives pl1) and N = 13 past the last whole group of rows; and the
+// GEMV over rows interleaved by 16 (N = 37: past a group); 2 threads.
 TEST_CASE("quant: qmatmul GEMV prefetching into L1 (pl1=1), every form") {
   const auto& d = op("qmatmul");
   auto dev = cpu(2);
-  for (const auto& fi : all_formats()) {
-    ops::Problem p = problem("qmatmul", {1, 13, 512}, fi.format);
-    const auto cands = d.candidates(p, dev->caps());
+  auto check_twins = [&](const ops::Problem& p, bool expected) {
     std::vector<ops::Variant> twins;
-    for (const auto& v : cands)
+    for (const auto& v : d.candidates(p, dev->caps()))
       if (v.get("pl1")) twins.push_back(v);
     int checked = 0;
     for (const auto& v : prefetch_extremes(twins)) check(*dev, p, v), ++checked;
-    if (has_int8_gemv(fi.format)) CHECK_MESSAGE(checked > 0, fi.name << " has no pl1=1 candidate");
-  }
+    if (expected) CHECK_MESSAGE(checked > 0, p.str() << " has no pl1=1 candidate");
+  };
+  for (const auto& fi : all_formats()) check_twins(problem("qmatmul", {1, 13, 512}, fi.format), has_int8_gemv(fi.format));
+  for (QFormat f : {QFormat::Q4_0, QFormat::Q8_0, QFormat::Q4_K, QFormat::Q6_K})
+    check_twins(r16_problem({1, 37, 3 * info(f).block_elems}, f), true);
 }
 
 TEST_CASE("quant: qmatmul every CPU candidate, and the any-target GEMV on the CPU") {
@@ -310,7 +312,7 @@ TEST_CASE("quant: qmatmul every CPU candidate, and the any-target GEMV on the CP
     for (auto dims : {std::vector<int64_t>{3, 37, 3}, {5, 16, 2}}) {
       dims[2] *= info(f).block_elems;  // blocks to elements
       ops::Problem p = r16_problem(dims, f);
-      for (const auto& v : prefetch_extremes(d.candidates(p, dev->caps()))) check(*dev, p, v);
+      for (const auto& v : prefetch_extremes(without_l1_twins(d.candidates(p, dev->caps())))) check(*dev, p, v);
     }
   // Nine rows of X: the heuristic's prefill path of every format (the packed
   // int8 GEMM on GGML rows, or dequantize + the tiled GEMM).
