@@ -235,6 +235,14 @@ class BlockCodes {
 
 }  // namespace
 
+void prefetch_ahead(const ElemRef& at, bool into_l1) {
+  if (into_l1) at.prefetch();
+  else at.prefetch_l2();
+}
+std::string prefetch_suffix(int prefetch, bool into_l1) {
+  return prefetch ? "_pf" + std::to_string(prefetch) + (into_l1 ? "_l1" : "") : "";
+}
+
 // The line helpers shared with quant_x8k.cpp (quant_int8_lines.h).
 void for_row_steps(const Array& w, const Value& pf_base, bool prefetch, bool into_l1, uint32_t rows, bool seq_rows, const Value& steps,
                    uint32_t step_bytes, const std::function<void(Value, uint32_t, uint32_t)>& body, int unroll) {
@@ -244,10 +252,7 @@ void for_row_steps(const Array& w, const Value& pf_base, bool prefetch, bool int
       if (prefetch) {
         const uint32_t slice = L * step_bytes;
         Value at = pf_base + cast(u64, g ? s + steps * g : s) * uint64_t(slice);
-        for (uint32_t off = 0; off < slice + 63u; off += 64u) {
-          if (into_l1) w[at + uint64_t(off)].prefetch();
-          else w[at + uint64_t(off)].prefetch_l2();
-        }
+        for (uint32_t off = 0; off < slice + 63u; off += 64u) prefetch_ahead(w[at + uint64_t(off)], into_l1);
       }
       body(s, g * L, g * L + L);
     }, 1u, unroll);
@@ -551,9 +556,9 @@ ir::Kernel qgemv_x8_kernel(QFormat fmt, int rows, int mb, bool signed_q8, int pr
   const uint32_t R = uint32_t(rows), MB = uint32_t(mb), BB = uint32_t(fi.block_bytes);
   const uint32_t G = uint32_t(fi.block_elems / 16), XB = uint32_t(fi.block_elems / 32);
   std::string name = std::string("quant_gemv_x8_") + fi.name + "_r" + std::to_string(R) + "_m" + std::to_string(MB) +
-                     (signed_q8 ? "_s" : "") + (prefetch ? "_pf" + std::to_string(prefetch) : "") +
+                     (signed_q8 ? "_s" : "") + prefetch_suffix(prefetch, prefetch_l1) +
                      (step_blocks > 1 ? "_p" + std::to_string(step_blocks) : "") + (wide_units ? "_w16" : "") +
-                     (seq_rows ? "_seq" : "") + (prefetch && prefetch_l1 ? "_l1" : "");
+                     (seq_rows ? "_seq" : "");
   return kernel(name, [&](KernelBuilder& kb) {
     // Quads read X as quad_x8_kernel prepared it (xqq, xqi, xqf), the other
     // forms quantize_x8_kernel's output (xq, xd, xs).

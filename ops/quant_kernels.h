@@ -7,6 +7,7 @@
 // buffers of packed tensors are padded to whole words (padded_bytes).
 #pragma once
 #include <functional>
+#include <string>
 
 #include "dsl/dsl.h"
 #include "ir/ir.h"
@@ -111,6 +112,11 @@ ir::Kernel quantize_x8_kernel(int blocks_per_item);
 // sequential stream) instead of in lockstep (X's loads shared by the rows).
 // prefetch_l1: the prefetches go into L1 (prefetcht0), not L2 only
 // (variant pl1=1; the heuristic's rule is in quant_ops.cpp).
+// prefetch_ahead: one such prefetch, of the line holding `at`, by all the
+// GEMVs (GGML rows and rows interleaved by 16); prefetch_suffix: their
+// kernel names' part for it ("_pf<N>", then "_l1"; empty without one).
+void prefetch_ahead(const dsl::ElemRef& at, bool into_l1);
+std::string prefetch_suffix(int prefetch, bool into_l1);
 ir::Kernel qgemv_x8_kernel(QFormat f, int rows, int mb, bool signed_q8 = false, int prefetch = 0, int step_blocks = 1,
                            bool wide_units = false, bool seq_rows = false, bool prefetch_l1 = false);
 // The Q4_0 GEMV in row pairs (quant_row_pairs.cpp; AVX2 without VNNI):

@@ -59,18 +59,14 @@ struct R16Item {
   // Q4_K, Q6_K: the prefetch distance in tiles, spread over the tile's
   // steps (see qgemv_r16_kernel).
   uint32_t spread_pf = 0;
-  // The prefetches go into L1 (pl1=1), not L2 only.
+  // The prefetches go into L1 (pl1=1), not L2 only (prefetch_ahead).
   bool prefetch_l1 = false;
 
   Value tile(uint32_t g, const Value& t) const { return gline[g] + cast(u64, t) * uint64_t(TL); }
-  void prefetch_line(const Value& at) const {
-    if (prefetch_l1) w[at].prefetch();
-    else w[at].prefetch_l2();
-  }
   // Step `step` of `steps` of tile t: its slice of tile t + spread_pf's lines.
   void prefetch_slice(uint32_t g, const Value& t, uint32_t step, uint32_t steps) const {
     const uint32_t per = (TL + steps - 1) / steps;
-    for (uint32_t l = step * per; l < std::min(TL, (step + 1) * per); ++l) prefetch_line(tile(g, t + spread_pf) + uint64_t(l));
+    for (uint32_t l = step * per; l < std::min(TL, (step + 1) * per); ++l) prefetch_ahead(w[tile(g, t + spread_pf) + uint64_t(l)], prefetch_l1);
   }
   // Activation word c (bytes 4c..4c+3) of X block xb of X row i, on all lanes.
   Value act(uint32_t i, const Value& xb, uint32_t c) const { return splat(xq[xrow[i] + xb * 8u + uint64_t(c)], 16); }
@@ -345,7 +341,7 @@ ir::Kernel qgemv_r16_kernel(QFormat fmt, int groups, int mb, int prefetch, bool 
   const uint32_t RG = uint32_t(groups), MB = uint32_t(mb), TL = tile_lines(fmt);
   const uint32_t BPT = uint32_t(r16_blocks_per_tile(fmt));
   std::string name = std::string("quant_gemv_r16_") + info(fmt).name + "_g" + std::to_string(RG) + "_m" +
-                     std::to_string(MB) + (prefetch ? "_pf" + std::to_string(prefetch) : "") + (prefetch && prefetch_l1 ? "_l1" : "");
+                     std::to_string(MB) + prefetch_suffix(prefetch, prefetch_l1);
   return kernel(name, [&](KernelBuilder& kb) {
     R16Item it{fmt, RG, MB, TL};
     it.prefetch_l1 = prefetch_l1;
@@ -376,7 +372,7 @@ ir::Kernel qgemv_r16_kernel(QFormat fmt, int groups, int mb, int prefetch, bool 
       // 0.76 ms, spread 0.34).
       if (prefetch && !it.spread_pf)
         for (uint32_t g = 0; g < RG; ++g)
-          for (uint32_t l = 0; l < TL; ++l) it.prefetch_line(it.tile(g, t + uint32_t(prefetch)) + uint64_t(l));
+          for (uint32_t l = 0; l < TL; ++l) prefetch_ahead(it.w[it.tile(g, t + uint32_t(prefetch)) + uint64_t(l)], it.prefetch_l1);
     });
     it.store(y, M, N, m0, g0 * 16u);
   });

@@ -47,7 +47,7 @@ ir::Kernel qgemv_x8_row_pairs_kernel(QFormat fmt, int rows, int mb, int prefetch
   const FormatInfo& fi = info(fmt);
   const uint32_t R = uint32_t(rows), MB = uint32_t(mb), BB = uint32_t(fi.block_bytes), P = R / 2;
   const std::string name = std::string("quant_gemv_x8_") + fi.name + "_r" + std::to_string(R) + "_m" + std::to_string(MB) +
-                           "_rp" + (prefetch ? "_pf" + std::to_string(prefetch) : "") + (prefetch && prefetch_l1 ? "_l1" : "");
+                           "_rp" + prefetch_suffix(prefetch, prefetch_l1);
   return kernel(name, [&](KernelBuilder& kb) {
     auto xq = kb.input("xq", line(i32, 4));
     auto xd = kb.input("xd", f32);

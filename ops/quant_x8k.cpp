@@ -124,8 +124,7 @@ ir::Kernel qgemv_x8k_kernel(QFormat fmt, int rows, int mb, int prefetch, bool se
   const bool q6 = fmt == QFormat::Q6_K;
   const uint32_t R = uint32_t(rows), MB = uint32_t(mb), BB = uint32_t(info(fmt).block_bytes);
   const std::string name = std::string("quant_gemv_x8k_") + info(fmt).name + "_r" + std::to_string(R) + "_m" +
-                           std::to_string(MB) + (prefetch ? "_pf" + std::to_string(prefetch) : "") + (seq_rows ? "_seq" : "") +
-                           (prefetch && prefetch_l1 ? "_l1" : "");
+                           std::to_string(MB) + prefetch_suffix(prefetch, prefetch_l1) + (seq_rows ? "_seq" : "");
   return kernel(name, [&](KernelBuilder& kb) {
     auto xq = kb.input("xq", line(i32, 16));
     auto xd = kb.input("xd", f32);
