@@ -212,6 +212,27 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     const auto blocks = gemm_register_blocks(caps);
     return gemm(kGemm1x1, blocks.front().first, blocks.front().second);
   }
+  // AVX-512: Winograd F(2×2, 3×3) (below) on 48+ input and 32+ output
+  // channels per group, on maps of 56+ columns or with 8192+ channel pairs:
+  // its 16 GEMMs then have K and M enough to run near the FMA peak, and the
+  // transforms (which grow with Cg + OCg, not Cg·OCg) stay a small share.
+  // Zen 5, kgen op, alternated runs, pad 1, 1 / 2 threads, against the
+  // direct kernel or the channel-line one (impl=8): 64->64 56² 1.07 ->
+  // 0.71 / 0.57 -> 0.42 ms, batch 8 8.2 -> 6.0 / 4.1 -> 3.2; 128->128 56²
+  // 4.2 -> 2.9 / 2.3 -> 1.6; 64->64 224² 19.9 -> 12.8 / 9.3 -> 6.7; 64->32
+  // 224² 11.9 -> 9.1 / 4.6 -> 4.6; 128 28² 0.93 -> 0.74 / 0.48 -> 0.39;
+  // 256 14² 0.95 -> 0.79 / 0.69 -> 0.63, batch 8 7.5 -> 5.4 / 4.2 -> 3.9;
+  // 96 27² 0.52 -> 0.45 / 0.27 -> 0.24. The padding rule keeps 13² maps
+  // off it (saving < 1.5), although it measured faster there too (64->256
+  // 0.29 -> 0.23 / 0.15 -> 0.12, 48->192 0.158 -> 0.140 / 0.085 -> 0.079;
+  // a tuning candidate). Left on the direct kernels: 64 at 28² (0.238 against 0.235, 2 threads 0.20 against 0.23)
+  // and 14² (0.065 against 0.071), 32->128 27² (0.24 against 0.27), 32 at
+  // 112² (0.99 -> 0.90 at 1 thread, but 0.53-0.76 against 0.49-1.0 at 2,
+  // where the VM's memory is contended), 16 channels (even).
+  if (caps.vector_bits >= 512 && conv_winograd_fits(s) && s.cg() >= 48 && s.ocg() >= 32 &&
+      (s.ow() >= 56 || s.cg() * s.ocg() >= 8192) &&
+      conv_winograd_saving(s, default_cpu_tile(s.ocg(), s.oh() * s.ow() / 4, s.cg(), caps).nr()) >= 1.5)
+    return Variant{}.set("impl", kWinograd);
   // Maps of 14 to 28 columns with 32+ channels per group: lines along the
   // channels, 2 of them × 14-ish outputs of a row (1 thread, 3×3 pad 1:
   // 1×256×14² 1.25 -> 1.05 ms, 1×128×28² 1.02 -> 0.94; 2 threads 8×256×14²
@@ -225,8 +246,8 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // 2.01 ms (2 threads 1.85 -> 1.11; batch 8 15.7 -> 9.7-10.3), 128 28²
   // 3.2 -> 2.35, 256 14² 3.17 -> 2.25, 32 112² 3.36 -> 2.86, 16 56² 0.198 ->
   // 0.163, 64->32 224² 50 -> 19 (2 threads); slower: 512 7² (saving 0.86:
-  // 3.3 -> 6.4), 8 channels at 28², 32->9 at 224². Unmeasured on AVX-512,
-  // where the direct kernel has twice the registers: a tuning candidate there.
+  // 3.3 -> 6.4), 8 channels at 28², 32->9 at 224². AVX-512 has its own rule
+  // above (the direct kernel has twice the registers there).
   if (caps.vector_bits < 512 && conv_winograd_fits(s) && s.cg() >= 16 && s.ocg() >= 16 &&
       conv_winograd_saving(s, default_cpu_tile(s.ocg(), s.oh() * s.ow() / 4, s.cg(), caps).nr()) >= 1.5)
     return Variant{}.set("impl", kWinograd);

@@ -235,10 +235,16 @@ TEST_CASE("conv2d: heuristic choices") {
   // The direct kernel's register block follows the register file.
   const auto avx512 = test::cpu_caps_with(512, 32), avx2 = test::cpu_caps_with(256, 16);
   const auto conv3x3 = problem("conv2d", {1, 64, 56, 56, 64, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}});
-  auto v = d.heuristic(conv3x3, avx512);
+  auto v = d.heuristic(problem("conv2d", {1, 32, 112, 112, 32, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}}), avx512);
   CHECK(v.get("impl") == 0);
   CHECK(v.get("ocb") == 8);
   CHECK(v.get("lines") == 3);
+  // Winograd on AVX-512 from 48 input and 32 output channels, on maps of 56+
+  // columns or with 8192+ channel pairs; not 64 -> 64 at 28², nor 7².
+  CHECK(d.heuristic(conv3x3, avx512).get("impl") == 9);
+  CHECK(d.heuristic(problem("conv2d", {8, 128, 28, 28, 128, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}}), avx512).get("impl") == 9);
+  CHECK(d.heuristic(problem("conv2d", {1, 64, 28, 28, 64, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}}), avx512).get("impl") == 8);
+  CHECK(d.heuristic(problem("conv2d", {1, 512, 7, 7, 512, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}}), avx512).get("impl") == 0);
   v = d.heuristic(conv3x3, avx2);  // Winograd on AVX2 where it saves a third of the multiplies
   CHECK(v.get("impl") == 9);
   CHECK(d.heuristic(problem("conv2d", {1, 256, 14, 14, 256, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}}), avx2).get("impl") == 9);
