@@ -222,16 +222,21 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // 4.2 -> 2.9 / 2.3 -> 1.6; 64->64 224² 19.9 -> 12.8 / 9.3 -> 6.7; 64->32
   // 224² 11.9 -> 9.1 / 4.6 -> 4.6; 128 28² 0.93 -> 0.74 / 0.48 -> 0.39;
   // 256 14² 0.95 -> 0.79 / 0.69 -> 0.63, batch 8 7.5 -> 5.4 / 4.2 -> 3.9;
-  // 96 27² 0.52 -> 0.45 / 0.27 -> 0.24. The padding rule keeps 13² maps
-  // off it (saving < 1.5), although it measured faster there too (64->256
-  // 0.29 -> 0.23 / 0.15 -> 0.12, 48->192 0.158 -> 0.140 / 0.085 -> 0.079;
-  // a tuning candidate). Left on the direct kernels: 64 at 28² (0.238 against 0.235, 2 threads 0.20 against 0.23)
+  // 96 27² 0.52 -> 0.45 / 0.27 -> 0.24; 256 12² 0.98 -> 0.78 / 0.50 ->
+  // 0.40. From 12×12 outputs on, even where the padded panels leave less
+  // than AVX2's saving of 1.5 (the direct kernel pads small maps as well):
+  // 13² 64->256 0.32 -> 0.25 / 0.17 -> 0.14, batch 8 2.71 -> 1.71 / 1.32 ->
+  // 1.02; 48->192 0.177 -> 0.147 / 0.088 -> 0.093, batch 8 1.34 -> 1.01 /
+  // 0.68 -> 0.53; 96->96 0.164 -> 0.145 / 0.090 -> 0.083. Smaller maps lose
+  // (128 at 11² even at 1 thread, 0.098 against 0.125 at 2; 10² 0.163
+  // against 0.188; 160 at 9² 0.131 against 0.158 at 2 threads), and 7²
+  // pads too much (saving < 0.9). Left on the direct kernels: 64 at 28² (0.238 against 0.235, 2 threads 0.20 against 0.23)
   // and 14² (0.065 against 0.071), 32->128 27² (0.24 against 0.27), 32 at
   // 112² (0.99 -> 0.90 at 1 thread, but 0.53-0.76 against 0.49-1.0 at 2,
   // where the VM's memory is contended), 16 channels (even).
   if (caps.vector_bits >= 512 && conv_winograd_fits(s) && s.cg() >= 48 && s.ocg() >= 32 &&
-      (s.ow() >= 56 || s.cg() * s.ocg() >= 8192) &&
-      conv_winograd_saving(s, default_cpu_tile(s.ocg(), s.oh() * s.ow() / 4, s.cg(), caps).nr()) >= 1.5)
+      (s.ow() >= 56 || s.cg() * s.ocg() >= 8192) && s.oh() * s.ow() >= 144 &&
+      conv_winograd_saving(s, default_cpu_tile(s.ocg(), s.oh() * s.ow() / 4, s.cg(), caps).nr()) >= 0.9)
     return Variant{}.set("impl", kWinograd);
   // Maps of 14 to 28 columns with 32+ channels per group: lines along the
   // channels, 2 of them × 14-ish outputs of a row (1 thread, 3×3 pad 1:

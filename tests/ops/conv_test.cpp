@@ -240,7 +240,10 @@ TEST_CASE("conv2d: heuristic choices") {
   CHECK(v.get("ocb") == 8);
   CHECK(v.get("lines") == 3);
   // Winograd on AVX-512 from 48 input and 32 output channels, on maps of 56+
-  // columns or with 8192+ channel pairs; not 64 -> 64 at 28², nor 7².
+  // columns or with 8192+ channel pairs, from 12×12 outputs; not 64 -> 64
+  // at 28², nor maps of 11² and less.
+  CHECK(d.heuristic(problem("conv2d", {1, 64, 13, 13, 256, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}}), avx512).get("impl") == 9);
+  CHECK(d.heuristic(problem("conv2d", {1, 128, 10, 10, 128, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}}), avx512).get("impl") == 0);
   CHECK(d.heuristic(conv3x3, avx512).get("impl") == 9);
   CHECK(d.heuristic(problem("conv2d", {8, 128, 28, 28, 128, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}}), avx512).get("impl") == 9);
   CHECK(d.heuristic(problem("conv2d", {1, 64, 28, 28, 64, 3, 3}, {{"pad_h", 1}, {"pad_w", 1}}), avx512).get("impl") == 8);
