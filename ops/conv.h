@@ -179,6 +179,9 @@ bool conv_winograd_fits(const ConvShape& s);
 // panels of nr tiles) for one channel pair: 2.16 at 56², 1.72 at 14² (nr 16),
 // under 1 at 7².
 double conv_winograd_saving(const ConvShape& s, int nr);
+// KiB of V and M per chunk (images, or tile rows of one image) unless the
+// variant's ck says otherwise: 8192 on AVX-512, 2048 on AVX2.
+int64_t conv_winograd_chunk_kib(const TargetCaps& caps);
 ir::Kernel conv_winograd_weights_kernel();
 ir::Kernel conv_winograd_input_kernel(int nl);
 ir::Kernel conv_winograd_output_kernel(bool bias, bool relu);

@@ -82,12 +82,21 @@ Variant gemm(Impl impl, int mr, int nl) {
   return variant_of(t).set("impl", impl);
 }
 
+// Winograd's default register block with the other chunk sizes (2, 8, 16
+// MiB of V + M): the best one moved with the cache sizes between Zen 3 and
+// Zen 5, and with the map.
+void push_winograd_chunks(std::vector<Variant>& out, const TargetCaps& caps) {
+  for (int64_t ck : {2048, 8192, 16384})
+    if (ck != conv_winograd_chunk_kib(caps)) out.push_back(Variant{}.set("impl", kWinograd).set("ck", ck));
+}
+
 std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
   const ConvShape s = conv_shape(p);
   std::vector<Variant> out;
   if (s.w_layout == kWeightsWinograd) {  // transformed weights: the Winograd path (CPU)
     if (is_cpu(caps))
       for (auto [mr, nl] : gemm_register_blocks(caps)) out.push_back(gemm(kWinograd, mr, nl));
+    if (is_cpu(caps)) push_winograd_chunks(out, caps);
     return out;
   }
   if (s.w_layout == kWeightsOc32) {  // packed weights: only the kernel that reads them (CPU)
@@ -151,6 +160,7 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
     if (conv_is_pointwise(s)) out.push_back(gemm(kGemm1x1, mr, nl));
     if (conv_winograd_fits(s)) out.push_back(gemm(kWinograd, mr, nl));
   }
+  if (conv_winograd_fits(s)) push_winograd_chunks(out, caps);
   return out;
 }
 

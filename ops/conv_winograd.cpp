@@ -51,14 +51,6 @@ int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 constexpr int kXi = 16;            // transformed patch positions (4×4)
 constexpr int kChanChunk = 16;     // channels per input-transform work-item
-// V + M of one chunk (variant ck). AVX2 (Zen 3) measured 2 MiB. Zen 5
-// (AVX-512, 1 MiB L2 per core, 32 MiB L3), kgen op, alternated, 1 / 2
-// threads, 2 -> 8 MiB: 64->64 56² batch 8 6.69 -> 6.52 / 3.25 -> 3.11 ms,
-// batch 1 0.69 -> 0.66 / 0.38 -> 0.35, 128->128 56² 2.61 -> 2.33 / 2.07
-// -> 1.66, 8×128 28² 7.1 -> 6.4 / 3.6 -> 3.5, 64->64 224² even / 6.57 ->
-// 6.17 (fewer chunks: fewer launches, each with its pool barrier, and
-// longer GEMMs); 16 MiB lost at batch 8 (7.3-8.0).
-int64_t default_chunk_kib(const TargetCaps& caps) { return caps.vector_bits >= 512 ? 8192 : 2048; }
 
 // The padded, phase-split geometry: rows and columns enough for every tile's
 // 4×4 patch (one more than the direct conv needs where OH or OW is odd).
@@ -284,6 +276,15 @@ ir::Kernel conv_winograd_output_kernel(bool bias, bool relu) {
   });
 }
 
+// V + M of one chunk (variant ck). AVX2 (Zen 3) measured 2 MiB. Zen 5
+// (AVX-512, 1 MiB L2 per core, 32 MiB L3), kgen op, alternated, 1 / 2
+// threads, 2 -> 8 MiB: 64->64 56² batch 8 6.69 -> 6.52 / 3.25 -> 3.11 ms,
+// batch 1 0.69 -> 0.66 / 0.38 -> 0.35, 128->128 56² 2.61 -> 2.33 / 2.07
+// -> 1.66, 8×128 28² 7.1 -> 6.4 / 3.6 -> 3.5, 64->64 224² even / 6.57 ->
+// 6.17 (fewer chunks: fewer launches, each with its pool barrier, and
+// longer GEMMs); 16 MiB lost at batch 8 (7.3-8.0).
+int64_t conv_winograd_chunk_kib(const TargetCaps& caps) { return caps.vector_bits >= 512 ? 8192 : 2048; }
+
 void plan_conv_winograd(Plan& pl, size_t nio, const ConvShape& s, const Variant& v, const TargetCaps& caps) {
   if (!conv_winograd_fits(s))
     throw std::invalid_argument("conv2d: impl=9 (Winograd) needs a 3x3 kernel, stride 1, dilation 1, OIHW or Winograd (w_layout=16) weights");
@@ -296,7 +297,7 @@ void plan_conv_winograd(Plan& pl, size_t nio, const ConvShape& s, const Variant&
   const int64_t nr = t.nr();
   // Chunks: whole images where one fits in ck KiB (V and M: 16·G·(Cg + OCg)
   // floats per virtual tile), else runs of tile rows of one image.
-  const int64_t per_tile = batch * (cg + ocg) * 4, budget = (v.get("ck", 0) > 0 ? v.get("ck", 0) : default_chunk_kib(caps)) << 10;
+  const int64_t per_tile = batch * (cg + ocg) * 4, budget = (v.get("ck", 0) > 0 ? v.get("ck", 0) : conv_winograd_chunk_kib(caps)) << 10;
   const int64_t img_bytes = cdiv(ptiles, nr) * nr * per_tile;
   const int64_t rows = img_bytes <= budget ? th : std::clamp<int64_t>(budget / (per_tile * wq2), 1, th);
   const int64_t nb = rows < th ? 1 : std::clamp<int64_t>(budget / img_bytes, 1, s.n);
