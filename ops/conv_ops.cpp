@@ -94,9 +94,10 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
   const ConvShape s = conv_shape(p);
   std::vector<Variant> out;
   if (s.w_layout == kWeightsWinograd) {  // transformed weights: the Winograd path (CPU)
-    if (is_cpu(caps))
+    if (is_cpu(caps)) {
       for (auto [mr, nl] : gemm_register_blocks(caps)) out.push_back(gemm(kWinograd, mr, nl));
-    if (is_cpu(caps)) push_winograd_chunks(out, caps);
+      push_winograd_chunks(out, caps);
+    }
     return out;
   }
   if (s.w_layout == kWeightsOc32) {  // packed weights: only the kernel that reads them (CPU)
@@ -240,10 +241,11 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // 0.68 -> 0.53; 96->96 0.164 -> 0.145 / 0.090 -> 0.083. Smaller maps lose
   // (128 at 11² even at 1 thread, 0.098 against 0.125 at 2; 10² 0.163
   // against 0.188; 160 at 9² 0.131 against 0.158 at 2 threads), and 7²
-  // pads too much (saving < 0.9). Left on the direct kernels: 64 at 28² (0.238 against 0.235, 2 threads 0.20 against 0.23)
-  // and 14² (0.065 against 0.071), 32->128 27² (0.24 against 0.27), 32 at
-  // 112² (0.99 -> 0.90 at 1 thread, but 0.53-0.76 against 0.49-1.0 at 2,
-  // where the VM's memory is contended), 16 channels (even).
+  // pads too much (saving < 0.9). Left on the direct kernels: 64 at 28²
+  // (0.238 against 0.235, 2 threads 0.20 against 0.23) and 14² (0.065
+  // against 0.071), 32->128 27² (0.24 against 0.27), 32 at 112² (0.99 ->
+  // 0.90 at 1 thread, but 0.53-0.76 against 0.49-1.0 at 2, where the VM's
+  // memory is contended), 16 channels (even).
   if (caps.vector_bits >= 512 && conv_winograd_fits(s) && s.cg() >= 48 && s.ocg() >= 32 &&
       (s.ow() >= 56 || s.cg() * s.ocg() >= 8192) && s.oh() * s.ow() >= 144 &&
       conv_winograd_saving(s, default_cpu_tile(s.ocg(), s.oh() * s.ow() / 4, s.cg(), caps).nr()) >= 0.9)
