@@ -246,9 +246,14 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // against 0.071), 32->128 27² (0.24 against 0.27), 32 at 112² (0.99 ->
   // 0.90 at 1 thread, but 0.53-0.76 against 0.49-1.0 at 2, where the VM's
   // memory is contended), 16 channels (even).
-  if (caps.vector_bits >= 512 && conv_winograd_fits(s) && s.cg() >= 48 && s.ocg() >= 32 &&
-      (s.ow() >= 56 || s.cg() * s.ocg() >= 8192) && s.oh() * s.ow() >= 144 &&
-      conv_winograd_saving(s, default_cpu_tile(s.ocg(), s.oh() * s.ow() / 4, s.cg(), caps).nr()) >= 0.9)
+  // Winograd fits and its padded panels save at least `factor` of the
+  // direct form's multiplies (with the default GEMM tile's panel width).
+  auto winograd_saves = [&](double factor) {
+    return conv_winograd_fits(s) &&
+           conv_winograd_saving(s, default_cpu_tile(s.ocg(), s.oh() * s.ow() / 4, s.cg(), caps).nr()) >= factor;
+  };
+  if (caps.vector_bits >= 512 && s.cg() >= 48 && s.ocg() >= 32 && (s.ow() >= 56 || s.cg() * s.ocg() >= 8192) &&
+      s.oh() * s.ow() >= 144 && winograd_saves(0.9))
     return Variant{}.set("impl", kWinograd);
   // Maps of 14 to 28 columns with 32+ channels per group: lines along the
   // channels, 2 of them × 14-ish outputs of a row (1 thread, 3×3 pad 1:
@@ -265,8 +270,7 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
   // 0.163, 64->32 224² 50 -> 19 (2 threads); slower: 512 7² (saving 0.86:
   // 3.3 -> 6.4), 8 channels at 28², 32->9 at 224². AVX-512 has its own rule
   // above (the direct kernel has twice the registers there).
-  if (caps.vector_bits < 512 && conv_winograd_fits(s) && s.cg() >= 16 && s.ocg() >= 16 &&
-      conv_winograd_saving(s, default_cpu_tile(s.ocg(), s.oh() * s.ow() / 4, s.cg(), caps).nr()) >= 1.5)
+  if (caps.vector_bits < 512 && s.cg() >= 16 && s.ocg() >= 16 && winograd_saves(1.5))
     return Variant{}.set("impl", kWinograd);
   // The direct kernel: 8 channels × 3 lines (24 accumulators) when there are
   // enough output channels per group, else fewer channels and longer rows.
