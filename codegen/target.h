@@ -36,7 +36,8 @@ struct TargetCaps {
   bool byte_dot = false;
   // CPU: a division of a whole f32x16 line is cheaper than three Newton
   // steps on the FMA pipes (the silu/gelu sigmoid): AVX2 hosts (two vdivps
-  // ymm, beside the FMA pipes) and AMD Zen 5 (a full-width zmm divider); not
+  // ymm, beside the FMA pipes) and AMD Zen 4/5 (Zen 5 a full-width zmm
+  // divider; Zen 4 splits zmm ops in halves, Newton's FMAs too); not
   // Intel's AVX-512 cores, where vdivps zmm (one per ~10 cycles) is the bound.
   bool fast_line_division = false;
   // permute_bytes (ir/ops.h): the CPU only (GPU dialects have no byte

@@ -144,7 +144,8 @@ inline constexpr int64_t kStreamPrefetch = 512;
 // TargetCaps::fast_line_division. AVX2 hosts: vdivps ymm runs on the divider
 // (one per 3.5-5 cycles), beside the FMA pipes that bound the chain; Newton's
 // 7 FMA-pipe ops per line half cost more (gelu 8192x4096 on the Zen 3 EPYC,
-// 1 thread: 29.7 -> 23-24 ms). Zen 5's zmm divider: 9.6 -> 6.2 ms. On Intel's
+// 1 thread: 29.7 -> 23-24 ms). Zen 5's zmm divider: 9.6 -> 6.2 ms; Zen 4's
+// 14.5 -> 11.2 (its zmm FMAs take both 256-bit halves). On Intel's
 // AVX-512 cores vdivps zmm (one per ~10 cycles on Sapphire Rapids) is the bound.
 bool cheap_line_division(const TargetCaps& caps);
 // Does the chain hold a sigmoid (x / (1 + exp(y))), which `divide` changes?
