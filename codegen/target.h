@@ -72,6 +72,11 @@ struct TargetCaps {
   // Q4_0 0.64-0.92 -> 0.98-0.99, Q4_K 0.65-0.86 -> 0.90-0.91. Heuristics
   // only (not in the cache key; the variant's pl1 attr changes the kernel).
   bool prefetch_l1_streams = false;
+  // CPU: AVX-512 ops run as two 256-bit halves (AMD Zen 4), so zmm
+  // arithmetic issues at half the rate of Zen 5's or Intel's: the exp-heavy
+  // row ops turn compute-bound on one core. Heuristics only (not in the
+  // cache key).
+  bool split_zmm = false;
   // CPU: the device's worker threads (0: unknown), for the ops' heuristics
   // that split work (the reduction's column groups). Not part of the cache
   // key: it changes which variant is chosen, never a kernel's binary.

@@ -265,6 +265,13 @@ void register_rowwise_ops() {
         return Variant{}.set("lanes", 16).set("blk", 1);
       Variant v = Variant{}.set("lanes", p.dim(1) >= 16 ? 16 : 1);
       const double out_bytes = double(p.dim(0) * p.dim(1)) * ir::Type(p.dtype).bytes();
+      // Zen 4 (split_zmm), where the exp pass is compute-bound on one core:
+      // softmax plainly, y rescaled in place, neither streamed nor
+      // prefetched (4096x4096, kgen tune, 1 / 2 threads: 6.53-6.60 / 3.93
+      // ms against 7.0-7.2 / 4.08 with stream and pf; bench ratio to the
+      // triad at 1 thread, three alternated runs: 0.72-0.78 -> 0.82-0.85).
+      // Log-softmax keeps both there (6.49 ms against 6.90 plain).
+      if (op == RowOp::Softmax && caps.split_zmm && p.dim(1) >= 16) return v;
       if (l16 && stream_output(caps, out_bytes)) v.set("stream", 1);
       // Prefetching the row after next lets the exp pass overlap DRAM (Zen 5,
       // 4096x4096, 1 thread: softmax 4.9 -> 3.7 ms, log-softmax 5.2 -> 3.8 ms

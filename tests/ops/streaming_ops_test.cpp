@@ -106,6 +106,7 @@ TEST_CASE("the heuristics stream outputs of half the last-level cache (at most 6
   auto dev = test::cpu(1);
   TargetCaps caps = dev->caps();
   MESSAGE("host LLC " << caps.llc_bytes / (1 << 20) << " MiB");
+  caps.split_zmm = false;  // Zen 4's softmax rule is checked below
   // The two machines the bound was measured on; then an unknown LLC.
   for (uint64_t llc_mib : {260, 32, 0}) {
     CAPTURE(llc_mib);
@@ -149,6 +150,20 @@ TEST_CASE("the heuristics stream outputs of half the last-level cache (at most 6
     }
     CHECK(stream_output(caps, bound));
     CHECK_FALSE(stream_output(caps, bound / 2));
+    // Zen 4 (zmm in halves): softmax plainly, log-softmax as above.
+    TargetCaps zen4 = caps;
+    zen4.split_zmm = true;
+    for (int64_t rows : {4096, 16384}) {
+      Problem sm;
+      sm.op = "softmax";
+      sm.dims = {rows, 4096};
+      const Variant v = op_for(sm).heuristic(sm, zen4);
+      CHECK(v.get("lanes") == 16);
+      CHECK(v.get("stream") == 0);
+      CHECK(v.get("pf") == 0);
+      sm.op = "log_softmax";
+      CHECK(op_for(sm).heuristic(sm, zen4).get("pf") == 1);
+    }
   }
   caps.name = "vulkan";
   CHECK_FALSE(stream_output(caps, 1e12));
