@@ -728,6 +728,12 @@ Variant heuristic(const Problem& p, const TargetCaps& caps) {
     // against 3.17 / 1.63). Two rows of A keep one (8192×2048 4.40 ms,
     // 4.36 with two).
     if (wide_bt && s.m == 1 && !caps.strided_prefetch) return Variant{}.set("impl", kGemv).set("rows", 2).set("pf", 1);
+    // Zen 4 (split_zmm), one row of A, rows under 4096 k: 8 rows of B per
+    // work-item, the next prefetched (kgen tune rotating, ms, against one
+    // row prefetched: 1×11008×1024 1 / 2 threads 2.01 / 1.02 (2.43 / 1.42),
+    // 1×8192×2048 2.89 (3.19), 1×2048×2048 0.73 (0.78); the gated MLP's
+    // gate and up GEMVs for one token).
+    if (wide_bt && s.m == 1 && caps.split_zmm) return Variant{}.set("impl", kGemv).set("rows", 8).set("pf", 1);
     if (wide_bt && s.m <= 2) return Variant{}.set("impl", kGemv).set("rows", 1).set("pf", 1);
     if (wide_bt && s.m <= 4) return Variant{}.set("impl", kGemv).set("rows", 4).set("pf", 1);
     // 5-8 rows of A: K in parts (kp) whose slice of A and the work-item's

@@ -238,6 +238,16 @@ TEST_CASE("matmul: Bᵀ with a few dozen rows of A: the swapped product (Cᵀ = 
   CHECK(gemv_kp(2, 4096) == 1);
   CHECK(d.heuristic(problem("matmul", {2, 11008, 4096}, {{"trans_b", 1}}), avx512).get("rows") == 4);
   CHECK(d.heuristic(problem("matmul", {1, 11008, 1024}, {{"trans_b", 1}}), avx512).get("pf") == 1);
+  CHECK(d.heuristic(problem("matmul", {1, 11008, 1024}, {{"trans_b", 1}}), avx512).get("rows") == 1);
+  {  // Zen 4 (zmm in halves): 8 rows of B per work-item under 4096 k, one row of A
+    auto zen4 = avx512;
+    zen4.split_zmm = true;
+    auto gemv = [&](int64_t m, int64_t k) { return d.heuristic(problem("matmul", {m, 11008, k}, {{"trans_b", 1}}), zen4); };
+    CHECK(gemv(1, 1024).get("rows") == 8);
+    CHECK(gemv(1, 1024).get("pf") == 1);
+    CHECK(gemv(1, 4096).get("rows") == 4);
+    CHECK(gemv(2, 1024).get("rows") == 1);
+  }
   CHECK(gemv_kp(3, 4096) == 1);
   CHECK(d.heuristic(problem("matmul", {4, 11008, 11008}, {{"trans_b", 1}}), avx512).get("rows") == 4);
   CHECK(gemv_kp(2, 1024) == 1);

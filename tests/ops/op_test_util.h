@@ -38,6 +38,7 @@ inline codegen::TargetCaps cpu_caps_with(uint32_t vector_bits, uint32_t vector_r
   c.matrix_tiles = false;
   c.strided_prefetch = true;  // the Zen 5 the matmul heuristics were first measured on
   c.prefetch_l1_streams = true;
+  c.split_zmm = false;  // Zen 5's full-width zmm (Zen 4's rules are checked where they apply)
   return c;
 }
 
