@@ -88,6 +88,7 @@ TargetCaps cpu_caps() {
   else if (__builtin_cpu_supports("avx2")) c.vector_bits = 256, c.vector_registers = 16;
   else c.vector_bits = 128, c.vector_registers = 16;
   c.llc_bytes = host_llc_bytes();
+  const int family = amd_family();  // one cpuid pair (a VM exit each), not one per rule
   c.byte_dot = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl");
   c.byte_permute = true;
   c.byte_lookup = __builtin_cpu_supports("avx512vbmi");
@@ -95,19 +96,19 @@ TargetCaps cpu_caps() {
   // work; Intel's AVX-512 cores issue it on one port, where widening to f32
   // wins (Granite Rapids VM, bf16 1024³ 1 thread: 96 GFLOP/s on pairs
   // against 142 widened; the GEMVs, memory-bound, tie).
-  c.bf16_dot = __builtin_cpu_supports("avx512bf16") && amd_family() >= 0x19;
+  c.bf16_dot = __builtin_cpu_supports("avx512bf16") && family >= 0x19;
   c.matrix_tiles = amx_usable();
   // Zen 4 (family 0x19 with AVX-512; Zen 3 is the AVX2 one) follows column
   // walks too: 16 × 11008 × 4096 K×N, 1 thread, the swapped GEMM reading B
   // column-wise 14.4 ms against 18.6 for the K-split rows.
-  const bool zen4 = amd_family() == 0x19 && c.vector_bits == 512;
-  c.strided_prefetch = amd_family() >= 0x1A || zen4;
-  c.prefetch_l1_streams = amd_family() >= 0x1A;
+  const bool zen4 = family == 0x19 && c.vector_bits == 512;
+  c.strided_prefetch = family >= 0x1A || zen4;
+  c.prefetch_l1_streams = family >= 0x1A;
   c.split_zmm = zen4;
   // gelu 8192x4096 1 thread, vdivps zmm against Newton steps: Zen 5 6.2 ms
   // against 9.6; Zen 4 (family 0x19 with AVX-512, zmm ops in two halves, so
   // the FMA pipes bind sooner) 11.2 against 14.5.
-  c.fast_line_division = c.vector_bits == 256 || (c.vector_bits == 512 && amd_family() >= 0x19);
+  c.fast_line_division = c.vector_bits == 256 || (c.vector_bits == 512 && family >= 0x19);
   return c;
 }
 
