@@ -1,7 +1,7 @@
 // Flash attention against the naive three-kernel composition (scores into a
 // B×H×S×Skv temporary, row softmax, P·V), both kgen plans, measured in the
 // same run on the same inputs in interleaved rounds (flash, naive, flash,
-// ...), at the shape B1 H8 S1024 D64, causal and not, and D128
+// ...), at B1 H8 S1024 D64, causal and not, and D128
 // causal (llama's head size), 1 and 2 threads. Counters: GFLOP/s of both
 // (4·visible pairs·D flops), ratio = naive time / flash time (> 1: flash
 // faster).
@@ -12,8 +12,8 @@
 
 #include "bench/bench_util.h"
 #include "bench/suite_registry.h"
-#include "ops/executor.h"
-#include "ops/op.h"
+#include "ops/core/executor.h"
+#include "ops/core/op.h"
 
 namespace kgen::bench {
 

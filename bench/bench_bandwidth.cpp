@@ -14,7 +14,7 @@
 #include "dsl/registry.h"
 #include "runtimes/check.h"
 #include "runtimes/runtime.h"
-#include "ops/rowwise.h"
+#include "ops/rowwise/rowwise.h"
 #include "samples/kernels/kernels.h"
 
 namespace kgen::bench {

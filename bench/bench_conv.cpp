@@ -4,7 +4,7 @@
 // state, warm caches):
 //   conv2d/<N>x<C>x<H>x<W>x<OC>x<KH>x<KW>[/<attrs>]/threads:<t>
 // (attrs: those other than the padding, e.g. groups=144,stride_h=2,...).
-// The baseline, per image (groups == 1): a host im2col (plain C++ at
+// The main baseline, per image (groups == 1): a host im2col (plain C++ at
 // -O3, channels over the threads, zero/copy/zero row segments) into a K ×
 // OH·OW column matrix, then y[n] (OC × OH·OW) = w (OC × K) · col with
 // cblas_sgemm or dnnl_sgemm. Also oneDNN's convolution primitive
@@ -39,9 +39,9 @@
 #include "bench/onednn_conv.h"
 #include "bench/op_bench.h"
 #include "bench/suite_registry.h"
-#include "ops/conv.h"
-#include "ops/executor.h"
-#include "ops/op.h"
+#include "ops/conv/conv.h"
+#include "ops/core/executor.h"
+#include "ops/core/op.h"
 
 namespace kgen::bench {
 
@@ -97,7 +97,7 @@ void BM_Conv(benchmark::State& state, ops::Problem p) {
   };
   // Baseline buffers: x, w (OC × C/groups·KH·KW), y, and the im2col columns.
   const int64_t K = s.cg() * s.taps(), P = s.oh() * s.ow();
-  const bool im2col_baseline = s.groups == 1;  // the shapes; per group it would be a straw man
+  const bool im2col_baseline = s.groups == 1;  // the dense shapes; per group it would be a straw man
   auto x = random_floats(size_t(s.n * s.c * s.h * s.w), 1), w = random_floats(size_t(s.oc * K), 2);
   std::vector<float> col(im2col_baseline ? size_t(K * P) : 0), y(size_t(s.n * s.oc * P));
   set_vendor_threads(threads);

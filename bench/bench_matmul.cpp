@@ -47,9 +47,9 @@
 #include "bench/suite_registry.h"
 #include "bench/triad.h"
 #include "dsl/dsl.h"
-#include "ops/executor.h"
-#include "ops/fast_exp.h"
-#include "ops/op.h"
+#include "ops/core/executor.h"
+#include "ops/common/fast_exp.h"
+#include "ops/core/op.h"
 
 namespace kgen::bench {
 
@@ -378,7 +378,7 @@ void register_matmul_benchmarks() {
         ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
   // Off the powers of two: edge tiles on every side (1023 x 1025 x 1027), a
   // ViT-B MLP's 197 tokens, skinny N (96 columns; 16: a LoRA rank) and skinny
-  // M. The bar is set at 1024 and 2048; these show whether it holds
+  // M. The square shapes are the reference bar; these show whether it holds
   // where tiles do not divide.
   for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1000, 1000, 1000}, {1023, 1025, 1027}, {197, 3072, 768},
                          {4096, 96, 1024}, {2048, 16, 4096}, {96, 4096, 1024}})
@@ -395,7 +395,7 @@ void register_matmul_benchmarks() {
   for (int64_t s : {1024, 2048})
     benchmark::RegisterBenchmark(("matmul/bf16/" + shape(s, s, s)).c_str(), BM_Bf16Gemm, s, s, s, ir::ScalarKind::BF16)
         ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
-  // f16 (ratio_vs_widened: against our f32-widening GEMM, what f16 ran before the terms).
+  // f16 (ratio_vs_widened: against our f32-widening GEMM, f16's form without the bf16 terms).
   for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1024, 1024, 1024}, {2048, 2048, 2048}, {2048, 1024, 512}})
     benchmark::RegisterBenchmark(("matmul/f16/" + shape(m, n, k)).c_str(), BM_Bf16Gemm, m, n, k, ir::ScalarKind::F16)
         ->ArgName("threads")->Arg(1)->Arg(2)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);

@@ -27,9 +27,9 @@
 #include "bench/bench_util.h"
 #include "bench/suite_registry.h"
 #include "bench/triad.h"
-#include "ops/executor.h"
-#include "ops/op.h"
-#include "ops/quant_formats.h"
+#include "ops/core/executor.h"
+#include "ops/core/op.h"
+#include "ops/quant/formats.h"
 
 namespace kgen::bench {
 
@@ -125,7 +125,7 @@ void BM_Convert(benchmark::State& state, const char* op, QFormat f, int64_t rows
 }  // namespace
 
 void register_quant_benchmarks() {
-  // The formats first, then the other GGML formats (same bench).
+  // The common formats first (Q8_0, Q4_0, Q4_K, Q6_K), then the other GGML formats.
   for (QFormat f : {QFormat::Q8_0, QFormat::Q4_0, QFormat::Q4_K, QFormat::Q6_K, QFormat::Q4_1, QFormat::Q5_0,
                     QFormat::Q5_1, QFormat::Q2_K, QFormat::Q3_K, QFormat::Q5_K}) {
     std::string name = std::string("quant/gemv/") + ops::quant::info(f).name + "/1x4096x4096";

@@ -9,8 +9,8 @@
 #include "bench/bench_util.h"
 #include "bench/op_bench.h"
 #include "bench/suite_registry.h"
-#include "ops/executor.h"
-#include "ops/op.h"
+#include "ops/core/executor.h"
+#include "ops/core/op.h"
 
 namespace kgen::bench {
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs the issue's benchmark shapes with kgen, PyTorch and onnxruntime (the
+"""Runs the benchmark shapes with kgen, PyTorch and onnxruntime (the
 latter two from PyPI, each only when installed) on the same thread counts and
 prints one comparison table (median ms per run; ratio = framework ms / kgen
 ms, so > 1 means kgen is faster).

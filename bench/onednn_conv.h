@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/conv.h"
+#include "ops/conv/conv.h"
 
 namespace kgen::bench {
 

@@ -6,8 +6,8 @@
 
 #include <memory>
 
-#include "ops/executor.h"
-#include "ops/op.h"
+#include "ops/core/executor.h"
+#include "ops/core/op.h"
 #include "runtimes/runtime.h"
 
 namespace kgen::bench {

@@ -8,7 +8,7 @@ void register_bandwidth_benchmarks();  // bench_bandwidth.cpp: saxpy/elementwise
 void register_attention_benchmarks();  // bench_attention.cpp: flash vs naive attention
 void register_scan_benchmarks();       // bench_scan.cpp: scan vs STREAM triad, selective scan
 void register_matmul_benchmarks();     // bench_matmul.cpp: sgemm/gemv vs OpenBLAS, oneDNN, triad; gated_mlp
-void register_tensor_ops_benchmarks(); // bench_tensor_ops.cpp: elementwise/fusion/reduce/transpose/rope/row ops vs triad
+void register_memory_bound_benchmarks(); // bench_memory_bound.cpp: elementwise, fusion, row ops, reduce, transpose, rope vs triad
 void register_conv_benchmarks();       // bench_conv.cpp: conv2d vs im2col + OpenBLAS/oneDNN SGEMM; pooling
 void register_quant_benchmarks();      // bench_quant.cpp: quantized GEMV/dequantize vs STREAM triad
 }  // namespace kgen::bench

@@ -17,7 +17,7 @@ void register_all_benchmarks() {
     register_matmul_benchmarks();
     register_attention_benchmarks();
     register_scan_benchmarks();
-    register_tensor_ops_benchmarks();
+    register_memory_bound_benchmarks();
     register_conv_benchmarks();
     register_quant_benchmarks();
   });

@@ -2,10 +2,6 @@
 
 #include <sys/syscall.h>
 #include <unistd.h>
-#if defined(__x86_64__)
-#include <cpuid.h>
-#endif
-
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -33,21 +29,6 @@ uint64_t host_llc_bytes() {
   if (best_level >= 2) return best;
   const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
   return l3 > 0 ? uint64_t(l3) : 0;
-}
-
-// The CPU family of an AMD host (cpuid leaf 1, base + extended family:
-// 0x19 Zen 3/4, 0x1A Zen 5), 0 on other vendors and architectures.
-int amd_family() {
-#if defined(__x86_64__)
-  unsigned a, b, c, d;
-  if (!__get_cpuid(0, &a, &b, &c, &d) || b != 0x68747541u) return 0;  // "AuthenticAMD"
-  if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
-  int family = int((a >> 8) & 0xf);
-  if (family == 0xf) family += int((a >> 20) & 0xff);
-  return family;
-#else
-  return 0;
-#endif
 }
 
 // AMX-BF16 in the CPU and its tile state granted by Linux (arch_prctl
@@ -88,27 +69,15 @@ TargetCaps cpu_caps() {
   else if (__builtin_cpu_supports("avx2")) c.vector_bits = 256, c.vector_registers = 16;
   else c.vector_bits = 128, c.vector_registers = 16;
   c.llc_bytes = host_llc_bytes();
-  const int family = amd_family();  // one cpuid pair (a VM exit each), not one per rule
+  c.cpu = cpu_traits_for(detect_cpu_family(c.vector_bits), c.vector_bits);
+  const bool zen45 = c.cpu.family == CpuFamily::zen4 || c.cpu.family == CpuFamily::zen5;
   c.byte_dot = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl");
   c.byte_permute = true;
   c.byte_lookup = __builtin_cpu_supports("avx512vbmi");
   // Zen 4/5 run vdpbf16ps at the f32 FMA rate, so a pair does two fmas'
-  // work; Intel's AVX-512 cores issue it on one port, where widening to f32
-  // wins (Granite Rapids VM, bf16 1024³ 1 thread: 96 GFLOP/s on pairs
-  // against 142 widened; the GEMVs, memory-bound, tie).
-  c.bf16_dot = __builtin_cpu_supports("avx512bf16") && family >= 0x19;
+  // work; Intel's AVX-512 cores issue it on one port, where widening to f32 wins.
+  c.bf16_dot = __builtin_cpu_supports("avx512bf16") && zen45;
   c.matrix_tiles = amx_usable();
-  // Zen 4 (family 0x19 with AVX-512; Zen 3 is the AVX2 one) follows column
-  // walks too: 16 × 11008 × 4096 K×N, 1 thread, the swapped GEMM reading B
-  // column-wise 14.4 ms against 18.6 for the K-split rows.
-  const bool zen4 = family == 0x19 && c.vector_bits == 512;
-  c.strided_prefetch = family >= 0x1A || zen4;
-  c.prefetch_l1_streams = family >= 0x1A;
-  c.split_zmm = zen4;
-  // gelu 8192x4096 1 thread, vdivps zmm against Newton steps: Zen 5 6.2 ms
-  // against 9.6; Zen 4 (family 0x19 with AVX-512, zmm ops in two halves, so
-  // the FMA pipes bind sooner) 11.2 against 14.5.
-  c.fast_line_division = c.vector_bits == 256 || (c.vector_bits == 512 && family >= 0x19);
   return c;
 }
 

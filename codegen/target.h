@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "codegen/cpu_traits.h"
 #include "ir/ir.h"
 
 namespace kgen::codegen {
@@ -34,12 +35,6 @@ struct TargetCaps {
   // CPU: a u8·i8 byte dot-product instruction (AVX512-VNNI vpdpbusd), which
   // the int8 GEMVs lower dot4 to; without it signed·signed bytes are cheaper.
   bool byte_dot = false;
-  // CPU: a division of a whole f32x16 line is cheaper than three Newton
-  // steps on the FMA pipes (the silu/gelu sigmoid): AVX2 hosts (two vdivps
-  // ymm, beside the FMA pipes) and AMD Zen 4/5 (Zen 5 a full-width zmm
-  // divider; Zen 4 splits zmm ops in halves, Newton's FMAs too); not
-  // Intel's AVX-512 cores, where vdivps zmm (one per ~10 cycles) is the bound.
-  bool fast_line_division = false;
   // permute_bytes (ir/ops.h): the CPU only (GPU dialects have no byte
   // vectors; clang lowers it to vpermi2b/vpermt2w/vpshufb as the host has).
   bool byte_permute = false;
@@ -55,29 +50,9 @@ struct TargetCaps {
   // permission for the tile state granted to this process): the bf16 GEMM's
   // 32×32 blocks run on it at several times the vector units' rate.
   bool matrix_tiles = false;
-  // CPU: a column walk (a line per row of a row-major matrix whose rows are
-  // KiB apart) reads at DRAM speed, as on AMD Zen 5: there the swapped K×N
-  // GEMM read B that way (16 × 11008 × 4096, 1 thread, 10.8 ms; Zen 4 14.4
-  // against 18.6 for the K-split rows, so Zen 4 too). On the
-  // Intel Xeon VM the same GEMM read 2.3 GB/s (79 ms), and a C loop walking
-  // a 4096 × 11008 f32 matrix a line per row 4.3 GB/s, with or without huge
-  // pages or software prefetches 64 rows ahead (2 lines per row 7.2, 4 9.8,
-  // 8 11.4): the memory system, not the TLB. Heuristics only (not in the
-  // cache key).
-  bool strided_prefetch = false;
-  // CPU: the int8 GEMVs' software prefetches of the rows a workgroup or two
-  // ahead (of the tiles ahead, for rows interleaved by 16) pay into L1
-  // (prefetcht0) rather than L2 only (prefetcht1): Zen 5, bench 1x4096x4096
-  // from DRAM, 1 thread, ratio to the triad: Q8_0 0.71-0.81 -> 0.92-0.96,
-  // Q4_0 0.72-0.75 -> 0.90-1.13, Q4_K 0.74-0.83 -> 0.90-0.92; interleaved
-  // Q4_0 0.64-0.92 -> 0.98-0.99, Q4_K 0.65-0.86 -> 0.90-0.91. Heuristics
-  // only (not in the cache key; the variant's pl1 attr changes the kernel).
-  bool prefetch_l1_streams = false;
-  // CPU: AVX-512 ops run as two 256-bit halves (AMD Zen 4), so zmm
-  // arithmetic issues at half the rate of Zen 5's or Intel's: the exp-heavy
-  // row ops turn compute-bound on one core. Heuristics only (not in the
-  // cache key).
-  bool split_zmm = false;
+  // CPU: the family and its performance traits (codegen/cpu_traits.h), read
+  // by the op families' strategy files only. Not part of the cache key.
+  CpuTraits cpu;
   // CPU: the device's worker threads (0: unknown), for the ops' heuristics
   // that split work (the reduction's column groups). Not part of the cache
   // key: it changes which variant is chosen, never a kernel's binary.

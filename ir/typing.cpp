@@ -58,313 +58,396 @@ bool imm_fits(Type t, const Imm& v) {
   return false;
 }
 
-Type infer_type(const Instr& in, const Kernel& k, const ValueLookup& lookup) {
-  const OpInfo& info = op_info(in.op);
+namespace {
+
+// The operands of one instruction and the checks its type rule is made of;
+// each check throws an Error at the instruction's source location.
+struct Operands {
+  const Instr& in;
+  const Kernel& k;
+  const OpInfo& info;
   std::vector<ValueInfo> a;
-  a.reserve(in.args.size());
-  for (size_t i = 0; i < in.args.size(); ++i) {
-    ValueInfo vi = lookup(in.args[i]);
-    if (!vi.valid) fail(in, "operand " + std::to_string(i) + " (%" + std::to_string(in.args[i]) + ") is not defined here");
-    a.push_back(vi);
+
+  Operands(const Instr& in_, const Kernel& k_, const ValueLookup& lookup) : in(in_), k(k_), info(op_info(in_.op)) {
+    a.reserve(in.args.size());
+    for (size_t i = 0; i < in.args.size(); ++i) {
+      ValueInfo vi = lookup(in.args[i]);
+      if (!vi.valid) fail(in, "operand " + std::to_string(i) + " (%" + std::to_string(in.args[i]) + ") is not defined here");
+      a.push_back(vi);
+    }
   }
-  auto need_args = [&](size_t n) {
+  void need_args(size_t n) const {
     if (a.size() != n)
       fail(in, "expects " + std::to_string(n) + " operands, got " + std::to_string(a.size()));
-  };
-  auto need_value = [&](size_t i) {
+  }
+  void need_value(size_t i) const {
     if (a[i].type.is_pointer() || a[i].type.is_void())
       fail(in, "operand " + std::to_string(i) + " must be a value, got " + a[i].type.str());
-  };
-  auto need_same = [&](size_t i, size_t j) {
+  }
+  void need_same(size_t i, size_t j) const {
     if (a[i].type != a[j].type)
       fail(in, "operand types differ: " + a[i].type.str() + " vs " + a[j].type.str() +
                    " (convert one side with cast)");
-  };
-  auto need_domain = [&](size_t i) {
+  }
+  void need_domain(size_t i) const {
     if (!domain_accepts(info.domain, a[i].type))
       fail(in, "needs " + std::string(domain_text(info.domain)) + ", got " + a[i].type.str());
-  };
-  auto need_index = [&](size_t i) {
+  }
+  void need_index(size_t i) const {
     if (!a[i].type.is_int() || a[i].type.is_vector())
       fail(in, "index must be a scalar integer, got " + a[i].type.str());
-  };
-  auto need_pointer = [&](size_t i) {
+  }
+  void need_pointer(size_t i) const {
     if (!a[i].type.is_pointer()) fail(in, "operand " + std::to_string(i) + " must be a buffer or shared array, got " + a[i].type.str());
-  };
-  auto buffer_name = [&](const ValueInfo& p) -> std::string {
+  }
+  std::string buffer_name(const ValueInfo& p) const {
     if (p.op == Op::Buffer && p.attr >= 0 && size_t(p.attr) < k.buffers.size()) return "buffer '" + k.buffers[p.attr].name + "'";
     return "shared array";
-  };
-  auto need_writable = [&](size_t i) {
+  }
+  void need_writable(size_t i) const {
     const ValueInfo& p = a[i];
     if (p.op == Op::Buffer && size_t(p.attr) < k.buffers.size() && k.buffers[p.attr].access == Access::Read)
       fail(in, "write to read-only " + buffer_name(p) + " (declare it Write or ReadWrite)");
-  };
-  auto need_readable = [&](size_t i) {
+  }
+  void need_readable(size_t i) const {
     const ValueInfo& p = a[i];
     if (p.op == Op::Buffer && size_t(p.attr) < k.buffers.size() && k.buffers[p.attr].access == Access::Write)
       fail(in, "read from write-only " + buffer_name(p) + " (declare it Read or ReadWrite)");
-  };
-  auto need_axis = [&] {
+  }
+  void need_axis() const {
     if (in.attr < 0 || in.attr > 2) fail(in, "axis must be 0, 1 or 2, got " + std::to_string(in.attr));
-  };
+  }
+};
 
-  switch (info.cls) {
-    case OpClass::Leaf:
-      need_args(0);
-      switch (in.op) {
-        case Op::Const:
-          if (in.type.is_pointer() || in.type.is_void()) fail(in, "constant must have a value type");
-          if (!imm_fits(in.type.scalar(), in.imm)) fail(in, "literal does not fit in " + in.type.str());
-          return in.type;
-        case Op::Param:
-          if (in.attr < 0 || size_t(in.attr) >= k.scalars.size()) fail(in, "no scalar parameter #" + std::to_string(in.attr));
-          return k.scalars[in.attr].type;
-        case Op::Buffer:
-          if (in.attr < 0 || size_t(in.attr) >= k.buffers.size()) fail(in, "no buffer parameter #" + std::to_string(in.attr));
-          return k.buffers[in.attr].elem.pointer_to(AddrSpace::Global);
-        case Op::SharedAlloc:
-          if (in.type.space != AddrSpace::Shared) fail(in, "type must be ptr<shared, T>, got " + in.type.str());
-          if (in.attr <= 0) fail(in, "element count must be positive");
-          return in.type;
-        default: break;
+// Constants, parameters, buffers and shared arrays: the type they declare.
+Type leaf_type(const Operands& o) {
+  const Instr& in = o.in;
+  const Kernel& k = o.k;
+  o.need_args(0);
+  switch (in.op) {
+    case Op::Const:
+      if (in.type.is_pointer() || in.type.is_void()) fail(in, "constant must have a value type");
+      if (!imm_fits(in.type.scalar(), in.imm)) fail(in, "literal does not fit in " + in.type.str());
+      return in.type;
+    case Op::Param:
+      if (in.attr < 0 || size_t(in.attr) >= k.scalars.size()) fail(in, "no scalar parameter #" + std::to_string(in.attr));
+      return k.scalars[in.attr].type;
+    case Op::Buffer:
+      if (in.attr < 0 || size_t(in.attr) >= k.buffers.size()) fail(in, "no buffer parameter #" + std::to_string(in.attr));
+      return k.buffers[in.attr].elem.pointer_to(AddrSpace::Global);
+    case Op::SharedAlloc:
+      if (in.type.space != AddrSpace::Shared) fail(in, "type must be ptr<shared, T>, got " + in.type.str());
+      if (in.attr <= 0) fail(in, "element count must be positive");
+      return in.type;
+    default: break;
+  }
+  fail(in, "unhandled op");
+}
+
+// Packed dot products: byte quads, i16 pairs and bf16 pairs into an accumulator.
+Type dot_type(const Operands& o) {
+  const Instr& in = o.in;
+  const std::vector<ValueInfo>& a = o.a;
+  o.need_args(3);
+  for (size_t i = 0; i < 3; ++i) o.need_value(i);
+  if (in.op == Op::Dot2I16) {
+    if (a[0].type.scalar() != types::I32 || a[1].type != a[0].type || a[2].type != a[0].type)
+      fail(in, "needs i32 operands (two i16 each) and an i32 accumulator of one width, got " + a[0].type.str() + ", " +
+                   a[1].type.str() + ", " + a[2].type.str());
+    return a[2].type;
+  }
+  if (in.op == Op::Dot2Bf16) {
+    if (a[0].type.scalar() != types::U32 || a[1].type != a[0].type || a[2].type != Type(ScalarKind::F32, a[0].type.lanes))
+      fail(in, "needs two u32 operands (two bf16 each) and an f32 accumulator of one width, got " + a[0].type.str() +
+                   ", " + a[1].type.str() + ", " + a[2].type.str());
+    return a[2].type;
+  }
+  for (size_t i = 0; i < 2; ++i)
+    if (a[i].type.scalar() != types::I32 && a[i].type.scalar() != types::U32)
+      fail(in, "operand " + std::to_string(i) + " must be i32 or u32 (4 packed bytes; i32: signed), got " + a[i].type.str());
+  if (a[0].type.lanes != a[1].type.lanes || a[2].type != Type(ScalarKind::I32, a[0].type.lanes))
+    fail(in, "needs two packed operands and an i32 accumulator of one width, got " + a[0].type.str() + ", " +
+                 a[1].type.str() + ", " + a[2].type.str());
+  return a[2].type;
+}
+
+// A byte permute over a one- or two-register table.
+Type permute_type(const Operands& o) {
+  const Instr& in = o.in;
+  const std::vector<ValueInfo>& a = o.a;
+  o.need_args(3);
+  for (size_t i = 0; i < 3; ++i) o.need_value(i);
+  o.need_same(0, 1);
+  const int tb = a[0].type.bytes();
+  if (a[0].type.is_bool() || tb < 4 || tb > 64 || (tb & (tb - 1)) != 0)
+    fail(in, "tables must be 4, 8, 16, 32 or 64 bytes of a non-bool type, got " + a[0].type.str());
+  if (!a[2].type.is_int())
+    fail(in, "the index must be an integer line or scalar (one byte index per result byte), got " + a[2].type.str());
+  return a[2].type;
+}
+
+// Casts (lane count kept) and bitcasts (size kept).
+Type convert_type(const Operands& o) {
+  const Instr& in = o.in;
+  const std::vector<ValueInfo>& a = o.a;
+  o.need_args(1);
+  o.need_value(0);
+  if (in.type.is_pointer() || in.type.is_void()) fail(in, "target must be a value type");
+  if (in.op == Op::Cast) {
+    if (in.type.lanes != a[0].type.lanes)
+      fail(in, "cannot change lane count (" + a[0].type.str() + " to " + in.type.str() + ")");
+  } else {
+    if (in.type.bytes() != a[0].type.bytes() || in.type.is_bool() || a[0].type.is_bool())
+      fail(in, "bitcast needs equal sizes and no bool (" + a[0].type.str() + " to " + in.type.str() + ")");
+  }
+  return in.type;
+}
+
+// Lines: splat, construct, extract, insert.
+Type vector_type(const Operands& o) {
+  const Instr& in = o.in;
+  const std::vector<ValueInfo>& a = o.a;
+  switch (in.op) {
+    case Op::Splat:
+      o.need_args(1);
+      o.need_value(0);
+      if (a[0].type.is_vector()) fail(in, "operand must be a scalar");
+      if (in.type != a[0].type.with_lanes(in.type.lanes) || !in.type.is_vector() || !valid_lanes(in.type.lanes))
+        fail(in, "result must be a line of " + a[0].type.str() + ", got " + in.type.str());
+      return in.type;
+    case Op::Construct: {
+      if (!valid_lanes(int(a.size())) || a.size() < 2) fail(in, "needs 2, 3, 4, 8 or 16 scalars, got " + std::to_string(a.size()));
+      for (size_t i = 0; i < a.size(); ++i) {
+        o.need_value(i);
+        if (a[i].type.is_vector()) fail(in, "operands must be scalars");
+        o.need_same(0, i);
       }
-      break;
+      return a[0].type.with_lanes(int(a.size()));
+    }
+    case Op::Extract:
+      o.need_args(1);
+      if (!a[0].type.is_vector() || a[0].type.is_pointer()) fail(in, "operand must be a line, got " + a[0].type.str());
+      if (in.attr < 0 || in.attr >= a[0].type.lanes) fail(in, "lane " + std::to_string(in.attr) + " out of range for " + a[0].type.str());
+      return a[0].type.scalar();
+    case Op::Insert:
+      o.need_args(2);
+      if (!a[0].type.is_vector() || a[0].type.is_pointer()) fail(in, "operand must be a line, got " + a[0].type.str());
+      if (a[1].type != a[0].type.scalar()) fail(in, "inserted value must be " + a[0].type.scalar().str() + ", got " + a[1].type.str());
+      if (in.attr < 0 || in.attr >= a[0].type.lanes) fail(in, "lane " + std::to_string(in.attr) + " out of range for " + a[0].type.str());
+      return a[0].type;
+    default: break;
+  }
+  fail(in, "unhandled op");
+}
+
+// Loads, prefetches and stores through a pointer and an index.
+Type memory_type(const Operands& o) {
+  const Instr& in = o.in;
+  const std::vector<ValueInfo>& a = o.a;
+  if (in.op == Op::Load) {
+    o.need_args(2);
+    o.need_pointer(0);
+    o.need_index(1);
+    o.need_readable(0);
+    return a[0].type.element();
+  }
+  if (in.op == Op::Prefetch) {
+    o.need_args(2);
+    o.need_pointer(0);
+    o.need_index(1);
+    if (in.attr != kPrefetchL1 && in.attr != kPrefetchL2 && in.attr != kPrefetchWrite)
+      fail(in, "unknown prefetch hint " + std::to_string(in.attr) + " (0: every level, 1: l2, 2: w)");
+    return types::Void;
+  }
+  o.need_args(3);
+  o.need_pointer(0);
+  o.need_index(1);
+  o.need_writable(0);
+  if (in.attr != kStorePlain && in.attr != kStoreNonTemporal)
+    fail(in, "unknown store hint " + std::to_string(in.attr) + " (0: plain, 1: nontemporal)");
+  if (in.attr == kStoreNonTemporal && a[0].type.space != AddrSpace::Global)
+    fail(in, "a nontemporal store needs a global buffer (shared memory is on-chip)");
+  if (a[2].type != a[0].type.element())
+    fail(in, "stored value is " + a[2].type.str() + " but " + o.buffer_name(a[0]) + " holds " + a[0].type.element().str());
+  return types::Void;
+}
+
+// Atomic read-modify-writes on scalar elements of 32 or 64 bits.
+Type atomic_type(const Operands& o) {
+  const Instr& in = o.in;
+  const std::vector<ValueInfo>& a = o.a;
+  const OpInfo& info = o.info;
+  o.need_args(in.op == Op::AtomicCas ? 4 : 3);
+  o.need_pointer(0);
+  o.need_index(1);
+  o.need_writable(0);
+  Type e = a[0].type.element();
+  if (e.is_vector()) fail(in, "atomics need scalar elements, got " + e.str());
+  if (!domain_accepts(info.domain, e)) fail(in, "needs " + std::string(domain_text(info.domain)) + " elements, got " + e.str());
+  if (e.bits() < 32) fail(in, "atomics need 32- or 64-bit elements, got " + e.str());
+  for (size_t i = 2; i < a.size(); ++i)
+    if (a[i].type != e) fail(in, "operand is " + a[i].type.str() + " but the array holds " + e.str());
+  return e;
+}
+
+// tile_mma_bf16: (c, ci, a, ai, b, bi, m, n, kp, ldc, lda, ldb), see ir/ops.h.
+Type tile_type(const Operands& o) {
+  const Instr& in = o.in;
+  const std::vector<ValueInfo>& a = o.a;
+  // (c, ci, a, ai, b, bi, m, n, kp, ldc, lda, ldb): see ir/ops.h.
+  o.need_args(12);
+  for (size_t i : {0, 2, 4}) o.need_pointer(i);
+  o.need_writable(0);
+  if (in.attr) o.need_readable(0);
+  o.need_readable(2);
+  o.need_readable(4);
+  auto elem_is = [&](size_t i, std::initializer_list<ScalarKind> kinds, const char* what) {
+    const Type e = a[i].type.element();
+    bool ok = false;
+    for (ScalarKind kd : kinds) ok = ok || e == Type(kd);
+    if (!ok) fail(in, std::string(what) + " must hold " + (kinds.size() > 1 ? "bf16 (or u16 bits)" : Type(*kinds.begin()).str()) + ", got " + e.str());
+  };
+  elem_is(0, {ScalarKind::F32}, "C");
+  elem_is(2, {ScalarKind::BF16, ScalarKind::U16}, "A");
+  elem_is(4, {ScalarKind::U32}, "B (bf16 pair words)");
+  for (size_t i : {1, 3, 5})
+    if (a[i].type != Type(ScalarKind::U64)) fail(in, "operand " + std::to_string(i) + " (an index) must be u64, got " + a[i].type.str());
+  for (size_t i = 6; i < 12; ++i)
+    if (a[i].type != Type(ScalarKind::U32)) fail(in, "operand " + std::to_string(i) + " (a size or stride) must be u32, got " + a[i].type.str());
+  if (in.attr != 0 && in.attr != 1) fail(in, "attr must be 0 (C overwritten) or 1 (accumulated), got " + std::to_string(in.attr));
+  return types::Void;
+}
+
+// Per-work-item variables: declare, read, assign.
+Type local_type(const Operands& o) {
+  const Instr& in = o.in;
+  const std::vector<ValueInfo>& a = o.a;
+  if (in.op == Op::Var) {
+    o.need_args(1);
+    o.need_value(0);
+    return a[0].type;
+  }
+  if (a.empty() || a[0].op != Op::Var) fail(in, "first operand must be a variable");
+  if (in.op == Op::VarLoad) {
+    o.need_args(1);
+    return a[0].type;
+  }
+  o.need_args(2);
+  if (a[1].type != a[0].type) fail(in, "variable holds " + a[0].type.str() + ", assigned " + a[1].type.str());
+  return types::Void;
+}
+
+// Structured control flow: for, if, loop and the statements without operands.
+Type control_type(const Operands& o) {
+  const Instr& in = o.in;
+  const std::vector<ValueInfo>& a = o.a;
+  switch (in.op) {
+    case Op::For:
+      o.need_args(3);
+      for (size_t i = 0; i < 3; ++i) o.need_index(i);
+      o.need_same(0, 1);
+      o.need_same(0, 2);
+      if (in.blocks.size() != 1) fail(in, "needs one body block");
+      if (in.attr < 0) fail(in, "unroll factor must be >= 0");
+      return a[0].type;
+    case Op::If:
+      o.need_args(1);
+      if (a[0].type != types::Bool) fail(in, "condition must be bool, got " + a[0].type.str());
+      if (in.blocks.size() != 2) fail(in, "needs then and else blocks");
+      return types::Void;
+    case Op::Loop:
+      o.need_args(0);
+      if (in.blocks.size() != 1) fail(in, "needs one body block");
+      return types::Void;
+    default:
+      o.need_args(0);
+      return types::Void;
+  }
+}
+
+}  // namespace
+
+Type infer_type(const Instr& in, const Kernel& k, const ValueLookup& lookup) {
+  const Operands o(in, k, lookup);
+  const std::vector<ValueInfo>& a = o.a;
+  switch (o.info.cls) {
+    case OpClass::Leaf:
+      return leaf_type(o);
     case OpClass::Builtin:
-      need_args(0);
-      if (in.op != Op::SubgroupSize && in.op != Op::SubgroupLane) need_axis();
+      o.need_args(0);
+      if (in.op != Op::SubgroupSize && in.op != Op::SubgroupLane) o.need_axis();
       return types::U32;
     case OpClass::Unary:
-      need_args(1);
-      need_value(0);
-      need_domain(0);
+      o.need_args(1);
+      o.need_value(0);
+      o.need_domain(0);
       if (in.op == Op::Neg && a[0].type.is_int() && !a[0].type.is_signed())
         fail(in, "cannot negate unsigned " + a[0].type.str());
       return a[0].type;
     case OpClass::Binary:
-      need_args(2);
-      need_value(0);
-      need_value(1);
-      need_same(0, 1);
-      need_domain(0);
+      o.need_args(2);
+      o.need_value(0);
+      o.need_value(1);
+      o.need_same(0, 1);
+      o.need_domain(0);
       return a[0].type;
     case OpClass::Compare:
-      need_args(2);
-      need_value(0);
-      need_same(0, 1);
-      need_domain(0);
+      o.need_args(2);
+      o.need_value(0);
+      o.need_same(0, 1);
+      o.need_domain(0);
       return Type(ScalarKind::Bool, a[0].type.lanes);
     case OpClass::Select:
-      need_args(3);
-      need_value(1);
-      need_same(1, 2);
+      o.need_args(3);
+      o.need_value(1);
+      o.need_same(1, 2);
       if (!a[0].type.is_bool() || (a[0].type.lanes != 1 && a[0].type.lanes != a[1].type.lanes))
         fail(in, "condition must be bool (or a bool line of the same width), got " + a[0].type.str());
       return a[1].type;
     case OpClass::Fma:
-      need_args(3);
-      need_value(0);
-      need_same(0, 1);
-      need_same(0, 2);
-      need_domain(0);
+      o.need_args(3);
+      o.need_value(0);
+      o.need_same(0, 1);
+      o.need_same(0, 2);
+      o.need_domain(0);
       return a[0].type;
     case OpClass::Dot:
-      need_args(3);
-      for (size_t i = 0; i < 3; ++i) need_value(i);
-      if (in.op == Op::Dot2I16) {
-        if (a[0].type.scalar() != types::I32 || a[1].type != a[0].type || a[2].type != a[0].type)
-          fail(in, "needs i32 operands (two i16 each) and an i32 accumulator of one width, got " + a[0].type.str() + ", " +
-                       a[1].type.str() + ", " + a[2].type.str());
-        return a[2].type;
-      }
-      if (in.op == Op::Dot2Bf16) {
-        if (a[0].type.scalar() != types::U32 || a[1].type != a[0].type || a[2].type != Type(ScalarKind::F32, a[0].type.lanes))
-          fail(in, "needs two u32 operands (two bf16 each) and an f32 accumulator of one width, got " + a[0].type.str() +
-                       ", " + a[1].type.str() + ", " + a[2].type.str());
-        return a[2].type;
-      }
-      for (size_t i = 0; i < 2; ++i)
-        if (a[i].type.scalar() != types::I32 && a[i].type.scalar() != types::U32)
-          fail(in, "operand " + std::to_string(i) + " must be i32 or u32 (4 packed bytes; i32: signed), got " + a[i].type.str());
-      if (a[0].type.lanes != a[1].type.lanes || a[2].type != Type(ScalarKind::I32, a[0].type.lanes))
-        fail(in, "needs two packed operands and an i32 accumulator of one width, got " + a[0].type.str() + ", " +
-                     a[1].type.str() + ", " + a[2].type.str());
-      return a[2].type;
-    case OpClass::Permute: {
-      need_args(3);
-      for (size_t i = 0; i < 3; ++i) need_value(i);
-      need_same(0, 1);
-      const int tb = a[0].type.bytes();
-      if (a[0].type.is_bool() || tb < 4 || tb > 64 || (tb & (tb - 1)) != 0)
-        fail(in, "tables must be 4, 8, 16, 32 or 64 bytes of a non-bool type, got " + a[0].type.str());
-      if (!a[2].type.is_int())
-        fail(in, "the index must be an integer line or scalar (one byte index per result byte), got " + a[2].type.str());
-      return a[2].type;
-    }
+      return dot_type(o);
+    case OpClass::Permute:
+      return permute_type(o);
     case OpClass::Convert:
-      need_args(1);
-      need_value(0);
-      if (in.type.is_pointer() || in.type.is_void()) fail(in, "target must be a value type");
-      if (in.op == Op::Cast) {
-        if (in.type.lanes != a[0].type.lanes)
-          fail(in, "cannot change lane count (" + a[0].type.str() + " to " + in.type.str() + ")");
-      } else {
-        if (in.type.bytes() != a[0].type.bytes() || in.type.is_bool() || a[0].type.is_bool())
-          fail(in, "bitcast needs equal sizes and no bool (" + a[0].type.str() + " to " + in.type.str() + ")");
-      }
-      return in.type;
+      return convert_type(o);
     case OpClass::Vector:
-      switch (in.op) {
-        case Op::Splat:
-          need_args(1);
-          need_value(0);
-          if (a[0].type.is_vector()) fail(in, "operand must be a scalar");
-          if (in.type != a[0].type.with_lanes(in.type.lanes) || !in.type.is_vector() || !valid_lanes(in.type.lanes))
-            fail(in, "result must be a line of " + a[0].type.str() + ", got " + in.type.str());
-          return in.type;
-        case Op::Construct: {
-          if (!valid_lanes(int(a.size())) || a.size() < 2) fail(in, "needs 2, 3, 4, 8 or 16 scalars, got " + std::to_string(a.size()));
-          for (size_t i = 0; i < a.size(); ++i) {
-            need_value(i);
-            if (a[i].type.is_vector()) fail(in, "operands must be scalars");
-            need_same(0, i);
-          }
-          return a[0].type.with_lanes(int(a.size()));
-        }
-        case Op::Extract:
-          need_args(1);
-          if (!a[0].type.is_vector() || a[0].type.is_pointer()) fail(in, "operand must be a line, got " + a[0].type.str());
-          if (in.attr < 0 || in.attr >= a[0].type.lanes) fail(in, "lane " + std::to_string(in.attr) + " out of range for " + a[0].type.str());
-          return a[0].type.scalar();
-        case Op::Insert:
-          need_args(2);
-          if (!a[0].type.is_vector() || a[0].type.is_pointer()) fail(in, "operand must be a line, got " + a[0].type.str());
-          if (a[1].type != a[0].type.scalar()) fail(in, "inserted value must be " + a[0].type.scalar().str() + ", got " + a[1].type.str());
-          if (in.attr < 0 || in.attr >= a[0].type.lanes) fail(in, "lane " + std::to_string(in.attr) + " out of range for " + a[0].type.str());
-          return a[0].type;
-        default: break;
-      }
-      break;
+      return vector_type(o);
     case OpClass::Reduce:
-      need_args(1);
-      need_value(0);
-      need_domain(0);
+      o.need_args(1);
+      o.need_value(0);
+      o.need_domain(0);
       if (!a[0].type.is_vector()) fail(in, "operand must be a line, got " + a[0].type.str());
       return a[0].type.scalar();
     case OpClass::Memory:
-      if (in.op == Op::Load) {
-        need_args(2);
-        need_pointer(0);
-        need_index(1);
-        need_readable(0);
-        return a[0].type.element();
-      }
-      if (in.op == Op::Prefetch) {
-        need_args(2);
-        need_pointer(0);
-        need_index(1);
-        if (in.attr != kPrefetchL1 && in.attr != kPrefetchL2 && in.attr != kPrefetchWrite)
-          fail(in, "unknown prefetch hint " + std::to_string(in.attr) + " (0: every level, 1: l2, 2: w)");
-        return types::Void;
-      }
-      need_args(3);
-      need_pointer(0);
-      need_index(1);
-      need_writable(0);
-      if (in.attr != kStorePlain && in.attr != kStoreNonTemporal)
-        fail(in, "unknown store hint " + std::to_string(in.attr) + " (0: plain, 1: nontemporal)");
-      if (in.attr == kStoreNonTemporal && a[0].type.space != AddrSpace::Global)
-        fail(in, "a nontemporal store needs a global buffer (shared memory is on-chip)");
-      if (a[2].type != a[0].type.element())
-        fail(in, "stored value is " + a[2].type.str() + " but " + buffer_name(a[0]) + " holds " + a[0].type.element().str());
-      return types::Void;
-    case OpClass::Atomic: {
-      need_args(in.op == Op::AtomicCas ? 4 : 3);
-      need_pointer(0);
-      need_index(1);
-      need_writable(0);
-      Type e = a[0].type.element();
-      if (e.is_vector()) fail(in, "atomics need scalar elements, got " + e.str());
-      if (!domain_accepts(info.domain, e)) fail(in, "needs " + std::string(domain_text(info.domain)) + " elements, got " + e.str());
-      if (e.bits() < 32) fail(in, "atomics need 32- or 64-bit elements, got " + e.str());
-      for (size_t i = 2; i < a.size(); ++i)
-        if (a[i].type != e) fail(in, "operand is " + a[i].type.str() + " but the array holds " + e.str());
-      return e;
-    }
-    case OpClass::Tile: {
-      // (c, ci, a, ai, b, bi, m, n, kp, ldc, lda, ldb): see ir/ops.h.
-      need_args(12);
-      for (size_t i : {0, 2, 4}) need_pointer(i);
-      need_writable(0);
-      if (in.attr) need_readable(0);
-      need_readable(2);
-      need_readable(4);
-      auto elem_is = [&](size_t i, std::initializer_list<ScalarKind> kinds, const char* what) {
-        const Type e = a[i].type.element();
-        bool ok = false;
-        for (ScalarKind kd : kinds) ok = ok || e == Type(kd);
-        if (!ok) fail(in, std::string(what) + " must hold " + (kinds.size() > 1 ? "bf16 (or u16 bits)" : Type(*kinds.begin()).str()) + ", got " + e.str());
-      };
-      elem_is(0, {ScalarKind::F32}, "C");
-      elem_is(2, {ScalarKind::BF16, ScalarKind::U16}, "A");
-      elem_is(4, {ScalarKind::U32}, "B (bf16 pair words)");
-      for (size_t i : {1, 3, 5})
-        if (a[i].type != Type(ScalarKind::U64)) fail(in, "operand " + std::to_string(i) + " (an index) must be u64, got " + a[i].type.str());
-      for (size_t i = 6; i < 12; ++i)
-        if (a[i].type != Type(ScalarKind::U32)) fail(in, "operand " + std::to_string(i) + " (a size or stride) must be u32, got " + a[i].type.str());
-      if (in.attr != 0 && in.attr != 1) fail(in, "attr must be 0 (C overwritten) or 1 (accumulated), got " + std::to_string(in.attr));
-      return types::Void;
-    }
+      return memory_type(o);
+    case OpClass::Atomic:
+      return atomic_type(o);
+    case OpClass::Tile:
+      return tile_type(o);
     case OpClass::Sync:
-      need_args(0);
+      o.need_args(0);
       return types::Void;
     case OpClass::Subgroup:
-      need_args(2);
-      need_value(0);
+      o.need_args(2);
+      o.need_value(0);
       if (a[1].type != types::U32) fail(in, "lane must be u32, got " + a[1].type.str());
       return a[0].type;
     case OpClass::SubgroupReduce:
-      need_args(1);
-      need_value(0);
-      need_domain(0);
+      o.need_args(1);
+      o.need_value(0);
+      o.need_domain(0);
       return a[0].type;
     case OpClass::Local:
-      if (in.op == Op::Var) {
-        need_args(1);
-        need_value(0);
-        return a[0].type;
-      }
-      if (a.empty() || a[0].op != Op::Var) fail(in, "first operand must be a variable");
-      if (in.op == Op::VarLoad) {
-        need_args(1);
-        return a[0].type;
-      }
-      need_args(2);
-      if (a[1].type != a[0].type) fail(in, "variable holds " + a[0].type.str() + ", assigned " + a[1].type.str());
-      return types::Void;
+      return local_type(o);
     case OpClass::Control:
-      switch (in.op) {
-        case Op::For:
-          need_args(3);
-          for (size_t i = 0; i < 3; ++i) need_index(i);
-          need_same(0, 1);
-          need_same(0, 2);
-          if (in.blocks.size() != 1) fail(in, "needs one body block");
-          if (in.attr < 0) fail(in, "unroll factor must be >= 0");
-          return a[0].type;
-        case Op::If:
-          need_args(1);
-          if (a[0].type != types::Bool) fail(in, "condition must be bool, got " + a[0].type.str());
-          if (in.blocks.size() != 2) fail(in, "needs then and else blocks");
-          return types::Void;
-        case Op::Loop:
-          need_args(0);
-          if (in.blocks.size() != 1) fail(in, "needs one body block");
-          return types::Void;
-        default:
-          need_args(0);
-          return types::Void;
-      }
+      return control_type(o);
   }
   fail(in, "unhandled op");
 }

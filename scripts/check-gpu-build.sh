@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The build a lent GPU machine runs (scripts/device-check.sh): no LLVM, no
-# vendor BLAS. CI has no GPU, so it only checks that this configuration still
-# builds the CLI and the CUDA tests, links no LLVM, and says why there is no
-# cpu device, so it cannot rot between the sessions that have a GPU.
+# Checks that the GPU machines' build (no LLVM, no vendor BLAS) still builds.
+# It is the configuration scripts/device-check.sh runs with. CI has no GPU, so
+# this only checks that it builds the CLI and the CUDA tests, links no LLVM,
+# and says why there is no cpu device: it stays buildable without a GPU at hand.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${1:-build-gpu}

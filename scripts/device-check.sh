@@ -1,11 +1,12 @@
 #!/bin/bash
-# The CUDA checks and GPU timings, in one call on a machine with an NVIDIA GPU
-# (the lent H100/H200 machine has no LLVM 19, so the binaries come from a build
-# without the C++ JIT, made here and carried there):
+# Runs the CUDA checks and GPU timings in one call on a machine with an NVIDIA GPU.
+# Such a machine need not have LLVM 19, so the binaries come from a build
+# without the C++ JIT, made beforehand and copied there:
 #
 #   cmake -S . -B build-gpu -G Ninja -DKGEN_WITH_CPU_JIT=OFF -DKGEN_WITH_BENCH=OFF -DKGEN_WITH_SHADERC=OFF
 #   ninja -C build-gpu kgen test_cuda_conformance ops_op_conformance_test \
-#         ops_matmul_test ops_attention_test ops_conv_test ops_scan_test ops_tensor_ops_test ops_quant_test
+#         ops_matmul_test ops_quant_test ops_conv_test ops_attention_test ops_elementwise_test \
+#         ops_rowwise_test ops_reduce_test ops_scan_test ops_layout_test
 #   bash scripts/device-check.sh [build-gpu]        # on the GPU machine
 #
 # Runs, in this order: every registered kernel and elementwise (op, dtype) on
@@ -18,7 +19,7 @@
 set -u
 B=${1:-build-gpu}
 O=${OUT:-/tmp/kgen-device}
-L=/tmp/kgen-device-logs  # per-test logs, joined into $O/tests.log (few files come back from a lent machine)
+L=/tmp/kgen-device-logs  # per-test logs, joined into $O/tests.log (one file to collect)
 mkdir -p "$O" "$L"
 export KGEN_CACHE_DIR=/tmp/kgen-device-cache
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -49,10 +50,13 @@ run_test() {  # name binary [doctest filter]
 run_test cuda_conformance cuda/test_cuda_conformance &
 run_test op_conformance ops/ops_op_conformance_test '*GPU targets*' &
 run_test matmul ops/ops_matmul_test '*GPU devices*' &
-run_test attention ops/ops_attention_test '*GPU targets*' &
+run_test attention ops/ops_attention_test '*GPU targets*,*GPU devices*' &
 run_test conv ops/ops_conv_test '*GPU devices*' &
 run_test scan ops/ops_scan_test '*GPU targets*' &
-run_test tensor_ops ops/ops_tensor_ops_test '*GPU devices*' &
+run_test elementwise ops/ops_elementwise_test '*GPU devices*' &
+run_test rowwise ops/ops_rowwise_test '*GPU devices*' &
+run_test reduce ops/ops_reduce_test '*GPU devices*' &
+run_test layout ops/ops_layout_test '*GPU devices*' &
 run_test quant ops/ops_quant_test '*GPU devices*' &
 wait
 say "tests took $(($(date +%s) - t0)) s"
@@ -96,7 +100,7 @@ EOF
   done
 } 2>&1 | tee -a "$O/perf.txt"
 # Every candidate of a few shapes (progress lines to tune.txt; the winners here);
-# DEVICE_TUNE=0 skips this part when the lease is short.
+# DEVICE_TUNE=0 skips this part when time is short.
 [ "${DEVICE_TUNE:-1}" = 0 ] || for t in "conv2d 1x64x56x56x64x3x3 pad_h=1,pad_w=1" "conv2d 8x64x56x56x64x3x3 pad_h=1,pad_w=1" \
          "attention 1x8x1024x64 causal=0" "attention 1x8x1024x64 causal=1" "matmul 2048x2048x2048" \
          "matmul 1024x1024x1024" "matmul 8x11008x4096 trans_b=1" "matmul 16x11008x4096 trans_b=1" "matmul 64x11008x4096 trans_b=1" \

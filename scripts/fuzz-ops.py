@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-# A random sweep of odd and tiny problems over every op: each case runs
-# `kgen tune --no-store`, which checks every candidate variant (and the
+# Fuzzes every op with random odd, tiny and malformed problems, checking every variant.
+# Each case runs `kgen tune --no-store`, which checks every candidate (and the
 # heuristic's) against the op's reference with poisoned outputs and
 # temporaries, so a variant wrong on some shape shows up as a FAIL line with
 # the command that reproduces it (add --variant to `kgen op` for one variant).

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Main job: install dependencies, build, JIT-run the sample kernels on the CPU
-# and check them against the reference interpreter.
+# Main job: install, build, run the sample kernels and a few ops on the CPU, each checked.
+# The samples are checked against the reference interpreter, the ops against
+# their C++ references; both print timings.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh

@@ -1,8 +1,8 @@
 #!/bin/bash
-# The test suite under AddressSanitizer and UndefinedBehaviorSanitizer: the
-# host code (IR, DSL, codegen, interpreter, runtimes, ops, CLI) instrumented,
+# Builds and runs the test suite under AddressSanitizer and UndefinedBehaviorSanitizer.
+# The host code (IR, DSL, codegen, interpreter, runtimes, ops, CLI) is instrumented;
 # the JIT-compiled kernels and the system libraries (LLVM, Mesa, wgpu-native)
-# not. UB aborts the test that hits it. Not part of CI: the build alone takes
+# are not. UB aborts the test that hits it. Not part of CI: the build alone takes
 # ~45 minutes on 2 cores and the tests ~2x their usual time.
 #
 #   bash scripts/sanitize.sh [build-dir]          # default build-asan

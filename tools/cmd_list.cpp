@@ -1,7 +1,7 @@
 #include <cstdio>
 
 #include "dsl/registry.h"
-#include "ops/rowwise.h"
+#include "ops/rowwise/rowwise.h"
 #include "samples/kernels/kernels.h"
 #include "tools/commands.h"
 

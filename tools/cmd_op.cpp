@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <iostream>
 
-#include "ops/executor.h"
-#include "ops/op.h"
-#include "ops/tune.h"
+#include "ops/core/executor.h"
+#include "ops/core/op.h"
+#include "ops/core/tune.h"
 #include "tools/commands.h"
 #include "tools/json_writer.h"
 
@@ -50,13 +50,19 @@ std::unique_ptr<rt::Device> make_device(const OpArgs& a) {
 }  // namespace
 
 void add_ops_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("ops", "List the op library: each op's sizes, attributes and description");
+  auto* cmd = app.add_subcommand("ops", "List the op library: each op's sizes, attributes and description; with NAME, also its variant keys");
+  static std::string name;
+  cmd->add_option("name", name, "One op: also list its declared variant keys (key, full name, legal values, meaning)");
   cmd->callback([] {
     ops::register_all_ops();
+    if (!name.empty() && !ops::find_op(name)) ops::op_for(ops::Problem{name, {}, {}, {}});  // throws, listing the known ops
     for (const auto& d : ops::registered_ops()) {
+      if (!name.empty() && d.name != name) continue;
       std::printf("%-16s %s\n", d.name.c_str(), d.description.c_str());
-      std::printf("%-16s shape: %s%s%s\n", "", d.dims_help.c_str(), d.attrs_help.empty() ? "" : "   attrs: ",
-                  d.attrs_help.c_str());
+      std::printf("%-16s family: %s   shape: %s%s%s\n", "", d.family.c_str(), d.dims_help.c_str(),
+                  d.attrs_help.empty() ? "" : "   attrs: ", d.attrs_help.c_str());
+      if (!name.empty()) std::printf("variant keys (--variant \"key=value ...\", key or full name):\n%s",
+                                     ops::describe_variant_keys(d).c_str());
     }
   });
 }
@@ -75,7 +81,8 @@ void add_op_command(CLI::App& app) {
     const ops::OpDef& d = ops::op_for(p);
     auto dev = make_device(a);
     std::string source = "given";
-    ops::Variant v = a.variant.empty() ? ops::choose_variant(*dev, p, &source) : ops::Variant::parse(a.variant);
+    ops::Variant v = a.variant.empty() ? ops::choose_variant(*dev, p, &source)
+                                       : ops::resolve_variant(d, ops::Variant::parse(a.variant));
     if (!json) std::fprintf(stderr, "[kgen] %s on %s, variant %s (%s): compiling...\n", p.str().c_str(), dev->name().c_str(), v.str().c_str(), source.c_str());
     // Prepare first: its compile time and cache hits are this process's
     // (the check below then finds the kernels in the memory cache).

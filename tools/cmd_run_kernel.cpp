@@ -4,7 +4,7 @@
 #include "dsl/registry.h"
 #include "runtimes/check.h"
 #include "runtimes/runtime.h"
-#include "ops/rowwise.h"
+#include "ops/rowwise/rowwise.h"
 #include "samples/kernels/kernels.h"
 #include "tools/commands.h"
 #include "tools/json_writer.h"

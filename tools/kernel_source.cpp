@@ -5,7 +5,7 @@
 
 #include "dsl/registry.h"
 #include "ir/parser.h"
-#include "ops/rowwise.h"
+#include "ops/rowwise/rowwise.h"
 #include "samples/kernels/kernels.h"
 #include "tools/commands.h"
 

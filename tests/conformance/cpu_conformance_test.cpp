@@ -4,7 +4,7 @@
 // reference interpreter. The CPU expresses everything, so nothing is skipped.
 #include <doctest/doctest.h>
 
-#include "ops/rowwise.h"
+#include "ops/rowwise/rowwise.h"
 #include "samples/kernels/kernels.h"
 #include "tests/conformance/device_suite.h"
 

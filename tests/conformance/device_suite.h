@@ -17,7 +17,7 @@
 #include "dsl/dsl.h"
 #include "dsl/registry.h"
 #include "ir/ir.h"
-#include "ops/elementwise.h"
+#include "ops/elementwise/elementwise.h"
 #include "runtimes/check.h"
 #include "runtimes/runtime.h"
 

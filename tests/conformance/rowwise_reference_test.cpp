@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "dsl/dsl.h"
-#include "ops/fast_exp.h"
-#include "ops/rowwise.h"
+#include "ops/common/fast_exp.h"
+#include "ops/rowwise/rowwise.h"
 #include "tests/dsl/host_buffers.h"
 
 using namespace kgen;

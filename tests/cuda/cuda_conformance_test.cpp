@@ -5,11 +5,11 @@
 #include <doctest/doctest.h>
 
 #include "dsl/registry.h"
-#include "ops/elementwise.h"
+#include "ops/elementwise/elementwise.h"
 #include "runtimes/check.h"
 #include "runtimes/cuda_device.h"
 #include "runtimes/runtime.h"
-#include "ops/rowwise.h"
+#include "ops/rowwise/rowwise.h"
 #include "samples/kernels/kernels.h"
 #include "tests/conformance/device_suite.h"
 

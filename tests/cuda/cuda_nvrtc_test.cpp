@@ -12,7 +12,7 @@
 #include "ir/passes.h"
 #include "ir/verifier.h"
 #include "jit/nvrtc.h"
-#include "ops/elementwise.h"
+#include "ops/elementwise/elementwise.h"
 #include "samples/kernels/kernels.h"
 #include "tests/codegen/test_kernels.h"
 

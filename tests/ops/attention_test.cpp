@@ -9,8 +9,8 @@
 
 #include "codegen/cuda.h"
 #include "tests/ops/op_test_util.h"
-#include "ops/executor.h"
-#include "ops/op.h"
+#include "ops/core/executor.h"
+#include "ops/core/op.h"
 
 using namespace kgen;
 using namespace kgen::test;
@@ -184,3 +184,10 @@ TEST_CASE("attention: the CPU heuristic keeps the flash accumulators within the 
   const auto c = d->candidates(att({1, 8, 1024, 64}, false), avx2);
   CHECK(std::count_if(c.begin(), c.end(), [](const ops::Variant& v) { return v.get("dc") == 1; }) >= 6);
 }
+
+TEST_CASE("rope: every problem and variant on the CPU, the smallest through the interpreter") {
+  test::check_ops_on_cpu({"rope"});
+  test::check_ops_interpreted({"rope"});
+}
+
+TEST_CASE("rope on the GPU devices where present") { test::check_ops_on_gpus({"rope"}); }

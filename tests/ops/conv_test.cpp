@@ -9,10 +9,10 @@
 #include <random>
 
 #include "tests/ops/op_test_util.h"
-#include "ops/conv.h"
-#include "ops/executor.h"
-#include "ops/line_tile_gemm.h"
-#include "ops/op.h"
+#include "ops/conv/conv.h"
+#include "ops/core/executor.h"
+#include "ops/matmul/line_tile_gemm.h"
+#include "ops/core/op.h"
 
 using namespace kgen;
 using namespace kgen::test;

@@ -19,12 +19,12 @@
 #include "tests/ops/op_test_util.h"
 #include "ir/half.h"
 #include "ir/interpreter.h"
-#include "ops/bf16_round.h"
-#include "ops/executor.h"
-#include "ops/line_tile_gemm.h"
-#include "ops/matmul.h"
-#include "ops/matmul_plan.h"
-#include "ops/op.h"
+#include "ops/matmul/bf16_round.h"
+#include "ops/core/executor.h"
+#include "ops/matmul/line_tile_gemm.h"
+#include "ops/matmul/matmul.h"
+#include "ops/matmul/plan.h"
+#include "ops/core/op.h"
 #include "runtimes/check.h"
 #include "runtimes/runtime.h"
 
@@ -241,7 +241,7 @@ TEST_CASE("matmul: Bᵀ with a few dozen rows of A: the swapped product (Cᵀ = 
   CHECK(d.heuristic(problem("matmul", {1, 11008, 1024}, {{"trans_b", 1}}), avx512).get("rows") == 1);
   {  // Zen 4 (zmm in halves): 8 rows of B per work-item under 4096 k, one row of A
     auto zen4 = avx512;
-    zen4.split_zmm = true;
+    zen4.cpu = codegen::cpu_traits_for(codegen::CpuFamily::zen4, 512);
     auto gemv = [&](int64_t m, int64_t k) { return d.heuristic(problem("matmul", {m, 11008, k}, {{"trans_b", 1}}), zen4); };
     CHECK(gemv(1, 1024).get("rows") == 8);
     CHECK(gemv(1, 1024).get("pf") == 1);
@@ -287,7 +287,7 @@ TEST_CASE("matmul: Bᵀ with a few dozen rows of A: the swapped product (Cᵀ = 
   // Where the prefetchers do not follow the column walk (Intel): the K-split
   // GEMV to 32 rows (to 16 with B cached), past it the packed GEMM.
   codegen::TargetCaps intel = avx512;
-  intel.strided_prefetch = false;
+  intel.cpu = codegen::cpu_traits_for(codegen::CpuFamily::intel_avx512, 512);
   auto kn_intel = [&](int64_t m, int64_t n, int64_t k) { return d.heuristic(problem("matmul", {m, n, k}), intel); };
   CHECK(kn_intel(4, 11008, 4096).get("impl") == 4);
   CHECK(kn_intel(5, 11008, 4096).get("impl") == 4);

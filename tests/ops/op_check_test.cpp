@@ -1,4 +1,4 @@
-// The op checker itself (ops/executor.cpp check_op), on a test-only op whose
+// The op checker itself (ops/core/executor.cpp check_op), on a test-only op whose
 // variants are right or wrong in known ways: it must pass the right one and
 // name each defect of the others. Its own binary: the op it registers must
 // not enter the conformance suite's sweep over every registered op.
@@ -8,8 +8,8 @@
 #include <string>
 
 #include "dsl/dsl.h"
-#include "ops/executor.h"
-#include "ops/op.h"
+#include "ops/core/executor.h"
+#include "ops/core/op.h"
 #include "tests/ops/op_test_util.h"
 
 using namespace kgen;

@@ -12,8 +12,8 @@
 #include <random>
 
 #include "tests/ops/op_test_util.h"
-#include "ops/executor.h"
-#include "ops/op.h"
+#include "ops/core/executor.h"
+#include "ops/core/op.h"
 
 using namespace kgen;
 using namespace kgen::test;
@@ -96,7 +96,7 @@ TEST_CASE("every op matches its reference on the GPU targets") {
 }
 
 // More workgroups than a GPU grid axis holds (65535): the kernels number
-// them over two axes (ops/wrapped_group.h), and the groups of the second
+// them over two axes (ops/common/wrapped_group.h), and the groups of the second
 // layer must land on the rows past 65535. One problem per kernel family that
 // does so (the heuristic's variant): column and row reductions, rowwise
 // softmax/rmsnorm, the f32 and bf16 (widened first) GEMVs, the quantized

@@ -9,8 +9,8 @@
 #include <random>
 #include <string>
 
-#include "ops/executor.h"
-#include "ops/op.h"
+#include "ops/core/executor.h"
+#include "ops/core/op.h"
 
 namespace kgen::test {
 
@@ -36,9 +36,9 @@ inline codegen::TargetCaps cpu_caps_with(uint32_t vector_bits, uint32_t vector_r
   c.vector_registers = vector_registers;
   c.llc_bytes = uint64_t(32) << 20;
   c.matrix_tiles = false;
-  c.strided_prefetch = true;  // the Zen 5 the matmul heuristics were first measured on
-  c.prefetch_l1_streams = true;
-  c.split_zmm = false;  // Zen 5's full-width zmm (Zen 4's rules are checked where they apply)
+  // Zen 5's traits at this width, the family the matmul heuristics were first
+  // measured on (Zen 4's and Intel's rules are checked where they apply).
+  c.cpu = codegen::cpu_traits_for(codegen::CpuFamily::zen5, vector_bits);
   return c;
 }
 
@@ -73,6 +73,91 @@ inline void check(rt::Device& dev, const ops::Problem& p, const ops::Variant& v)
   ops::OpCheck c = ops::check_op(dev, p, v, seed);
   INFO(c.message);
   CHECK(c.ok);
+}
+
+// Every test problem of `op` with every candidate (all_variants) or the heuristic's.
+inline void check_op_all(rt::Device& dev, const std::string& op, bool all_variants, bool gpu) {
+  ops::register_all_ops();
+  const ops::OpDef* d = ops::find_op(op);
+  REQUIRE(d != nullptr);
+  int pass = 0, skip = 0, total = 0;
+  for (const auto& p : d->test_problems) {
+    std::vector<ops::Variant> vs =
+        all_variants ? d->candidates(p, dev.caps()) : std::vector<ops::Variant>{d->heuristic(p, dev.caps())};
+    for (const auto& v : vs) {
+      ++total;
+      uint64_t seed = fresh_seed();
+      CAPTURE(p.str());
+      CAPTURE(v.str());
+      CAPTURE(seed);
+      ops::OpCheck c;
+      try {
+        c = ops::check_op(dev, p, v, seed);
+      } catch (const ir::Error& e) {
+        if (!gpu) throw;
+        ++skip;  // the target cannot express a kernel (f16 on WGSL, ...)
+        if (skip == 1) MESSAGE(dev.name() << " " << op << ": skipped " << p.str() << ": " << std::string(e.what()).substr(0, 160));
+        continue;
+      }
+      INFO(c.message);
+      CHECK(c.ok);
+      pass += c.ok;
+    }
+  }
+  MESSAGE(dev.name() << " " << op << ": " << pass << " pass, " << skip << " skipped of " << total);
+}
+
+// Every test problem of each op of a family: every candidate on the CPU at 1
+// and 2 threads, the smallest problems through the interpreter, and the
+// heuristic's variant on the GPU devices present.
+inline void check_ops_on_cpu(const std::vector<std::string>& op_names) {
+  for (unsigned threads : {1u, 2u}) {
+    auto dev = cpu(threads);
+    for (const auto& op : op_names) {
+      CAPTURE(threads);
+      check_op_all(*dev, op, /*all_variants=*/true, false);
+    }
+  }
+}
+
+inline void check_ops_interpreted(const std::vector<std::string>& op_names) {
+  ops::register_all_ops();
+  auto caps = codegen::cpu_caps();
+  for (const auto& op : op_names) {
+    const ops::OpDef* d = ops::find_op(op);
+    REQUIRE(d != nullptr);
+    auto numel = [](const std::vector<int64_t>& dims) {
+      int64_t n = 1;
+      for (int64_t x : dims) n *= x;
+      return n;
+    };
+    const ops::Problem* small = &d->test_problems[0];
+    for (const auto& p : d->test_problems)
+      if (numel(p.dims) < numel(small->dims)) small = &p;
+    // The smallest problem and the first one (small, but with whole lines,
+    // so the line paths run too).
+    std::vector<ops::Problem> ps = {*small};
+    if (d->test_problems[0].str() != small->str()) ps.push_back(d->test_problems[0]);
+    for (const auto& p : ps)
+      for (const auto& v : d->candidates(p, caps)) {
+        CAPTURE(p.str());
+        CAPTURE(v.str());
+        ops::OpCheck c = ops::check_op_interpreted(p, v, caps, fresh_seed());
+        INFO(c.message);
+        CHECK(c.ok);
+      }
+  }
+}
+
+inline void check_ops_on_gpus(const std::vector<std::string>& op_names) {
+  for (const std::string& name : gpu_device_names()) {
+    if (!have_device(name)) {
+      MESSAGE("no " << name << " device: skipped");
+      continue;
+    }
+    auto dev = rt::create_device(name);
+    for (const auto& op : op_names) check_op_all(*dev, op, /*all_variants=*/false, true);
+  }
 }
 
 }  // namespace kgen::test

@@ -1,4 +1,4 @@
-// The quantized-weight family (ops/quant.h): f16 conversions, dequantize of
+// The quantized-weight family (ops/quant/quant.h): f16 conversions, dequantize of
 // every GGML format on random valid blocks, quantize (bit-exact with GGML's
 // reference) and its round trip, qmatmul on odd shapes with every path, on
 // the CPU (1 and 2 threads), the GPU devices present, and the interpreter.
@@ -13,11 +13,11 @@
 
 #include "tests/ops/op_test_util.h"
 #include "codegen/target.h"
-#include "ops/executor.h"
-#include "ops/matmul_plan.h"
-#include "ops/op.h"
-#include "ops/quant_formats.h"
-#include "ops/quant_kernels.h"
+#include "ops/core/executor.h"
+#include "ops/matmul/plan.h"
+#include "ops/core/op.h"
+#include "ops/quant/formats.h"
+#include "ops/quant/kernels.h"
 
 using namespace kgen;
 using namespace kgen::test;
@@ -573,7 +573,7 @@ TEST_CASE("quant: rows interleaved by 16 round-trip, with the documented byte po
       CHECK(r16.size() == size_t(groups * tiles) * tb);
       unpack_r16(f, r16.data(), back.data(), rows, k);
       CHECK(back == ggml);
-      // The positions quant_formats.h documents, for row 1 (or 0) of block 1 (or 0).
+      // The positions ops/quant/formats.h documents, for row 1 (or 0) of block 1 (or 0).
       const size_t n = size_t(std::min<int64_t>(rows - 1, 1)), b = size_t(std::min<int64_t>(kb - 1, 1));
       const uint8_t* blk = ggml.data() + (n * size_t(kb) + b) * bb;
       const size_t tile = (b / bpt) * tb, j = b % bpt;

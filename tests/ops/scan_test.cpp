@@ -7,8 +7,8 @@
 #include <random>
 
 #include "tests/ops/op_test_util.h"
-#include "ops/executor.h"
-#include "ops/op.h"
+#include "ops/core/executor.h"
+#include "ops/core/op.h"
 
 using namespace kgen;
 using namespace kgen::test;

@@ -1,5 +1,5 @@
 // The memory-bound ops' streaming variants and the fused chains' division-free
-// sigmoid (ops/fusion.cpp sigmoid_div), beyond the tensor-op conformance
+// sigmoid (ops/elementwise/fusion.cpp sigmoid_div), beyond the tensor-op conformance
 // (which runs every candidate, stream=1 included, on the test problems):
 // extreme and special inputs against the C++ reference, streamed and not,
 // and the heuristic's choice by output size.
@@ -9,9 +9,9 @@
 #include <cmath>
 #include <limits>
 
-#include "ops/fusion.h"
-#include "ops/op.h"
-#include "ops/stream_heuristic.h"
+#include "ops/elementwise/fusion.h"
+#include "ops/core/op.h"
+#include "ops/common/stream_heuristic.h"
 #include "runtimes/runtime.h"
 #include "tests/ops/op_test_util.h"
 
@@ -106,7 +106,7 @@ TEST_CASE("the heuristics stream outputs of half the last-level cache (at most 6
   auto dev = test::cpu(1);
   TargetCaps caps = dev->caps();
   MESSAGE("host LLC " << caps.llc_bytes / (1 << 20) << " MiB");
-  caps.split_zmm = false;  // Zen 4's softmax rule is checked below
+  caps.cpu.split_zmm = false;  // Zen 4's softmax rule is checked below
   // The two machines the bound was measured on; then an unknown LLC.
   for (uint64_t llc_mib : {260, 32, 0}) {
     CAPTURE(llc_mib);
@@ -152,7 +152,7 @@ TEST_CASE("the heuristics stream outputs of half the last-level cache (at most 6
     CHECK_FALSE(stream_output(caps, bound / 2));
     // Zen 4 (zmm in halves): softmax plainly, log-softmax as above.
     TargetCaps zen4 = caps;
-    zen4.split_zmm = true;
+    zen4.cpu.split_zmm = true;
     for (int64_t rows : {4096, 16384}) {
       Problem sm;
       sm.op = "softmax";

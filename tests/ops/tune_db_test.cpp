@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "ops/op.h"
-#include "ops/tune.h"
+#include "ops/core/op.h"
+#include "ops/core/tune.h"
 
 using namespace kgen;
 namespace fs = std::filesystem;

@@ -13,8 +13,8 @@
 
 #include "ir/interpreter.h"
 #include "dsl/dsl.h"
-#include "ops/elementwise.h"
-#include "ops/fast_math.h"
+#include "ops/elementwise/elementwise.h"
+#include "ops/common/fast_math.h"
 #include "runtimes/runtime.h"
 
 using namespace kgen;
@@ -163,7 +163,7 @@ TEST_CASE("f32 inline pow: max ulp error vs glibc, special cases") {
   CHECK(r.max_ulp <= 1);
 }
 
-// The DSL forms the CPU's fused chains use (ops/fast_math.h), JIT-run
+// The DSL forms the CPU's fused chains use (ops/common/fast_math.h), JIT-run
 // and interpreted (the same IR: the two must agree exactly), against glibc.
 TEST_CASE("fast_tanh / fast_erf / fast_log: max ulp error vs glibc over the whole range") {
   const std::vector<float> x = sweep();

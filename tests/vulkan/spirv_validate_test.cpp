@@ -7,7 +7,7 @@
 #include "codegen/glsl_dialect.h"
 #include "dsl/registry.h"
 #include "jit/spirv.h"
-#include "ops/elementwise.h"
+#include "ops/elementwise/elementwise.h"
 #include "samples/kernels/kernels.h"
 #include "tests/gpu_validation.h"
 

@@ -7,7 +7,7 @@
 
 #include "codegen/wgsl_dialect.h"
 #include "dsl/registry.h"
-#include "ops/elementwise.h"
+#include "ops/elementwise/elementwise.h"
 #include "runtimes/wgpu_validate.h"
 #include "samples/kernels/kernels.h"
 #include "tests/gpu_validation.h"

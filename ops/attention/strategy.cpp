@@ -1,0 +1,119 @@
+// The attention family's strategy: which variant each target gets untuned.
+// One rule per function, with why it holds; `kgen tune` may overrule any of
+// them per shape, since every alternative stays a candidate.
+#include "ops/attention/strategy.h"
+
+#include <optional>
+
+#include "ops/attention/problem.h"
+#include "ops/attention/rope.h"
+#include "ops/common/stream_heuristic.h"
+#include "ops/elementwise/fusion.h"
+
+namespace kgen::ops {
+
+namespace {
+
+using namespace attention_detail;
+
+// ---- attention on the CPU ----
+
+// Few query rows (decode) take the naive composition: the flash plan first
+// writes Kᵀ, a whole pass over K per call, and pads the rows to blocks of qb.
+// Zen 5, S = 1, Skv = 2048, H32/8 D128: 0.79 ms against 3.9 for flash.
+bool few_query_rows(const Att& a) { return a.s < 4 || (a.s < 8 && a.skv >= 1024); }
+
+// With G >= 2 query heads per kv head (G <= 8), one work-item takes all G
+// (rg): each K and V row is then read once for all of them, which keeps the
+// naive form ahead of flash up to S = 16.
+bool grouped_decode(const Att& a) { return grouped_fits(a) && a.h / a.hkv >= 2 && a.s <= 16; }
+
+Variant cpu_naive(const Att& a) {
+  Variant v = Variant{}.set("impl", kNaive);
+  if (grouped_fits(a)) v.set("rg", a.h / a.hkv);
+  return v;
+}
+
+// D of 96 and more (an even number of lines) on 32 zmm: the qb × D/16 output
+// accumulators live in L1, walked 2 lines at a time, 6 rows per work-item, so
+// the P·V key loop keeps its live set in registers.
+bool accumulators_in_l1(const Att& a, const TargetCaps& caps) {
+  return a.d >= 96 && (a.d / 16) % 2 == 0 && caps.vector_bits >= 512;
+}
+
+Variant cpu_attention(const Att& a, const TargetCaps& caps) {
+  if (grouped_decode(a) || few_query_rows(a)) return cpu_naive(a);
+  // D off whole lines: only the generic flash kernel takes it.
+  if (a.d % 16) return Variant{}.set("impl", kFlashGpu).set("bq", 16).set("bk", 16);
+  if (accumulators_in_l1(a, caps)) return Variant{}.set("impl", kFlashCpu).set("qb", 6).set("kb", 64).set("dc", 2);
+  // 4 rows × D/16 accumulator lines that overflow the register file (AVX2 at
+  // D = 64) spill in the P·V key loop; walked a line at a time from L1 they
+  // do not, with 32-key blocks.
+  if (!flash_acc_fit(a, caps, 4)) return Variant{}.set("impl", kFlashCpu).set("qb", 4).set("kb", 32).set("dc", 1);
+  // 64-key blocks with 32 zmm; with AVX2's 16 ymm one 16-key score line per
+  // query row keeps the live set small.
+  return Variant{}.set("impl", kFlashCpu).set("qb", 4).set("kb", caps.vector_bits >= 512 ? 64 : 16);
+}
+
+// ---- attention on GPUs ----
+
+// Key splits for the tiled kernel: the least that brings the workgroups to
+// 4·kGpuGroupsWanted, so that few row groups (small B·H·S) still fill the
+// GPU. Shapes with twice kGpuGroupsWanted row groups or more stay unsplit.
+// H100, B1 H8 S1024 D64 causal: 0.078 ms at ks 8 against 0.161 unsplit.
+int key_splits(const Att& a, int bq) {
+  const int64_t groups = row_groups(a, bq);
+  int ks = 1;
+  if (groups >= 2 * kGpuGroupsWanted) return ks;
+  while (ks < 16 && groups * ks < 4 * kGpuGroupsWanted && tiled_split(a, bq, 2 * ks)) ks *= 2;
+  return ks;
+}
+
+// The register tiles where they fit: the first shape of kTiledShapes, with K
+// and V through one buffer where apart they do not fit; the 4×4 tiles read a
+// shared-memory line per 4 FMAs where a row per work-item reads a word per FMA.
+std::optional<Variant> gpu_tiled(const Att& a, const TargetCaps& caps) {
+  for (const auto& [bq, bk] : kTiledShapes)
+    for (bool kv1 : {false, true})
+      if (tiled_fits(a, caps, bq, bk, kv1)) {
+        Variant v = Variant{}.set("impl", kFlashGpu).set("bq", bq).set("bk", bk).set("tile", 1);
+        if (kv1) v.set("kv1", 1);
+        if (int ks = key_splits(a, bq); ks > 1) v.set("ks", ks);
+        return v;
+      }
+  return std::nullopt;
+}
+
+Variant gpu_attention(const Att& a, const TargetCaps& caps) {
+  if (auto tiled = gpu_tiled(a, caps)) return *tiled;
+  // Four work-items per row where subgroups allow: 4x the work-items, where
+  // one per row leaves the GPU's cores short of warps.
+  if (four_per_row(a, caps) && (!caps.max_workgroup_threads || caps.max_workgroup_threads >= 256))
+    return Variant{}.set("impl", kFlashGpu).set("bq", 64).set("bk", gpu_bk(a, caps, 32)).set("tpr", 4);
+  return Variant{}.set("impl", kFlashGpu).set("bq", 64).set("bk", gpu_bk(a, caps, 32));
+}
+
+}  // namespace
+
+Variant attention_heuristic(const Problem& p, const TargetCaps& caps) {
+  const Att a = att_of(p);
+  return is_cpu(caps) ? cpu_attention(a, caps) : gpu_attention(a, caps);
+}
+
+// ---- rope ----
+
+// GPUs: a work-item per (position, pair). CPU: the lines kernel where the
+// head size allows (whole lines, one forward stream per position), else one
+// work-item per position; streaming stores for outputs past the cache
+// (ops/common/stream_heuristic.h), but never off whole lines, where they
+// would share cache lines with plain stores.
+Variant rope_heuristic(const Problem& p, const TargetCaps& caps) {
+  using namespace rope_detail;
+  const Shape s = shape_of(p);
+  if (!is_cpu(caps)) return Variant{}.set("impl", 1).set("wg", 64);
+  if (!lines_fit(s.mode, s.D)) return Variant{}.set("impl", 0);
+  const bool stream = !neox_tail(s.mode, s.D) && stream_output(caps, 4.0 * double(fusion::numel(p.dims)));
+  return Variant{}.set("impl", 2).set("st", stream ? 1 : 0);
+}
+
+}  // namespace kgen::ops

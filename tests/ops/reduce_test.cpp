@@ -1,0 +1,51 @@
+// The reduce family (ops/reduce/): every problem and candidate against the C++
+// reference on the CPU, the interpreter and the GPU devices present; i64
+// argmax indices on a target without 64-bit integers.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "codegen/target.h"
+#include "codegen/wgsl_dialect.h"
+#include "ops/core/executor.h"
+#include "ops/core/op.h"
+#include "tests/ops/op_test_util.h"
+
+using namespace kgen;
+using namespace kgen::test;
+
+namespace {
+
+const std::vector<std::string> kOps = {"reduce"};
+
+}  // namespace
+
+TEST_CASE("reduce: every problem and variant on the CPU, 1 and 2 threads") { check_ops_on_cpu(kOps); }
+
+TEST_CASE("reduce: the smallest problems of each op through the interpreter, every variant") { check_ops_interpreted(kOps); }
+
+TEST_CASE("reduce on the GPU devices where present") { check_ops_on_gpus(kOps); }
+
+// On targets without 64-bit integers (WGSL) an i64 argmax is the i32 one
+// then its indices written as i64 words; through the interpreter with such
+// caps, every candidate, rows and columns, a grid past one workgroup.
+TEST_CASE("reduce: argmax with i64 indices on a target without 64-bit integers") {
+  ops::register_all_ops();
+  const ops::OpDef* d = ops::find_op("reduce");
+  const auto caps = codegen::wgsl_default_caps();
+  REQUIRE(!caps.i64);
+  for (auto [dims, axis] : {std::pair<std::vector<int64_t>, int64_t>{{37, 3}, 1}, {{5, 300, 2}, 1}, {{300, 7}, 0}}) {
+    auto p = problem("reduce", dims, {{"axis", axis}, {"kind", 4}, {"idx", 1}});
+    for (const auto& v : d->candidates(p, caps)) {
+      CAPTURE(p.str());
+      CAPTURE(v.str());
+      // (The interpreter has 64-bit integers: the target's check is what refuses them.)
+      for (const auto& st : d->plan(p, v, caps).steps) CHECK_NOTHROW(codegen::check_capabilities(st.kernel, caps));
+      ops::OpCheck c = ops::check_op_interpreted(p, v, caps, fresh_seed());
+      INFO(c.message);
+      CHECK(c.ok);
+    }
+  }
+}
