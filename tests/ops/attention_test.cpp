@@ -185,9 +185,4 @@ TEST_CASE("attention: the CPU heuristic keeps the flash accumulators within the 
   CHECK(std::count_if(c.begin(), c.end(), [](const ops::Variant& v) { return v.get("dc") == 1; }) >= 6);
 }
 
-TEST_CASE("rope: every problem and variant on the CPU, the smallest through the interpreter") {
-  test::check_ops_on_cpu({"rope"});
-  test::check_ops_interpreted({"rope"});
-}
-
-TEST_CASE("rope on the GPU devices where present") { test::check_ops_on_gpus({"rope"}); }
+KGEN_OP_FAMILY_TESTS("rope", "rope")

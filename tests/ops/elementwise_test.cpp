@@ -21,17 +21,7 @@
 using namespace kgen;
 using namespace kgen::test;
 namespace fusion = kgen::ops::fusion;
-namespace {
-
-const std::vector<std::string> kOps = {"ew_unary", "ew_binary", "ew_ternary", "ew_chain"};
-
-}  // namespace
-
-TEST_CASE("elementwise ops: every problem and variant on the CPU, 1 and 2 threads") { check_ops_on_cpu(kOps); }
-
-TEST_CASE("elementwise ops: the smallest problems of each op through the interpreter, every variant") { check_ops_interpreted(kOps); }
-
-TEST_CASE("elementwise ops on the GPU devices where present") { check_ops_on_gpus(kOps); }
+KGEN_OP_FAMILY_TESTS("elementwise ops", "ew_unary", "ew_binary", "ew_ternary", "ew_chain")
 
 TEST_CASE("broadcast layouts collapse axes that every input treats alike") {
   using fusion::Chain;

@@ -161,3 +161,16 @@ inline void check_ops_on_gpus(const std::vector<std::string>& op_names) {
 }
 
 }  // namespace kgen::test
+
+// A family's three checks over its ops (each a quoted op name): every problem
+// and candidate on the CPU at 1 and 2 threads, the smallest problems through
+// the interpreter, the heuristic's variant on the GPU devices present.
+#define KGEN_OP_FAMILY_TESTS(label, ...)                                                            \
+  TEST_CASE(label ": every problem and variant on the CPU, 1 and 2 threads") {                    \
+    kgen::test::check_ops_on_cpu({__VA_ARGS__});                                                  \
+  }                                                                                               \
+  TEST_CASE(label ": the smallest problems of each op through the interpreter, every variant") { \
+    kgen::test::check_ops_interpreted({__VA_ARGS__});                                             \
+  }                                                                                               \
+  TEST_CASE(label " on the GPU devices where present") { kgen::test::check_ops_on_gpus({__VA_ARGS__}); }
+

@@ -16,17 +16,7 @@
 using namespace kgen;
 using namespace kgen::test;
 
-namespace {
-
-const std::vector<std::string> kOps = {"reduce"};
-
-}  // namespace
-
-TEST_CASE("reduce: every problem and variant on the CPU, 1 and 2 threads") { check_ops_on_cpu(kOps); }
-
-TEST_CASE("reduce: the smallest problems of each op through the interpreter, every variant") { check_ops_interpreted(kOps); }
-
-TEST_CASE("reduce on the GPU devices where present") { check_ops_on_gpus(kOps); }
+KGEN_OP_FAMILY_TESTS("reduce", "reduce")
 
 // On targets without 64-bit integers (WGSL) an i64 argmax is the i32 one
 // then its indices written as i64 words; through the interpreter with such

@@ -15,17 +15,7 @@
 using namespace kgen;
 using namespace kgen::test;
 
-namespace {
-
-const std::vector<std::string> kOps = {"softmax", "log_softmax", "rmsnorm", "layernorm"};
-
-}  // namespace
-
-TEST_CASE("row ops: every problem and variant on the CPU, 1 and 2 threads") { check_ops_on_cpu(kOps); }
-
-TEST_CASE("row ops: the smallest problems of each op through the interpreter, every variant") { check_ops_interpreted(kOps); }
-
-TEST_CASE("row ops on the GPU devices where present") { check_ops_on_gpus(kOps); }
+KGEN_OP_FAMILY_TESTS("row ops", "softmax", "log_softmax", "rmsnorm", "layernorm")
 
 TEST_CASE("softmax and log-softmax rows holding a NaN come out NaN; +-inf and the other rows as the reference") {
   // The CPU kernels' running max skips a NaN (one vmaxps) and fast_exp passes
