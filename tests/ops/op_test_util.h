@@ -11,6 +11,7 @@
 
 #include "ops/core/executor.h"
 #include "ops/core/op.h"
+#include "ops/elementwise/fusion.h"
 
 namespace kgen::test {
 
@@ -126,14 +127,9 @@ inline void check_ops_interpreted(const std::vector<std::string>& op_names) {
   for (const auto& op : op_names) {
     const ops::OpDef* d = ops::find_op(op);
     REQUIRE(d != nullptr);
-    auto numel = [](const std::vector<int64_t>& dims) {
-      int64_t n = 1;
-      for (int64_t x : dims) n *= x;
-      return n;
-    };
     const ops::Problem* small = &d->test_problems[0];
     for (const auto& p : d->test_problems)
-      if (numel(p.dims) < numel(small->dims)) small = &p;
+      if (ops::fusion::numel(p.dims) < ops::fusion::numel(small->dims)) small = &p;
     // The smallest problem and the first one (small, but with whole lines,
     // so the line paths run too).
     std::vector<ops::Problem> ps = {*small};
