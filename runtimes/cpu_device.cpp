@@ -3,6 +3,8 @@
 #include "ir/debug.h"
 #include "ir/passes.h"
 
+#include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -39,8 +41,13 @@ class CpuBuffer final : public Buffer {
     data_ = std::aligned_alloc(align, n);
     if (!data_) throw std::bad_alloc();
     if (align == kHuge) ::madvise(data_, n, MADV_HUGEPAGE);  // a hint: failure only costs speed
+    owned_ = true;
   }
-  ~CpuBuffer() override { std::free(data_); }
+  // Memory owned elsewhere: a view's range of its parent, or caller memory (Device::wrap).
+  CpuBuffer(void* data, size_t bytes) : Buffer(bytes), data_(data) {}
+  ~CpuBuffer() override {
+    if (owned_) std::free(data_);
+  }
   void upload(const void* src, size_t bytes, size_t offset) override {
     check(bytes, offset, "upload");
     std::memcpy(static_cast<char*>(data_) + offset, src, bytes);
@@ -58,7 +65,21 @@ class CpuBuffer final : public Buffer {
                               std::to_string(offset) + " exceeds its " + std::to_string(bytes_) + " bytes");
   }
   void* data_ = nullptr;
+  bool owned_ = false;
 };
+
+// The generated C++ dereferences a buffer as its element type, and clang
+// assumes a line (ext_vector) is aligned to its size; allocations are 64-byte
+// aligned, caller memory (Device::wrap) may not be.
+void check_alignment(const ir::Kernel& k, const LaunchArgs& a, void* const* ptrs) {
+  for (size_t i = 0; i < a.buffers.size(); ++i) {
+    const size_t need = std::min<size_t>(64, std::bit_ceil(size_t(std::max(k.buffers[i].elem.bytes(), 1))));
+    if (reinterpret_cast<uintptr_t>(ptrs[i]) % need != 0)
+      throw std::invalid_argument("launch of kernel '" + k.name + "': buffer '" + k.buffers[i].name + "' (" +
+                                  k.buffers[i].elem.str() + ") is at an address that is not " + std::to_string(need) +
+                                  "-byte aligned, as its elements need (wrapped caller memory?)");
+  }
+}
 
 // What the memory layer of the compile cache shares between every compile of
 // one key: the linked module and, to guard against 64-bit hash collisions,
@@ -149,6 +170,12 @@ class CpuDevice final : public Device {
   }
   const TargetCaps& caps() const override { return caps_; }
   std::unique_ptr<Buffer> alloc(size_t bytes) override { return std::make_unique<CpuBuffer>(bytes); }
+  size_t view_alignment() const override { return 64; }  // as aligned as an allocation
+  std::unique_ptr<Buffer> wrap(void* host, size_t bytes) override {
+    if (!host && bytes) throw std::invalid_argument("cpu: wrap of " + std::to_string(bytes) + " bytes at a null pointer");
+    return std::make_unique<CpuBuffer>(host, bytes);
+  }
+  bool wraps_without_copy() const override { return true; }
 
   std::shared_ptr<CompiledKernel> compile(const ir::Kernel& k, const CompileOptions& opt) override {
     auto t0 = std::chrono::steady_clock::now();
@@ -246,6 +273,7 @@ class CpuDevice final : public Device {
       ptrs[i] = a.buffers[i]->host_ptr();
       if (!ptrs[i]) throw std::invalid_argument("cpu launch: buffer " + std::to_string(i) + " is not host memory");
     }
+    check_alignment(ck.kernel(), a, ptrs);
     codegen::KgenArgs args{ptrs, reinterpret_cast<const unsigned long long*>(a.scalars.data()),
                            {a.dims.grid[0], a.dims.grid[1], a.dims.grid[2]},
                            {a.dims.workgroup[0], a.dims.workgroup[1], a.dims.workgroup[2]}};
@@ -254,6 +282,13 @@ class CpuDevice final : public Device {
   }
 
   void synchronize() override {}  // launches are synchronous
+
+ protected:
+  std::unique_ptr<Buffer> make_view(Buffer& parent, size_t offset, size_t bytes) override {
+    auto* p = dynamic_cast<CpuBuffer*>(&parent);
+    if (!p) throw std::invalid_argument("cpu: view of a buffer that another device allocated");
+    return std::make_unique<CpuBuffer>(static_cast<char*>(p->host_ptr()) + offset, bytes);
+  }
 
  private:
   // A disk entry linked into the process, or null (miss, or an entry that

@@ -39,8 +39,13 @@ class CudaBuffer final : public Buffer {
   CudaBuffer(std::shared_ptr<const CudaContext> ctx, size_t bytes) : Buffer(bytes), ctx_(std::move(ctx)) {
     ctx_->bind();
     ctx_->d().check(ctx_->d().MemAlloc(&ptr_, std::max<size_t>(bytes, 1)), "cuMemAlloc");
+    owned_ = true;
   }
+  // A view: bytes [offset, offset + bytes) of `parent`, owning nothing.
+  CudaBuffer(const CudaBuffer& parent, size_t offset, size_t bytes)
+      : Buffer(bytes), ctx_(parent.ctx_), ptr_(parent.ptr_ + offset) {}
   ~CudaBuffer() override {
+    if (!owned_) return;
     ctx_->bind();
     ctx_->d().MemFree(ptr_);
   }
@@ -54,7 +59,8 @@ class CudaBuffer final : public Buffer {
     ctx_->bind();
     ctx_->d().check(ctx_->d().MemcpyDtoH(dst, ptr_ + offset, bytes), "cuMemcpyDtoH");
   }
-  cu::DevicePtr ptr() const { return ptr_; }
+  cu::DevicePtr ptr() const { return ptr_; }  // this buffer's byte 0
+  const CudaContext* context() const { return ctx_.get(); }
 
  private:
   void check(size_t bytes, size_t offset, const char* what) const {
@@ -64,6 +70,7 @@ class CudaBuffer final : public Buffer {
   }
   std::shared_ptr<const CudaContext> ctx_;
   cu::DevicePtr ptr_ = 0;
+  bool owned_ = false;  // false for a view
 };
 
 // A loaded module, shared by the compile cache and the kernels using it.
@@ -129,6 +136,7 @@ class CudaDevice final : public Device {
   std::string description() const override { return desc_; }
   const TargetCaps& caps() const override { return caps_; }
   std::unique_ptr<Buffer> alloc(size_t bytes) override { return std::make_unique<CudaBuffer>(ctx_, bytes); }
+  size_t view_alignment() const override { return 256; }  // cuMemAlloc's alignment
 
   std::shared_ptr<CompiledKernel> compile(const ir::Kernel& k, const CompileOptions& opt) override {
     auto t0 = std::chrono::steady_clock::now();
@@ -204,6 +212,13 @@ class CudaDevice final : public Device {
   void synchronize() override {
     ctx_->bind();
     ctx_->d().check(ctx_->d().CtxSynchronize(), "cuCtxSynchronize");
+  }
+
+ protected:
+  std::unique_ptr<Buffer> make_view(Buffer& parent, size_t offset, size_t bytes) override {
+    const auto* p = dynamic_cast<const CudaBuffer*>(&parent);
+    if (!p || p->context() != ctx_.get()) throw std::invalid_argument("cuda: view of a buffer that another device allocated");
+    return std::make_unique<CudaBuffer>(*p, offset, bytes);
   }
 
  private:

@@ -30,6 +30,24 @@ std::unique_ptr<Device> create_device(std::string_view name, const DeviceOptions
   throw std::invalid_argument("unknown device '" + std::string(name) + "' (available: " + known + ")");
 }
 
+std::unique_ptr<Buffer> Device::view(Buffer& parent, size_t offset, size_t bytes) {
+  const size_t align = view_alignment();
+  auto fail = [&](const std::string& why) {
+    throw std::invalid_argument(name() + ": view of " + std::to_string(bytes) + " bytes at offset " + std::to_string(offset) +
+                                " of a " + std::to_string(parent.bytes()) + "-byte buffer: " + why);
+  };
+  if (offset > parent.bytes() || bytes > parent.bytes() - offset) fail("the range ends past the buffer");
+  if (offset % align != 0) fail("the offset is not a multiple of the device's view alignment, " + std::to_string(align) + " bytes");
+  return make_view(parent, offset, bytes);
+}
+
+std::unique_ptr<Buffer> Device::wrap(void* host, size_t bytes) {
+  if (!host && bytes) throw std::invalid_argument(name() + ": wrap of " + std::to_string(bytes) + " bytes at a null pointer");
+  std::unique_ptr<Buffer> b = alloc(bytes);
+  if (bytes) b->upload(host, bytes);
+  return b;
+}
+
 std::vector<std::string> available_devices() {
   std::vector<std::string> d;
   if (jit::cpp_jit_available()) d.push_back("cpu");

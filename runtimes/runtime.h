@@ -23,7 +23,8 @@ class Buffer {
   size_t bytes() const { return bytes_; }
   virtual void upload(const void* src, size_t bytes, size_t offset = 0) = 0;
   virtual void download(void* dst, size_t bytes, size_t offset = 0) const = 0;
-  // Host-visible memory, when the device has it (CPU: always).
+  // Host-visible memory, when the device has it (CPU: always); a view's
+  // pointer is its first byte.
   virtual void* host_ptr() { return nullptr; }
 
  protected:
@@ -80,12 +81,35 @@ class Device {
   virtual std::string description() const { return name(); }
   virtual const TargetCaps& caps() const = 0;
   virtual std::unique_ptr<Buffer> alloc(size_t bytes) = 0;
+  // A Buffer aliasing bytes [offset, offset + bytes) of `parent` (a buffer of
+  // this device, or a view of one: views compose). A kernel launched with it
+  // sees exactly that range, its element 0 at the parent's byte `offset`, and
+  // upload/download/host_ptr act on that range. The view owns nothing:
+  // `parent` must outlive it. Throws std::invalid_argument when the range
+  // leaves `parent` or `offset` is not a multiple of view_alignment().
+  std::unique_ptr<Buffer> view(Buffer& parent, size_t offset, size_t bytes);
+  // The offset alignment views need: the device's storage-buffer binding
+  // alignment on GPUs, the alignment of an allocation on the CPU.
+  virtual size_t view_alignment() const = 0;
+  // Caller memory as a Buffer. When wraps_without_copy(), kernels read and
+  // write `host` itself, which must outlive the buffer (a launch refuses it
+  // when it is not aligned as the kernel's element types need). Otherwise (GPUs,
+  // which cannot alias host memory portably) the buffer is a device copy of
+  // `host` taken now: a snapshot, not an alias; kernel writes stay in the
+  // buffer (download them) and later changes to `host` are not seen.
+  virtual std::unique_ptr<Buffer> wrap(void* host, size_t bytes);
+  virtual bool wraps_without_copy() const { return false; }
   // Verifies and checks capabilities; throws ir::Error or jit::CompileError.
   virtual std::shared_ptr<CompiledKernel> compile(const ir::Kernel& k, const CompileOptions& opt = {}) = 0;
   // Validates argument counts, buffer sizes and the workgroup against a fixed
   // size (throws std::invalid_argument naming the kernel and argument).
   virtual void launch(const CompiledKernel& k, const LaunchArgs& args) = 0;
   virtual void synchronize() = 0;
+
+ protected:
+  // view() once the range and alignment are checked: throws
+  // std::invalid_argument when `parent` belongs to another device.
+  virtual std::unique_ptr<Buffer> make_view(Buffer& parent, size_t offset, size_t bytes) = 0;
 };
 
 // "cpu" (more later). Throws std::invalid_argument for unknown names.
@@ -93,7 +117,7 @@ std::unique_ptr<Device> create_device(std::string_view name, const DeviceOptions
 std::vector<std::string> available_devices();
 
 // Shared launch validation for every device (clear messages, no allocation
-// on success).
+// on success). Sizes are the buffers' own, so a view is checked by its range.
 void validate_launch(const ir::Kernel& k, const LaunchArgs& args);
 
 // After a launch on a device with a loop limit (TargetCaps::loop_iteration_limit):

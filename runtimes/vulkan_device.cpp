@@ -1,5 +1,6 @@
 #include "runtimes/vulkan_device.h"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstring>
@@ -201,23 +202,40 @@ class VkBuf final : public Buffer {
       check(r, "vkAllocateMemory");
     }
     check(a.vkBindBufferMemory(c_->device, buf_, mem_, 0), "vkBindBufferMemory");
-    check(a.vkMapMemory(c_->device, mem_, 0, VK_WHOLE_SIZE, 0, &map_), "vkMapMemory");
+    void* map = nullptr;
+    check(a.vkMapMemory(c_->device, mem_, 0, VK_WHOLE_SIZE, 0, &map), "vkMapMemory");
+    map_ = static_cast<char*>(map);
+    size_ = bci.size;
   }
+  // A view: bytes [offset, offset + bytes) of `parent`, owning nothing.
+  VkBuf(const VkBuf& parent, size_t offset, size_t bytes)
+      : Buffer(bytes), c_(parent.c_), buf_(parent.buf_), map_(parent.map_ + offset), offset_(parent.offset_ + offset),
+        size_(parent.size_) {}
   ~VkBuf() override {
+    if (!mem_) return;  // a view
     c_->api.vkUnmapMemory(c_->device, mem_);
     c_->api.vkDestroyBuffer(c_->device, buf_, nullptr);
     c_->api.vkFreeMemory(c_->device, mem_, nullptr);
   }
   void upload(const void* src, size_t bytes, size_t offset) override {
     range(bytes, offset, "upload");
-    std::memcpy(static_cast<char*>(map_) + offset, src, bytes);
+    std::memcpy(map_ + offset, src, bytes);
   }
   void download(void* dst, size_t bytes, size_t offset) const override {
     range(bytes, offset, "download");
-    std::memcpy(dst, static_cast<const char*>(map_) + offset, bytes);
+    std::memcpy(dst, map_ + offset, bytes);
   }
   void* host_ptr() override { return map_; }
-  VkBuffer handle() const { return buf_; }
+  const Context* context() const { return c_.get(); }
+  // What a descriptor binds: the whole VkBuffer for an owner; a view's range
+  // in whole 4-byte words (kernels without 8/16-bit storage load narrow
+  // types as words), within the VkBuffer. No range may be empty: an empty
+  // view binds its VkBuffer, which no kernel reads through it.
+  VkDescriptorBufferInfo binding() const {
+    if (mem_ || bytes_ == 0) return {buf_, 0, VK_WHOLE_SIZE};
+    const VkDeviceSize words = (VkDeviceSize(bytes_) + 3) & ~VkDeviceSize(3);
+    return {buf_, offset_, std::min(words, size_ - offset_)};
+  }
 
  private:
   void range(size_t bytes, size_t offset, const char* what) const {
@@ -227,8 +245,10 @@ class VkBuf final : public Buffer {
   }
   std::shared_ptr<Context> c_;
   VkBuffer buf_ = VK_NULL_HANDLE;
-  VkDeviceMemory mem_ = VK_NULL_HANDLE;
-  void* map_ = nullptr;
+  VkDeviceMemory mem_ = VK_NULL_HANDLE;  // null for a view
+  char* map_ = nullptr;                  // this buffer's byte 0
+  VkDeviceSize offset_ = 0;              // of byte 0 in buf_
+  VkDeviceSize size_ = 0;                // of buf_
 };
 
 // Shader module, layouts, one descriptor set, and a pipeline per workgroup
@@ -358,6 +378,7 @@ class VulkanDevice final : public Device {
   }
   const TargetCaps& caps() const override { return c_->glsl.caps; }
   std::unique_ptr<Buffer> alloc(size_t bytes) override { return std::make_unique<VkBuf>(c_, bytes); }
+  size_t view_alignment() const override { return c_->props.limits.minStorageBufferOffsetAlignment; }
 
   std::shared_ptr<CompiledKernel> compile(const ir::Kernel& k, const CompileOptions& opt) override {
     auto t0 = std::chrono::steady_clock::now();
@@ -424,7 +445,7 @@ class VulkanDevice final : public Device {
         if (!b)
           throw std::invalid_argument("launch of kernel '" + ck.kernel().name + "': buffer '" + ck.kernel().buffers[i].name +
                                       "' was not allocated by the vulkan device");
-        infos[i] = {b->handle(), 0, VK_WHOLE_SIZE};
+        infos[i] = b->binding();
         writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
         writes[i].dstSet = k.set_;
         writes[i].dstBinding = i;
@@ -486,6 +507,14 @@ class VulkanDevice final : public Device {
                           c_->glsl.caps.loop_iteration_limit);
   }
   double last_ms() const { return last_ms_; }
+
+ protected:
+  std::unique_ptr<Buffer> make_view(Buffer& parent, size_t offset, size_t bytes) override {
+    const auto* p = dynamic_cast<const VkBuf*>(&parent);
+    if (!p || p->context() != c_.get())
+      throw std::invalid_argument("vulkan: view of a buffer that another device allocated");
+    return std::make_unique<VkBuf>(*p, offset, bytes);
+  }
 
  private:
   struct Handle final : CompiledKernel {

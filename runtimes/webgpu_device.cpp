@@ -52,20 +52,31 @@ class WgBuf final : public Buffer {
     d.size = align4(bytes ? bytes : 4);  // no empty bindings; copies move whole words
     buf_ = a.DeviceCreateBuffer(a.device, &d);
     if (!buf_) throw std::runtime_error("webgpu: cannot allocate " + std::to_string(bytes) + " bytes");
+    owned_ = true;
   }
-  ~WgBuf() override { a_.BufferRelease(buf_); }
+  // A view: bytes [offset, offset + bytes) of `parent`, owning nothing.
+  WgBuf(const WgBuf& parent, size_t offset, size_t bytes)
+      : Buffer(bytes), a_(parent.a_), buf_(parent.buf_), offset_(parent.offset_ + offset) {}
+  ~WgBuf() override {
+    if (owned_) a_.BufferRelease(buf_);
+  }
   WGPUBuffer handle() const { return buf_; }
-  uint64_t padded() const { return align4(bytes_ ? bytes_ : 4); }
+  // Where a binding starts and how long it is: whole 4-byte words (WebGPU
+  // binds no less; f16 without shader-f16 is packed in words), which fit in
+  // the buffer as views start at multiples of 4. No binding may be empty: an
+  // empty view binds its buffer's first word, which no kernel reads through it.
+  uint64_t binding_offset() const { return bytes_ ? offset_ : 0; }
+  uint64_t binding_size() const { return align4(bytes_ ? bytes_ : 4); }
 
   void upload(const void* src, size_t n, size_t off) override {
     check(n, off);
-    if (off % 4 == 0 && n % 4 == 0) return a_.QueueWriteBuffer(a_.queue, buf_, off, src, n);
+    if (off % 4 == 0 && n % 4 == 0) return a_.QueueWriteBuffer(a_.queue, buf_, offset_ + off, src, n);
     // writeBuffer moves whole words: merge the partial ones with the current contents.
     size_t lo = off & ~size_t(3), hi = align4(off + n);
     std::vector<unsigned char> tmp(hi - lo);
     read(tmp.data(), lo, hi - lo);
     std::memcpy(tmp.data() + (off - lo), src, n);
-    a_.QueueWriteBuffer(a_.queue, buf_, lo, tmp.data(), tmp.size());
+    a_.QueueWriteBuffer(a_.queue, buf_, offset_ + lo, tmp.data(), tmp.size());
   }
   void download(void* dst, size_t n, size_t off) const override {
     check(n, off);
@@ -77,7 +88,7 @@ class WgBuf final : public Buffer {
 
  private:
   void check(size_t n, size_t off) const {
-    if (off + n > bytes_) throw std::out_of_range("webgpu buffer: range past the end");
+    if (off > bytes_ || n > bytes_ - off) throw std::out_of_range("webgpu buffer: range past the end");
   }
   // Copy to a mappable staging buffer, wait, map, copy out.
   void read(void* dst, size_t off, size_t n) const {
@@ -87,7 +98,7 @@ class WgBuf final : public Buffer {
     d.size = n;
     WGPUBuffer st = a_.DeviceCreateBuffer(a_.device, &d);
     WGPUCommandEncoder enc = a_.DeviceCreateCommandEncoder(a_.device, nullptr);
-    a_.CommandEncoderCopyBufferToBuffer(enc, buf_, off, st, 0, n);
+    a_.CommandEncoderCopyBufferToBuffer(enc, buf_, offset_ + off, st, 0, n);
     WGPUCommandBuffer cmd = a_.CommandEncoderFinish(enc, nullptr);
     a_.QueueSubmit(a_.queue, 1, &cmd);
     a_.CommandBufferRelease(cmd);
@@ -113,6 +124,8 @@ class WgBuf final : public Buffer {
 
   Api& a_;
   WGPUBuffer buf_ = nullptr;
+  uint64_t offset_ = 0;  // of byte 0 in buf_
+  bool owned_ = false;   // false for a view
 };
 
 // One shader module and layout; pipelines per workgroup size (override constants).
@@ -130,6 +143,7 @@ class WgKernel final : public CompiledKernel {
       // Must match the declaration the emitter chose (read-only unless written or atomic).
       bool ro = wgsl.find("var<storage, read> b" + std::to_string(i) + ":") != std::string::npos;
       b.buffer.type = ro ? WGPUBufferBindingType_ReadOnlyStorage : WGPUBufferBindingType_Storage;
+      read_only_.push_back(ro);
       e.push_back(b);
     }
     if (!k.scalars.empty()) {
@@ -172,6 +186,7 @@ class WgKernel final : public CompiledKernel {
     a_.ShaderModuleRelease(module_);
   }
   WGPUBindGroupLayout bgl() const { return bgl_; }
+  bool read_only(size_t buffer) const { return read_only_[buffer]; }
   bool loop_flag() const { return loop_flag_; }
   void set_compile_ms(double ms) { compile_ms_ = ms; }
   void set_cache_hit(bool hit) { cache_hit_ = hit; }
@@ -199,6 +214,7 @@ class WgKernel final : public CompiledKernel {
   WGPUBindGroupLayout bgl_ = nullptr;
   WGPUPipelineLayout layout_ = nullptr;
   bool loop_flag_ = false;  // binds the loop-limit flag
+  std::vector<bool> read_only_;  // per buffer parameter: bound as read-only storage
   std::map<std::array<uint32_t, 3>, WGPUComputePipeline> pipes_;
 };
 
@@ -209,6 +225,10 @@ class WebGpuDevice final : public Device {
     // wgpu on Mesa's llvmpipe (lavapipe) inherits its loop limiter (see the
     // Vulkan device): the kernels count iterations and flag the limit.
     if (a_.adapter_name.find("llvmpipe") != std::string::npos) caps_.loop_iteration_limit = 65535;
+    WGPULimits limits{};
+    if (a_.DeviceGetLimits(a_.device, &limits) == WGPUStatus_Success && limits.minStorageBufferOffsetAlignment &&
+        limits.minStorageBufferOffsetAlignment != WGPU_LIMIT_U32_UNDEFINED)
+      view_alignment_ = limits.minStorageBufferOffsetAlignment;
   }
   std::string name() const override { return "webgpu"; }
   std::string description() const override {
@@ -216,6 +236,7 @@ class WebGpuDevice final : public Device {
   }
   const TargetCaps& caps() const override { return caps_; }
   std::unique_ptr<Buffer> alloc(size_t bytes) override { return std::make_unique<WgBuf>(a_, bytes); }
+  size_t view_alignment() const override { return view_alignment_; }
 
   std::shared_ptr<CompiledKernel> compile(const ir::Kernel& k, const CompileOptions& opt) override {
     auto t0 = std::chrono::steady_clock::now();
@@ -270,7 +291,8 @@ class WebGpuDevice final : public Device {
       WGPUBindGroupEntry x{};
       x.binding = uint32_t(i);
       x.buffer = b->handle();
-      x.size = b->padded();
+      x.offset = b->binding_offset();
+      x.size = b->binding_size();
       e.push_back(x);
     }
     WGPUBuffer ub = nullptr;
@@ -300,15 +322,27 @@ class WebGpuDevice final : public Device {
       x.size = 4;
       e.push_back(x);
     }
-    WGPUBindGroup bg = nullptr;
-    scoped(a_, "bind group for kernel '" + kk.name + "'", [&] {
-      WGPUBindGroupDescriptor bd{};
-      bd.layout = k->bgl();
-      bd.entryCount = e.size();
-      bd.entries = e.data();
-      bg = a_.DeviceCreateBindGroup(a_.device, &bd);
-    });
     WGPUCommandEncoder enc = a_.DeviceCreateCommandEncoder(a_.device, nullptr);
+    std::vector<WGPUBuffer> temps;  // released after the launch: the scalars, copies of aliased ranges
+    if (ub) temps.push_back(ub);
+    auto release = [&] {
+      a_.CommandEncoderRelease(enc);
+      for (WGPUBuffer t : temps) a_.BufferRelease(t);
+    };
+    WGPUBindGroup bg = nullptr;
+    try {
+      copy_read_only_aliases(enc, *k, e, temps);
+      scoped(a_, "bind group for kernel '" + kk.name + "'", [&] {
+        WGPUBindGroupDescriptor bd{};
+        bd.layout = k->bgl();
+        bd.entryCount = e.size();
+        bd.entries = e.data();
+        bg = a_.DeviceCreateBindGroup(a_.device, &bd);
+      });
+    } catch (...) {
+      release();
+      throw;
+    }
     WGPUComputePassEncoder pass = a_.CommandEncoderBeginComputePass(enc, nullptr);
     a_.ComputePassEncoderSetPipeline(pass, pipe);
     a_.ComputePassEncoderSetBindGroup(pass, 0, bg, 0, nullptr);
@@ -319,17 +353,51 @@ class WebGpuDevice final : public Device {
     wait_idle(a_);  // launches complete before returning, so the bind group can go
     a_.CommandBufferRelease(cmd);
     a_.ComputePassEncoderRelease(pass);
-    a_.CommandEncoderRelease(enc);
     a_.BindGroupRelease(bg);
-    if (ub) a_.BufferRelease(ub);
+    release();
     if (k->loop_flag()) check_loop_limit_flag(*loop_flag_, "webgpu (" + a_.adapter_name + ")", kk.name, caps_.loop_iteration_limit);
   }
 
   void synchronize() override {}  // every launch has completed when launch() returns
 
+ protected:
+  std::unique_ptr<Buffer> make_view(Buffer& parent, size_t offset, size_t bytes) override {
+    const auto* p = dynamic_cast<const WgBuf*>(&parent);
+    if (!p) throw std::invalid_argument("webgpu: view of a buffer that another device allocated");
+    return std::make_unique<WgBuf>(*p, offset, bytes);
+  }
+
  private:
+  // wgpu checks usage per buffer, not per range: one dispatch may not bind a
+  // buffer both read-only and writable, as views of one arena do to read an
+  // input and write an output. Such a read-only binding is pointed at a copy
+  // of its range, recorded in `enc` ahead of the pass (so it is the range's
+  // contents at launch, as the kernel would read). Adds the copies to `temps`.
+  void copy_read_only_aliases(WGPUCommandEncoder enc, const WgKernel& k, std::vector<WGPUBindGroupEntry>& e,
+                              std::vector<WGPUBuffer>& temps) {
+    const size_t nbuf = k.kernel().buffers.size();
+    auto bound_writable = [&](WGPUBuffer b) {
+      for (size_t j = 0; j < nbuf; ++j)
+        if (!k.read_only(j) && e[j].buffer == b) return true;
+      return false;
+    };
+    for (size_t i = 0; i < nbuf; ++i) {
+      if (!k.read_only(i) || !bound_writable(e[i].buffer)) continue;
+      WGPUBufferDescriptor d{};
+      d.usage = WGPUBufferUsage_Storage | WGPUBufferUsage_CopyDst;
+      d.size = e[i].size;
+      WGPUBuffer c = a_.DeviceCreateBuffer(a_.device, &d);
+      if (!c) throw std::runtime_error("webgpu: cannot allocate " + std::to_string(d.size) + " bytes");
+      temps.push_back(c);
+      a_.CommandEncoderCopyBufferToBuffer(enc, e[i].buffer, e[i].offset, c, 0, e[i].size);
+      e[i].buffer = c;
+      e[i].offset = 0;
+    }
+  }
+
   Api& a_;
   TargetCaps caps_ = codegen::wgsl_default_caps();
+  size_t view_alignment_ = 256;  // minStorageBufferOffsetAlignment, WebGPU's default unless the device says
   KernelCache& cache_;
   std::mutex mu_;
   std::unique_ptr<WgBuf> loop_flag_;  // made on the first launch that binds it

@@ -19,7 +19,7 @@ namespace kgen::rt::wgpu {
   X(ComputePassEncoderDispatchWorkgroups) X(ComputePassEncoderEnd) X(ComputePassEncoderRelease)                    \
   X(BufferMapAsync) X(BufferGetConstMappedRange) X(BufferUnmap) X(DeviceCreateBindGroupLayout)                      \
   X(DeviceCreatePipelineLayout) X(DeviceCreateBindGroup) X(BindGroupRelease) X(BindGroupLayoutRelease)             \
-  X(PipelineLayoutRelease) X(AdapterHasFeature)
+  X(PipelineLayoutRelease) X(AdapterHasFeature) X(DeviceGetLimits)
 
 struct Api {
 #define KGEN_WGPU_MEMBER(n) WGPUProc##n n = nullptr;

@@ -9,6 +9,8 @@ APT_PACKAGES=(
   doctest-dev libbenchmark-dev libopenblas-dev libdnnl-dev libcli11-dev zlib1g-dev libzstd-dev libedit-dev libxml2-dev libffi-dev libcurl4-openssl-dev
   # Vulkan target: loader + headers, lavapipe (CI's Vulkan device), shaderc/glslang/SPIRV-Tools static libs
   libvulkan-dev mesa-vulkan-drivers libshaderc-dev glslang-dev spirv-tools
+  # ONNX models: protobuf + the onnx.proto classes, image decoding (stb), Graphviz for `kgen graph --svg`
+  libprotobuf-dev protobuf-compiler libonnx-dev libstb-dev graphviz
 )
 
 missing=()

@@ -19,6 +19,9 @@ void add_cache_command(CLI::App& app);
 void add_ops_command(CLI::App& app);   // kgen ops: the op library
 void add_op_command(CLI::App& app);    // kgen op NAME --shape ...
 void add_tune_command(CLI::App& app);  // kgen tune NAME --shape ...
+void add_run_command(CLI::App& app);   // kgen run MODEL.onnx
+void add_graph_command(CLI::App& app); // kgen graph MODEL --dot|--svg
+void add_conformance_command(CLI::App& app);  // kgen conformance DIR
 
 // Process exit code chosen by the command that ran (0 unless it failed).
 int exit_code();

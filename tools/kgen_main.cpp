@@ -43,6 +43,9 @@ int main(int argc, char** argv) {
   kgen::tools::add_ops_command(app);
   kgen::tools::add_op_command(app);
   kgen::tools::add_tune_command(app);
+  kgen::tools::add_run_command(app);
+  kgen::tools::add_graph_command(app);
+  kgen::tools::add_conformance_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -50,17 +50,6 @@ ScalarKind out_kind(const Problem& p) {
   }
 }
 
-// Input k's shape: the output's with masked axes 1, then the leading axes
-// beyond its rank dropped.
-std::vector<int64_t> input_shape(const Problem& p, char k) {
-  const int R = int(p.dims.size());
-  int64_t mask = p.attr(std::string("b") + k), rank = p.attr(std::string("r") + k, R);
-  if (rank < 0 || rank > R) throw std::invalid_argument("input rank must be 0..rank of the output");
-  std::vector<int64_t> s;
-  for (int a = R - int(rank); a < R; ++a) s.push_back((mask >> a) & 1 ? 1 : p.dims[size_t(a)]);
-  return s;
-}
-
 const std::vector<Fn>& table_for(const std::string& op) {
   return op == "ew_unary" ? kUnary : op == "ew_binary" ? kBinary : kTernary;
 }
@@ -92,10 +81,20 @@ Chain preset_chain(const Problem& p) {
 
 }  // namespace
 
+std::vector<int64_t> elementwise_input_shape(const Problem& p, char k) {
+  const int R = int(p.dims.size());
+  int64_t mask = p.attr(std::string("b") + k), rank = p.attr(std::string("r") + k, R);
+  if (rank < 0 || rank > R) throw std::invalid_argument("input rank must be 0..rank of the output");
+  std::vector<int64_t> s;
+  for (int a = R - int(rank); a < R; ++a) s.push_back((mask >> a) & 1 ? 1 : p.dims[size_t(a)]);
+  return s;
+}
+
 Chain elementwise_chain(const Problem& p) {
   if (p.dims.empty() || p.dims.size() > 6) throw std::invalid_argument("dims: the output shape, rank 1..6");
   for (int64_t d : p.dims)
     if (d < 1) throw std::invalid_argument("sizes must be >= 1");
+  if (p.op == "ew_typed") return typed_chain(p);
   Chain c;
   if (p.op == "ew_chain") {
     c = preset_chain(p);
@@ -106,7 +105,7 @@ Chain elementwise_chain(const Problem& p) {
     const Fn& f = t[size_t(fn)];
     c.name = p.op + "_" + f.name;
     const int n = arity_of(p.op);
-    for (int i = 0; i < n; ++i) c.inputs.push_back({std::string(1, char('a' + i)), p.dtype, input_shape(p, char('a' + i))});
+    for (int i = 0; i < n; ++i) c.inputs.push_back({std::string(1, char('a' + i)), p.dtype, elementwise_input_shape(p, char('a' + i))});
     using fusion::in;
     if (n == 1) c.out = std::string(f.name) == "copy" ? in(0) : fusion::apply(f.op, {in(0)});
     else if (n == 2) c.out = fusion::apply(f.op, {in(0), in(1)});
@@ -118,6 +117,20 @@ Chain elementwise_chain(const Problem& p) {
   fusion::validate_chain(c);
   return c;
 }
+
+namespace {
+
+// Node n over new operands.
+Expr rebuild(const fusion::Node& n, const std::vector<Expr>& args) {
+  switch (n.kind) {
+    case fusion::Node::Kind::Round: return fusion::round_to(n.to, args[0]);
+    case fusion::Node::Kind::Cast: return fusion::cast(n.to, args[0]);
+    case fusion::Node::Kind::SaturateCast: return fusion::saturate_cast(n.to, args[0]);
+    default: return fusion::apply(n.op, args);
+  }
+}
+
+}  // namespace
 
 void plan_unfused(Plan& pl, const Chain& c, const std::vector<int>& in_slots, int out_slot, const fusion::ChainVariant& v) {
   const size_t n_io = c.inputs.size() + 1;
@@ -137,7 +150,7 @@ void plan_unfused(Plan& pl, const Chain& c, const std::vector<int>& in_slots, in
         continue;
       }
       auto [slot, spec] = mat(a, false);
-      args.push_back(fusion::in(int(one.inputs.size())));
+      args.push_back(fusion::in(int(one.inputs.size()), spec.dtype));
       spec.name = "in" + std::to_string(one.inputs.size());
       one.inputs.push_back(spec);
       slots.push_back(slot);
@@ -145,10 +158,10 @@ void plan_unfused(Plan& pl, const Chain& c, const std::vector<int>& in_slots, in
     if (one.inputs.empty()) {  // an op of constants only: read a dummy input (never happens in presets)
       throw std::invalid_argument("plan_unfused: an op of constants");
     }
-    if (n.kind == fusion::Node::Kind::Round) one.out = fusion::round_to(n.to, args[0]);
-    else one.out = fusion::apply(n.op, args);
-    one.out_dtype = root ? c.out_dtype : ScalarKind::F32;
-    int slot = root ? out_slot : pl.add_temp(n_io, size_t(fusion::numel(c.shape)) * 4);
+    one.out = rebuild(n, args);
+    // Temporaries hold the node's kind exactly, so the steps compute what the chain does.
+    one.out_dtype = root ? c.out_dtype : n.type;
+    int slot = root ? out_slot : pl.add_temp(n_io, size_t(fusion::numel(c.shape)) * size_t(ir::Type(n.type).bytes()));
     fusion::plan_chain(pl, one, slots, slot, v);
     auto r = std::pair{slot, fusion::Input{"t", one.out_dtype, c.shape}};
     done[&n] = r;
@@ -184,6 +197,8 @@ std::vector<VariantKey> elementwise_variant_keys() {
           key_range("pf", "prefetch_distance", 0, 1 << 20, "software prefetch this many elements ahead in each input (lanes 16; 0: none)"),
           key_set("div", "line_division", {0, 1}, "1: the sigmoid's reciprocal by a line division, 0: Newton steps (lanes 16)")};
 }
+
+}  // namespace
 
 OpDef elementwise_def(const std::string& name, const std::string& desc, const std::string& attrs_help) {
   OpDef d;
@@ -236,6 +251,7 @@ OpDef elementwise_def(const std::string& name, const std::string& desc, const st
   d.variant_keys = elementwise_variant_keys();
   d.plan = [](const Problem& p, const Variant& v, const TargetCaps& caps) {
     Chain c = elementwise_chain(p);
+    fusion::check_chain_target(c, caps);
     std::vector<int> slots;
     for (size_t i = 0; i < c.inputs.size(); ++i) slots.push_back(int(i));
     Plan pl;
@@ -258,6 +274,8 @@ OpDef elementwise_def(const std::string& name, const std::string& desc, const st
   d.memory_bound = true;
   return d;
 }
+
+namespace {
 
 Problem prob(const std::string& op, std::vector<int64_t> dims, std::map<std::string, int64_t> attrs,
              ScalarKind dt = ScalarKind::F32) {
@@ -331,6 +349,7 @@ void register_elementwise_ops() {
     }
     register_op(std::move(d));
   }
+  register_op(typed_elementwise_def());
 }
 
 }  // namespace kgen::ops

@@ -9,90 +9,14 @@
 #include <stdexcept>
 
 #include "dsl/dsl.h"
-#include "ir/half.h"
-#include "ops/common/fast_math.h"
-#include "ops/common/fast_exp.h"
 #include "ops/common/wrapped_group.h"
+#include "ops/elementwise/chain_eval.h"
 
 namespace kgen::ops::fusion {
 
 using namespace kgen::dsl;
 using ir::Op;
 using ir::ScalarKind;
-
-namespace {
-
-Expr node(Node n) { return Expr{std::make_shared<const Node>(std::move(n))}; }
-
-bool is_compare(Op op) { return op == Op::Lt || op == Op::Le || op == Op::Gt || op == Op::Ge || op == Op::Eq || op == Op::Ne; }
-int arity(Op op) {
-  switch (op) {
-    case Op::Neg: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2: case Op::Sqrt:
-    case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Erf: case Op::Floor: case Op::Ceil:
-    case Op::Round: case Op::Trunc:
-      return 1;
-    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Min: case Op::Max: case Op::Pow:
-      return 2;
-    case Op::Fma: case Op::Select: return 3;
-    default: return is_compare(op) ? 2 : 0;
-  }
-}
-
-bool storage_ok(ScalarKind k) { return k == ScalarKind::F32 || k == ScalarKind::F16 || k == ScalarKind::BF16; }
-
-}  // namespace
-
-Expr in(int input) {
-  Node n;
-  n.kind = Node::Kind::Input;
-  n.input = input;
-  return node(std::move(n));
-}
-Expr lit(double v) {
-  Node n;
-  n.kind = Node::Kind::Const;
-  n.value = v;
-  return node(std::move(n));
-}
-Expr apply(Op op, std::vector<Expr> args) {
-  if (arity(op) == 0 || size_t(arity(op)) != args.size())
-    throw std::invalid_argument("fusion: op '" + std::string(ir::op_name(op)) + "' is not an elementwise op of " +
-                                std::to_string(args.size()) + " operands");
-  Node n;
-  n.kind = Node::Kind::Op;
-  n.op = op;
-  n.args = std::move(args);
-  return node(std::move(n));
-}
-Expr round_to(ScalarKind to, Expr a) {
-  Node n;
-  n.kind = Node::Kind::Round;
-  n.to = to;
-  n.args = {std::move(a)};
-  return node(std::move(n));
-}
-Expr operator+(Expr a, Expr b) { return apply(Op::Add, {a, b}); }
-Expr operator-(Expr a, Expr b) { return apply(Op::Sub, {a, b}); }
-Expr operator*(Expr a, Expr b) { return apply(Op::Mul, {a, b}); }
-Expr operator/(Expr a, Expr b) { return apply(Op::Div, {a, b}); }
-Expr operator-(Expr a) { return apply(Op::Neg, {a}); }
-Expr max(Expr a, Expr b) { return apply(Op::Max, {a, b}); }
-Expr min(Expr a, Expr b) { return apply(Op::Min, {a, b}); }
-Expr exp(Expr a) { return apply(Op::Exp, {a}); }
-Expr tanh(Expr a) { return apply(Op::Tanh, {a}); }
-Expr sigmoid(Expr a) { return lit(1.0) / (lit(1.0) + exp(-a)); }
-Expr silu(Expr a) { return a * sigmoid(a); }
-// 0.5 (1 + tanh(z)) == sigmoid(2 z): the same function through one exp and
-// one division, ~3x cheaper than the (bit-exact, fdlibm) tanh on lines.
-// -2z = a (-2k c a^2 - 2k) (k = sqrt(2/pi), c = 0.044715): one multiply and
-// one fma after a^2, where the textbook form takes five ops and a negation
-// (the CPU's gelu chain is bound by its arithmetic, not by DRAM).
-Expr gelu(Expr a) {
-  const double k2 = 2 * 0.7978845608028654;
-  Expr minus_z2 = a * apply(Op::Fma, {a * a, lit(-k2 * 0.044715), lit(-k2)});
-  return a / (lit(1.0) + exp(minus_z2));
-}
-Expr relu(Expr a) { return max(a, lit(0.0)); }
 
 int64_t numel(const std::vector<int64_t>& shape) {
   int64_t n = 1;
@@ -120,33 +44,20 @@ std::vector<int64_t> broadcast_shape(const Chain& c) {
 
 namespace {
 
-// Checks the tree and returns whether it yields a bool (a comparison).
-bool check_node(const Chain& c, const Expr& e) {
+// Every Input node names an input and reads it in its compute kind.
+void check_inputs(const Chain& c, const Expr& e) {
   if (!e.node) throw std::invalid_argument("fusion: empty expression");
   const Node& n = *e.node;
-  switch (n.kind) {
-    case Node::Kind::Input:
-      if (n.input < 0 || size_t(n.input) >= c.inputs.size())
-        throw std::invalid_argument("fusion: input index " + std::to_string(n.input) + " out of range");
-      return false;
-    case Node::Kind::Const: return false;
-    case Node::Kind::Round:
-      if (!storage_ok(n.to)) throw std::invalid_argument("fusion: round_to needs f32, f16 or bf16");
-      if (check_node(c, n.args[0])) throw std::invalid_argument("fusion: round_to of a bool");
-      return false;
-    case Node::Kind::Op: {
-      std::vector<bool> b;
-      for (const auto& a : n.args) b.push_back(check_node(c, a));
-      if (n.op == Op::Select) {
-        if (!b[0] || b[1] || b[2]) throw std::invalid_argument("fusion: select(bool, number, number)");
-        return false;
-      }
-      for (bool x : b)
-        if (x) throw std::invalid_argument("fusion: a comparison's result used as a number");
-      return is_compare(n.op);
-    }
+  if (n.kind == Node::Kind::Input) {
+    if (n.input < 0 || size_t(n.input) >= c.inputs.size())
+      throw std::invalid_argument("fusion: input index " + std::to_string(n.input) + " out of range");
+    const Input& i = c.inputs[size_t(n.input)];
+    if (compute_kind(i.dtype) != n.type)
+      throw std::invalid_argument("fusion: input '" + i.name + "' is " + std::string(ir::scalar_name(i.dtype)) +
+                                  " but the expression reads it as " + std::string(ir::scalar_name(n.type)) +
+                                  " (in(" + std::to_string(n.input) + ", dtype))");
   }
-  return false;
+  for (const auto& a : n.args) check_inputs(c, a);
 }
 
 }  // namespace
@@ -154,9 +65,9 @@ bool check_node(const Chain& c, const Expr& e) {
 void validate_chain(const Chain& c) {
   if (c.inputs.empty()) throw std::invalid_argument("fusion: a chain needs an input");
   if (c.shape.size() > 6) throw std::invalid_argument("fusion: rank > 6");
-  if (!storage_ok(c.out_dtype)) throw std::invalid_argument("fusion: output dtype must be f32, f16 or bf16");
+  if (c.out_dtype == ScalarKind::Void) throw std::invalid_argument("fusion: the output needs a dtype");
   for (const auto& i : c.inputs) {
-    if (!storage_ok(i.dtype)) throw std::invalid_argument("fusion: input '" + i.name + "' dtype must be f32, f16 or bf16");
+    if (i.dtype == ScalarKind::Void) throw std::invalid_argument("fusion: input '" + i.name + "' needs a dtype");
     if (i.shape.size() > c.shape.size()) throw std::invalid_argument("fusion: input '" + i.name + "' has a higher rank than the output");
     size_t off = c.shape.size() - i.shape.size();
     for (size_t a = 0; a < i.shape.size(); ++a)
@@ -166,7 +77,37 @@ void validate_chain(const Chain& c) {
   for (int64_t d : c.shape)
     if (d < 1) throw std::invalid_argument("fusion: sizes must be >= 1");
   if (double(numel(c.shape)) >= 4e9) throw std::invalid_argument("fusion: too large: indices are 32-bit");
-  if (check_node(c, c.out)) throw std::invalid_argument("fusion: the result is a comparison (bool); select a number");
+  check_inputs(c, c.out);
+}
+
+namespace {
+
+void collect_kinds(const Expr& e, std::vector<ScalarKind>& kinds) {
+  kinds.push_back(e.kind());
+  if (e.node->kind != Node::Kind::Op && e.node->kind != Node::Kind::Input && e.node->kind != Node::Kind::Const)
+    kinds.push_back(e.node->to);
+  for (const auto& a : e.node->args) collect_kinds(a, kinds);
+}
+
+// What the target lacks to hold kind k, or null.
+const char* lacks(ScalarKind k, const TargetCaps& caps) {
+  if (k == ScalarKind::F64 && !caps.f64) return "has no f64 support";
+  if ((k == ScalarKind::I64 || k == ScalarKind::U64) && !caps.i64) return "has no 64-bit integer support";
+  if (k == ScalarKind::F16 && !caps.f16) return "has no f16 support";
+  if (k == ScalarKind::BF16 && !caps.bf16) return "has no bf16 support";
+  return nullptr;
+}
+
+}  // namespace
+
+void check_chain_target(const Chain& c, const TargetCaps& caps) {
+  std::vector<ScalarKind> kinds = {c.out_dtype};
+  for (const auto& i : c.inputs) kinds.push_back(i.dtype);
+  if (c.out.node) collect_kinds(c.out, kinds);
+  for (ScalarKind k : kinds)
+    if (const char* why = lacks(k, caps))
+      throw ir::Error(ir::SourceLoc{}, "fusion: chain '" + c.name + "' uses " + std::string(ir::scalar_name(k)) +
+                                           " but target '" + caps.name + "' " + why);
 }
 
 int64_t Layout::rows() const {
@@ -242,124 +183,6 @@ Layout layout_of(const Chain& c, bool periodic) {
 
 namespace {
 
-// x / (1 + e^y) without the target's exp: the sigmoid inside silu and the
-// tanh-form gelu, where the exact exp made the fused chain compute-bound on
-// the CPU. `divide`: 1/d by a line division (strategy.h: cheap_line_division);
-// else by Newton steps, where vdivps zmm (one per ~10 cycles) is the bound:
-// y is clamped to [-87, 87], so d = 1 + e^y <= 6.1e37 < 2^126 and 1/d is a
-// normal float, which the integer first guess (0x7ef311c3 - bits(d), within
-// 12%) needs; three steps (the error squares each time: 1.4e-2, 2e-4, 4e-8)
-// reach ~1 ulp. A NaN y stays NaN. Differs from the exact form only where
-// |y| > 87: there the result is ~1.6e-38 * x instead of (nearly) 0, or
-// x / (1 + 1.6e-38); and x = -inf with y = +inf (gelu/silu at -inf) gives
-// -inf where the exact form's inf / inf is NaN (the limit is 0 for both).
-Value sigmoid_div(const Value& x, const Value& y, bool divide) {
-  const ir::Type ft = y.type(), ut = ft.lanes > 1 ? line(u32, ft.lanes) : ir::Type(u32);
-  // The upper clamp as a select that keeps a NaN y (one vminps with the
-  // NaN-passing operand order), as fast_exp's lower one does, so NaN reaches
-  // d and the quotient without a compare and blend at the end.
-  Value d = fast_exp(select(y > 87.0f, 87.0f, y), /*nonpositive=*/true) + 1.0f;  // "nonpositive": no upper clamp of its own
-  if (divide) return x / d;
-  Value r = bitcast(ft, 0x7ef311c3u - bitcast(ut, d));
-  for (int i = 0; i < 3; ++i) r = fma(r, fma(-d, r, 1.0f), r);
-  return x * r;
-}
-
-bool is_const(const Expr& e, double v) { return e.node->kind == Node::Kind::Const && e.node->value == v; }
-bool is_op(const Expr& e, Op op) { return e.node->kind == Node::Kind::Op && e.node->op == op; }
-
-// The exponent y when `d` is 1 + exp(y) (either order).
-const Expr* one_plus_exp(const Expr& d) {
-  if (!is_op(d, Op::Add)) return nullptr;
-  const auto& a = d.node->args;
-  if (is_const(a[0], 1.0) && is_op(a[1], Op::Exp)) return &a[1].node->args[0];
-  if (is_const(a[1], 1.0) && is_op(a[0], Op::Exp)) return &a[0].node->args[0];
-  return nullptr;
-}
-
-// Does the chain hold an x / (1 + exp(y)) (a sigmoid_div in the CPU form)?
-bool has_sigmoid_div(const Expr& e) {
-  if (is_op(e, Op::Div) && one_plus_exp(e.node->args[1])) return true;
-  for (const auto& a : e.node->args)
-    if (has_sigmoid_div(a)) return true;
-  return false;
-}
-
-// The chain evaluated in f32 (lanes == 1) or f32 lines on DSL values.
-// fast (CPU kernels): x / (1 + exp(y)) by sigmoid_div.
-struct Evaluator {
-  const Chain& c;
-  int lanes;
-  std::function<Value(int)> input;  // f32 value of input i at the current element(s)
-  std::map<const Node*, Value> memo;
-  bool fast = false;
-  bool divide = false;  // fast: the reciprocal by a line division, not Newton steps
-
-  ir::Type f32t() const { return lanes == 1 ? ir::Type(f32) : line(f32, lanes); }
-  Value eval(const Expr& e) {
-    auto it = memo.find(e.node.get());
-    if (it != memo.end()) return it->second;
-    Value v = compute(*e.node);
-    memo[e.node.get()] = v;
-    return v;
-  }
-  Value compute(const Node& n) {
-    switch (n.kind) {
-      case Node::Kind::Input: return input(n.input);
-      case Node::Kind::Const: {
-        Value k = constant(f32, float(n.value));
-        return lanes == 1 ? k : splat(k, lanes);
-      }
-      case Node::Kind::Round: {
-        ir::Type t = lanes == 1 ? ir::Type(n.to) : line(ir::Type(n.to), lanes);
-        return cast(f32t(), cast(t, eval(n.args[0])));
-      }
-      case Node::Kind::Op: break;
-    }
-    if (fast && n.op == Op::Div)
-      if (const Expr* y = one_plus_exp(n.args[1])) return sigmoid_div(eval(n.args[0]), eval(*y), divide);
-    std::vector<Value> a;
-    for (const auto& x : n.args) a.push_back(eval(x));
-    switch (n.op) {
-      case Op::Neg: return -a[0];
-      case Op::Abs: return abs(a[0]);
-      case Op::Exp: return exp(a[0]);
-      case Op::Exp2: return exp2(a[0]);
-      case Op::Log: return log(a[0]);
-      case Op::Log2: return log2(a[0]);
-      case Op::Sqrt: return sqrt(a[0]);
-      case Op::Rsqrt: return rsqrt(a[0]);
-      case Op::Sin: return sin(a[0]);
-      case Op::Cos: return cos(a[0]);
-      // The CPU lines: polynomial forms (ops/common/fast_math.h), 6-20x faster
-      // than the glibc-exact ones, within 1.4 ulp.
-      case Op::Tanh: return fast ? fast_tanh(a[0]) : tanh(a[0]);
-      case Op::Erf: return fast ? fast_erf(a[0]) : erf(a[0]);
-      case Op::Floor: return floor(a[0]);
-      case Op::Ceil: return ceil(a[0]);
-      case Op::Round: return round(a[0]);
-      case Op::Trunc: return trunc(a[0]);
-      case Op::Add: return a[0] + a[1];
-      case Op::Sub: return a[0] - a[1];
-      case Op::Mul: return a[0] * a[1];
-      case Op::Div: return a[0] / a[1];
-      case Op::Min: return min(a[0], a[1]);
-      case Op::Max: return max(a[0], a[1]);
-      case Op::Pow: return pow(a[0], a[1]);
-      case Op::Lt: return a[0] < a[1];
-      case Op::Le: return a[0] <= a[1];
-      case Op::Gt: return a[0] > a[1];
-      case Op::Ge: return a[0] >= a[1];
-      case Op::Eq: return a[0] == a[1];
-      case Op::Ne: return a[0] != a[1];
-      case Op::Fma: return fma(a[0], a[1], a[2]);
-      case Op::Select: return select(a[0], a[1], a[2]);
-      default: break;
-    }
-    throw std::invalid_argument("fusion: unsupported op " + std::string(ir::op_name(n.op)));
-  }
-};
-
 std::string kernel_name(const Chain& c, const Layout& l, const ChainVariant& v) {
   std::string s = c.name + "_r" + std::to_string(l.dims.size()) + "_l" + std::to_string(v.lanes);
   if (v.wg > 1) s += "_wg" + std::to_string(v.wg);
@@ -421,10 +244,13 @@ ir::Kernel chain_kernel(const Chain& c, const Layout& l, const ChainVariant& v) 
     Value obase = row * d0;
     Value start = col0 + ch * chunk;
     Value end = min(start + chunk, col_end);
+    // Each input converts to its compute kind as it is loaded (f16 -> f32).
+    std::vector<ir::Type> ct;
+    for (const auto& i : c.inputs) ct.push_back(ir::Type(compute_kind(i.dtype)));
     // Inputs constant along the inner axis: one load per group.
     std::vector<Value> bc(ni);
     for (size_t i = 0; i < ni; ++i)
-      if (l.strides[i].back() == 0) bc[i] = cast(f32, x[i][off[i]]);
+      if (l.strides[i].back() == 0) bc[i] = cast(ct[i], x[i][off[i]]);
     // Periodic inputs (Layout::period): lines from `start` repeat every Q =
     // P / gcd(P, 16) lines; the group builds those Q lines once and the line
     // loop goes Q lines per step, each with its own pattern.
@@ -437,7 +263,7 @@ ir::Kernel chain_kernel(const Chain& c, const Layout& l, const ChainVariant& v) 
         if (uint32_t P = uint32_t(l.period_of(i)))
           for (uint32_t q = 0; q < Q; ++q) {
             std::vector<Value> lanes;
-            for (uint32_t e = 0; e < 16; ++e) lanes.push_back(cast(f32, x[i][off[i] + (start + (16 * q + e)) % P]));
+            for (uint32_t e = 0; e < 16; ++e) lanes.push_back(cast(ct[i], x[i][off[i] + (start + (16 * q + e)) % P]));
             pattern[i].push_back(make_line(lanes));
           }
     // q: the pattern line of element j's line (lanes 16).
@@ -445,15 +271,14 @@ ir::Kernel chain_kernel(const Chain& c, const Layout& l, const ChainVariant& v) 
       // The CPU form (lanes 16) takes the division-free sigmoid; GPUs keep
       // their native exp and division (fast_exp's rounding trick is not safe
       // under their compilers' reassociation).
-      Evaluator ev{c, lanes, {}, {}, L == 16, v.divide};
-      ev.input = [&](int i) -> Value {
+      auto input = [&](int i) -> Value {
         if (bc[i].valid()) return lanes == 1 ? bc[i] : splat(bc[i], lanes);
         if (uint32_t P = uint32_t(l.period_of(size_t(i)))) {
-          if (lanes == 1) return cast(f32, x[i][off[i] + j % P]);
+          if (lanes == 1) return cast(ct[i], x[i][off[i] + j % P]);
           return pattern[size_t(i)][q];
         }
         Value at = off[i] + j;
-        if (lanes == 1) return cast(f32, x[i][at]);
+        if (lanes == 1) return cast(ct[i], x[i][at]);
         // 64-bit indices: clang merges the 16 loads into one vector load only
         // when it can prove the addresses consecutive, which u32 index
         // arithmetic (wrapping) does not let it.
@@ -462,11 +287,10 @@ ir::Kernel chain_kernel(const Chain& c, const Layout& l, const ChainVariant& v) 
         for (int q = 0; q < lanes; ++q) ls.emplace_back(Value(x[i][at64 + uint64_t(q)]), ir::SourceLoc{});
         Value ln = make_line({ls[0], ls[1], ls[2], ls[3], ls[4], ls[5], ls[6], ls[7], ls[8], ls[9], ls[10], ls[11],
                               ls[12], ls[13], ls[14], ls[15]});
-        return cast(line(f32, lanes), ln);
+        return cast(line(ct[i], lanes), ln);
       };
-      Value r = ev.eval(c.out);
-      ir::Type ot = lanes == 1 ? ir::Type(c.out_dtype) : line(ir::Type(c.out_dtype), lanes);
-      r = cast(ot, r);
+      Evaluator ev(lanes, input, L == 16, v.divide);
+      Value r = ev.to_output(c.out.kind(), c.out_dtype, ev.eval(c.out));
       if (lanes == 1) y[obase + j] = r;
       else store_line(y, obase + j, r, v.stream);
     };
@@ -520,77 +344,7 @@ void plan_chain_layout(Plan& pl, const Chain& c, const Layout& l, const std::vec
   pl.steps.push_back(std::move(s));
 }
 
-float load_as_f32(ScalarKind k, const void* base, int64_t i) {
-  switch (k) {
-    case ScalarKind::F32: return static_cast<const float*>(base)[i];
-    case ScalarKind::F16: return ir::f16_to_f32(static_cast<const uint16_t*>(base)[i]);
-    case ScalarKind::BF16: return ir::bf16_to_f32(static_cast<const uint16_t*>(base)[i]);
-    default: throw std::invalid_argument("load_as_f32: unsupported dtype");
-  }
-}
-std::vector<float> load_all_as_f32(ScalarKind k, const void* base, int64_t n) {
-  std::vector<float> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[size_t(i)] = load_as_f32(k, base, i);
-  return v;
-}
-void store_from_f32(ScalarKind k, void* base, int64_t i, float v) {
-  switch (k) {
-    case ScalarKind::F32: static_cast<float*>(base)[i] = v; return;
-    case ScalarKind::F16: static_cast<uint16_t*>(base)[i] = ir::f32_to_f16(v); return;
-    case ScalarKind::BF16: static_cast<uint16_t*>(base)[i] = ir::f32_to_bf16(v); return;
-    default: throw std::invalid_argument("store_from_f32: unsupported dtype");
-  }
-}
-
 namespace {
-
-float ref_eval(const Node& n, const std::vector<float>& inputs) {
-  auto a = [&](int k) { return ref_eval(*n.args[size_t(k)].node, inputs); };
-  switch (n.kind) {
-    case Node::Kind::Input: return inputs[size_t(n.input)];
-    case Node::Kind::Const: return float(n.value);
-    case Node::Kind::Round: {
-      float v = a(0);
-      return n.to == ScalarKind::F16 ? ir::round_f16(v) : n.to == ScalarKind::BF16 ? ir::round_bf16(v) : v;
-    }
-    case Node::Kind::Op: break;
-  }
-  switch (n.op) {
-    case Op::Neg: return -a(0);
-    case Op::Abs: return std::fabs(a(0));
-    case Op::Exp: return std::exp(a(0));
-    case Op::Exp2: return std::exp2(a(0));
-    case Op::Log: return std::log(a(0));
-    case Op::Log2: return std::log2(a(0));
-    case Op::Sqrt: return std::sqrt(a(0));
-    case Op::Rsqrt: return 1.0f / std::sqrt(a(0));
-    case Op::Sin: return std::sin(a(0));
-    case Op::Cos: return std::cos(a(0));
-    case Op::Tanh: return std::tanh(a(0));
-    case Op::Erf: return std::erf(a(0));
-    case Op::Floor: return std::floor(a(0));
-    case Op::Ceil: return std::ceil(a(0));
-    case Op::Round: return std::nearbyint(a(0));
-    case Op::Trunc: return std::trunc(a(0));
-    case Op::Add: return a(0) + a(1);
-    case Op::Sub: return a(0) - a(1);
-    case Op::Mul: return a(0) * a(1);
-    case Op::Div: return a(0) / a(1);
-    case Op::Min: return std::fmin(a(0), a(1));
-    case Op::Max: return std::fmax(a(0), a(1));
-    case Op::Pow: return std::pow(a(0), a(1));
-    case Op::Lt: return a(0) < a(1);
-    case Op::Le: return a(0) <= a(1);
-    case Op::Gt: return a(0) > a(1);
-    case Op::Ge: return a(0) >= a(1);
-    case Op::Eq: return a(0) == a(1);
-    case Op::Ne: return a(0) != a(1);
-    case Op::Fma: return std::fma(a(0), a(1), a(2));
-    case Op::Select: return a(0) != 0 ? a(1) : a(2);
-    default: break;
-  }
-  throw std::invalid_argument("fusion reference: unsupported op");
-}
 
 int count_ops(const Node& n) {
   int k = n.kind == Node::Kind::Op ? 1 : 0;
@@ -599,27 +353,6 @@ int count_ops(const Node& n) {
 }
 
 }  // namespace
-
-void reference_chain(const Chain& c, const std::vector<const void*>& in, void* out) {
-  Layout l = layout_of(c, /*periodic=*/false);  // the plain walk, whatever the kernels' layout
-  const int R = int(l.dims.size());
-  const size_t ni = c.inputs.size();
-  const int64_t inner = l.inner(), rows = l.rows();
-  std::vector<float> vals(ni);
-  for (int64_t r = 0; r < rows; ++r) {
-    std::vector<int64_t> off(ni, 0);
-    int64_t rem = r;
-    for (int k = R - 2; k >= 0; --k) {
-      int64_t ck = rem % l.dims[size_t(k)];
-      rem /= l.dims[size_t(k)];
-      for (size_t i = 0; i < ni; ++i) off[i] += ck * l.strides[i][size_t(k)];
-    }
-    for (int64_t j = 0; j < inner; ++j) {
-      for (size_t i = 0; i < ni; ++i) vals[i] = load_as_f32(c.inputs[i].dtype, in[i], off[i] + j * l.strides[i].back());
-      store_from_f32(c.out_dtype, out, r * inner + j, ref_eval(*c.out.node, vals));
-    }
-  }
-}
 
 double chain_flops(const Chain& c) { return double(count_ops(*c.out.node)) * double(numel(c.shape)); }
 

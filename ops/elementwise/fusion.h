@@ -1,16 +1,22 @@
 // Elementwise expressions over broadcast tensors, compiled into ONE kernel:
 // every input element is loaded once, the whole expression is evaluated in
-// registers (f32 for float chains), the result is stored once. A single
+// registers (each node in its kind: ops/elementwise/expr.h), the result is
+// stored once. A single
 // elementwise op (ops/elementwise/broadcast.cpp) is a chain of one node; the graph
 // executor builds longer chains (silu(x) * y, (x + b) * s + r, ...).
 //
 //   using namespace kgen::ops::fusion;
 //   Chain c;
 //   c.inputs = {{"x", F16, {64, 4096}}, {"b", F32, {4096}}};   // b: a row, broadcast
-//   c.out = gelu(in(0) + in(1));
+//   c.out = gelu(in(0) + in(1));           // in(i): a float input as f32
 //   c.out_dtype = F32;
 //   c.shape = broadcast_shape(c);          // {64, 4096}
 //   plan_chain(plan, c, {0, 1}, 2, chain_variant_for(c, caps));
+//
+//   // Any dtype: in(i, dtype) computes in compute_kind(dtype). Quantize:
+//   c.inputs = {{"x", F32, {4096}}};
+//   c.out = saturate_cast(U8, round(in(0, F32) / lit(0.05)) + lit(128));
+//   c.out_dtype = U8;
 //
 // Broadcasting is numpy's: shapes align at the right, size-1 (or missing)
 // axes repeat. The launch collapses adjacent axes that every input treats
@@ -25,65 +31,36 @@
 
 #include "ir/ir.h"
 #include "ops/core/op.h"
+#include "ops/elementwise/activations.h"
+#include "ops/elementwise/expr.h"
+#include "ops/elementwise/expr_math.h"
+#include "ops/elementwise/expr_ops.h"
 
 namespace kgen::ops::fusion {
 
-struct Node;
-// An immutable expression handle (shared subexpressions are evaluated once).
-struct Expr {
-  std::shared_ptr<const Node> node;
-};
-struct Node {
-  enum class Kind { Input, Const, Op, Round } kind = Kind::Const;
-  int input = -1;                    // Input: index into Chain::inputs
-  double value = 0;                  // Const
-  ir::Op op = ir::Op::Add;           // Op: a float unary/binary/ternary/compare IR op
-  ir::ScalarKind to = ir::ScalarKind::F32;  // Round: round through this type (a cast there and back)
-  std::vector<Expr> args;
-};
-
-Expr in(int input);
-Expr lit(double v);
-// An IR op on 1, 2 or 3 operands: Neg Abs Exp Exp2 Log Log2 Sqrt Rsqrt Sin Cos
-// Tanh Erf Floor Ceil Round Trunc | Add Sub Mul Div Min Max Pow | Lt Le Gt Ge
-// Eq Ne (yield bool) | Fma Select (Select's first operand: a comparison).
-Expr apply(ir::Op op, std::vector<Expr> args);
-// Rounds the (f32) value through `to` (e.g. F16): a cast in the middle of a chain.
-Expr round_to(ir::ScalarKind to, Expr a);
-
-Expr operator+(Expr a, Expr b);
-Expr operator-(Expr a, Expr b);
-Expr operator*(Expr a, Expr b);
-Expr operator/(Expr a, Expr b);
-Expr operator-(Expr a);
-Expr max(Expr a, Expr b);
-Expr min(Expr a, Expr b);
-Expr exp(Expr a);
-Expr tanh(Expr a);
-Expr sigmoid(Expr a);  // 1 / (1 + exp(-a))
-Expr silu(Expr a);     // a * sigmoid(a)
-Expr gelu(Expr a);     // tanh form 0.5 a (1 + tanh(z)), z = 0.79788456 (a + 0.044715 a^3), as a / (1 + exp(-2z))
-Expr relu(Expr a);     // max(a, 0)
-
 struct Input {
   std::string name;
-  ir::ScalarKind dtype = ir::ScalarKind::F32;  // f32, f16, bf16 (loaded and converted to f32)
+  ir::ScalarKind dtype = ir::ScalarKind::F32;  // any; loaded and converted to compute_kind(dtype)
   std::vector<int64_t> shape;                  // broadcast against Chain::shape
 };
 struct Chain {
   std::string name = "ew";  // kernel name stem
   std::vector<Input> inputs;
   std::vector<int64_t> shape;  // output shape (rank <= 6)
-  ir::ScalarKind out_dtype = ir::ScalarKind::F32;
+  ir::ScalarKind out_dtype = ir::ScalarKind::F32;  // any; out converts to it as cast() does
   Expr out;
 };
 
 // numpy's broadcast of the inputs' shapes; throws std::invalid_argument when
 // they do not broadcast or the rank exceeds 6.
 std::vector<int64_t> broadcast_shape(const Chain& c);
-// Checks dtypes, that every input broadcasts to c.shape, that Input nodes
-// name existing inputs and the result is a number (not a bool).
+// Checks dtypes, that every input broadcasts to c.shape and that Input nodes
+// name existing inputs in their compute kind.
 void validate_chain(const Chain& c);
+// Throws ir::Error naming the target and the type when the chain needs one
+// the target lacks (f64 or 64-bit integers on WebGPU, ...): chain_variant_for
+// calls it, so a chain is refused when it is planned, not deep in a backend.
+void check_chain_target(const Chain& c, const TargetCaps& caps);
 
 // The launch layout after collapsing axes: dims outermost first (dims.back()
 // is the contiguous inner axis), and per input its element stride on each
@@ -150,14 +127,15 @@ void plan_chain(Plan& pl, const Chain& c, const std::vector<int>& in_slots, int 
 void plan_chain_layout(Plan& pl, const Chain& c, const Layout& l, const std::vector<int>& in_slots, int out_slot,
                        const ChainVariant& v);
 
-// The plain C++ reference (f32 arithmetic, libm), outputs in out_dtype.
+// The plain C++ reference (each node in its kind, libm), outputs in out_dtype.
 void reference_chain(const Chain& c, const std::vector<const void*>& in, void* out);
 // Nodes that compute (for flops) and compulsory bytes (inputs at their sizes + output).
 double chain_flops(const Chain& c);
 double chain_bytes(const Chain& c);
 int64_t numel(const std::vector<int64_t>& shape);
 
-// Host conversions used by the references of this family (f32 <-> storage type).
+// Host conversions used by the references of this family (f32 <-> storage
+// type, any kind; to integers as cast() converts).
 float load_as_f32(ir::ScalarKind k, const void* base, int64_t i);
 // Elements [0, n) of `base` as f32 (exact for f16/bf16): the op references'
 // copies of their inputs.

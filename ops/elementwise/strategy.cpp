@@ -30,10 +30,10 @@ void set_launch_shape(ChainVariant& v, const TargetCaps& caps) {
 }  // namespace
 
 ChainVariant chain_variant_for(const Chain& c, const TargetCaps& caps) {
+  check_chain_target(c, caps);
   ChainVariant v;
   v.divide = cheap_line_division(caps);
   set_launch_shape(v, caps);
-  (void)c;
   return v;
 }
 

@@ -5,6 +5,7 @@
 
 #include "ops/common/stream_heuristic.h"
 #include "ops/elementwise/fusion.h"
+#include "ops/layout/data_movement.h"
 #include "ops/layout/transpose_view.h"
 
 namespace kgen::ops {
@@ -112,6 +113,16 @@ Variant transpose_heuristic(const Problem& p, const TargetCaps& caps) {
   if (!is_cpu(caps)) return Variant{}.set("impl", kTiled);
   if (narrow_mode(f.v)) return narrow_axis(f);
   return block_tiles(p, f);
+}
+
+// The data-movement kernels (ops/layout/data_movement.h): the CPU walks rows
+// in 16-lane lines, one work-item per group (its SIMT emulation pays per
+// work-item, and a contiguous run becomes vector loads and stores); GPUs
+// take one element per work-item, which coalesces wherever the output does.
+MoveVariant move_variant_for(const TargetCaps& caps) {
+  MoveVariant v;
+  v.rows = is_cpu(caps);
+  return v;
 }
 
 }  // namespace kgen::ops

@@ -24,6 +24,7 @@
 #include "dsl/dsl.h"
 #include "ops/elementwise/broadcast.h"
 #include "ops/elementwise/fusion.h"
+#include "ops/layout/data_movement_ops.h"
 #include "ops/layout/strategy.h"
 #include "ops/layout/transpose.h"
 #include "ops/layout/transpose_batch.h"
@@ -527,6 +528,7 @@ void register_layout_ops() {
                      prob({3, 5, 7, 64}, 213, ir::ScalarKind::BF16), prob({2, 5, 3, 48}, 213, ir::ScalarKind::BF16)};
   d.bench_problems = {prob({4096, 4096}, -1), prob({4096, 4096}, -1, ir::ScalarKind::BF16), prob({64, 512, 16, 64}, 213)};
   register_op(std::move(d));
+  register_data_movement_ops();
 }
 
 }  // namespace kgen::ops

@@ -1,0 +1,149 @@
+// MatMul (numpy semantics: 1-D operands promoted, batch axes broadcast) and
+// Gemm (alpha, beta, C, transposes) onto ops/matmul.
+#include "graph/lower.h"
+#include "graph/nodes/util.h"
+
+namespace kgen::graph {
+
+namespace {
+
+namespace fz = ops::fusion;
+
+struct MatmulDims {
+  Shape batch_a, batch_b, batch;  // batch axes of A, B and of the result
+  int64_t m, n, k;
+  bool a_vec, b_vec;              // 1-D operands
+};
+
+MatmulDims matmul_dims(const InferCtx& c, Shape a, Shape b) {
+  MatmulDims d;
+  d.a_vec = a.size() == 1;
+  d.b_vec = b.size() == 1;
+  if (a.empty() || b.empty()) c.invalid("MatMul of a scalar");
+  if (d.a_vec) a.insert(a.begin(), 1);
+  if (d.b_vec) b.push_back(1);
+  d.m = a[a.size() - 2], d.k = a.back(), d.n = b.back();
+  if (b[b.size() - 2] != d.k) c.invalid("inner dimensions " + shape_str(a) + " x " + shape_str(b));
+  d.batch_a.assign(a.begin(), a.end() - 2);
+  d.batch_b.assign(b.begin(), b.end() - 2);
+  d.batch = broadcast_shapes(c, {d.batch_a, d.batch_b});
+  return d;
+}
+
+Shape matmul_out(const MatmulDims& d) {
+  Shape s = d.batch;
+  if (!d.a_vec) s.push_back(d.m);
+  if (!d.b_vec) s.push_back(d.n);
+  return s;
+}
+
+void infer_matmul(InferCtx& c) {
+  c.require_inputs(2, 2);
+  if (c.dtype(0) != c.dtype(1)) c.invalid("A and B of different types");
+  c.set_out(0, c.dtype(0), matmul_out(matmul_dims(c, c.shape(0), c.shape(1))));
+}
+
+MatmulDims dims_at_lower(const LowerCtx& c) {
+  InferCtx ic{const_cast<Graph&>(c.g), const_cast<Node&>(c.node)};
+  return matmul_dims(ic, c.in(0).shape, c.in(1).shape);
+}
+
+bool float_io(ScalarKind k) { return k == ScalarKind::F32 || k == ScalarKind::F16 || k == ScalarKind::BF16; }
+
+// C = A·B into `out` (f32), A's batch folded into rows when B is shared.
+void plan_matmul(LowerCtx& c, const MatmulDims& d, int a, int b, int out, bool trans_b) {
+  ops::Problem p;
+  p.op = "matmul";
+  p.dtype = c.in(1).dtype;
+  if (c.in(0).dtype != p.dtype) p.attrs["a_f32"] = 1;
+  if (trans_b) p.attrs["trans_b"] = 1;
+  const int64_t ba = numel(d.batch_a), bb = numel(d.batch_b);
+  if (bb == 1) {
+    p.dims = {ba * d.m, d.n, d.k};
+  } else if (d.batch_a == d.batch_b) {
+    p.dims = {d.m, d.n, d.k};
+    p.attrs["batch"] = ba;
+  } else {
+    c.unsupported("batch axes " + shape_str(d.batch_a) + " and " + shape_str(d.batch_b) + " that broadcast B");
+  }
+  c.op(p, {a, b, out});
+}
+
+// The f32 result into the output's type where it differs.
+void to_output(LowerCtx& c, int f32_slot, int out_slot, const Shape& shape) {
+  fz::Chain ch;
+  ch.name = "cast";
+  ch.inputs = {{"y", ScalarKind::F32, shape}};
+  ch.shape = shape;
+  ch.out_dtype = c.out(0).dtype;
+  ch.out = fz::in(0);
+  c.chain(ch, {f32_slot}, out_slot);
+}
+
+void lower_matmul(LowerCtx& c) {
+  const ScalarKind t = c.out(0).dtype;
+  if (!float_io(t)) c.unsupported(std::string("type ") + std::string(ir::scalar_name(t)) + " (MatMul runs f32, f16, bf16)");
+  const MatmulDims d = dims_at_lower(c);
+  const Shape out = c.out(0).shape.empty() ? Shape{1} : c.out(0).shape;
+  if (t == ScalarKind::F32) return plan_matmul(c, d, c.in_slot(0), c.in_slot(1), c.out_slot(0), false);
+  const int tmp = c.temp(size_t(numel(out)) * 4);
+  plan_matmul(c, d, c.in_slot(0), c.in_slot(1), tmp, false);
+  to_output(c, tmp, c.out_slot(0), out);
+}
+
+void infer_gemm(InferCtx& c) {
+  c.require_inputs(2, 3);
+  const Shape& a = c.shape(0);
+  const Shape& b = c.shape(1);
+  if (a.size() != 2 || b.size() != 2) c.invalid("A and B must be 2-D");
+  const bool ta = c.node.attr_int("transA", 0), tb = c.node.attr_int("transB", 0);
+  const int64_t m = ta ? a[1] : a[0], k = ta ? a[0] : a[1];
+  const int64_t kb = tb ? b[1] : b[0], n = tb ? b[0] : b[1];
+  if (k != kb) c.invalid("inner dimensions " + shape_str(a) + " x " + shape_str(b));
+  if (c.has_in(2)) broadcast_shapes(c, {c.shape(2), {m, n}});
+  c.set_out(0, c.dtype(0), {m, n});
+}
+
+void lower_gemm(LowerCtx& c) {
+  if (c.out(0).dtype != ScalarKind::F32) c.unsupported("types other than f32");
+  if (c.node.attr_int("transA", 0)) c.unsupported("transA=1");
+  const Shape out = c.out(0).shape;
+  MatmulDims d;
+  d.m = out[0], d.n = out[1], d.k = c.in(0).shape[1];
+  d.a_vec = d.b_vec = false;
+  const double alpha = c.node.attr_float("alpha", 1.0), beta = c.node.attr_float("beta", 1.0);
+  const bool epilogue = c.has_in(2) || alpha != 1.0;
+  const int y = epilogue ? c.temp(size_t(numel(out)) * 4) : c.out_slot(0);
+  plan_matmul(c, d, c.in_slot(0), c.in_slot(1), y, c.node.attr_int("transB", 0) != 0);
+  if (!epilogue) return;
+  fz::Chain ch;
+  ch.name = "gemm_epilogue";
+  ch.inputs = {{"y", ScalarKind::F32, out}};
+  ch.shape = out;
+  ch.out_dtype = ScalarKind::F32;
+  ch.out = alpha == 1.0 ? fz::in(0) : fz::in(0) * fz::lit(alpha);
+  std::vector<int> slots = {y};
+  if (c.has_in(2) && beta != 0.0) {
+    ch.inputs.push_back({"c", c.in(2).dtype, c.in(2).shape.empty() ? Shape{1} : c.in(2).shape});
+    ch.out = ch.out + (beta == 1.0 ? fz::in(1) : fz::in(1) * fz::lit(beta));
+    slots.push_back(c.in_slot(2));
+  }
+  c.chain(ch, slots, c.out_slot(0));
+}
+
+}  // namespace
+
+void register_matmul_nodes() {
+  OpHandler mm;
+  mm.op = "MatMul";
+  mm.infer = infer_matmul;
+  mm.lower = lower_matmul;
+  register_handler(std::move(mm));
+  OpHandler gemm;
+  gemm.op = "Gemm";
+  gemm.infer = infer_gemm;
+  gemm.lower = lower_gemm;
+  register_handler(std::move(gemm));
+}
+
+}  // namespace kgen::graph

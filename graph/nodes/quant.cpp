@@ -1,0 +1,419 @@
+// Quantized ops as integer-exact float kernels plus fused requantization:
+// QuantizeLinear, DequantizeLinear, ConvInteger, MatMulInteger, QLinearConv,
+// QLinearMatMul and com.microsoft's QLinearAdd and QLinearGlobalAveragePool.
+// The convolutions and products run kgen's f32 kernels on (x - zero point)
+// and (w - zero point): every product and sum is an integer, exact in f32
+// while |accumulator| < 2^24 (8-bit operands, K up to ~250 at full scale;
+// real activations stay far below it). Requantization rounds as onnxruntime
+// does: round half to even of acc·(sx·sw/sy) in f32, then + zero point, clamped.
+#include <algorithm>
+#include <cmath>
+
+#include "graph/nodes/conv.h"
+#include "graph/nodes/util.h"
+
+namespace kgen::graph {
+
+namespace {
+
+namespace fz = ops::fusion;
+using fz::Expr;
+
+// A per-tensor (scalar) or per-axis (1-D along `axis`) parameter's broadcast
+// shape against a tensor of rank `rank`.
+Shape param_shape(const Shape& p, int64_t rank, int64_t axis) {
+  if (numel(p) <= 1) return {1};
+  Shape s = {numel(p)};
+  for (int64_t i = axis + 1; i < rank; ++i) s.push_back(1);
+  return s;
+}
+
+ScalarKind zp_kind(const InferCtx& c, int i, ScalarKind dflt) { return c.has_in(i) ? c.dtype(i) : dflt; }
+
+// x as f32 with its zero point subtracted: integers, exact.
+Expr centred(int x_in, ScalarKind xk, int zp_in, ScalarKind zk) {
+  Expr x = fz::cast(ScalarKind::F32, fz::in(x_in, xk));
+  if (zp_in < 0) return x;
+  return x - fz::cast(ScalarKind::F32, fz::in(zp_in, zk));
+}
+
+// Host: (w - zp[o]) as f32 for constant integer weights, zp per output channel (axis 0) or scalar.
+Tensor centred_weights(const Tensor& w, const Tensor* zp, int64_t per_axis_len) {
+  Tensor r(ScalarKind::F32, w.shape);
+  const int64_t n = w.numel(), per = per_axis_len ? n / per_axis_len : n;
+  for (int64_t i = 0; i < n; ++i) {
+    const double z = !zp ? 0.0 : zp->numel() == 1 ? zp->get(0) : zp->get(i / per);
+    r.set(i, w.get(i) - z);
+  }
+  return r;
+}
+
+// f32 multiplier sx·sw[o]/sy per output channel, in f32 arithmetic as onnxruntime computes it.
+Tensor requant_scale(const Tensor& sx, const Tensor& sw, const Tensor& sy, Shape shape) {
+  Tensor m(ScalarKind::F32, shape);
+  for (int64_t o = 0; o < m.numel(); ++o) {
+    const float w = float(sw.numel() == 1 ? sw.get(0) : sw.get(o));
+    m.set(o, double(float(float(sx.get(0)) * w) / float(sy.get(0))));
+  }
+  return m;
+}
+
+void need_constant(const LowerCtx& c, std::initializer_list<int> inputs, const char* what) {
+  for (int i : inputs)
+    if (c.has_in(i) && !c.constant(i)) c.unsupported(std::string(what) + " computed at run time (input " + std::to_string(i) + ")");
+}
+
+// ---- QuantizeLinear / DequantizeLinear ----
+// The quantization axis; only meaningful (and checked) when the scale is 1-D.
+int64_t q_axis(const InferCtx& c) {
+  if (numel(c.shape(1)) <= 1 && c.shape(1).size() <= 1) return 0;
+  return normalize_axis(c, c.node.attr_int("axis", 1), std::max<int64_t>(1, int64_t(c.shape(0).size())));
+}
+
+void infer_quantize(InferCtx& c) {
+  c.require_inputs(2, 3);
+  ScalarKind out = ScalarKind::U8;
+  if (c.has_in(2)) out = c.dtype(2);
+  else if (c.node.has("output_dtype")) out = ScalarKind(0);  // resolved below
+  if (c.node.has("output_dtype") && !c.has_in(2)) {
+    const int64_t t = c.node.attr_int("output_dtype", 2);
+    out = t == 3 ? ScalarKind::I8 : t == 2 ? ScalarKind::U8 : t == 4 ? ScalarKind::U16 : t == 5 ? ScalarKind::I16 : ScalarKind::Void;
+    if (out == ScalarKind::Void) c.unsupported("output_dtype " + std::to_string(t));
+  }
+  if (c.node.attr_int("block_size", 0)) c.unsupported("blocked quantization (block_size)");
+  c.set_out(0, out, c.shape(0));
+}
+
+void lower_quantize(LowerCtx& c) {
+  InferCtx ic{const_cast<Graph&>(c.g), const_cast<Node&>(c.node)};
+  const Shape& x = c.in(0).shape;
+  const ScalarKind ok = c.out(0).dtype;
+  const int64_t axis = q_axis(ic);
+  fz::Chain ch;
+  ch.name = "quantize";
+  ch.shape = x.empty() ? Shape{1} : x;
+  ch.inputs = {{"x", c.in(0).dtype, ch.shape}, {"s", c.in(1).dtype, param_shape(c.in(1).shape, int64_t(x.size()), axis)}};
+  std::vector<int> slots = {c.in_slot(0), c.in_slot(1)};
+  Expr v = fz::round(fz::in(0, c.in(0).dtype) / fz::cast(fz::compute_kind(c.in(0).dtype), fz::in(1, c.in(1).dtype)));
+  if (c.has_in(2)) {
+    ch.inputs.push_back({"zp", c.in(2).dtype, param_shape(c.in(2).shape, int64_t(x.size()), axis)});
+    slots.push_back(c.in_slot(2));
+    v = v + fz::cast(v.kind(), fz::in(2, c.in(2).dtype));
+  }
+  ch.out = fz::saturate_cast(ok, v);
+  ch.out_dtype = ok;
+  c.chain(ch, slots, c.out_slot(0));
+}
+
+void infer_dequantize(InferCtx& c) {
+  c.require_inputs(2, 3);
+  if (c.node.attr_int("block_size", 0)) c.unsupported("blocked quantization (block_size)");
+  c.set_out(0, c.dtype(1), c.shape(0));
+}
+
+void lower_dequantize(LowerCtx& c) {
+  InferCtx ic{const_cast<Graph&>(c.g), const_cast<Node&>(c.node)};
+  const Shape& x = c.in(0).shape;
+  const int64_t axis = q_axis(ic);
+  const ScalarKind sk = c.in(1).dtype, ck = fz::compute_kind(sk);
+  fz::Chain ch;
+  ch.name = "dequantize";
+  ch.shape = x.empty() ? Shape{1} : x;
+  ch.inputs = {{"x", c.in(0).dtype, ch.shape}, {"s", sk, param_shape(c.in(1).shape, int64_t(x.size()), axis)}};
+  std::vector<int> slots = {c.in_slot(0), c.in_slot(1)};
+  Expr v = fz::cast(ck, fz::in(0, c.in(0).dtype));
+  if (c.has_in(2)) {
+    ch.inputs.push_back({"zp", c.in(2).dtype, param_shape(c.in(2).shape, int64_t(x.size()), axis)});
+    slots.push_back(c.in_slot(2));
+    v = v - fz::cast(ck, fz::in(2, c.in(2).dtype));
+  }
+  ch.out = v * fz::in(1, sk);
+  ch.out_dtype = c.out(0).dtype;
+  c.chain(ch, slots, c.out_slot(0));
+}
+
+// Host folding (quantized weights computed from float initializers): the
+// same arithmetic as the kernels, per element.
+double param_at(const Tensor* p, int64_t i, const Shape& x, int64_t axis) {
+  if (!p) return 0;
+  if (p->numel() == 1) return p->get(0);
+  int64_t inner = 1;
+  for (size_t a = size_t(axis) + 1; a < x.size(); ++a) inner *= x[a];
+  return p->get((i / inner) % x[size_t(axis)]);
+}
+
+void eval_quantize(EvalCtx& e) {
+  InferCtx ic{e.g, e.node};
+  const int64_t axis = q_axis(ic);
+  Tensor& o = e.out[0];
+  const double lo = o.dtype == ScalarKind::I8 ? -128 : o.dtype == ScalarKind::I16 ? -32768 : 0;
+  const double hi = o.dtype == ScalarKind::I8 ? 127 : o.dtype == ScalarKind::I16 ? 32767 : o.dtype == ScalarKind::U16 ? 65535 : 255;
+  const Tensor* zp = e.in.size() > 2 ? e.in[2] : nullptr;
+  for (int64_t i = 0; i < o.numel(); ++i) {
+    const float q = float(e.in[0]->get(i)) / float(param_at(e.in[1], i, e.in[0]->shape, axis));
+    double v = std::nearbyint(double(q)) + param_at(zp, i, e.in[0]->shape, axis);
+    o.set(i, std::isnan(v) ? 0.0 : std::clamp(v, lo, hi));
+  }
+}
+
+void eval_dequantize(EvalCtx& e) {
+  InferCtx ic{e.g, e.node};
+  const int64_t axis = q_axis(ic);
+  const Tensor* zp = e.in.size() > 2 ? e.in[2] : nullptr;
+  for (int64_t i = 0; i < e.out[0].numel(); ++i)
+    e.out[0].set(i, double(float(e.in[0]->get(i) - param_at(zp, i, e.in[0]->shape, axis)) * float(param_at(e.in[1], i, e.in[0]->shape, axis))));
+}
+
+// x - zero point into an f32 temporary.
+int centred_temp(LowerCtx& c, int x_in, int zp_in) {
+  const Shape& x = c.in(x_in).shape;
+  const int t = c.temp(size_t(numel(x)) * 4);
+  fz::Chain ch;
+  ch.name = "centre";
+  ch.shape = x;
+  ch.inputs = {{"x", c.in(x_in).dtype, x}};
+  std::vector<int> slots = {c.in_slot(x_in)};
+  int zi = -1;
+  if (zp_in >= 0 && c.has_in(zp_in)) {
+    if (numel(c.in(zp_in).shape) != 1) c.unsupported("a per-channel zero point of the activations");
+    ch.inputs.push_back({"zp", c.in(zp_in).dtype, {1}});
+    slots.push_back(c.in_slot(zp_in));
+    zi = 1;
+  }
+  ch.out = centred(0, c.in(x_in).dtype, zi, zi < 0 ? ScalarKind::U8 : c.in(zp_in).dtype);
+  c.chain(ch, slots, t);
+  return t;
+}
+
+// acc (f32 integers) -> round(acc·m[o]) + zp, saturated to the output type.
+void requantize(LowerCtx& c, int acc, const Shape& shape, Tensor m, int zp_in, int out) {
+  fz::Chain ch;
+  ch.name = "requantize";
+  ch.shape = shape;
+  ch.inputs = {{"acc", ScalarKind::F32, shape}, {"m", ScalarKind::F32, m.shape}};
+  std::vector<int> slots = {acc, c.constant_slot(std::move(m))};
+  Expr v = fz::round(fz::in(0) * fz::in(1));
+  if (c.has_in(zp_in)) {
+    ch.inputs.push_back({"zp", c.in(zp_in).dtype, {1}});
+    slots.push_back(c.in_slot(zp_in));
+    v = v + fz::cast(ScalarKind::F32, fz::in(2, c.in(zp_in).dtype));
+  }
+  ch.out_dtype = c.out(0).dtype;
+  ch.out = fz::saturate_cast(ch.out_dtype, v);
+  c.chain(ch, slots, out);
+}
+
+void int_to_output(LowerCtx& c, int acc, const Shape& shape) {
+  fz::Chain ch;
+  ch.name = "to_int32";
+  ch.shape = shape;
+  ch.inputs = {{"acc", ScalarKind::F32, shape}};
+  ch.out_dtype = ScalarKind::I32;
+  ch.out = fz::cast(ScalarKind::I32, fz::in(0));
+  c.chain(ch, {acc}, c.out_slot(0));
+}
+
+// ---- convolutions ----
+void infer_conv_like(InferCtx& c, int w_in, ScalarKind out) {
+  // Shapes as Conv's: reuse its inference through a temporary view of the inputs.
+  const Shape& x = c.shape(0);
+  const Shape& w = c.shape(w_in);
+  if (x.size() < 3 || w.size() != x.size()) c.invalid("input and weight ranks");
+  Graph& g = c.g;
+  Node probe = c.node;
+  probe.op = "Conv";
+  probe.inputs = {c.node.inputs[0], c.node.inputs[size_t(w_in)]};
+  probe.outputs = c.node.outputs;
+  InferCtx pc{g, probe};
+  find_handler("", "Conv")->infer(pc);
+  c.set_out(0, out, g.values[size_t(c.node.outputs[0])].shape);
+}
+
+void lower_conv_integer(LowerCtx& c) {
+  need_constant(c, {1, 3}, "the weights or their zero point");
+  const Tensor& w = *c.constant(1);
+  const int x = centred_temp(c, 0, 2);
+  ConvArgs a;
+  a.x = x;
+  Tensor wf = centred_weights(w, c.constant(3), w.shape[0]);
+  a.w_const = &wf;
+  a.w = c.constant_slot(wf);
+  const Shape out = c.out(0).shape;
+  a.out = c.temp(size_t(numel(out)) * 4);
+  plan_conv(c, a);
+  int_to_output(c, a.out, out);
+}
+
+void lower_qlinear_conv(LowerCtx& c) {
+  need_constant(c, {1, 3, 4, 5, 6, 8}, "scales, weights and zero points");
+  const Tensor& w = *c.constant(3);
+  ConvArgs a;
+  a.x = centred_temp(c, 0, 2);
+  Tensor wf = centred_weights(w, c.constant(5), w.shape[0]);
+  a.w_const = &wf;
+  a.w = c.constant_slot(wf);
+  if (c.has_in(8)) {
+    const Tensor& b = *c.constant(8);
+    Tensor bf(ScalarKind::F32, b.shape);
+    for (int64_t i = 0; i < b.numel(); ++i) bf.set(i, b.get(i));
+    a.bias = c.constant_slot(std::move(bf));
+  }
+  const Shape out = c.out(0).shape;
+  a.out = c.temp(size_t(numel(out)) * 4);
+  // Conv's geometry reads inputs 0 and 1: present the weights as input 1.
+  Node probe = c.node;
+  probe.inputs = {c.node.inputs[0], c.node.inputs[3]};
+  LowerCtx pc{c.g, probe, c.prog, c.dev, c.label, c.value_slot, c.owned};
+  plan_conv(pc, a);
+  requantize(c, a.out, out, requant_scale(*c.constant(1), *c.constant(4), *c.constant(6), param_shape({out[1]}, int64_t(out.size()), 1)), 7,
+             c.out_slot(0));
+}
+
+// ---- products ----
+void infer_matmul_like(InferCtx& c, int b_in, ScalarKind out) {
+  const Shape& a = c.shape(0);
+  const Shape& b = c.shape(b_in);
+  if (a.size() < 2 || b.size() != 2) c.unsupported("operands other than A (..., M, K) and a 2-D B");
+  if (a.back() != b[0]) c.invalid("inner dimensions " + shape_str(a) + " x " + shape_str(b));
+  Shape s = a;
+  s.back() = b[1];
+  c.set_out(0, out, s);
+}
+
+void plan_f32_matmul(LowerCtx& c, int a, int64_t rows, int64_t k, int b, int64_t n, int out) {
+  ops::Problem p;
+  p.op = "matmul";
+  p.dims = {rows, n, k};
+  c.op(p, {a, b, out});
+}
+
+void lower_matmul_integer(LowerCtx& c) {
+  need_constant(c, {1, 3}, "B or its zero point");
+  const Shape& as = c.in(0).shape;
+  const Tensor& b = *c.constant(1);
+  const int a = centred_temp(c, 0, 2);
+  // B's zero point is per column (N): centre column-wise.
+  Tensor bf(ScalarKind::F32, b.shape);
+  const Tensor* bz = c.constant(3);
+  for (int64_t i = 0; i < b.numel(); ++i) bf.set(i, b.get(i) - (!bz ? 0.0 : bz->numel() == 1 ? bz->get(0) : bz->get(i % b.shape[1])));
+  const Shape out = c.out(0).shape;
+  const int acc = c.temp(size_t(numel(out)) * 4);
+  plan_f32_matmul(c, a, numel(as) / as.back(), as.back(), c.constant_slot(std::move(bf)), b.shape[1], acc);
+  int_to_output(c, acc, out);
+}
+
+void lower_qlinear_matmul(LowerCtx& c) {
+  need_constant(c, {1, 3, 4, 5, 6}, "scales, B and zero points");
+  const Shape& as = c.in(0).shape;
+  const Tensor& b = *c.constant(3);
+  const int a = centred_temp(c, 0, 2);
+  Tensor bf(ScalarKind::F32, b.shape);
+  const Tensor* bz = c.constant(5);
+  for (int64_t i = 0; i < b.numel(); ++i) bf.set(i, b.get(i) - (!bz ? 0.0 : bz->numel() == 1 ? bz->get(0) : bz->get(i % b.shape[1])));
+  const Shape out = c.out(0).shape;
+  const int acc = c.temp(size_t(numel(out)) * 4);
+  plan_f32_matmul(c, a, numel(as) / as.back(), as.back(), c.constant_slot(std::move(bf)), b.shape[1], acc);
+  const Shape ms = numel(c.in(4).shape) == 1 ? Shape{1} : Shape{b.shape[1]};
+  requantize(c, acc, out, requant_scale(*c.constant(1), *c.constant(4), *c.constant(6), ms), 7, c.out_slot(0));
+}
+
+// ---- com.microsoft ----
+void lower_qlinear_add(LowerCtx& c) {
+  need_constant(c, {1, 4, 6}, "the scales");
+  const double ra = float(c.constant(1)->get(0)) / float(c.constant(6)->get(0));
+  const double rb = float(c.constant(4)->get(0)) / float(c.constant(6)->get(0));
+  fz::Chain ch;
+  ch.name = "qlinear_add";
+  ch.shape = c.out(0).shape;
+  std::vector<int> slots;
+  auto add = [&](int i) {
+    ch.inputs.push_back({c.in(i).name, c.in(i).dtype, c.in(i).shape.empty() ? Shape{1} : c.in(i).shape});
+    slots.push_back(c.in_slot(i));
+    return fz::in(int(ch.inputs.size()) - 1, c.in(i).dtype);
+  };
+  auto f32 = [](Expr e) { return fz::cast(ScalarKind::F32, e); };
+  Expr a = f32(add(0)), b = f32(add(3));
+  if (c.has_in(2)) a = a - f32(add(2));
+  if (c.has_in(5)) b = b - f32(add(5));
+  Expr v = a * fz::lit(float(ra)) + b * fz::lit(float(rb));
+  if (c.has_in(7)) v = v + f32(add(7));
+  ch.out_dtype = c.out(0).dtype;
+  ch.out = fz::saturate_cast(ch.out_dtype, v);
+  c.chain(ch, slots, c.out_slot(0));
+}
+
+void lower_qlinear_gap(LowerCtx& c) {
+  need_constant(c, {1, 3}, "the scales");
+  if (c.node.attr_int("channels_last", 0)) c.unsupported("channels_last=1");
+  const Shape& x = c.in(0).shape;
+  const int64_t nc = x[0] * x[1], hw = numel(x) / nc;
+  const int centred_x = centred_temp(c, 0, 2);
+  const int sum = c.temp(size_t(nc) * 4);
+  ops::Problem p;
+  p.op = "reduce";
+  p.dims = {nc, hw};
+  p.attrs = {{"axis", 1}, {"kind", 0}};
+  c.op(p, {centred_x, sum});
+  Tensor m(ScalarKind::F32, {1});
+  m.set(0, double(float(c.constant(1)->get(0)) / float(float(c.constant(3)->get(0)) * float(hw))));
+  requantize(c, sum, {nc}, std::move(m), 4, c.out_slot(0));
+}
+
+}  // namespace
+
+void register_quant_nodes() {
+  OpHandler q;
+  q.op = "QuantizeLinear";
+  q.infer = infer_quantize;
+  q.lower = lower_quantize;
+  q.eval = eval_quantize;
+  register_handler(std::move(q));
+  OpHandler dq;
+  dq.op = "DequantizeLinear";
+  dq.infer = infer_dequantize;
+  dq.lower = lower_dequantize;
+  dq.eval = eval_dequantize;
+  register_handler(std::move(dq));
+  OpHandler ci;
+  ci.op = "ConvInteger";
+  ci.infer = [](InferCtx& c) { c.require_inputs(2, 4); infer_conv_like(c, 1, ScalarKind::I32); };
+  ci.lower = lower_conv_integer;
+  register_handler(std::move(ci));
+  OpHandler qc;
+  qc.op = "QLinearConv";
+  qc.infer = [](InferCtx& c) { c.require_inputs(8, 9); infer_conv_like(c, 3, c.dtype(7)); };
+  qc.lower = lower_qlinear_conv;
+  register_handler(std::move(qc));
+  OpHandler mi;
+  mi.op = "MatMulInteger";
+  mi.infer = [](InferCtx& c) { c.require_inputs(2, 4); infer_matmul_like(c, 1, ScalarKind::I32); };
+  mi.lower = lower_matmul_integer;
+  register_handler(std::move(mi));
+  OpHandler qm;
+  qm.op = "QLinearMatMul";
+  qm.infer = [](InferCtx& c) { c.require_inputs(8, 8); infer_matmul_like(c, 3, c.dtype(7)); };
+  qm.lower = lower_qlinear_matmul;
+  register_handler(std::move(qm));
+  OpHandler qa;
+  qa.op = "QLinearAdd";
+  qa.domain = "com.microsoft";
+  qa.infer = [](InferCtx& c) {
+    c.require_inputs(7, 8);
+    c.set_out(0, c.dtype(0), broadcast_shapes(c, {c.shape(0), c.shape(3)}));
+  };
+  qa.lower = lower_qlinear_add;
+  register_handler(std::move(qa));
+  OpHandler gap;
+  gap.op = "QLinearGlobalAveragePool";
+  gap.domain = "com.microsoft";
+  gap.infer = [](InferCtx& c) {
+    c.require_inputs(4, 5);
+    Shape s = {c.shape(0)[0], c.shape(0)[1]};
+    s.resize(c.shape(0).size(), 1);
+    c.set_out(0, c.dtype(0), s);
+  };
+  gap.lower = lower_qlinear_gap;
+  register_handler(std::move(gap));
+}
+
+}  // namespace kgen::graph

@@ -1,0 +1,211 @@
+#include "graph/session.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "graph/passes.h"
+#include "ir/hash.h"
+
+namespace kgen::graph {
+
+namespace {
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
+namespace {
+constexpr uint8_t kGuardByte = 0xa5;
+bool guard_from_env() {
+  const char* e = std::getenv("KGEN_GRAPH_GUARD");
+  return e && *e && std::string(e) != "0";
+}
+}  // namespace
+
+Session::Session(rt::Device& dev, Graph g, const SessionOptions& opt) : dev_(dev), g_(std::move(g)) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (opt.guard || guard_from_env()) guard_ = 1024;
+  stats_.model_nodes = int(g_.nodes.size());
+  specialise(g_, opt.input_shapes);
+  infer(g_);
+  for (const Node& n : g_.nodes) stats_.folded += n.dead;
+  stats_.bn_folded = fold_batchnorm(g_);
+  stats_.upcast = upcast_f16(g_);
+  stats_.dead = remove_dead(g_);
+  LowerStats ls;
+  prog_ = lower_graph(g_, dev_, owned_, &ls);
+  stats_.nodes = ls.nodes;
+  stats_.groups = ls.groups;
+  stats_.launches = int(prog_.launches.size());
+  compile_kernels();
+  place_buffers();
+  stats_.prepare_ms = ms_since(t0);
+}
+
+Session::~Session() = default;
+
+void Session::compile_kernels() {
+  std::unordered_map<uint64_t, std::shared_ptr<rt::CompiledKernel>> by_hash;
+  for (const Launch& l : prog_.launches) {
+    const uint64_t h = ir::structural_hash(l.step.kernel);
+    auto it = by_hash.find(h);
+    if (it == by_hash.end()) {
+      auto k = dev_.compile(l.step.kernel);
+      stats_.compile_ms += k->compile_ms();
+      (k->cache_hit() ? stats_.cache_hits : stats_.kernels_compiled)++;
+      it = by_hash.emplace(h, std::move(k)).first;
+    }
+    kernels_.push_back(it->second);
+  }
+  stats_.kernels = int(by_hash.size());
+}
+
+void Session::place_buffers() {
+  const size_t align = std::max<size_t>(256, dev_.view_alignment());
+  plan_ = plan_memory(prog_, align, guard_);
+  stats_.arena_bytes = plan_.arena_bytes;
+  stats_.unshared_bytes = plan_.unshared_bytes;
+  arena_ = dev_.alloc(std::max<size_t>(plan_.arena_bytes, align));
+  // Touch every page now, not during the first run (first-touch faults cost
+  // microseconds per page).
+  if (void* p = arena_->host_ptr()) std::memset(p, guard_ ? kGuardByte : 0, arena_->bytes());
+  buffers_.resize(prog_.slots.size());
+  for (size_t s = 0; s < prog_.slots.size(); ++s) {
+    const Slot& slot = prog_.slots[s];
+    if (plan_.in_arena[s]) {
+      buffers_[s] = dev_.view(*arena_, plan_.offset[s], std::max<size_t>(slot.bytes, 1));
+      if (slot.constant) buffers_[s]->upload(slot.constant->data(), slot.constant->bytes());
+    } else if (slot.kind == Slot::Kind::Constant && slot.alias < 0) {
+      const Tensor& t = *slot.constant;
+      if (dev_.wraps_without_copy() && t.bytes()) {
+        buffers_[s] = dev_.wrap(const_cast<uint8_t*>(t.data()), t.bytes());
+      } else {
+        buffers_[s] = dev_.alloc(std::max<size_t>(t.bytes(), 4));
+        if (t.bytes()) buffers_[s]->upload(t.data(), t.bytes());
+      }
+      stats_.constant_bytes += t.bytes();
+    }
+  }
+  for (size_t s = 0; s < prog_.slots.size(); ++s) {
+    const Slot& slot = prog_.slots[s];
+    if (buffers_[s] || slot.alias < 0) continue;
+    const int r = prog_.root(int(s));
+    if (!buffers_[size_t(r)]) continue;
+    buffers_[s] = dev_.view(*buffers_[size_t(r)], prog_.root_offset(int(s)), std::max<size_t>(slot.bytes, 1));
+  }
+  for (size_t i = 0; i < prog_.launches.size(); ++i) {
+    const ops::Step& st = prog_.launches[i].step;
+    rt::LaunchArgs a;
+    a.dims = st.dims;
+    a.scalars = st.scalars;
+    for (int b : st.buffers) {
+      if (!buffers_[size_t(b)]) throw std::logic_error("graph: launch " + prog_.launches[i].label + " reads an unplaced slot");
+      a.buffers.push_back(buffers_[size_t(b)].get());
+    }
+    args_.push_back(std::move(a));
+  }
+}
+
+void Session::set_inputs(const std::vector<Tensor>& inputs) {
+  if (inputs.size() != g_.inputs.size())
+    throw std::invalid_argument("the model takes " + std::to_string(g_.inputs.size()) + " inputs, " +
+                                std::to_string(inputs.size()) + " given");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Value& v = input(i);
+    const Tensor& t = inputs[i];
+    if (t.dtype != v.dtype || t.shape != v.shape)
+      throw std::invalid_argument("input '" + v.name + "': given " + std::string(ir::scalar_name(t.dtype)) +
+                                  shape_str(t.shape) + ", the session was prepared for " +
+                                  std::string(ir::scalar_name(v.dtype)) + shape_str(v.shape));
+    rt::Buffer* b = buffers_[size_t(prog_.input_slots[i])].get();
+    if (b && t.bytes()) b->upload(t.data(), t.bytes());
+  }
+}
+
+void Session::replay() {
+  for (size_t i = 0; i < args_.size(); ++i) {
+    if (guard_) arm_guards(i);
+    dev_.launch(*kernels_[i], args_[i]);
+    if (guard_) {
+      dev_.synchronize();
+      check_guards(i);
+    }
+  }
+  dev_.synchronize();
+}
+
+std::string Session::slot_name(size_t s) const {
+  const Slot& sl = prog_.slots[s];
+  return sl.value >= 0 ? g_.values[size_t(sl.value)].name : "temporary " + std::to_string(s);
+}
+
+// The guard bands after the launch's own buffers (the slots it may write):
+// other slots' bands may hold live data of slots placed over them.
+std::vector<size_t> Session::guarded_slots(size_t launch) const {
+  std::vector<size_t> r;
+  for (int b : prog_.launches[launch].step.buffers) {
+    const size_t root = size_t(prog_.root(b));
+    if (plan_.in_arena[root] && std::find(r.begin(), r.end(), root) == r.end()) r.push_back(root);
+  }
+  return r;
+}
+
+void Session::arm_guards(size_t launch) {
+  std::vector<uint8_t> band(guard_, kGuardByte);
+  for (size_t s : guarded_slots(launch)) arena_->upload(band.data(), guard_, plan_.offset[s] + prog_.slots[s].bytes);
+}
+
+void Session::check_guards(size_t launch) const {
+  std::vector<uint8_t> band(guard_);
+  for (size_t s : guarded_slots(launch)) {
+    arena_->download(band.data(), guard_, plan_.offset[s] + prog_.slots[s].bytes);
+    for (size_t b = 0; b < guard_; ++b)
+      if (band[b] != kGuardByte)
+        throw std::logic_error("graph: launch " + std::to_string(launch) + " (" + prog_.launches[launch].label + ", kernel " +
+                               prog_.launches[launch].step.kernel.name + ") wrote " + std::to_string(b) +
+                               " bytes past slot " + std::to_string(s) + " ('" + slot_name(s) + "', " +
+                               std::to_string(prog_.slots[s].bytes) + " bytes at arena offset " + std::to_string(plan_.offset[s]) + ")");
+  }
+}
+
+std::vector<Tensor> Session::outputs() const {
+  std::vector<Tensor> r;
+  for (size_t i = 0; i < g_.outputs.size(); ++i) {
+    const Value& v = output(i);
+    Tensor t(v.dtype, v.shape);
+    const rt::Buffer* b = buffers_[size_t(prog_.output_slots[i])].get();
+    if (v.constant && !b) t = *v.constant;
+    else if (t.bytes()) b->download(t.mutable_data(), t.bytes());
+    r.push_back(std::move(t));
+  }
+  return r;
+}
+
+std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
+  set_inputs(inputs);
+  replay();
+  return outputs();
+}
+
+std::vector<double> Session::time_launches(int reps) {
+  std::vector<std::vector<double>> t(args_.size());
+  for (int r = 0; r < reps; ++r)
+    for (size_t i = 0; i < args_.size(); ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      dev_.launch(*kernels_[i], args_[i]);
+      dev_.synchronize();
+      t[i].push_back(ms_since(t0));
+    }
+  std::vector<double> med;
+  for (auto& v : t) {
+    std::sort(v.begin(), v.end());
+    med.push_back(v.empty() ? 0 : v[v.size() / 2]);
+  }
+  return med;
+}
+
+}  // namespace kgen::graph

@@ -1,0 +1,85 @@
+// A model prepared on a device: prepare once (specialise shapes, infer, fold,
+// fuse, lower, compile every kernel through the composite cache, place every
+// tensor in one pre-faulted arena, resolve every launch's buffers), then each
+// run copies the inputs in, replays the launch list and copies the outputs
+// out: no compilation, hashing, planning or allocation per run.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "graph/lower.h"
+#include "graph/memory_plan.h"
+#include "runtimes/runtime.h"
+
+namespace kgen::graph {
+
+struct SessionOptions {
+  std::map<std::string, Shape> input_shapes;  // symbolic dimensions: given here, else 1
+  rt::CompileOptions compile;
+  // Debugging (KGEN_GRAPH_GUARD=1): a guard band after every arena slot,
+  // checked after each launch; a kernel writing past its buffer is named.
+  bool guard = false;
+};
+
+struct SessionStats {
+  int nodes = 0;              // live nodes after folding and dead-node removal
+  int model_nodes = 0;        // nodes in the model as loaded
+  int groups = 0;             // after fusion
+  int launches = 0;           // per run
+  int kernels = 0;            // distinct kernels (structurally identical ones compile once)
+  int kernels_compiled = 0;   // compiled in this process (not cache hits)
+  int cache_hits = 0;         // memory or disk hits of the composite cache
+  int folded = 0, bn_folded = 0, upcast = 0, dead = 0;
+  double prepare_ms = 0, compile_ms = 0;
+  size_t arena_bytes = 0, unshared_bytes = 0, constant_bytes = 0;
+};
+
+class Session {
+ public:
+  Session(rt::Device& dev, Graph g, const SessionOptions& opt = {});
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  const Graph& graph() const { return g_; }
+  const Program& program() const { return prog_; }
+  const SessionStats& stats() const { return stats_; }
+  rt::Device& device() const { return dev_; }
+  // The graph's inputs and outputs with their specialised types.
+  const Value& input(size_t i) const { return g_.values[size_t(g_.inputs.at(i))]; }
+  const Value& output(size_t i) const { return g_.values[size_t(g_.outputs.at(i))]; }
+
+  // Inputs in the graph's order; dtype and shape must be the specialised ones.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs);
+  void set_inputs(const std::vector<Tensor>& inputs);
+  void replay();  // the launches, then synchronize
+  std::vector<Tensor> outputs() const;
+  // Median ms of each launch over `reps` replays, launched and synchronized
+  // one at a time (the profile: where a run spends its time).
+  std::vector<double> time_launches(int reps);
+
+ private:
+  void compile_kernels();
+  void check_guards(size_t launch) const;
+  void arm_guards(size_t launch);
+  std::vector<size_t> guarded_slots(size_t launch) const;
+  std::string slot_name(size_t s) const;
+  void place_buffers();
+
+  rt::Device& dev_;
+  Graph g_;
+  Program prog_;
+  std::vector<std::unique_ptr<Tensor>> owned_;
+  MemoryPlan plan_;
+  std::unique_ptr<rt::Buffer> arena_;
+  std::vector<std::unique_ptr<rt::Buffer>> buffers_;  // per slot (views and constants), null if unused
+  std::vector<std::shared_ptr<rt::CompiledKernel>> kernels_;  // per launch
+  std::vector<rt::LaunchArgs> args_;                          // per launch, resolved
+  SessionStats stats_;
+  size_t guard_ = 0;  // bytes of guard band per slot, 0: none
+};
+
+}  // namespace kgen::graph
