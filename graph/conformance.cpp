@@ -15,10 +15,8 @@ using Status = ConformanceResult::Status;
 // Runs g on inputs and compares with `want`; fills r.
 void run_and_compare(rt::Device& dev, Graph g, const std::vector<Tensor>& inputs, const std::vector<Tensor>& want,
                      ConformanceResult& r) {
-  SessionOptions so;
-  for (size_t i = 0; i < inputs.size() && i < g.inputs.size(); ++i) so.input_shapes[g.values[size_t(g.inputs[i])].name] = inputs[i].shape;
-  Session s(dev, std::move(g), so);
-  auto got = s.run(inputs);
+  auto s = prepare_for_inputs(dev, g, inputs);
+  auto got = s->run(inputs);
   if (got.size() != want.size()) {
     r.status = Status::Failed;
     r.message = std::to_string(got.size()) + " outputs, " + std::to_string(want.size()) + " expected";

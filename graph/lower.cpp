@@ -89,7 +89,7 @@ void LowerCtx::alias_out(int i, int j, size_t offset) {
     c.inputs = {{"x", ScalarKind::U8, shape}};
     c.shape = shape;
     c.out_dtype = ScalarKind::U8;
-    c.out = ops::fusion::in(0);
+    c.out = ops::fusion::in(0, ScalarKind::U8);
     chain(c, {src}, out_slot(i));
     return;
   }

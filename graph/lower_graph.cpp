@@ -65,6 +65,19 @@ struct ChainBuilder {
   }
 };
 
+// Every present value of the list has at least one element.
+bool has_elements(const Graph& g, const std::vector<int>& values) {
+  for (int v : values)
+    if (v >= 0 && numel(g.values[size_t(v)].shape) == 0) return false;
+  return true;
+}
+
+bool all_empty(const Graph& g, const std::vector<int>& values) {
+  for (int v : values)
+    if (v >= 0 && numel(g.values[size_t(v)].shape) != 0) return false;
+  return true;
+}
+
 }  // namespace
 
 Program lower_graph(const Graph& g, rt::Device& dev, std::vector<std::unique_ptr<Tensor>>& owned, LowerStats* st) {
@@ -105,6 +118,9 @@ Program lower_graph(const Graph& g, rt::Device& dev, std::vector<std::unique_ptr
     if (inlined[i] || absorbed[i]) continue;
     ++stats.groups;
     const OpHandler& h = handler_of(n);
+    if (all_empty(g, n.outputs)) continue;  // nothing to write
+    if (!has_elements(g, n.inputs) && n.op != "Concat")
+      throw UnsupportedError(n.where() + ": an empty input tensor with a non-empty output");
     LowerCtx ctx{g, n, prog, dev, n.op + " " + n.name, value_slot, owned, epilogue[i]};
     for (const Node* e : epilogue[i]) ctx.label += " + " + e->op;
     if (h.view) {

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "graph/handler.h"
 #include "graph/passes.h"
 #include "ir/hash.h"
 
@@ -30,6 +31,13 @@ Session::Session(rt::Device& dev, Graph g, const SessionOptions& opt) : dev_(dev
   const auto t0 = std::chrono::steady_clock::now();
   if (opt.guard || guard_from_env()) guard_ = 1024;
   stats_.model_nodes = int(g_.nodes.size());
+  inputs_ = g_.inputs;
+  for (const auto& [name, t] : opt.input_values) {
+    auto it = std::find_if(g_.inputs.begin(), g_.inputs.end(), [&](int v) { return g_.values[size_t(v)].name == name; });
+    if (it == g_.inputs.end()) throw std::invalid_argument("input_values: the model has no input '" + name + "'");
+    g_.values[size_t(*it)].constant = t;
+    g_.inputs.erase(it);
+  }
   specialise(g_, opt.input_shapes);
   infer(g_);
   for (const Node& n : g_.nodes) stats_.folded += n.dead;
@@ -81,7 +89,8 @@ void Session::place_buffers() {
       if (slot.constant) buffers_[s]->upload(slot.constant->data(), slot.constant->bytes());
     } else if (slot.kind == Slot::Kind::Constant && slot.alias < 0) {
       const Tensor& t = *slot.constant;
-      if (dev_.wraps_without_copy() && t.bytes()) {
+      // Used in place where the device can and the data is aligned for line loads.
+      if (dev_.wraps_without_copy() && t.bytes() && reinterpret_cast<uintptr_t>(t.data()) % 64 == 0) {
         buffers_[s] = dev_.wrap(const_cast<uint8_t*>(t.data()), t.bytes());
       } else {
         buffers_[s] = dev_.alloc(std::max<size_t>(t.bytes(), 4));
@@ -111,17 +120,24 @@ void Session::place_buffers() {
 }
 
 void Session::set_inputs(const std::vector<Tensor>& inputs) {
-  if (inputs.size() != g_.inputs.size())
-    throw std::invalid_argument("the model takes " + std::to_string(g_.inputs.size()) + " inputs, " +
+  if (inputs.size() != inputs_.size())
+    throw std::invalid_argument("the model takes " + std::to_string(inputs_.size()) + " inputs, " +
                                 std::to_string(inputs.size()) + " given");
+  size_t k = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Value& v = input(i);
     const Tensor& t = inputs[i];
+    if (v.constant && std::find(g_.inputs.begin(), g_.inputs.end(), inputs_[i]) == g_.inputs.end()) {
+      const Tensor& fixed = *v.constant;
+      if (t.dtype != fixed.dtype || t.shape != fixed.shape || std::memcmp(t.data(), fixed.data(), t.bytes()) != 0)
+        throw std::invalid_argument("input '" + v.name + "' was fixed when the session was prepared; prepare again for other values");
+      continue;
+    }
     if (t.dtype != v.dtype || t.shape != v.shape)
       throw std::invalid_argument("input '" + v.name + "': given " + std::string(ir::scalar_name(t.dtype)) +
                                   shape_str(t.shape) + ", the session was prepared for " +
                                   std::string(ir::scalar_name(v.dtype)) + shape_str(v.shape));
-    rt::Buffer* b = buffers_[size_t(prog_.input_slots[i])].get();
+    rt::Buffer* b = buffers_[size_t(prog_.input_slots[k++])].get();
     if (b && t.bytes()) b->upload(t.data(), t.bytes());
   }
 }
@@ -189,6 +205,26 @@ std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
   set_inputs(inputs);
   replay();
   return outputs();
+}
+
+std::unique_ptr<Session> prepare_for_inputs(rt::Device& dev, const Graph& g, const std::vector<Tensor>& inputs,
+                                            SessionOptions opt, std::vector<std::string>* fixed) {
+  for (size_t i = 0; i < inputs.size() && i < g.inputs.size(); ++i)
+    opt.input_shapes[g.values[size_t(g.inputs[i])].name] = inputs[i].shape;
+  try {
+    return std::make_unique<Session>(dev, g, opt);
+  } catch (const UnsupportedError& e) {
+    if (std::string(e.what()).find("computed at run time") == std::string::npos) throw;
+  }
+  for (size_t i = 0; i < inputs.size() && i < g.inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
+    const bool int_like = t.dtype == ScalarKind::I64 || t.dtype == ScalarKind::I32;
+    if (int_like && t.numel() <= 64) {
+      opt.input_values[g.values[size_t(g.inputs[i])].name] = t;
+      if (fixed) fixed->push_back(g.values[size_t(g.inputs[i])].name);
+    }
+  }
+  return std::make_unique<Session>(dev, g, opt);
 }
 
 std::vector<double> Session::time_launches(int reps) {

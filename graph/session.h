@@ -18,6 +18,10 @@ namespace kgen::graph {
 
 struct SessionOptions {
   std::map<std::string, Shape> input_shapes;  // symbolic dimensions: given here, else 1
+  // Inputs fixed at prepare (shape-like inputs: a Reshape's shape, Slice's
+  // starts): folded as constants. run() still takes them, and checks that
+  // they hold these values.
+  std::map<std::string, Tensor> input_values;
   rt::CompileOptions compile;
   // Debugging (KGEN_GRAPH_GUARD=1): a guard band after every arena slot,
   // checked after each launch; a kernel writing past its buffer is named.
@@ -49,7 +53,8 @@ class Session {
   const SessionStats& stats() const { return stats_; }
   rt::Device& device() const { return dev_; }
   // The graph's inputs and outputs with their specialised types.
-  const Value& input(size_t i) const { return g_.values[size_t(g_.inputs.at(i))]; }
+  size_t n_inputs() const { return inputs_.size(); }
+  const Value& input(size_t i) const { return g_.values[size_t(inputs_.at(i))]; }
   const Value& output(size_t i) const { return g_.values[size_t(g_.outputs.at(i))]; }
 
   // Inputs in the graph's order; dtype and shape must be the specialised ones.
@@ -79,7 +84,15 @@ class Session {
   std::vector<std::shared_ptr<rt::CompiledKernel>> kernels_;  // per launch
   std::vector<rt::LaunchArgs> args_;                          // per launch, resolved
   SessionStats stats_;
+  std::vector<int> inputs_;  // every graph input as loaded, fixed ones included
   size_t guard_ = 0;  // bytes of guard band per slot, 0: none
 };
+
+// A session for these inputs (their shapes specialise the model). Where a
+// node needs an input's values to know its output shape (a Reshape's shape
+// given as a graph input), small integer inputs are fixed to the given
+// values and the model prepared again; `fixed` names them.
+std::unique_ptr<Session> prepare_for_inputs(rt::Device& dev, const Graph& g, const std::vector<Tensor>& inputs,
+                                            SessionOptions opt = {}, std::vector<std::string>* fixed = nullptr);
 
 }  // namespace kgen::graph

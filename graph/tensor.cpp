@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <new>
 #include <stdexcept>
 
 #include "ir/half.h"
@@ -25,9 +26,13 @@ std::string shape_str(const Shape& s) {
 Tensor::Tensor(ScalarKind dtype_, Shape shape_) : dtype(dtype_), shape(std::move(shape_)) {
   for (int64_t d : shape)
     if (d < 0) throw std::invalid_argument("tensor shape " + shape_str(shape) + " has a negative size");
-  auto buf = std::shared_ptr<uint8_t[]>(new uint8_t[std::max<size_t>(bytes(), 1)]());
-  data_ = buf.get();
-  owner_ = std::shared_ptr<const void>(buf, buf.get());
+  // 64-byte aligned: the CPU device uses constants in place, and its kernels
+  // load whole 64-byte lines.
+  const size_t n = (std::max<size_t>(bytes(), 1) + 63) / 64 * 64;
+  auto* p = static_cast<uint8_t*>(::operator new[](n, std::align_val_t(64)));
+  std::memset(p, 0, n);
+  data_ = p;
+  owner_ = std::shared_ptr<const void>(p, [](const void* q) { ::operator delete[](const_cast<void*>(q), std::align_val_t(64)); });
   writable_ = true;
 }
 

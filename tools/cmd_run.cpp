@@ -89,14 +89,15 @@ int run_model(const RunArgs& a) {
     inputs.push_back(image->tensor);
   }
   const std::vector<std::string> labels = a.labels.empty() ? std::vector<std::string>{} : load_labels(a.labels);
-  graph::SessionOptions so;
-  for (size_t i = 0; i < inputs.size(); ++i) so.input_shapes[g.values[size_t(g.inputs[i])].name] = inputs[i].shape;
   rt::DeviceOptions dopt;
   dopt.threads = unsigned(a.threads);
   auto dev = rt::create_device(a.device, dopt);
-  graph::Session s(*dev, std::move(g), so);
+  std::vector<std::string> fixed;
+  auto session = graph::prepare_for_inputs(*dev, g, inputs, {}, &fixed);
+  graph::Session& s = *session;
+  for (const auto& name : fixed) std::fprintf(stderr, "note: input '%s' fixed to the given values (the model's shapes depend on it)\n", name.c_str());
   if (inputs.empty())  // no inputs given: zeros of the prepared shapes (timing)
-    for (size_t i = 0; i < s.graph().inputs.size(); ++i) inputs.emplace_back(s.input(i).dtype, s.input(i).shape);
+    for (size_t i = 0; i < s.n_inputs(); ++i) inputs.emplace_back(s.input(i).dtype, s.input(i).shape);
   const auto t_first = std::chrono::steady_clock::now();
   std::vector<graph::Tensor> outs = s.run(inputs);
   const double first_ms = ms_since(t_first);

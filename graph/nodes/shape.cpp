@@ -62,7 +62,9 @@ Shape reshape_shape(InferCtx& c) {
 
 Shape flatten_shape(InferCtx& c) {
   const Shape& in = c.shape(0);
-  const int64_t axis = normalize_axis(c, c.node.attr_int("axis", 1), int64_t(in.size()) + 1);
+  int64_t axis = c.node.attr_int("axis", 1);  // in [-r, r]
+  if (axis < -int64_t(in.size()) || axis > int64_t(in.size())) c.invalid("axis " + std::to_string(axis) + " out of range");
+  if (axis < 0) axis += int64_t(in.size());
   int64_t a = 1;
   for (int64_t i = 0; i < axis; ++i) a *= in[size_t(i)];
   return {a, numel(in) / std::max<int64_t>(a, 1) * (a == 0 ? 0 : 1)};
@@ -110,11 +112,27 @@ void register_views() {
   register_handler(view("Squeeze", squeeze_shape));
   register_handler(view("Unsqueeze", unsqueeze_shape));
   register_handler(view("Identity", [](InferCtx& c) { return c.shape(0); }));
-  register_handler(view("Dropout", [](InferCtx& c) {
-    if (c.node.attr_int("training_mode", 0) || (c.has_in(2) && c.constant(2) && c.constant(2)->get(0) != 0))
-      c.unsupported("training mode");
+  OpHandler dropout = view("Dropout", [](InferCtx& c) {
+    if (c.node.attr_int("training_mode", 0) || (c.has_in(2) && (!c.constant(2) || c.constant(2)->get(0) != 0)))
+      c.unsupported("training mode (or a training_mode input given at run time)");
     return c.shape(0);
-  }));
+  });
+  dropout.view = false;  // a view, plus an all-true mask when asked for
+  dropout.lower = [](LowerCtx& c) {
+    c.alias_out(0, 0);
+    if (!c.has_out(1)) return;
+    const int64_t n = std::max<int64_t>(1, numel(c.out(1).shape));
+    Tensor ones(ScalarKind::U8, {n});
+    std::memset(ones.mutable_data(), 1, size_t(n));
+    ops::fusion::Chain ch;
+    ch.name = "mask";
+    ch.inputs = {{"one", ScalarKind::U8, {n}}};
+    ch.shape = {n};
+    ch.out_dtype = ScalarKind::U8;
+    ch.out = ops::fusion::in(0, ScalarKind::U8);
+    c.chain(ch, {c.constant_slot(std::move(ones))}, c.out_slot(1));
+  };
+  register_handler(std::move(dropout));
 }
 
 void register_shape_arith() {

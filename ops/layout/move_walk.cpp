@@ -87,7 +87,7 @@ Walk::Walk(KernelBuilder& kb, ir::Type it, const MoveVariant& v) : it_(it), wg_(
   kb.workgroup(uint32_t(wg_));
 }
 
-void Walk::for_rows(const std::vector<Value>& dims, const RowBody& body) const {
+void Walk::for_rows(const std::vector<Value>& dims, const RowBody& body, const GroupBegin& begin) const {
   Value g = cast(it_, wrapped_group_id());
   if_(g >= groups_, [&] { return_(); });
   Value block = g / nchunks_;
@@ -95,6 +95,7 @@ void Walk::for_rows(const std::vector<Value>& dims, const RowBody& body) const {
   Value c1 = min(c0 + chunk_, inner_);
   Value r0 = block * rows_per_group_;
   Value r1 = min(r0 + rows_per_group_, rows_);
+  if (begin) begin(c0, c1);
   std::vector<Var> coord;
   for (const Value& c : unflatten(r0, dims)) coord.push_back(var(it_, c));
   for_range(r0, r1, [&](Value row) {

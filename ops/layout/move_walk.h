@@ -36,9 +36,11 @@ class Walk {
   // Rows form: body(coords, row, c0, c1) for each row of the group's block,
   // with the group's columns [c0, c1) and the row's coordinates over `dims`
   // (outermost first; the rows are their product). The coordinates step
-  // from row to row with a carry: short rows pay no divisions.
+  // from row to row with a carry: short rows pay no divisions. begin(c0,
+  // c1), where given, runs once per group before its rows.
   using RowBody = std::function<void(const std::vector<dsl::Value>&, const dsl::Value&, const dsl::Value&, const dsl::Value&)>;
-  void for_rows(const std::vector<dsl::Value>& dims, const RowBody& body) const;
+  using GroupBegin = std::function<void(const dsl::Value&, const dsl::Value&)>;
+  void for_rows(const std::vector<dsl::Value>& dims, const RowBody& body, const GroupBegin& begin = nullptr) const;
   // Element form: body(row, col) for the work-item's element.
   void for_element(const std::function<void(const dsl::Value&, const dsl::Value&)>& body) const;
   const dsl::Value& inner() const { return inner_; }

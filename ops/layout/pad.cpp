@@ -159,7 +159,10 @@ ir::Kernel pad_kernel(const PadLayout& l, Pad::Mode mode, ir::Type it, const Mov
   const ir::Type wt = move::word_type(l.word);
   const size_t R = l.axes.size();
   static const char* kModes[] = {"constant", "reflect", "edge", "wrap"};
-  const std::string name = std::string("pad_") + kModes[mode] + "_" + wt.str() + "_" + mask_of(l) + (l.pairs ? "_pairs" : "") + "_" +
+  // The inner axis is the input's last unless cropping left a single element of that one (then dropped).
+  const bool unit = l.axes.back().stride == 1;
+  const std::string name = std::string("pad_") + kModes[mode] + "_" + wt.str() + "_" + mask_of(l) + (l.pairs ? "_pairs" : "") +
+                           (unit ? "" : "_strided") + "_" +
                            it.str() + (v.rows ? "_rows" : "_el");
   return kernel(name, [&](KernelBuilder& kb) {
     auto x = kb.input("x", wt);
@@ -206,14 +209,19 @@ ir::Kernel pad_kernel(const PadLayout& l, Pad::Mode mode, ir::Type it, const Mov
       Value ob = row * walk.inner();
       auto fill = [&](const Value& a, const Value& b) { move::fill_run(y, ob, a, b, pattern, value_at); };
       auto span = [&] {
-        if (!in.padded) return move::copy_run(x, ib, y, ob, c0, c1);
+        // The input's run: lines where it is contiguous.
+        auto run = [&](const Value& xb, const Value& a, const Value& b) {
+          if (unit) move::copy_run(x, xb, y, ob, a, b);
+          else for_range(a, b, [&](Value j) { y[ob + j] = x[xb + j * in.stride]; });
+        };
+        if (!in.padded) return run(ib, c0, c1);
         // Left padding, the input's run, right padding.
         Value a1 = max(c0, min(c1, in.lb));
         Value m1 = max(a1, min(c1, in.lb + in.n));
-        move::copy_run(x, ib - in.lb, y, ob, a1, m1);
+        run(ib - in.lb * in.stride, a1, m1);
         for (auto [lo, hi] : {std::pair{c0, a1}, std::pair{m1, c1}}) {
           if (constant_mode) fill(lo, hi);
-          else for_range(lo, hi, [&](Value j) { y[ob + j] = x[ib + in.source(mode, j)]; });
+          else for_range(lo, hi, [&](Value j) { y[ob + j] = x[ib + in.source(mode, j) * in.stride]; });
         }
       };
       if (constant_mode) if_(inside, span).else_([&] { fill(c0, c1); });

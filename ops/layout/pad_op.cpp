@@ -85,6 +85,8 @@ void register_pad_op() {
       pad_prob({2, 3, 30, 40}, K::F32, R, {0, 0, 2, 2}, {0, 0, 2, 2}),
       pad_prob({1, 3, 8, 9}, K::F16, C, {0, 0, 1, 1}, {0, 0, 1, 1}),
       pad_prob({3, 2}, K::F32, C, {1, 2}, {0, -2}, one_and_half),  // an axis cropped to nothing: all constant
+      // the last axis cropped to one element: the inner axis is strided
+      pad_prob({3, 4, 5}, K::U8, C, {1, 0, -2}, {0, 2, -2}, 9), pad_prob({3, 4, 5}, K::F16, R, {1, 3, -4}, {0, 2, 0}),
       pad_prob({2, 20000}, K::F32, C, {0, 3}, {1, 5}),              // rows split into chunks
       pad_prob({2, 20000}, K::I32, E, {1, 17}, {0, 20}),
   };

@@ -67,7 +67,8 @@ ResizeAxis axis_of(const Resize& r, size_t a, int64_t stride) {
   ResizeAxis x;
   x.in = r.in_shape[a], x.out = r.out_shape[a], x.stride = stride;
   const double s = scale_of(r, a), out_w = s * double(x.in);
-  x.resized = !(s == 1.0 && x.in == x.out);
+  // Unresized: the identity map (tf_half_pixel_for_nn moves even those half a pixel).
+  x.resized = !(s == 1.0 && x.in == x.out) || r.coord == Resize::TfHalfPixelForNn;
   x.d = s;
   switch (r.coord) {
     case Resize::HalfPixel: x.p = 0.5, x.q = -0.5; break;
@@ -137,32 +138,26 @@ std::vector<Value> cubic_weights(const Value& r, const Value& A) {
 }
 
 // The taps of output coordinate c on a resized axis: input indices (u32,
-// clamped: edge padding) and weights. c may be a line of coordinates
-// (lanes > 1): then so are the taps.
+// clamped: edge padding) and weights.
 std::vector<Term> axis_taps(const AxisVals& ax, const Value& c, const Options& o) {
-  const int lanes = c.lanes();
-  auto wide = [&](const Value& v) { return lanes == 1 ? v : splat(v, lanes); };  // a scalar meeting the lines
-  const ir::Type ft = lanes == 1 ? ir::Type(f32) : line(f32, lanes), ut = lanes == 1 ? ir::Type(u32) : line(u32, lanes);
-  Value xin = (cast(ft, c) * wide(ax.m) + wide(ax.p)) / wide(ax.d) + wide(ax.q);
+  Value xin = (cast(f32, c) * ax.m + ax.p) / ax.d + ax.q;
   Value fl0 = floor(xin), r0 = xin - fl0;
   Value whole = r0 == 0.0f;
   Value fl = select(whole, fl0 - 1.0f, fl0), r = select(whole, 1.0f, r0);
-  Value in_max = wide(ax.in_max);
-  auto clamped = [&](const Value& f) { return cast(ut, min(max(f, 0.0f), in_max)); };
-  auto outside = [&](const Value& f) { return f < 0.0f || f > in_max; };
+  auto clamped = [&](const Value& f) { return cast(u32, min(max(f, 0.0f), ax.in_max)); };
+  auto outside = [&](const Value& f) { return f < 0.0f || f > ax.in_max; };
   if (o.mode == Resize::Nearest) {
-    Value one = wide(constant(f32, 1.0f)), zero = wide(constant(f32, 0.0f));
     Value f;
     switch (o.nearest) {
-      case Resize::RoundPreferFloor: f = fl + select(r > 0.5f, one, zero); break;
-      case Resize::RoundPreferCeil: f = fl + select(r >= 0.5f, one, zero); break;
-      case Resize::Floor: f = fl + select(r == 1.0f, one, zero); break;
+      case Resize::RoundPreferFloor: f = fl + select(r > 0.5f, 1.0f, 0.0f); break;
+      case Resize::RoundPreferCeil: f = fl + select(r >= 0.5f, 1.0f, 0.0f); break;
+      case Resize::Floor: f = fl + select(r == 1.0f, 1.0f, 0.0f); break;
       case Resize::Ceil: f = fl + 1.0f; break;
     }
     return {{clamped(f), Value(), o.exclude_outside ? !outside(f) : Value()}};
   }
   const bool cubic = o.mode == Resize::Cubic;
-  std::vector<Value> w = cubic ? cubic_weights(r, wide(o.a)) : std::vector<Value>{1.0f - r, r};
+  std::vector<Value> w = cubic ? cubic_weights(r, o.a) : std::vector<Value>{1.0f - r, r};
   std::vector<Term> t;
   Value sum;
   for (size_t k = 0; k < w.size(); ++k) {
@@ -214,9 +209,14 @@ std::string kernel_name(const Resize& r, const std::vector<ResizeAxis>& axes, ir
   return s + "_" + et.str() + "_" + mask_of(axes) + (v.rows ? "_rows" : "_el");
 }
 
+// The rows form tabulates the inner axis's taps once per group (they are
+// the same in every row) for at most this many columns.
+constexpr int64_t kTableColumns = 2048;
+
 ir::Kernel resize_kernel(const Resize& r, const std::vector<ResizeAxis>& axes, const MoveVariant& v) {
   const size_t R = axes.size();
   const bool nearest = r.mode == Resize::Nearest;
+  const int T = nearest ? 1 : r.mode == Resize::Linear ? 2 : 4;  // taps per axis
   const ir::Type et = nearest ? move::word_type(ir::Type(r.dtype).bytes()) : ir::Type(r.dtype);  // Nearest moves bits
   return kernel(kernel_name(r, axes, et, v), [&](KernelBuilder& kb) {
     auto x = kb.input("x", et);
@@ -261,54 +261,63 @@ ir::Kernel resize_kernel(const Resize& r, const std::vector<ResizeAxis>& axes, c
       else if (t[0].inside.valid()) y[dst] = select(t[0].inside, x[t[0].off], constant(et, 0));  // the offset is clamped: a safe load
       else y[dst] = x[t[0].off];
     };
-    // The outputs at columns j..j+15 of a row with outer terms t (rows form, resized inner axis).
-    auto inner_line = [&](const std::vector<Term>& t, const Value& j) {
-      std::vector<Term> taps = axis_taps(in, splat(j, 16) + cast(line(u32, 16), lane_index(16)), o);
-      auto gather = [&](const Value& off, const Value& idx) {
-        std::vector<Value> v;
-        for (int q = 0; q < 16; ++q) v.push_back(x[off + extract(idx, q)]);
-        return make_line(v);
-      };
-      if (nearest) {
-        Value v = gather(t[0].off, taps[0].off);
-        Value inside = t[0].inside.valid() ? splat(t[0].inside, 16) && taps[0].inside : taps[0].inside;
-        return inside.valid() ? select(inside, v, splat(constant(et, 0), 16)) : v;
-      }
-      Value acc;
-      for (const Term& a : t)
-        for (const Term& b : taps) {
-          Value term = (a.w.valid() ? splat(a.w, 16) * b.w : b.w) * cast(line(f32, 16), gather(a.off, b.off));
-          acc = acc.valid() ? acc + term : term;
-        }
-      return cast(line(et, 16), acc);
-    };
     if (!v.rows) {
       walk.for_element([&](const Value& row, const Value& col) {
         store(row * walk.inner() + col, with_inner(outer_terms(move::unflatten(row, dims)), col));
       });
       return;
     }
-    walk.for_rows(dims, [&](const std::vector<Value>& c, const Value& row, const Value& c0, const Value& c1) {
-      std::vector<Term> t = outer_terms(c);
-      Value ob = row * walk.inner();
-      if (in.resized) {
-        // Lines of 16 columns: their taps in f32 lines, the loads gathered.
-        Value full = c0 + (c1 - c0) / 16u * 16u;
-        for_range(c0, full, [&](Value j) { store_line(y, ob + j, inner_line(t, j)); }, 16u);
-        for_range(full, c1, [&](Value j) { store(ob + j, with_inner(t, j)); });
-      } else if (nearest && t[0].inside.valid()) {
-        if_(t[0].inside, [&] { move::copy_run(x, t[0].off, y, ob, c0, c1); }).else_([&] {
-          Value zero = constant(et, 0);
-          move::fill_run(y, ob, c0, c1, splat(zero, 16), [&](const Value&) { return zero; });
-        });
-      } else if (nearest) {
-        move::copy_run(x, t[0].off, y, ob, c0, c1);
-      } else {  // lines along the unresized inner axis
-        Value full = c0 + (c1 - c0) / 16u * 16u;
-        for_range(c0, full, [&](Value j) { store_line(y, ob + j, cast(line(et, 16), weighted_sum(x, t, 16, j))); }, 16u);
-        for_range(full, c1, [&](Value j) { y[ob + j] = cast(et, weighted_sum(x, t, 1, j)); });
-      }
-    });
+    if (!in.resized) {
+      walk.for_rows(dims, [&](const std::vector<Value>& c, const Value& row, const Value& c0, const Value& c1) {
+        std::vector<Term> t = outer_terms(c);
+        Value ob = row * walk.inner();
+        if (nearest && t[0].inside.valid()) {
+          if_(t[0].inside, [&] { move::copy_run(x, t[0].off, y, ob, c0, c1); }).else_([&] {
+            Value zero = constant(et, 0);
+            move::fill_run(y, ob, c0, c1, splat(zero, 16), [&](const Value&) { return zero; });
+          });
+        } else if (nearest) {
+          move::copy_run(x, t[0].off, y, ob, c0, c1);
+        } else {  // lines along the unresized inner axis
+          Value full = c0 + (c1 - c0) / 16u * 16u;
+          for_range(c0, full, [&](Value j) { store_line(y, ob + j, cast(line(et, 16), weighted_sum(x, t, 16, j))); }, 16u);
+          for_range(full, c1, [&](Value j) { y[ob + j] = cast(et, weighted_sum(x, t, 1, j)); });
+        }
+      });
+      return;
+    }
+    // A resized inner axis: the group's columns' taps in tables, then per
+    // row one load (Nearest) or a weighted sum of loads per output.
+    Array idx_tab = shared_array(u32, kTableColumns * T);
+    Array w_tab = nearest ? Array() : shared_array(f32, kTableColumns * T);
+    Array inside_tab = nearest && o.exclude_outside ? shared_array(u32, kTableColumns) : Array();
+    auto tabulate = [&](const Value& c0, const Value& c1) {
+      for_range(c0, c1, [&](Value j) {
+        std::vector<Term> taps = axis_taps(in, j, o);
+        Value k = (j - c0) * uint32_t(T);
+        for (int i = 0; i < T; ++i) {
+          idx_tab[k + uint32_t(i)] = taps[size_t(i)].off;
+          if (!nearest) w_tab[k + uint32_t(i)] = taps[size_t(i)].w;
+        }
+        if (inside_tab.pointer().valid()) inside_tab[j - c0] = select(taps[0].inside, 1u, 0u);
+      });
+    };
+    auto tabulated = [&](const Value& j, const Value& c0) {
+      Value k = (j - c0) * uint32_t(T);
+      std::vector<Term> taps;
+      for (int i = 0; i < T; ++i)
+        taps.push_back({idx_tab[k + uint32_t(i)], nearest ? Value() : Value(w_tab[k + uint32_t(i)]),
+                        inside_tab.pointer().valid() ? inside_tab[j - c0] != 0u : Value()});
+      return taps;
+    };
+    walk.for_rows(
+        dims,
+        [&](const std::vector<Value>& c, const Value& row, const Value& c0, const Value& c1) {
+          std::vector<Term> t = outer_terms(c);
+          Value ob = row * walk.inner();
+          for_range(c0, c1, [&](Value j) { store(ob + j, combine(t, tabulated(j, c0), in.stride)); });
+        },
+        tabulate);
   });
 }
 
@@ -323,8 +332,10 @@ void plan_resize(Plan& pl, const Resize& r, int in_slot, int out_slot, const Mov
   const int64_t resized = std::count_if(axes.begin(), axes.end(), [](const ResizeAxis& a) { return a.resized; });
   if (r.mode == Resize::Cubic && resized > 3)
     throw std::invalid_argument("Resize: cubic interpolates on at most 3 axes (this one resizes " + std::to_string(resized) + ")");
+  MoveVariant rv = v;
+  if (rv.rows && axes.back().resized) rv.chunk = std::min(rv.chunk, kTableColumns);  // the tables' columns
   Step s;
-  s.kernel = resize_kernel(r, axes, v);
+  s.kernel = resize_kernel(r, axes, rv);
   s.buffers = {in_slot, out_slot};
   if (r.mode == Resize::Cubic) s.scalars.push_back(ir::scalar_slot(float(r.cubic_coeff_a)));
   for (const ResizeAxis& a : axes) {
@@ -333,7 +344,7 @@ void plan_resize(Plan& pl, const Resize& r, int in_slot, int out_slot, const Mov
     if (a.resized)
       for (double f : {double(a.in - 1), a.m, a.p, a.d, a.q}) s.scalars.push_back(ir::scalar_slot(float(f)));
   }
-  move::set_launch(s, v, u32, numel(r.out_shape) / axes.back().out, axes.back().out);
+  move::set_launch(s, rv, u32, numel(r.out_shape) / axes.back().out, axes.back().out);
   pl.steps.push_back(std::move(s));
 }
 

@@ -8,6 +8,7 @@
 // targets that lack a type.
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -151,14 +152,15 @@ std::mt19937_64& rng() {
   return r;
 }
 
-// n values of T over its whole range, a quarter of them 0, +-1 and the extremes.
+// n values of T in [lo, hi], a quarter of them 0, +-1 and T's extremes where in range.
 template <class T> std::vector<T> int_values(size_t n, I128 lo = std::numeric_limits<T>::min(), I128 hi = std::numeric_limits<T>::max()) {
   const T special[] = {T(0), T(1), T(-1), std::numeric_limits<T>::min(), std::numeric_limits<T>::max(),
                        T(std::numeric_limits<T>::min() + 1)};
   std::vector<T> v(n);
   for (auto& x : v) {
-    if (rng()() % 4 == 0) x = special[rng()() % std::size(special)];
-    else x = T(lo + I128(U128(rng()()) % U128(hi - lo + 1)));
+    x = T(lo + I128(U128(rng()()) % U128(hi - lo + 1)));
+    const T s = special[rng()() % std::size(special)];
+    if (rng()() % 4 == 0 && I128(s) >= lo && I128(s) <= hi) x = s;
   }
   return v;
 }
@@ -340,6 +342,7 @@ Bytes store_as(K k, const std::vector<long double>& v) {
       case K::I64: put(int64_t(v[i])); break;
       case K::U64: put(uint64_t(v[i])); break;
       case K::F16: put(_Float16(v[i])); break;
+      case K::BF16: put(uint16_t(std::bit_cast<uint32_t>(float(v[i])) >> 16)); break;  // v: a bf16 value
       case K::F32: put(float(v[i])); break;
       case K::F64: put(double(v[i])); break;
       default: FAIL("no storage for this kind");
