@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
-# Main job: install, build, run the sample kernels and a few ops on the CPU, each checked.
-# The samples are checked against the reference interpreter, the ops against
-# their C++ references; both print timings.
+# Main job: install, build, run a real model (MNIST, ONNX) end to end on the CPU
+# against its reference outputs and on digit images, then the sample kernels
+# and a few ops, each checked. The model is checked against its test data,
+# the samples against the reference interpreter, the ops against their C++
+# references; all print timings.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release > /dev/null
 cmake --build build --target run_samples kgen
+MNIST=samples/models/mnist-8
+for set in 0 1 2; do
+  ./build/tools/kgen run $MNIST/model.onnx --test-data $MNIST/test_data_set_$set
+done
+for digit in 0 3 5 7; do
+  ./build/tools/kgen run $MNIST/model.onnx --image $MNIST/images/$digit.jpg --iters 0 | grep -E '^#1|top'
+done
 ./build/samples/run_samples
 # A few ops of the op library through the CLI: checked against their C++
 # reference, timed, with the variant dispatch chose.

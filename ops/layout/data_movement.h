@@ -89,8 +89,8 @@ void reference_pad(const Pad& p, const void* in, void* out);
 // ONNX Resize (opsets 11-19; onnx/reference/ops/op_resize.py is the spec),
 // without roi, antialias or tf_crop_and_resize. An output coordinate maps to
 // the input through scales[k] (empty: out/in), n-linearly (separably) over
-// every axis whose scale is not 1 or whose size changes (and every axis for
-// tf_half_pixel_for_nn, which shifts by half a pixel). The kernels take
+// every axis but those it maps onto themselves (scale 1, the same size,
+// and a transform that keeps coordinates: tf_half_pixel_for_nn does not). The kernels take
 // the coordinates in f32, as ONNX Runtime does (the reference in f64), and
 // accumulate in f32: weights are good to about ulp(input coordinate), and
 // Nearest may round a tie the other way where the scale is not a short

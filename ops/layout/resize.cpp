@@ -67,8 +67,6 @@ ResizeAxis axis_of(const Resize& r, size_t a, int64_t stride) {
   ResizeAxis x;
   x.in = r.in_shape[a], x.out = r.out_shape[a], x.stride = stride;
   const double s = scale_of(r, a), out_w = s * double(x.in);
-  // Unresized: the identity map (tf_half_pixel_for_nn moves even those half a pixel).
-  x.resized = !(s == 1.0 && x.in == x.out) || r.coord == Resize::TfHalfPixelForNn;
   x.d = s;
   switch (r.coord) {
     case Resize::HalfPixel: x.p = 0.5, x.q = -0.5; break;
@@ -88,6 +86,10 @@ ResizeAxis axis_of(const Resize& r, size_t a, int64_t stride) {
       break;
     }
   }
+  // Unresized where the map is the identity: not for tf_half_pixel_for_nn
+  // (half a pixel off), nor pytorch_half_pixel's single output (at -0.5).
+  auto map = [&](double c) { return (c * x.m + x.p) / x.d + x.q; };
+  x.resized = !(s == 1.0 && x.in == x.out && map(0) == 0 && (x.out == 1 || map(1) == 1));
   return x;
 }
 
