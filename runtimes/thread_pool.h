@@ -1,8 +1,14 @@
 // A persistent pool for data-parallel launches: run() splits [0, total) into
-// contiguous chunks handed out by an atomic counter (so two threads stay
+// contiguous chunks claimed through an atomic counter (so two threads stay
 // balanced even when chunks differ in cost), the calling thread works too,
 // and idle workers spin briefly before sleeping on a futex (atomic wait), so
 // back-to-back launches cost a few microseconds.
+//
+// run() returns when every chunk is done, not when every worker has checked
+// in: a worker the OS has not scheduled yet (a loaded machine, more threads
+// than free cores) costs nothing, since the caller takes its chunks. The
+// claim counter carries the run's generation, so a worker waking late can
+// never claim a chunk of a run that is over.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -23,15 +29,16 @@ class ThreadPool {
 
  private:
   void worker_main();
-  void work();
+  void work(uint64_t gen);
 
   std::vector<std::thread> workers_;
   std::mutex run_mu_;  // one run at a time
-  alignas(64) std::atomic<uint64_t> generation_{0};
-  alignas(64) std::atomic<uint64_t> next_{0};
-  alignas(64) std::atomic<unsigned> busy_{0};
+  alignas(64) std::atomic<uint64_t> generation_{0};  // wakes the workers
+  alignas(64) std::atomic<uint64_t> claim_{0};       // generation (high 24 bits) | next index (low 40)
+  alignas(64) std::atomic<uint64_t> done_{0};        // items finished in this run
+  std::atomic<uint64_t> total_{0};
   std::atomic<bool> stop_{false};
-  uint64_t total_ = 0, chunk_ = 1;
+  uint64_t chunk_ = 1;
   RangeFn fn_ = nullptr;
   void* ctx_ = nullptr;
 };
