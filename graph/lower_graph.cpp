@@ -65,10 +65,11 @@ struct ChainBuilder {
   }
 };
 
-// Every present value of the list has at least one element.
+// Every present value of the list that kernels read has at least one
+// element (an empty constant, such as an empty `axes`, is read on the host).
 bool has_elements(const Graph& g, const std::vector<int>& values) {
   for (int v : values)
-    if (v >= 0 && numel(g.values[size_t(v)].shape) == 0) return false;
+    if (v >= 0 && !g.values[size_t(v)].constant && numel(g.values[size_t(v)].shape) == 0) return false;
   return true;
 }
 

@@ -10,7 +10,12 @@
   X(layout)                 \
   X(gather_concat)          \
   X(rowwise)                \
-  X(quant)
+  X(reduce_more)            \
+  X(losses)                 \
+  X(quant)                  \
+  X(pad_resize)             \
+  X(index_moves)            \
+  X(construct)
 
 namespace kgen::graph {
 #define KGEN_X(group) void register_##group##_nodes();

@@ -1,10 +1,15 @@
-// Softmax/LogSoftmax on any axis, LayerNormalization, the Reduce ops, ArgMax
-// and LRN onto ops/rowwise, ops/reduce and ops/conv (LRN's channel window
-// sum is an average pool over the channel axis).
+// Softmax/LogSoftmax on any axis; the normalisations LayerNormalization,
+// RMSNormalization, LpNormalization, MeanVarianceNormalization; Hardmax; LRN.
+// The rowwise kernels where they fit (parameters of X's float type, one per
+// column, epsilon in whole millionths);
+// else composed from reductions (graph/nodes/reduce_more.h) and chains. LRN's
+// channel window sum is an average pool over the channel axis.
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 #include "graph/lower.h"
+#include "graph/nodes/reduce_more.h"
 #include "graph/nodes/util.h"
 
 namespace kgen::graph {
@@ -12,6 +17,7 @@ namespace kgen::graph {
 namespace {
 
 namespace fz = ops::fusion;
+using fz::Expr;
 
 bool float_kind(ScalarKind k) { return k == ScalarKind::F32 || k == ScalarKind::F16 || k == ScalarKind::BF16; }
 
@@ -65,107 +71,189 @@ void lower_softmax(LowerCtx& c) {
   plan_transpose(c, moved, inv, k, t1, c.out_slot(0));
 }
 
-void lower_layernorm(LowerCtx& c) {
-  const Shape& x = c.in(0).shape;
-  const ScalarKind k = c.in(0).dtype;
-  InferCtx ic = ctx_of(c);
-  const int64_t axis = normalize_axis(ic, c.node.attr_int("axis", -1), int64_t(x.size()));
-  if (axis != int64_t(x.size()) - 1) c.unsupported("normalising over more than the last axis");
-  const double eps = c.node.attr_float("epsilon", 1e-5);
-  const double millionths = eps * 1e6;
-  if (std::fabs(millionths - std::round(millionths)) > 1e-6 * std::max(1.0, millionths))
-    c.unsupported("epsilon " + std::to_string(eps) + " (kgen's layernorm takes whole millionths)");
-  for (size_t i = 1; i < c.node.outputs.size(); ++i)
-    if (c.has_out(int(i))) c.unsupported("the Mean / InvStdDev outputs");
-  if (c.in(1).dtype != k || (c.has_in(2) && c.in(2).dtype != k)) c.unsupported("scale or bias of another type than X");
-  ops::Problem p;
-  p.op = "layernorm";
-  p.dtype = k;
-  p.dims = {numel(x) / x.back(), x.back()};
-  p.attrs["eps"] = int64_t(std::llround(millionths));
-  int bias = -1;
-  if (c.has_in(2)) bias = c.in_slot(2);
-  else bias = c.constant_slot(Tensor(k, {x.back()}));
-  c.op(p, {c.in_slot(0), c.in_slot(1), bias, c.out_slot(0)});
-}
-
-// ---- Reduce ----
-struct ReduceSpec {
-  std::vector<bool> reduced;
-  Shape out;
+// ---- normalisations over the trailing axes [axis, rank) ----
+// X viewed as rows x cols; the per-row statistics have X's leading axes and
+// 1s (ONNX's Mean / InvStdDev shape).
+struct NormAxes {
+  int64_t rows = 1, cols = 1;
+  Shape stat;
 };
 
-ReduceSpec reduce_spec(const InferCtx& c) {
+NormAxes norm_axes(const InferCtx& c) {
   const Shape& x = c.shape(0);
-  auto axes = axes_attr_or_input(c, "axes", 1);
-  const bool keep = c.node.attr_int("keepdims", 1) != 0;
-  ReduceSpec s;
-  s.reduced.assign(x.size(), false);
-  if (!axes || axes->empty()) {
-    if (c.node.attr_int("noop_with_empty_axes", 0)) s.reduced.assign(x.size(), false);
-    else s.reduced.assign(x.size(), true);
-  } else {
-    for (int64_t a : *axes) s.reduced[size_t(normalize_axis(c, a, int64_t(x.size())))] = true;
+  const int64_t axis = normalize_axis(c, c.node.attr_int("axis", -1), int64_t(x.size()));
+  NormAxes n;
+  for (int64_t i = 0; i < int64_t(x.size()); ++i) {
+    (i < axis ? n.rows : n.cols) *= x[size_t(i)];
+    n.stat.push_back(i < axis ? x[size_t(i)] : 1);
   }
-  for (size_t i = 0; i < x.size(); ++i) {
-    if (!s.reduced[i]) s.out.push_back(x[i]);
-    else if (keep) s.out.push_back(1);
-  }
-  return s;
+  return n;
 }
 
-int reduce_kind(const std::string& op) {
-  if (op == "ReduceSum") return 0;
-  if (op == "ReduceMax") return 1;
-  if (op == "ReduceMin") return 2;
-  return 3;  // ReduceMean
+// kgen's rowwise kernels take epsilon in whole millionths.
+std::optional<int64_t> eps_millionths(double eps) {
+  const double m = eps * 1e6;
+  if (std::fabs(m - std::round(m)) > 1e-6 * std::max(1.0, m)) return std::nullopt;
+  return std::llround(m);
 }
 
-void lower_reduce(LowerCtx& c) {
-  const Shape& x = c.in(0).shape;
-  if (c.in(0).dtype != ScalarKind::F32) c.unsupported("types other than f32");
+void need_float_stash(const LowerCtx& c) {
+  if (c.node.attr_int("stash_type", 1) != 1) c.unsupported("stash_type other than 1 (float)");
+}
+
+// The rowwise kernel applies: weight and bias of X's float type, one value per column.
+bool fused_norm_fits(const LowerCtx& c, const NormAxes& n, int last_param) {
+  const ScalarKind k = c.in(0).dtype;
+  if (!float_kind(k)) return false;
+  for (int i = 1; i <= last_param; ++i)
+    if (c.has_in(i) && (c.in(i).dtype != k || numel(c.in(i).shape) != n.cols)) return false;
+  return eps_millionths(c.node.attr_float("epsilon", 1e-5)).has_value();
+}
+
+// mean_slot = the mean of each row of x (rows x cols); inv_slot = 1 / sqrt(var + eps)
+// (var: the mean square of x - mean, or of x itself where `centre` is false).
+void row_stats(LowerCtx& c, const NormAxes& n, bool centre, int mean_slot, int inv_slot) {
+  const ScalarKind k = c.in(0).dtype;
+  const Shape x2 = {n.rows, n.cols}, col = {n.rows, 1};
+  const int sq = temp_of(c, x2, k), var = temp_of(c, col, k);
+  MapChain dev;
+  Expr d = dev.in(c.in_slot(0), k, x2);
+  if (centre) {
+    lower_reduce_axes(c, c.in_slot(0), x2, k, {false, true}, Combine::Mean, mean_slot);
+    d = d - dev.in(mean_slot, k, col);
+  }
+  dev.write(c, "square", d * d, k, x2, sq);
+  lower_reduce_axes(c, sq, x2, k, {false, true}, Combine::Mean, var);
+  MapChain inv;
+  inv.write(c, "inv_std", fz::lit(1) / fz::sqrt(inv.in(var, k, col) + fz::lit(c.node.attr_float("epsilon", 1e-5))), k, col,
+            inv_slot);
+}
+
+void infer_layernorm(InferCtx& c) {
+  c.require_inputs(2, 3);
+  same_as_input(c);
+  const NormAxes n = norm_axes(c);
+  c.set_out(1, ScalarKind::F32, n.stat);
+  c.set_out(2, ScalarKind::F32, n.stat);
+}
+
+// The layernorm kernel where it fits and no statistics are asked for; else
+// composed: reduce-mean, the variance, then one chain for Y.
+void lower_layernorm(LowerCtx& c) {
+  need_float_stash(c);
   InferCtx ic = ctx_of(c);
-  const ReduceSpec s = reduce_spec(ic);
-  // The reduced axes must be one contiguous run (size-1 axes count as either).
-  int64_t first = -1, last = -1;
-  for (size_t i = 0; i < x.size(); ++i)
-    if (s.reduced[i] && x[i] != 1) {
-      if (first < 0) first = int64_t(i);
-      last = int64_t(i);
-    }
-  if (first < 0) {  // nothing to reduce: a copy
-    fz::Chain ch;
-    ch.inputs = {{"x", ScalarKind::F32, {std::max<int64_t>(numel(x), 1)}}};
-    ch.shape = {std::max<int64_t>(numel(x), 1)};
-    ch.out = fz::in(0);
-    c.chain(ch, {c.in_slot(0)}, c.out_slot(0));
+  const NormAxes n = norm_axes(ic);
+  const Shape& x = c.in(0).shape;
+  const ScalarKind k = c.in(0).dtype;
+  const bool stats = c.has_out(1) || c.has_out(2);
+  if (!stats && fused_norm_fits(c, n, 2)) {
+    ops::Problem p;
+    p.op = "layernorm";
+    p.dtype = k;
+    p.dims = {n.rows, n.cols};
+    p.attrs["eps"] = *eps_millionths(c.node.attr_float("epsilon", 1e-5));
+    const int bias = c.has_in(2) ? c.in_slot(2) : c.constant_slot(Tensor(k, {n.cols}));
+    c.op(p, {c.in_slot(0), c.in_slot(1), bias, c.out_slot(0)});
     return;
   }
-  for (int64_t i = first; i <= last; ++i)
-    if (!s.reduced[size_t(i)] && x[size_t(i)] != 1) c.unsupported("reducing axes that are not adjacent");
-  const int64_t outer = std::accumulate(x.begin(), x.begin() + first, int64_t(1), std::multiplies<>());
-  const int64_t n = std::accumulate(x.begin() + first, x.begin() + last + 1, int64_t(1), std::multiplies<>());
-  const int64_t inner = numel(x) / (outer * n);
-  ops::Problem p;
-  p.op = "reduce";
-  p.dims = {outer, n, inner};
-  p.attrs = {{"axis", 1}, {"kind", reduce_kind(c.node.op)}};
-  c.op(p, {c.in_slot(0), c.out_slot(0)});
+  if (stats && k != ScalarKind::F32) c.unsupported("Mean / InvStdDev of a non-f32 X");
+  const int mean = c.has_out(1) ? c.out_slot(1) : temp_of(c, n.stat, k);
+  const int inv = c.has_out(2) ? c.out_slot(2) : temp_of(c, n.stat, k);
+  row_stats(c, n, true, mean, inv);
+  MapChain y;
+  Expr v = (y.in(c.in_slot(0), k, x) - y.in(mean, k, n.stat)) * y.in(inv, k, n.stat) * y.in(c.in_slot(1), c.in(1).dtype, c.in(1).shape);
+  if (c.has_in(2)) v = v + y.in(c.in_slot(2), c.in(2).dtype, c.in(2).shape);
+  y.write(c, "layernorm", v, k, x, c.out_slot(0));
 }
 
-void lower_argmax(LowerCtx& c) {
+// RMSNormalization (opset 23): x / sqrt(mean(x²) + eps) · scale.
+void lower_rmsnorm(LowerCtx& c) {
+  need_float_stash(c);
+  InferCtx ic = ctx_of(c);
+  const NormAxes n = norm_axes(ic);
+  const Shape& x = c.in(0).shape;
+  const ScalarKind k = c.in(0).dtype;
+  if (!fz::is_float_kind(k)) c.unsupported(std::string(ir::scalar_name(k)) + " X");
+  if (fused_norm_fits(c, n, 1)) {
+    ops::Problem p;
+    p.op = "rmsnorm";
+    p.dtype = k;
+    p.dims = {n.rows, n.cols};
+    p.attrs["eps"] = *eps_millionths(c.node.attr_float("epsilon", 1e-5));
+    c.op(p, {c.in_slot(0), c.in_slot(1), c.out_slot(0)});
+    return;
+  }
+  const int inv = temp_of(c, n.stat, k);
+  row_stats(c, n, false, -1, inv);
+  MapChain y;
+  y.write(c, "rmsnorm", y.in(c.in_slot(0), k, x) * y.in(inv, k, n.stat) * y.in(c.in_slot(1), c.in(1).dtype, c.in(1).shape), k,
+          x, c.out_slot(0));
+}
+
+// LpNormalization: x / ||x||_p along one axis (p 1 or 2); 0 where the norm is 0.
+void lower_lpnorm(LowerCtx& c) {
+  const Shape& x = c.in(0).shape;
+  const ScalarKind k = c.in(0).dtype;
+  if (!fz::is_float_kind(k)) c.unsupported(std::string(ir::scalar_name(k)) + " X");
+  const int64_t p = c.node.attr_int("p", 2);
+  if (p != 1 && p != 2) c.unsupported("p = " + std::to_string(p) + " (1 and 2 only)");
+  InferCtx ic = ctx_of(c);
+  std::vector<bool> reduced(x.size(), false);
+  reduced[size_t(normalize_axis(ic, c.node.attr_int("axis", -1), int64_t(x.size())))] = true;
+  const Shape kept = keepdims_shape(x, reduced);
+  const int pw = temp_of(c, x, k), sum = temp_of(c, kept, k);
+  MapChain pre;
+  const Expr e = pre.in(c.in_slot(0), k, x);
+  pre.write(c, "lp_power", p == 2 ? e * e : fz::abs(e), k, x, pw);
+  lower_reduce_axes(c, pw, x, k, reduced, Combine::Sum, sum);
+  MapChain y;
+  const Expr s = y.in(sum, k, kept), norm = p == 2 ? fz::sqrt(s) : s;
+  y.write(c, "lp_normalize", fz::where(fz::eq(norm, fz::lit(0)), fz::lit(0), y.in(c.in_slot(0), k, x) / norm), k, x,
+          c.out_slot(0));
+}
+
+// MeanVarianceNormalization: (x - mean) / (sqrt(var) + 1e-9) over `axes`.
+void lower_mvn(LowerCtx& c) {
+  const Shape& x = c.in(0).shape;
+  const ScalarKind k = c.in(0).dtype;
+  if (!fz::is_float_kind(k)) c.unsupported(std::string(ir::scalar_name(k)) + " X");
+  InferCtx ic = ctx_of(c);
+  std::vector<bool> reduced(x.size(), false);
+  for (int64_t a : c.node.attr_ints("axes", {0, 2, 3})) reduced[size_t(normalize_axis(ic, a, int64_t(x.size())))] = true;
+  const Shape kept = keepdims_shape(x, reduced);
+  const int mean = temp_of(c, kept, k), sq = temp_of(c, x, k), var = temp_of(c, kept, k);
+  lower_reduce_axes(c, c.in_slot(0), x, k, reduced, Combine::Mean, mean);
+  MapChain dev;
+  const Expr d = dev.in(c.in_slot(0), k, x) - dev.in(mean, k, kept);
+  dev.write(c, "square", d * d, k, x, sq);
+  lower_reduce_axes(c, sq, x, k, reduced, Combine::Mean, var);
+  MapChain y;
+  y.write(c, "mvn", (y.in(c.in_slot(0), k, x) - y.in(mean, k, kept)) / (fz::sqrt(y.in(var, k, kept)) + fz::lit(1e-9)), k, x,
+          c.out_slot(0));
+}
+
+// Hardmax: 1 at the first maximum along the axis (before opset 13: of each
+// row of X flattened around the axis), 0 elsewhere.
+void lower_hardmax(LowerCtx& c) {
   const Shape& x = c.in(0).shape;
   if (c.in(0).dtype != ScalarKind::F32) c.unsupported("types other than f32");
-  if (c.node.attr_int("select_last_index", 0)) c.unsupported("select_last_index=1");
   InferCtx ic = ctx_of(c);
-  const int64_t axis = normalize_axis(ic, c.node.attr_int("axis", 0), int64_t(x.size()));
-  const int64_t outer = std::accumulate(x.begin(), x.begin() + axis, int64_t(1), std::multiplies<>());
-  const int64_t n = x[size_t(axis)], inner = numel(x) / (outer * n);
+  const bool legacy = c.node.opset < 13;
+  const int64_t axis = normalize_axis(ic, c.node.attr_int("axis", legacy ? 1 : -1), std::max<int64_t>(1, int64_t(x.size())));
+  Shape x3 = {1, 1, 1};
+  for (int64_t i = 0; i < int64_t(x.size()); ++i) x3[i < axis ? 0 : i == axis || legacy ? 1 : 2] *= x[size_t(i)];
+  const Shape idx_shape = {x3[0], 1, x3[2]};
+  const int idx = temp_of(c, idx_shape, ScalarKind::I32);
   ops::Problem p;
   p.op = "reduce";
-  p.dims = {outer, n, inner};
-  p.attrs = {{"axis", 1}, {"kind", 4}, {"idx", 1}};
-  c.op(p, {c.in_slot(0), c.out_slot(0)});
+  p.dims = x3;
+  p.attrs = {{"axis", 1}, {"kind", 4}};
+  c.op(p, {c.in_slot(0), idx});
+  Tensor iota(ScalarKind::I32, {x3[1], 1});
+  for (int64_t i = 0; i < x3[1]; ++i) iota.set(i, double(i));
+  MapChain y;
+  const Expr hit = fz::eq(y.in(c.constant_slot(std::move(iota)), ScalarKind::I32, {x3[1], 1}), y.in(idx, ScalarKind::I32, idx_shape));
+  y.write(c, "hardmax", fz::where(hit, fz::lit(1), fz::lit(0)), ScalarKind::F32, x3, c.out_slot(0));
 }
 
 // LRN: y = x / (bias + alpha/size · Σ_window x²)^beta over `size` channels.
@@ -212,35 +300,29 @@ void register_rowwise_nodes() {
   }
   OpHandler ln;
   ln.op = "LayerNormalization";
-  ln.infer = [](InferCtx& c) {
-    c.require_inputs(2, 3);
-    same_as_input(c);
-  };
+  ln.infer = infer_layernorm;
   ln.lower = lower_layernorm;
   register_handler(std::move(ln));
-  for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin"}) {
+  OpHandler rms;
+  rms.op = "RMSNormalization";
+  rms.infer = [](InferCtx& c) {
+    c.require_inputs(2, 2);
+    same_as_input(c);
+  };
+  rms.lower = lower_rmsnorm;
+  register_handler(std::move(rms));
+  const std::pair<const char*, void (*)(LowerCtx&)> unary[] = {
+      {"LpNormalization", lower_lpnorm}, {"MeanVarianceNormalization", lower_mvn}, {"Hardmax", lower_hardmax}};
+  for (const auto& [op, lower] : unary) {
     OpHandler h;
     h.op = op;
     h.infer = [](InferCtx& c) {
-      c.require_inputs(1, 2);
-      c.set_out(0, c.dtype(0), reduce_spec(c).out);
+      c.require_inputs(1, 1);
+      same_as_input(c);
     };
-    h.lower = lower_reduce;
+    h.lower = lower;
     register_handler(std::move(h));
   }
-  OpHandler am;
-  am.op = "ArgMax";
-  am.infer = [](InferCtx& c) {
-    const Shape& x = c.shape(0);
-    const int64_t axis = normalize_axis(c, c.node.attr_int("axis", 0), int64_t(x.size()));
-    Shape out;
-    for (size_t i = 0; i < x.size(); ++i)
-      if (int64_t(i) != axis) out.push_back(x[i]);
-      else if (c.node.attr_int("keepdims", 1)) out.push_back(1);
-    c.set_out(0, ScalarKind::I64, out);
-  };
-  am.lower = lower_argmax;
-  register_handler(std::move(am));
   OpHandler lrn;
   lrn.op = "LRN";
   lrn.infer = same_as_input;
