@@ -177,15 +177,23 @@ void lower_pool(LowerCtx& c) {
   const Shape& x = c.in(0).shape;
   const bool max = c.node.op == "MaxPool";
   const Window w = window_at_lower(c, {});
-  if (w.ceil_changes) c.unsupported("ceil_mode=1 where it adds an output row or column");
-  if (w.pt != w.pb || w.pl != w.pr) c.unsupported("asymmetric pads");
   if (w.dh != 1 || w.dw != 1) c.unsupported("dilations");
   if (max && c.node.attr_int("storage_order", 0)) c.unsupported("storage_order=1");
+  const bool include_pad = !max && c.node.attr_int("count_include_pad", 0);
+  // ceil_mode's last window reaches past the padding: extra end padding, which
+  // never wins a max nor counts in an average that excludes padding.
+  const int64_t h = w.spatial == 2 ? x[2] : 1, wd = x.back();
+  const int64_t pb = std::max(w.pb, (w.oh - 1) * w.sh + w.kh - (h + w.pt));
+  const int64_t pr = std::max(w.pr, (w.ow - 1) * w.sw + w.kw - (wd + w.pl));
+  if (include_pad && (pb != w.pb || pr != w.pr)) c.unsupported("ceil_mode=1 with count_include_pad=1 where it adds an output");
   ops::Problem p;
   p.op = max ? "maxpool2d" : "avgpool2d";
-  p.dims = {x[0], x[1], w.spatial == 2 ? x[2] : 1, x.back()};
-  p.attrs = {{"kernel_h", w.kh}, {"kernel_w", w.kw}, {"stride_h", w.sh}, {"stride_w", w.sw}, {"pad_h", w.pt}, {"pad_w", w.pl}};
-  if (!max) p.attrs["count_include_pad"] = c.node.attr_int("count_include_pad", 0);
+  p.dims = {x[0], x[1], h, wd};
+  p.attrs = {{"kernel_h", w.kh}, {"kernel_w", w.kw}, {"stride_h", w.sh}, {"stride_w", w.sw},
+             {"pad_h", w.pt}, {"pad_w", w.pl}, {"pad_b", pb}, {"pad_r", pr}};
+  if (!max) p.attrs["count_include_pad"] = include_pad ? 1 : 0;
+  if (2 * w.pt > w.kh || 2 * w.pl > w.kw || pb >= w.kh || pr >= w.kw)
+    c.unsupported("pads beyond half the window at the start or the whole window at the end");
   c.op(p, {c.in_slot(0), c.out_slot(0)});
 }
 

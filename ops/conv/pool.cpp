@@ -1,8 +1,10 @@
 // Pooling ops, NCHW f32:
 //   "maxpool2d", "avgpool2d": dims N C H W; attrs kernel_h kernel_w (default
-//     2), stride_h stride_w (default: the kernel), pad_h pad_w (symmetric,
-//     at most half the kernel, as in PyTorch), count_include_pad (avg; 1 =
-//     divide by KH·KW, 0 = by the in-bounds count). Padding never wins a max.
+//     2), stride_h stride_w (default: the kernel), pad_h pad_w (top, left:
+//     at most half the kernel, as in PyTorch), pad_b pad_r (bottom, right:
+//     default pad_h pad_w, below the kernel size; ONNX's asymmetric pads and
+//     ceil_mode), count_include_pad (avg; 1 = divide by KH·KW, 0 = by the
+//     in-bounds count). Padding never wins a max.
 //   "global_avgpool": N C H W -> N C 1 1, the mean of each plane.
 // Pooling is memory-bound: one work-item per output element (any target), on
 // the CPU one work-item per output row with line accumulators (impl 1);
@@ -33,11 +35,12 @@ PoolShape pool_shape(const Problem& p) {
   s.kh = p.attr("kernel_h", 2), s.kw = p.attr("kernel_w", 2);
   s.sh = p.attr("stride_h", s.kh), s.sw = p.attr("stride_w", s.kw);
   s.ph = p.attr("pad_h", 0), s.pw = p.attr("pad_w", 0);
+  s.pb = p.attr("pad_b", s.ph), s.pr = p.attr("pad_r", s.pw);
   s.include_pad = p.attr("count_include_pad", 1) != 0;
   return s;
 }
 
-bool pool_rows_kernel_fits(const PoolShape& s) { return s.kh * s.kw <= 64 && s.sw <= 4; }
+bool pool_rows_kernel_fits(const PoolShape& s) { return s.kh * s.kw <= 64 && s.sw <= 4 && s.pb == s.ph && s.pr == s.pw; }
 
 bool global_avgpool_small_planes(const Problem& p) {
   const int64_t hw = p.dim(2) * p.dim(3);
@@ -61,13 +64,17 @@ void validate_pool(const Problem& p, bool avg) {
   validate_nchw(p);
   for (const auto& [k, v] : p.attrs)
     if (k != "kernel_h" && k != "kernel_w" && k != "stride_h" && k != "stride_w" && k != "pad_h" && k != "pad_w" &&
-        !(avg && k == "count_include_pad"))
+        k != "pad_b" && k != "pad_r" && !(avg && k == "count_include_pad"))
       throw std::invalid_argument("unknown attribute '" + k + "'");
   const PoolShape s = pool_shape(p);
   if (s.kh < 1 || s.kw < 1 || s.sh < 1 || s.sw < 1) throw std::invalid_argument("kernel and stride must be >= 1");
   if (s.ph < 0 || s.pw < 0 || 2 * s.ph > s.kh || 2 * s.pw > s.kw)
     throw std::invalid_argument("padding must be between 0 and half the kernel");
-  if (s.h + 2 * s.ph < s.kh || s.w + 2 * s.pw < s.kw) throw std::invalid_argument("kernel larger than the padded input");
+  // Bottom/right padding (asymmetric windows, ONNX's ceil_mode as extra end
+  // padding): every window must still overlap the input.
+  if (s.pb < 0 || s.pr < 0 || s.pb >= s.kh || s.pr >= s.kw)
+    throw std::invalid_argument("pad_b and pad_r must be between 0 and the kernel size - 1");
+  if (s.h + s.ph + s.pb < s.kh || s.w + s.pw + s.pr < s.kw) throw std::invalid_argument("kernel larger than the padded input");
 }
 
 // The pooled value of the KH×KW window with top-left (h0, w0) (i32, possibly
@@ -448,7 +455,7 @@ void register_window_pool(bool avg) {
   if (avg) d.attr_defaults["count_include_pad"] = 1;
   d.description = std::string(avg ? "average" : "max") + " pooling over KH×KW windows, NCHW f32";
   d.dims_help = "N C H W";
-  d.attrs_help = std::string("kernel_h=2 kernel_w=2 stride_h=kernel_h stride_w=kernel_w pad_h=0 pad_w=0") +
+  d.attrs_help = std::string("kernel_h=2 kernel_w=2 stride_h=kernel_h stride_w=kernel_w pad_h=0 pad_w=0 pad_b=pad_h pad_r=pad_w") +
                  (avg ? " count_include_pad=1" : "");
   d.validate = [avg](const Problem& p) { validate_pool(p, avg); };
   d.inputs = [](const Problem& p) {
@@ -539,6 +546,10 @@ void register_window_pool(bool avg) {
                      pool(op, 1, 2, 6, 35, {{"kernel_h", 3}, {"kernel_w", 3}, {"stride_h", 1}, {"stride_w", 1}, {"pad_h", 1}, {"pad_w", 1}}),
                      pool(op, 1, 2, 4, 70, {{"kernel_h", 3}, {"kernel_w", 3}, {"stride_h", 1}, {"stride_w", 1}, {"pad_h", 1}, {"pad_w", 1}}),
                      pool(op, 2, 1, 3, 32, {{"kernel_h", 3}, {"kernel_w", 3}, {"stride_h", 1}, {"stride_w", 1}, {"pad_h", 1}, {"pad_w", 1}})};
+  // Asymmetric padding (ONNX pads, ceil_mode as extra end padding): the generic kernel.
+  d.test_problems.push_back(pool(op, 1, 3, 10, 13, {{"kernel_h", 3}, {"kernel_w", 3}, {"stride_h", 2}, {"stride_w", 2}, {"pad_h", 0},
+                                                    {"pad_w", 1}, {"pad_b", 2}, {"pad_r", 0}}));
+  d.test_problems.push_back(pool(op, 2, 2, 7, 8, {{"kernel_h", 2}, {"kernel_w", 3}, {"stride_h", 2}, {"stride_w", 2}, {"pad_b", 1}, {"pad_r", 2}}));
   if (avg)
     d.test_problems.push_back(pool(op, 2, 3, 11, 7,
                                    {{"kernel_h", 3}, {"kernel_w", 3}, {"stride_h", 2}, {"stride_w", 2}, {"pad_h", 1}, {"pad_w", 1},

@@ -10,14 +10,15 @@ namespace kgen::ops {
 // A maxpool2d / avgpool2d problem's geometry (dims N C H W and the attrs).
 struct PoolShape {
   int64_t n, c, h, w, kh, kw, sh, sw, ph, pw;
+  int64_t pb, pr;  // bottom and right padding (default: ph, pw)
   bool include_pad;
-  int64_t oh() const { return (h + 2 * ph - kh) / sh + 1; }
-  int64_t ow() const { return (w + 2 * pw - kw) / sw + 1; }
+  int64_t oh() const { return (h + ph + pb - kh) / sh + 1; }
+  int64_t ow() const { return (w + pw + pr - kw) / sw + 1; }
 };
 PoolShape pool_shape(const Problem& p);
 
-// The CPU rows kernel (impl 1) takes windows of up to 64 taps and column
-// strides up to 4.
+// The CPU rows kernel (impl 1) takes windows of up to 64 taps, column
+// strides up to 4 and symmetric padding.
 bool pool_rows_kernel_fits(const PoolShape& s);
 
 // global_avgpool's 16-planes kernel (impl 2) takes planes of 16 to 256 values.
