@@ -197,6 +197,16 @@ void lower_pool(LowerCtx& c) {
   c.op(p, {c.in_slot(0), c.out_slot(0)});
 }
 
+void lower_global_max(LowerCtx& c) {
+  need_f32(c, 0);
+  const Shape& x = c.in(0).shape;
+  ops::Problem p;
+  p.op = "reduce";
+  p.dims = {x[0] * x[1], numel(x) / (x[0] * x[1])};
+  p.attrs = {{"axis", 1}, {"kind", 1}};
+  c.op(p, {c.in_slot(0), c.out_slot(0)});
+}
+
 void lower_global_avg(LowerCtx& c) {
   need_f32(c, 0);
   const Shape& x = c.in(0).shape;
@@ -256,6 +266,11 @@ void register_conv_nodes() {
   gap.infer = [](InferCtx& c) { infer_pool(c, true); };
   gap.lower = lower_global_avg;
   register_handler(std::move(gap));
+  OpHandler gmp;
+  gmp.op = "GlobalMaxPool";
+  gmp.infer = [](InferCtx& c) { infer_pool(c, true); };
+  gmp.lower = lower_global_max;
+  register_handler(std::move(gmp));
   OpHandler bn;
   bn.op = "BatchNormalization";
   bn.infer = [](InferCtx& c) {

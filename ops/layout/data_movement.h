@@ -34,6 +34,7 @@ struct MoveVariant {
   bool rows = false;
   int64_t chunk = 8192;
   int wg = 64;
+  bool wide = false;  // u64 index arithmetic even where u32 does (sizes past 2^31 need it; tests force it)
 };
 MoveVariant move_variant_for(const TargetCaps& caps);
 
@@ -89,13 +90,14 @@ void reference_pad(const Pad& p, const void* in, void* out);
 // ONNX Resize (opsets 11-19; onnx/reference/ops/op_resize.py is the spec),
 // without roi, antialias or tf_crop_and_resize. An output coordinate maps to
 // the input through scales[k] (empty: out/in), n-linearly (separably) over
-// every axis but those it maps onto themselves (scale 1, the same size,
-// and a transform that keeps coordinates: tf_half_pixel_for_nn does not). The kernels take
-// the coordinates in f32, as ONNX Runtime does (the reference in f64), and
-// accumulate in f32: weights are good to about ulp(input coordinate), and
-// Nearest may round a tie the other way where the scale is not a short
-// binary fraction (out/in = 2/3: 1 / 0.6666667f is 1.4999999).
-// Cubic interpolates on at most 3 axes (4^3 taps per element).
+// every axis but those it maps onto themselves (scale 1, the same size and
+// a transform that keeps coordinates: tf_half_pixel_for_nn does not). The
+// kernels take the coordinates in f32, as ONNX Runtime does (the reference
+// in f64), and accumulate in f32: weights are good to about ulp(input
+// coordinate), and Nearest may round the other way where the scale is not a
+// short binary fraction (asymmetric 10 -> 6: output 4 maps to 7 in f64,
+// 6.9999995 in f32). Cubic interpolates on at most 3 axes (4^3 taps).
+// Indices are u32 (sizes below 2^31; MoveVariant::wide does not apply).
 struct Resize {
   enum Mode { Nearest, Linear, Cubic };
   enum Coord { HalfPixel, Asymmetric, AlignCorners, PytorchHalfPixel, TfHalfPixelForNn, HalfPixelSymmetric };

@@ -50,7 +50,8 @@ void set_move_variants(OpDef& d) {
   };
   d.heuristic = [](const Problem&, const TargetCaps& caps) { return Variant{}.set("impl", move_variant_for(caps).rows ? 1 : 0); };
   d.variant_keys = {key_set("impl", "implementation", {0, 1},
-                            "0 one work-item per output element, 1 CPU: a group walks output rows in 16-lane lines")};
+                            "0 one work-item per output element, 1 CPU: a group walks output rows in 16-lane lines"),
+                    key_set("wide", "wide_indices", {0, 1}, "u64 index arithmetic where u32 would do (resize: always u32)")};
   d.flops = [](const Problem&) { return 0.0; };
   d.memory_bound = true;
 }
@@ -58,6 +59,7 @@ void set_move_variants(OpDef& d) {
 MoveVariant move_variant(const Variant& v) {
   MoveVariant m;
   m.rows = v.get("impl") == 1;
+  m.wide = v.get("wide") == 1;
   return m;
 }
 

@@ -2,6 +2,7 @@
 // the widest words (up to 4 bytes) that divide a row. Indices are read as
 // u32 words on every target (an i64 index is its low and high word), so no
 // kernel needs 64-bit integers for them.
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -97,7 +98,7 @@ void plan_gather(Plan& pl, const Gather& g, int data_slot, int idx_slot, int out
   if (rows == 0 || g.inner == 0) return;
   const int wb = row_word(g);
   const int64_t W = g.inner * g.elem_bytes / wb;
-  const ir::Type it = move::index_type(std::max({g.outer * g.axis_len * W, rows * W, 2 * g.n_indices}));
+  const ir::Type it = move::index_type(std::max({g.outer * g.axis_len * W, rows * W, 2 * g.n_indices}), v);
   Step s;
   s.kernel = gather_kernel(g, move::word_type(wb), it, v);
   s.buffers = {data_slot, idx_slot, out_slot};

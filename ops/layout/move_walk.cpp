@@ -10,6 +10,7 @@ namespace kgen::ops::move {
 using namespace kgen::dsl;
 
 ir::Type index_type(int64_t max_index) { return max_index < (int64_t(1) << 31) ? u32 : u64; }
+ir::Type index_type(int64_t max_index, const MoveVariant& v) { return v.wide ? u64 : index_type(max_index); }
 
 uint64_t index_slot(ir::Type it, int64_t v) {
   return it == u32 ? ir::scalar_slot(uint32_t(uint64_t(v))) : ir::scalar_slot(uint64_t(v));

@@ -18,6 +18,8 @@ namespace kgen::ops::move {
 // Unsigned arithmetic wraps, so negative strides passed as their two's
 // complement still land on the right (non-negative) address.
 ir::Type index_type(int64_t max_index);
+// The same, u64 wherever the variant asks for wide indices.
+ir::Type index_type(int64_t max_index, const MoveVariant& v);
 // A scalar slot holding v in the index type (negative v: two's complement).
 uint64_t index_slot(ir::Type it, int64_t v);
 // The unsigned word type of 1, 2 or 4 bytes.

@@ -159,11 +159,10 @@ ir::Kernel pad_kernel(const PadLayout& l, Pad::Mode mode, ir::Type it, const Mov
   const ir::Type wt = move::word_type(l.word);
   const size_t R = l.axes.size();
   static const char* kModes[] = {"constant", "reflect", "edge", "wrap"};
-  // The inner axis is the input's last unless cropping left a single element of that one (then dropped).
+  // The inner axis has stride 1 unless the input's last was cropped to one element (and dropped).
   const bool unit = l.axes.back().stride == 1;
   const std::string name = std::string("pad_") + kModes[mode] + "_" + wt.str() + "_" + mask_of(l) + (l.pairs ? "_pairs" : "") +
-                           (unit ? "" : "_strided") + "_" +
-                           it.str() + (v.rows ? "_rows" : "_el");
+                           (unit ? "" : "_strided") + "_" + it.str() + (v.rows ? "_rows" : "_el");
   return kernel(name, [&](KernelBuilder& kb) {
     auto x = kb.input("x", wt);
     auto y = kb.output("y", wt);
@@ -245,7 +244,7 @@ void plan_pad(Plan& pl, const Pad& p, int in_slot, int out_slot, const MoveVaria
   const PadLayout l = layout_of(p);
   int64_t out_n = 1, in_hi = l.in_base;
   for (const auto& x : l.axes) out_n *= x.out(), in_hi += (x.n + x.period) * x.stride;
-  const ir::Type it = move::index_type(std::max(out_n, in_hi));
+  const ir::Type it = move::index_type(std::max(out_n, in_hi), v);
   Step s;
   s.kernel = pad_kernel(l, p.mode, it, v);
   s.buffers = {in_slot, out_slot};

@@ -86,10 +86,13 @@ ResizeAxis axis_of(const Resize& r, size_t a, int64_t stride) {
       break;
     }
   }
-  // Unresized where the map is the identity: not for tf_half_pixel_for_nn
-  // (half a pixel off), nor pytorch_half_pixel's single output (at -0.5).
+  // Unresized where the map is the identity (not for tf_half_pixel_for_nn:
+  // half a pixel off), or one element to one, whose every tap is that
+  // element (but Nearest's pick may fall outside, which exclude_outside zeroes).
   auto map = [&](double c) { return (c * x.m + x.p) / x.d + x.q; };
-  x.resized = !(s == 1.0 && x.in == x.out && map(0) == 0 && (x.out == 1 || map(1) == 1));
+  const bool identity = s == 1.0 && x.in == x.out && map(0) == 0 && (x.out == 1 || map(1) == 1);
+  const bool single = x.in == 1 && x.out == 1 && !(r.mode == Resize::Nearest && r.exclude_outside);
+  x.resized = !(identity || single);
   return x;
 }
 

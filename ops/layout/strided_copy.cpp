@@ -160,7 +160,7 @@ void plan_strided_copy(Plan& pl, const StridedCopy& c, int in_slot, int out_slot
   const int64_t inner = l.dims.back(), rows = numel(l.dims) / inner;
   const int64_t in_hi = address_range(l.in_offset, l.dims, l.in_strides).second;
   const int64_t out_hi = address_range(l.out_offset, l.dims, l.out_strides).second;
-  const ir::Type it = move::index_type(std::max({in_hi, out_hi, rows * inner}));
+  const ir::Type it = move::index_type(std::max({in_hi, out_hi, rows * inner}), v);
   Step s;
   s.kernel = copy_kernel(l, it, v);
   s.buffers = {in_slot, out_slot};

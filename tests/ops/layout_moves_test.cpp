@@ -1,11 +1,13 @@
 // The layout family's data-movement kernels (ops/layout/data_movement.h):
 // strided_copy, concat, gather, pad and resize at their test problems on the
 // CPU (every variant), the interpreter and the GPU devices present; fresh
-// random problems of each on the CPU and the interpreter; and the builders'
-// errors for malformed descriptions.
+// random problems of each on the CPU and the interpreter; resize against
+// outputs of onnx.reference; and the builders' errors for malformed descriptions.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstring>
+#include <map>
 #include <numeric>
 #include <random>
 
@@ -24,14 +26,18 @@ namespace {
 
 using K = ir::ScalarKind;
 
-// Every candidate on the CPU (2 threads), and through the interpreter where small.
+// Every candidate on the CPU (2 threads), with u64 indices too (sizes past
+// 2^31 need them; resize has none), and through the interpreter where small.
 void check_everywhere(const Problem& p, uint64_t problem_seed) {
   static auto dev = cpu(2);
   ops::register_all_ops();
   CAPTURE(problem_seed);
   CAPTURE(p.str());
   const ops::OpDef& d = ops::op_for(p);
-  for (const auto& v : d.candidates(p, dev->caps())) {
+  std::vector<ops::Variant> vs = d.candidates(p, dev->caps());
+  if (p.op != "resize")
+    for (size_t i = 0, n = vs.size(); i < n; ++i) vs.push_back(ops::Variant(vs[i]).set("wide", 1));
+  for (const auto& v : vs) {
     check(*dev, p, v);
     if (ops::fusion::numel(p.dims) <= 600) {
       CAPTURE(v.str());
@@ -117,9 +123,16 @@ Problem random_resize(std::mt19937_64& rng) {
   p.dtype = rng() % 3 ? K::F32 : K::F16;
   const int64_t mode = pick(rng, 0, 2);
   const int R = int(pick(rng, 1, 4));
+  const bool scales = rng() % 3 == 0;  // scales given (in thousandths), the output floor(in · scale)
   for (int a = 0; a < R; ++a) {
     const int64_t in = pick(rng, 1, 6);
     p.dims.push_back(in);
+    if (scales) {
+      const int64_t s = 500 * pick(rng, 1, 5);
+      if (mode == 0 && in * s % 1000) return Problem{};  // Nearest on a fractional size (a tie may round either way): another
+      p.attrs["s" + std::to_string(a)] = s;
+      continue;
+    }
     int64_t out = pick(rng, 1, 12);
     if (mode == 0) {
       const int64_t f = pick(rng, 0, 3);
@@ -235,65 +248,68 @@ TEST_CASE("empty moves plan nothing") {
   CHECK(pl.steps.empty());
 }
 
-// TEMPORARY: dumps reference_resize outputs for /tmp/rz_cases.txt (cross-check with onnx).
-#include <cmath>
-#include <fstream>
-#include <sstream>
-TEST_CASE("tmp resize dump" * doctest::skip(std::getenv("RZ_DUMP") == nullptr)) {
-  ops::register_all_ops();
-  std::ifstream in("/tmp/rz_cases.txt");
-  std::ofstream out("/tmp/rz_cpp.txt");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream ss(line);
-    std::string dims, attrs;
-    ss >> dims >> attrs;
-    Problem p;
-    p.op = "resize";
-    p.dims = ops::parse_dims(dims);
-    p.attrs = ops::parse_attrs(attrs);
-    const ops::OpDef& d = ops::op_for(p);
-    const int64_t n = ops::fusion::numel(p.dims);
-    std::vector<float> x(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) x[size_t(i)] = float(std::sin(0.7 * double(i) + 0.3));
-    const auto os = d.outputs(p)[0].shape;
-    std::vector<float> y(static_cast<size_t>(ops::fusion::numel(os)));
-    d.reference(p, {x.data()}, {y.data()});
-    for (float v : y) out << v << " ";
-    out << "\n";
-  }
+
+namespace {
+
+// The problem's output for input x, run on the CPU with variant v.
+std::vector<float> run_on_cpu(const Problem& p, const ops::Variant& v, const std::vector<float>& x) {
+  static auto dev = cpu(1);
+  ops::PreparedPlan pp = ops::prepare(*dev, p, v);
+  ops::HostTensors t;
+  t.in.emplace_back(reinterpret_cast<const uint8_t*>(x.data()), reinterpret_cast<const uint8_t*>(x.data() + x.size()));
+  t.out.emplace_back(pp.io.back().bytes, uint8_t(0xff));
+  ops::DeviceTensors d = ops::upload(*dev, t);
+  ops::execute(*dev, pp, d.io());
+  dev->synchronize();
+  ops::download(d, t, 1);
+  std::vector<float> y(t.out[0].size() / 4);
+  std::memcpy(y.data(), t.out[0].data(), t.out[0].size());
+  return y;
 }
 
-// TEMPORARY: timings of the bench problems.
-TEST_CASE("tmp bench" * doctest::skip(std::getenv("RZ_BENCH") == nullptr)) {
+}  // namespace
+
+// Outputs of onnx.reference (onnx 1.23, Resize-19) for x = 1..12 as 1x1x3x4,
+// the reference and every kernel variant against them.
+TEST_CASE("resize matches onnx.reference's outputs") {
   ops::register_all_ops();
-  auto dev = cpu(1);
-  std::vector<Problem> ps;
-  if (std::getenv("RZ_ONLY")) {
-    for (auto dims : std::vector<std::vector<int64_t>>{{64, 1000, 1, 4096}, {1, 1000, 1, 262144}, {64, 1000, 16, 4096}, {64, 1000, 2, 4096}})
-      ps.push_back(Problem{"gather", dims, K::F32, {{"i64", 1}}});
-    ps.push_back(Problem{"strided_copy", {262144, 3}, K::F32, {{"s0", 5}, {"s1", 1}}});
-    ps.push_back(Problem{"strided_copy", {262144, 1}, K::F32, {{"s0", 5}, {"s1", 1}}});
-    ps.push_back(Problem{"strided_copy", {4096, 64}, K::F32, {{"s0", 65}, {"s1", 1}}});
-  } else
-  for (const char* n : {"strided_copy", "concat", "gather", "pad", "resize", "transpose"})
-    for (const auto& p : ops::find_op(n)->bench_problems) ps.push_back(p);
-  for (const auto& p : ps) {
+  struct Golden {
+    std::map<std::string, int64_t> attrs;
+    std::vector<float> y;
+  };
+  enum { Linear = 1, Cubic = 2 };
+  enum { HalfPixel, Asymmetric, AlignCorners, Pytorch, TfNn, Symmetric };
+  const std::vector<Golden> goldens = {
+      {{{"mode", Linear}, {"o2", 5}, {"o3", 3}},
+       {1.166667f, 2.5f, 3.833333f, 2.766667f, 4.1f, 5.433333f, 5.166667f, 6.5f, 7.833333f, 7.566667f, 8.9f, 10.23333f, 9.166667f,
+        10.5f, 11.83333f}},
+      {{{"mode", Cubic}, {"coord", AlignCorners}, {"o2", 4}, {"o3", 6}},
+       {1, 1.504f, 2.248001f, 2.752001f, 3.495999f, 4, 3.296296f, 3.800294f, 4.544297f, 5.048296f, 5.792293f, 6.296295f,
+        6.703701f, 7.207699f, 7.951705f, 8.455704f, 9.199697f, 9.703701f, 9, 9.503997f, 10.248f, 10.752f, 11.496f, 12}},
+      {{{"mode", Cubic}, {"excl", 1}, {"a", -500}, {"o2", 2}, {"o3", 7}},
+       {1.592206f, 1.935406f, 2.595547f, 3.171533f, 3.747519f, 4.40766f, 4.75086f, 8.24914f, 8.59234f, 9.252481f, 9.828467f,
+        10.40445f, 11.06459f, 11.40779f}},
+      {{{"coord", Asymmetric}, {"nearest", 1}, {"s2", 2500}, {"s3", 500}}, {1, 3, 1, 3, 5, 7, 5, 7, 9, 11, 9, 11, 9, 11}},
+      {{{"mode", Linear}, {"coord", Pytorch}, {"o2", 1}, {"o3", 5}}, {1, 1.7f, 2.5f, 3.3f, 4}},
+      {{{"mode", Linear}, {"coord", Symmetric}, {"s2", 1500}, {"s3", 1750}},
+       {1, 1.357143f, 1.928571f, 2.5f, 3.071429f, 3.642857f, 4, 3.666667f, 4.023809f, 4.595238f, 5.166667f, 5.738095f,
+        6.309524f, 6.666667f, 6.333333f, 6.690476f, 7.261905f, 7.833333f, 8.404762f, 8.976191f, 9.333333f, 9, 9.357142f,
+        9.928572f, 10.5f, 11.07143f, 11.64286f, 12}},
+  };
+  std::vector<float> x(12);
+  std::iota(x.begin(), x.end(), 1.0f);
+  for (const Golden& g : goldens) {
+    const Problem p{"resize", {1, 1, 3, 4}, K::F32, g.attrs};
+    CAPTURE(p.str());
     const ops::OpDef& d = ops::op_for(p);
-    for (const auto& v : d.candidates(p, dev->caps())) {
-      if (p.op == "transpose" && v.get("impl") != 0) continue;
-      ops::PreparedPlan pp = ops::prepare(*dev, p, v);
-      double ms = ops::time_op(*dev, pp, 2, 5, 0.3);
-      MESSAGE(p.str() << " [" << v.str() << "] " << ms << " ms, " << d.bytes(p) / ms / 1e6 << " GB/s");
+    std::vector<float> ref(g.y.size(), -1.0f);
+    d.reference(p, {x.data()}, {ref.data()});
+    std::vector<std::pair<std::string, std::vector<float>>> results = {{"reference", ref}};
+    for (const auto& v : d.candidates(p, codegen::cpu_caps())) results.push_back({v.str(), run_on_cpu(p, v, x)});
+    for (const auto& [what, y] : results) {
+      CAPTURE(what);
+      REQUIRE(y.size() == g.y.size());
+      for (size_t i = 0; i < y.size(); ++i) CHECK(y[i] == doctest::Approx(g.y[i]).epsilon(2e-6));
     }
   }
-}
-#include "codegen/cpp.h"
-TEST_CASE("tmp src" * doctest::skip(std::getenv("RZ_SRC") == nullptr)) {
-  ops::Resize r;
-  r.in_shape = {8, 64, 80, 80}; r.out_shape = {8, 64, 160, 160};
-  ops::Plan pl;
-  ops::MoveVariant v; v.rows = true;
-  ops::plan_resize(pl, r, 0, 1, v);
-  MESSAGE(codegen::emit_cpp(pl.steps[0].kernel));
 }
