@@ -1,4 +1,5 @@
 // lower_graph: the node walk, elementwise fusion and chain building.
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 
@@ -79,6 +80,58 @@ bool all_empty(const Graph& g, const std::vector<int>& values) {
   return true;
 }
 
+// Can input value v of a Concat be a view into the Concat's output? A kernel
+// must write it (not a view, an input or a constant), and nothing else may
+// claim its memory first.
+bool writable_in_place(const Graph& g, const std::vector<int>& value_slot, const Node& concat, int v) {
+  const Value& val = g.values[size_t(v)];
+  if (val.constant || val.producer < 0 || value_slot[size_t(v)] >= 0) return false;
+  if (std::count(g.outputs.begin(), g.outputs.end(), v) || std::count(concat.inputs.begin(), concat.inputs.end(), v) != 1)
+    return false;
+  const Node& p = g.nodes[size_t(val.producer)];
+  return !p.dead && !handler_of(p).view && p.op != "Dropout";
+}
+
+// Concats whose inputs are consecutive byte ranges of the output (every axis
+// before the concat axis has size 1) and whose producers can write there:
+// each input becomes a view of the output at its offset, and the Concat
+// launches nothing. Outer concats first, so nested ones chain their views.
+template <class SlotOf>
+std::vector<bool> concat_in_place(const Graph& g, rt::Device& dev, Program& prog, std::vector<int>& value_slot, SlotOf slot_of_value) {
+  std::vector<bool> done(g.nodes.size(), false);
+  for (size_t k = g.nodes.size(); k-- > 0;) {
+    const Node& n = g.nodes[k];
+    if (n.dead || n.op != "Concat" || !n.domain.empty() || n.outputs.empty() || n.outputs[0] < 0) continue;
+    const Shape& out = g.values[size_t(n.outputs[0])].shape;
+    int64_t axis = n.attr_int("axis", n.opset < 4 ? 1 : 0);
+    if (axis < 0) axis += int64_t(out.size());
+    bool ok = numel(out) > 0;
+    for (int64_t a = 0; a < axis && ok; ++a) ok = out[size_t(a)] == 1;
+    size_t offset = 0;
+    std::vector<size_t> offsets;
+    for (int v : n.inputs) {
+      if (!ok) break;
+      ok = v >= 0 && writable_in_place(g, value_slot, n, v) && offset % dev.view_alignment() == 0;
+      offsets.push_back(offset);
+      offset += size_t(numel(g.values[size_t(v)].shape)) * dtype_bytes(g.values[size_t(v)].dtype);
+    }
+    if (!ok) continue;
+    const int dst = slot_of_value(n.outputs[0]);
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const Value& val = g.values[size_t(n.inputs[i])];
+      Slot s;
+      s.kind = Slot::Kind::Activation;
+      s.bytes = size_t(numel(val.shape)) * dtype_bytes(val.dtype);
+      s.value = n.inputs[i];
+      s.alias = dst;
+      s.alias_offset = offsets[i];
+      value_slot[size_t(n.inputs[i])] = prog.add_slot(s);
+    }
+    done[k] = true;
+  }
+  return done;
+}
+
 }  // namespace
 
 Program lower_graph(const Graph& g, rt::Device& dev, std::vector<std::unique_ptr<Tensor>>& owned, LowerStats* st) {
@@ -111,12 +164,14 @@ Program lower_graph(const Graph& g, rt::Device& dev, std::vector<std::unique_ptr
     LowerCtx pc{g, probe, prog, dev, "", value_slot, owned};
     return pc.in_slot(0);
   };
+  std::vector<bool> in_place = concat_in_place(g, dev, prog, value_slot, slot_of_value);
   LowerStats stats;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
     if (n.dead) continue;
     ++stats.nodes;
     if (inlined[i] || absorbed[i]) continue;
+    if (in_place[i]) continue;  // its inputs were written in place
     ++stats.groups;
     const OpHandler& h = handler_of(n);
     if (all_empty(g, n.outputs)) continue;  // nothing to write
