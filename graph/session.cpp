@@ -218,8 +218,11 @@ std::unique_ptr<Session> prepare_for_inputs(rt::Device& dev, const Graph& g, con
   }
   for (size_t i = 0; i < inputs.size() && i < g.inputs.size(); ++i) {
     const Tensor& t = inputs[i];
+    // Shape-like inputs: integers (a Reshape's shape, Slice's starts) and small
+    // float vectors (Resize's scales).
     const bool int_like = t.dtype == ScalarKind::I64 || t.dtype == ScalarKind::I32;
-    if (int_like && t.numel() <= 64) {
+    const bool float_like = t.dtype == ScalarKind::F32 || t.dtype == ScalarKind::F64;
+    if ((int_like && t.numel() <= 64) || (float_like && t.numel() <= 8 && t.shape.size() <= 1)) {
       opt.input_values[g.values[size_t(g.inputs[i])].name] = t;
       if (fixed) fixed->push_back(g.values[size_t(g.inputs[i])].name);
     }

@@ -90,8 +90,8 @@ class Session {
 
 // A session for these inputs (their shapes specialise the model). Where a
 // node needs an input's values to know its output shape (a Reshape's shape
-// given as a graph input), small integer inputs are fixed to the given
-// values and the model prepared again; `fixed` names them.
+// given as a graph input), small integer inputs and short float vectors are
+// fixed to the given values and the model prepared again; `fixed` names them.
 std::unique_ptr<Session> prepare_for_inputs(rt::Device& dev, const Graph& g, const std::vector<Tensor>& inputs,
                                             SessionOptions opt = {}, std::vector<std::string>* fixed = nullptr);
 

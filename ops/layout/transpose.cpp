@@ -25,6 +25,7 @@
 #include "ops/elementwise/broadcast.h"
 #include "ops/elementwise/fusion.h"
 #include "ops/layout/data_movement_ops.h"
+#include "ops/layout/index_moves.h"
 #include "ops/layout/strategy.h"
 #include "ops/layout/transpose.h"
 #include "ops/layout/transpose_batch.h"
@@ -529,6 +530,7 @@ void register_layout_ops() {
   d.bench_problems = {prob({4096, 4096}, -1), prob({4096, 4096}, -1, ir::ScalarKind::BF16), prob({64, 512, 16, 64}, 213)};
   register_op(std::move(d));
   register_data_movement_ops();
+  register_index_move_ops();
 }
 
 }  // namespace kgen::ops
