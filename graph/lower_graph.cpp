@@ -141,22 +141,29 @@ Program lower_graph(const Graph& g, rt::Device& dev, std::vector<std::unique_ptr
   std::vector<bool> inlined(g.nodes.size(), false);
   std::vector<std::vector<const Node*>> epilogue(g.nodes.size());
   std::vector<bool> absorbed(g.nodes.size(), false);
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (!g.nodes[i].dead) inlined[i] = fuses_into_consumer(g, g.nodes[i]);
-  // Epilogues: a node absorbs its sole consumer (repeatedly: Conv + Add + Relu).
+  // Epilogues first: a node absorbs its sole consumer (repeatedly: Conv + Add + Relu).
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
-    if (n.dead || inlined[i] || !handler_of(n).absorbs) continue;
+    if (n.dead || absorbed[i] || !handler_of(n).absorbs) continue;
     const Node* last = &n;
     for (;;) {
       if (last->outputs.empty() || last->outputs[0] < 0) break;
       const int c = sole_consumer(g, last->outputs[0]);
-      if (c < 0 || inlined[size_t(c)] || absorbed[size_t(c)] || !handler_of(n).absorbs(g, n, g.nodes[size_t(c)])) break;
+      if (c < 0 || absorbed[size_t(c)] || !handler_of(n).absorbs(g, n, g.nodes[size_t(c)])) break;
       epilogue[i].push_back(&g.nodes[size_t(c)]);
       absorbed[size_t(c)] = true;  // lowered with n
       last = &g.nodes[size_t(c)];
     }
   }
+  // Then elementwise chains among the rest.
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!g.nodes[i].dead && !absorbed[i] && epilogue[i].empty()) {
+      inlined[i] = fuses_into_consumer(g, g.nodes[i]);
+      if (inlined[i]) {
+        const int c = sole_consumer(g, g.nodes[i].outputs[0]);
+        inlined[i] = !absorbed[size_t(c)] && epilogue[size_t(c)].empty();
+      }
+    }
   // The slot of a value outside any node's context (chain inputs, graph inputs and outputs).
   auto slot_of_value = [&](int v) {
     Node probe;

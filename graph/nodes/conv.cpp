@@ -78,6 +78,27 @@ Shape window_out(const Shape& x, int64_t channels, const Window& w) {
   return s;
 }
 
+// An Add of a per-channel f32 constant ([OC,1,1], [1,OC,1,1], a scalar) to
+// the output of a Conv (not after a Relu): its constant, else null.
+const Tensor* channel_bias(const Graph& g, const Node& add, int64_t oc) {
+  if (add.n_inputs() != 2) return nullptr;
+  for (int k = 0; k < 2; ++k) {
+    const Value& b = g.values[size_t(add.inputs[size_t(k)])];
+    const Value& x = g.values[size_t(add.inputs[size_t(1 - k)])];
+    if (!b.constant || x.constant || b.dtype != ScalarKind::F32 || x.producer < 0) continue;
+    if (g.nodes[size_t(x.producer)].op == "Relu" || x.shape.size() < 3) continue;
+    const Shape& s = b.shape;
+    const bool scalar = numel(s) == 1 && s.size() <= x.shape.size();
+    bool per_channel = numel(s) == oc && s.size() >= x.shape.size() - 1 && s.size() <= x.shape.size();
+    for (size_t a = 0; per_channel && a < s.size(); ++a) {
+      const size_t axis = x.shape.size() - s.size() + a;  // right-aligned
+      per_channel = s[a] == (axis == 1 ? oc : 1);
+    }
+    if (scalar || per_channel) return &*b.constant;
+  }
+  return nullptr;
+}
+
 Window window_at_lower(const LowerCtx& c, std::vector<int64_t> kernel) {
   // Re-derive through an InferCtx on the (already inferred) node.
   Graph& g = const_cast<Graph&>(c.g);
@@ -144,6 +165,23 @@ void plan_conv(LowerCtx& c, const ConvArgs& a) {
 
 namespace {
 
+// The conv's bias plus the per-channel constants its epilogue Adds (Conv ->
+// Add(b[oc]) -> Relu, as exporters that keep the bias apart write it).
+int bias_with_epilogue(LowerCtx& c, int64_t oc) {
+  std::vector<const Tensor*> terms;
+  for (const Node* e : c.epilogue)
+    if (e->op == "Add") terms.push_back(channel_bias(c.g, *e, oc));
+  if (terms.empty()) return c.has_in(2) ? c.in_slot(2) : -1;
+  Tensor b(ScalarKind::F32, {oc});
+  for (int64_t o = 0; o < oc; ++o) {
+    double v = c.constant(2) ? c.constant(2)->get(o) : 0.0;
+    for (const Tensor* t : terms) v += t->get(t->numel() == 1 ? 0 : o);
+    b.set(o, v);
+  }
+  if (c.has_in(2) && !c.constant(2)) c.unsupported("a bias computed at run time with an Add after the Conv");
+  return c.constant_slot(std::move(b));
+}
+
 void lower_conv(LowerCtx& c) {
   need_f32(c, 0);
   need_f32(c, 1);
@@ -151,9 +189,9 @@ void lower_conv(LowerCtx& c) {
   a.x = c.in_slot(0);
   a.w = c.in_slot(1);
   a.w_const = c.constant(1);
-  a.bias = c.has_in(2) ? c.in_slot(2) : -1;
+  a.bias = bias_with_epilogue(c, c.in(1).shape[0]);
   a.out = c.out_slot(0);
-  a.relu = !c.epilogue.empty();
+  for (const Node* e : c.epilogue) a.relu = a.relu || e->op == "Relu";
   plan_conv(c, a);
 }
 
@@ -250,8 +288,10 @@ void register_conv_nodes() {
   conv.op = "Conv";
   conv.infer = infer_conv;
   conv.lower = lower_conv;
-  conv.absorbs = [](const Graph&, const Node& self, const Node& consumer) {
-    return consumer.op == "Relu" && consumer.domain.empty() && self.op == "Conv";
+  conv.absorbs = [](const Graph& g, const Node& self, const Node& consumer) {
+    if (self.op != "Conv" || !consumer.domain.empty()) return false;
+    if (consumer.op == "Relu") return true;
+    return consumer.op == "Add" && channel_bias(g, consumer, g.values[size_t(self.inputs[1])].shape[0]) != nullptr;
   };
   register_handler(std::move(conv));
   for (const char* op : {"MaxPool", "AveragePool"}) {
