@@ -52,7 +52,7 @@ struct ChainBuilder {
       return ops::fusion::lit(val.constant->get(0));
     if (val.producer >= 0 && inlined[size_t(val.producer)]) return node(g.nodes[size_t(val.producer)]);
     for (size_t i = 0; i < input_values.size(); ++i)
-      if (input_values[i] == v) return ops::fusion::in(int(i));
+      if (input_values[i] == v) return ops::fusion::in(int(i), val.dtype);
     input_values.push_back(v);
     chain.inputs.push_back({val.name, val.dtype, val.shape});
     return ops::fusion::in(int(input_values.size()) - 1, val.dtype);

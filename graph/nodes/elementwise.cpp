@@ -1,148 +1,245 @@
-// Elementwise ops: one table row per op type with its fused expression (the
-// kernel: ops/elementwise/fusion.h) and its host meaning (constant folding).
-// Binary and variadic ops broadcast as numpy does.
-#include <cmath>
+// Elementwise handlers from their fused expressions (graph/nodes/elementwise.h),
+// and the arithmetic and math ops: one table row per op type with its
+// expression (ops/elementwise/expr_ops.h, expr_math.h: every dtype computes
+// in its own kind, integers wrap and divide truncating); Pow, whose exponent
+// may have another dtype; Clip; Cast.
+#include "graph/nodes/elementwise.h"
+
 #include <cstring>
-#include <functional>
+#include <stdexcept>
 
 #include "graph/nodes/util.h"
 #include "graph/onnx/tensor_proto.h"
 
 namespace kgen::graph {
 
-namespace {
-
 namespace fz = ops::fusion;
 using fz::Expr;
-using ir::Op;
+using ChainFn = std::function<Expr(ChainCtx&)>;
 
-using HostFn = std::function<double(const std::vector<double>&, const Node&)>;
-using ExprFn = std::function<Expr(const std::vector<Expr>&, const Node&)>;
+// ---- the machinery every elementwise group shares ----
 
-struct Elementwise {
-  const char* op;
-  int min_in, max_in;  // variadic: max_in large
-  ExprFn expr;
-  HostFn host;
-  bool bool_out = false;
-};
+Expr build_expr(const ChainCtx& c, const ChainFn& chain) {
+  ChainCtx ctx = c;
+  Expr r;
+  try {
+    r = chain(ctx);
+  } catch (const std::invalid_argument& e) {  // the builders' refusals: a dtype the op does not take
+    throw UnsupportedError(c.node.where() + ": " + e.what());
+  }
+  // An inlined producer hands its consumer a value of its output's kind.
+  if (r.node->weak || r.kind() != fz::compute_kind(c.out_dtype)) r = fz::cast(c.out_dtype, r);
+  return r;
+}
 
-Expr un(Op op, Expr a) { return fz::apply(op, {a}); }
+void check_expr(InferCtx& c, const ChainFn& chain, ScalarKind out) {
+  ChainCtx probe{c.node, c.g, [&](int i) { return fz::in(i, c.dtype(i)); }, out};
+  build_expr(probe, chain);
+}
 
-const std::vector<Elementwise>& table() {
-  auto a = [](const Node& n, const char* k, double d) { return n.attr_float(k, d); };
-  static const std::vector<Elementwise> t = {
-      {"Add", 2, 2, [](auto& x, auto&) { return x[0] + x[1]; }, [](auto& v, auto&) { return v[0] + v[1]; }},
-      {"Sub", 2, 2, [](auto& x, auto&) { return x[0] - x[1]; }, [](auto& v, auto&) { return v[0] - v[1]; }},
-      {"Mul", 2, 2, [](auto& x, auto&) { return x[0] * x[1]; }, [](auto& v, auto&) { return v[0] * v[1]; }},
-      {"Div", 2, 2, [](auto& x, auto&) { return x[0] / x[1]; }, [](auto& v, auto&) { return v[0] / v[1]; }},
-      {"Pow", 2, 2, [](auto& x, auto&) { return fz::apply(Op::Pow, {x[0], x[1]}); },
-       [](auto& v, auto&) { return std::pow(v[0], v[1]); }},
-      {"Max", 1, 64, [](auto& x, auto&) { Expr r = x[0]; for (size_t i = 1; i < x.size(); ++i) r = fz::max(r, x[i]); return r; },
-       [](auto& v, auto&) { double r = v[0]; for (double e : v) r = std::max(r, e); return r; }},
-      {"Min", 1, 64, [](auto& x, auto&) { Expr r = x[0]; for (size_t i = 1; i < x.size(); ++i) r = fz::min(r, x[i]); return r; },
-       [](auto& v, auto&) { double r = v[0]; for (double e : v) r = std::min(r, e); return r; }},
-      {"Sum", 1, 64, [](auto& x, auto&) { Expr r = x[0]; for (size_t i = 1; i < x.size(); ++i) r = r + x[i]; return r; },
-       [](auto& v, auto&) { double r = 0; for (double e : v) r += e; return r; }},
-      {"Mean", 1, 64, [](auto& x, auto&) { Expr r = x[0]; for (size_t i = 1; i < x.size(); ++i) r = r + x[i]; return r * fz::lit(1.0 / double(x.size())); },
-       [](auto& v, auto&) { double r = 0; for (double e : v) r += e; return r / double(v.size()); }},
-      {"Relu", 1, 1, [](auto& x, auto&) { return fz::relu(x[0]); }, [](auto& v, auto&) { return v[0] > 0 ? v[0] : 0.0; }},
-      {"LeakyRelu", 1, 1, [a](auto& x, auto& n) { return fz::max(x[0], fz::lit(0)) + fz::lit(a(n, "alpha", 0.01)) * fz::min(x[0], fz::lit(0)); },
-       [a](auto& v, auto& n) { return v[0] >= 0 ? v[0] : a(n, "alpha", 0.01) * v[0]; }},
-      {"Sigmoid", 1, 1, [](auto& x, auto&) { return fz::sigmoid(x[0]); }, [](auto& v, auto&) { return 1 / (1 + std::exp(-v[0])); }},
-      {"Tanh", 1, 1, [](auto& x, auto&) { return fz::tanh(x[0]); }, [](auto& v, auto&) { return std::tanh(v[0]); }},
-      {"Exp", 1, 1, [](auto& x, auto&) { return fz::exp(x[0]); }, [](auto& v, auto&) { return std::exp(v[0]); }},
-      {"Log", 1, 1, [](auto& x, auto&) { return un(Op::Log, x[0]); }, [](auto& v, auto&) { return std::log(v[0]); }},
-      {"Sqrt", 1, 1, [](auto& x, auto&) { return un(Op::Sqrt, x[0]); }, [](auto& v, auto&) { return std::sqrt(v[0]); }},
-      {"Neg", 1, 1, [](auto& x, auto&) { return -x[0]; }, [](auto& v, auto&) { return -v[0]; }},
-      {"Abs", 1, 1, [](auto& x, auto&) { return un(Op::Abs, x[0]); }, [](auto& v, auto&) { return std::fabs(v[0]); }},
-      {"Erf", 1, 1, [](auto& x, auto&) { return un(Op::Erf, x[0]); }, [](auto& v, auto&) { return std::erf(v[0]); }},
-      {"Floor", 1, 1, [](auto& x, auto&) { return un(Op::Floor, x[0]); }, [](auto& v, auto&) { return std::floor(v[0]); }},
-      {"Ceil", 1, 1, [](auto& x, auto&) { return un(Op::Ceil, x[0]); }, [](auto& v, auto&) { return std::ceil(v[0]); }},
-      {"Sin", 1, 1, [](auto& x, auto&) { return un(Op::Sin, x[0]); }, [](auto& v, auto&) { return std::sin(v[0]); }},
-      {"Cos", 1, 1, [](auto& x, auto&) { return un(Op::Cos, x[0]); }, [](auto& v, auto&) { return std::cos(v[0]); }},
-      {"Reciprocal", 1, 1, [](auto& x, auto&) { return fz::lit(1) / x[0]; }, [](auto& v, auto&) { return 1 / v[0]; }},
-      {"Softplus", 1, 1, [](auto& x, auto&) { return un(Op::Log, fz::lit(1) + fz::exp(x[0])); },
-       [](auto& v, auto&) { return std::log1p(std::exp(v[0])); }},
-      {"Softsign", 1, 1, [](auto& x, auto&) { return x[0] / (fz::lit(1) + un(Op::Abs, x[0])); },
-       [](auto& v, auto&) { return v[0] / (1 + std::fabs(v[0])); }},
-      {"HardSigmoid", 1, 1,
-       [a](auto& x, auto& n) { return fz::max(fz::lit(0), fz::min(fz::lit(1), fz::lit(a(n, "alpha", 0.2)) * x[0] + fz::lit(a(n, "beta", 0.5)))); },
-       [a](auto& v, auto& n) { return std::max(0.0, std::min(1.0, a(n, "alpha", 0.2) * v[0] + a(n, "beta", 0.5))); }},
-      {"HardSwish", 1, 1, [](auto& x, auto&) { return x[0] * fz::max(fz::lit(0), fz::min(fz::lit(1), x[0] * fz::lit(1.0 / 6) + fz::lit(0.5))); },
-       [](auto& v, auto&) { return v[0] * std::max(0.0, std::min(1.0, v[0] / 6 + 0.5)); }},
-      {"Elu", 1, 1,
-       [a](auto& x, auto& n) { return fz::max(x[0], fz::lit(0)) + fz::lit(a(n, "alpha", 1.0)) * (fz::exp(fz::min(x[0], fz::lit(0))) - fz::lit(1)); },
-       [a](auto& v, auto& n) { return v[0] > 0 ? v[0] : a(n, "alpha", 1.0) * (std::exp(v[0]) - 1); }},
-      {"Gelu", 1, 1,
-       [](auto& x, auto& n) {
-         if (n.attr_str("approximate", "none") == "tanh") return fz::gelu(x[0]);
-         return fz::lit(0.5) * x[0] * (fz::lit(1) + un(Op::Erf, x[0] * fz::lit(M_SQRT1_2)));
-       },
-       [](auto& v, auto& n) {
-         if (n.attr_str("approximate", "none") == "tanh")
-           return 0.5 * v[0] * (1 + std::tanh(0.7978845608028654 * (v[0] + 0.044715 * v[0] * v[0] * v[0])));
-         return 0.5 * v[0] * (1 + std::erf(v[0] * M_SQRT1_2));
-       }},
+namespace {
+
+// t's elements as the elements of `shape` (numpy broadcasting), flat.
+Tensor broadcast_flat(const Tensor& t, const Shape& shape) {
+  const size_t rank = shape.size(), bytes = dtype_bytes(t.dtype);
+  std::vector<int64_t> st(rank, 0);
+  const std::vector<int64_t> own = strides_of(t.shape);
+  for (size_t i = 0; i < t.shape.size(); ++i) st[rank - t.shape.size() + i] = t.shape[i] == 1 ? 0 : own[i];
+  Tensor r(t.dtype, {numel(shape)});
+  uint8_t* dst = r.mutable_data();
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t i = 0; i < r.numel(); ++i) {
+    int64_t off = 0;
+    for (size_t a = 0; a < rank; ++a) off += idx[a] * st[a];
+    std::memcpy(dst + size_t(i) * bytes, t.data() + size_t(off) * bytes, bytes);
+    for (int a = int(rank) - 1; a >= 0 && ++idx[size_t(a)] == shape[size_t(a)]; --a) idx[size_t(a)] = 0;
+  }
+  return r;
+}
+
+}  // namespace
+
+void eval_chain(EvalCtx& e, const ChainFn& chain) {
+  Tensor& out = e.out[0];
+  const int64_t n = out.numel();
+  if (n == 0) return;
+  fz::Chain ch;
+  std::vector<Tensor> flat;  // the inputs used, broadcast to the output's elements
+  std::vector<int> slot(e.in.size(), -1);
+  ChainCtx ctx{e.node, e.g, [&](int i) {
+                 const Tensor& t = *e.in.at(size_t(i));
+                 if (slot[size_t(i)] < 0) {
+                   slot[size_t(i)] = int(flat.size());
+                   flat.push_back(t.numel() == n ? t : broadcast_flat(t, out.shape));
+                   ch.inputs.push_back({"in" + std::to_string(i), t.dtype, {n}});
+                 }
+                 return fz::in(slot[size_t(i)], t.dtype);
+               },
+               out.dtype};
+  ch.out = build_expr(ctx, chain);
+  ch.shape = {n};
+  ch.out_dtype = out.dtype;
+  std::vector<const void*> ptrs;
+  for (const Tensor& t : flat) ptrs.push_back(t.data());
+  fz::reference_chain(ch, ptrs, out.mutable_data());
+}
+
+namespace {
+
+// Input i's expression; a scalar float constant (an untyped literal in a
+// chain) takes its value's dtype, so that it stays exact there (an f64 0.1).
+Expr input_expr(ChainCtx& c, int i) {
+  Expr a = c.in(i);
+  if (a.node->weak) a = fz::cast(c.g.values[size_t(c.node.inputs[size_t(i)])].dtype, a);
+  return a;
+}
+
+ChainFn table_chain(const ElementwiseExpr& ex) {
+  return [ex](ChainCtx& c) {
+    std::vector<Expr> x;
+    for (int i = 0; i < c.node.n_inputs(); ++i) x.push_back(c.node.inputs[size_t(i)] >= 0 ? input_expr(c, i) : Expr{});
+    return ex(x, c.node);
+  };
+}
+
+ScalarKind out_dtype(const InferCtx& c, ElementwiseOp::Out o) {
+  switch (o) {
+    case ElementwiseOp::Out::Bool: return ScalarKind::Bool;
+    case ElementwiseOp::Out::LikeInput1: return c.dtype(1);
+    case ElementwiseOp::Out::LikeInput0: break;
+  }
+  return c.dtype(0);
+}
+
+}  // namespace
+
+void register_elementwise(const ElementwiseOp& e) {
+  OpHandler h;
+  h.op = e.op;
+  const ChainFn chain = table_chain(e.expr);
+  h.infer = [e, chain](InferCtx& c) {
+    c.require_inputs(e.min_in, e.max_in);
+    if (e.prepare) e.prepare(c);
+    std::vector<Shape> shapes;
+    for (int i = 0; i < c.n_in(); ++i)
+      if (c.has_in(i)) shapes.push_back(c.shape(i));
+    Shape s = broadcast_shapes(c, shapes);
+    if (e.unidirectional && s != c.shape(0))
+      c.invalid("inputs of shapes that do not broadcast to input 0's " + shape_str(c.shape(0)));
+    const ScalarKind out = out_dtype(c, e.out);
+    check_expr(c, chain, out);
+    c.set_out(0, out, std::move(s));
+  };
+  h.eval = [chain](EvalCtx& c) { eval_chain(c, chain); };
+  h.chain = [chain](ChainCtx& c) { return build_expr(c, chain); };
+  register_handler(std::move(h));
+}
+
+namespace {
+
+Expr fold(const std::vector<Expr>& x, Expr (*f)(Expr, Expr)) {
+  Expr r = x[0];
+  for (size_t i = 1; i < x.size(); ++i) r = f(r, x[i]);
+  return r;
+}
+Expr add(Expr a, Expr b) { return a + b; }
+
+// Pow's result has the base's dtype; the exponent's may differ. A float
+// base takes an integer exponent cast to its kind (f32 holds integers
+// exactly below 2^24; past that only |base| == 1 gives a finite non-zero
+// power, and its sign may follow the rounded exponent's parity). An integer
+// base with a float exponent computes in f64 (exact for bases below 2^53)
+// and truncates back, as ONNX's reference does; with an integer exponent of
+// another kind it computes in i64 (u64 for a u64 exponent), whose wrapping
+// agrees with the base's, then narrows.
+Expr pow_expr(const std::vector<Expr>& x, const Node&) {
+  const Expr& b = x[0];
+  const Expr& e = x[1];
+  const ScalarKind kb = b.kind(), ke = e.kind();
+  if (fz::is_float_kind(kb)) return fz::cast(kb, fz::pow(b, fz::is_float_kind(ke) ? e : fz::cast(kb, e)));
+  if (kb == ke) return fz::pow(b, e);
+  if (fz::is_float_kind(ke)) return fz::cast(kb, fz::pow(fz::cast(ScalarKind::F64, b), fz::cast(ScalarKind::F64, e)));
+  const ScalarKind wide = ke == ScalarKind::U64 ? ScalarKind::U64 : ScalarKind::I64;
+  return fz::cast(kb, fz::pow(fz::cast(wide, b), fz::cast(wide, e)));
+}
+
+// One-operand ops.
+using Unary = Expr (*)(Expr);
+ElementwiseOp unary(const char* op, Unary f) {
+  return {op, 1, 1, [f](auto& x, auto&) { return f(x[0]); }};
+}
+
+const std::vector<ElementwiseOp>& arithmetic() {
+  static const std::vector<ElementwiseOp> t = {
+      {"Add", 2, 2, [](auto& x, auto&) { return x[0] + x[1]; }},
+      {"Sub", 2, 2, [](auto& x, auto&) { return x[0] - x[1]; }},
+      {"Mul", 2, 2, [](auto& x, auto&) { return x[0] * x[1]; }},
+      {"Div", 2, 2, [](auto& x, auto&) { return x[0] / x[1]; }},
+      {"Mod", 2, 2, [](auto& x, auto& n) { return fz::mod(x[0], x[1], n.attr_int("fmod", 0) != 0); }},
+      {"Pow", 2, 2, pow_expr},
+      {"Max", 1, 64, [](auto& x, auto&) { return fold(x, fz::max); }},
+      {"Min", 1, 64, [](auto& x, auto&) { return fold(x, fz::min); }},
+      {"Sum", 1, 64, [](auto& x, auto&) { return fold(x, add); }},
+      {"Mean", 1, 64, [](auto& x, auto&) { return fold(x, add) / fz::lit(double(x.size())); }},
+      {"Neg", 1, 1, [](auto& x, auto&) { return -x[0]; }},
+      unary("Abs", fz::abs),
+      unary("Sign", fz::sign),
+      unary("Reciprocal", fz::reciprocal),
   };
   return t;
 }
 
-// Clip: min/max as attributes (opset < 11) or optional inputs.
-Expr clip_expr(const ChainCtx& c) {
-  Expr x = c.in(0);
-  if (c.node.opset < 11) {
-    x = fz::max(x, fz::lit(c.node.attr_float("min", -3.4028234663852886e38)));
-    return fz::min(x, fz::lit(c.node.attr_float("max", 3.4028234663852886e38)));
+const std::vector<ElementwiseOp>& math() {
+  static const std::vector<ElementwiseOp> t = {
+      unary("Exp", fz::exp),     unary("Log", fz::log),     unary("Sqrt", fz::sqrt),   unary("Erf", fz::erf),
+      unary("Floor", fz::floor), unary("Ceil", fz::ceil),   unary("Round", fz::round), unary("Tanh", fz::tanh),
+      unary("Sin", fz::sin),     unary("Cos", fz::cos),     unary("Tan", fz::tan),     unary("Asin", fz::asin),
+      unary("Acos", fz::acos),   unary("Atan", fz::atan),   unary("Sinh", fz::sinh),   unary("Cosh", fz::cosh),
+      unary("Asinh", fz::asinh), unary("Acosh", fz::acosh), unary("Atanh", fz::atanh),
+  };
+  return t;
+}
+
+// Clip: min/max as attributes (opset < 11) or optional inputs; NaN passes.
+Expr clip_expr(ChainCtx& c) {
+  Expr x = input_expr(c, 0);
+  if (c.node.opset < 11)
+    return fz::clip(x, fz::lit(c.node.attr_float("min", -3.4028234663852886e38)),
+                    fz::lit(c.node.attr_float("max", 3.4028234663852886e38)));
+  if (c.node.inputs.size() > 1 && c.node.inputs[1] >= 0) {
+    Expr lo = input_expr(c, 1);
+    x = fz::where(fz::lt(x, lo), lo, x);
   }
-  if (c.node.inputs.size() > 1 && c.node.inputs[1] >= 0) x = fz::max(x, c.in(1));
-  if (c.node.inputs.size() > 2 && c.node.inputs[2] >= 0) x = fz::min(x, c.in(2));
+  if (c.node.inputs.size() > 2 && c.node.inputs[2] >= 0) {
+    Expr hi = input_expr(c, 2);
+    x = fz::where(fz::gt(x, hi), hi, x);
+  }
   return x;
 }
 
-// Host evaluation with broadcasting, in double.
-void eval_broadcast(EvalCtx& e, const HostFn& f) {
-  Tensor& out = e.out[0];
-  const Shape& os = out.shape;
-  const size_t rank = os.size();
-  std::vector<std::vector<int64_t>> bstrides;
-  for (const Tensor* t : e.in) {
-    std::vector<int64_t> st(rank, 0), own = strides_of(t->shape);
-    for (size_t i = 0; i < t->shape.size(); ++i)
-      st[rank - t->shape.size() + i] = t->shape[i] == 1 ? 0 : own[i];
-    bstrides.push_back(st);
-  }
-  std::vector<double> args(e.in.size());
-  const bool int_out = ir::Type(out.dtype).is_int();
-  for (int64_t i = 0; i < out.numel(); ++i) {
-    int64_t rem = i;
-    std::vector<int64_t> idx(rank);
-    for (int a = int(rank) - 1; a >= 0; --a) {
-      idx[size_t(a)] = rem % os[size_t(a)];
-      rem /= os[size_t(a)];
-    }
-    for (size_t k = 0; k < e.in.size(); ++k) {
-      int64_t off = 0;
-      for (size_t a = 0; a < rank; ++a) off += idx[a] * bstrides[k][a];
-      args[k] = e.in[k]->get(off);
-    }
-    double r = f(args, e.node);
-    if (int_out) r = std::trunc(r);  // integer Div truncates
-    out.set(i, r);
-  }
-}
-
-void infer_elementwise(InferCtx& c, int lo, int hi, bool bool_out) {
-  c.require_inputs(lo, hi);
-  std::vector<Shape> shapes;
-  for (int i = 0; i < c.n_in(); ++i)
-    if (c.has_in(i)) shapes.push_back(c.shape(i));
-  c.set_out(0, bool_out ? ScalarKind::Bool : c.dtype(0), broadcast_shapes(c, shapes));
+OpHandler clip_handler() {
+  OpHandler h;
+  h.op = "Clip";
+  h.infer = [](InferCtx& c) {
+    c.require_inputs(1, 3);
+    check_expr(c, clip_expr, c.dtype(0));
+    c.set_out(0, c.dtype(0), c.shape(0));
+  };
+  h.eval = [](EvalCtx& e) { eval_chain(e, clip_expr); };
+  h.chain = [](ChainCtx& c) { return build_expr(c, clip_expr); };
+  return h;
 }
 
 // Cast: to the `to` type; inside a graph computed in f32 (graph/passes.h
 // upcast_f16) a cast to f16 keeps its rounding.
 ScalarKind cast_target(const Node& n) { return onnx_dtype(int(n.attr_int("to", 1)), n.where() + " attribute 'to'"); }
+
+Expr cast_expr(ChainCtx& c) {
+  const ScalarKind to = cast_target(c.node);
+  if ((to == ScalarKind::F16 || to == ScalarKind::BF16) && c.out_dtype == ScalarKind::F32)
+    return fz::round_to(to, fz::cast(ScalarKind::F32, c.in(0)));
+  return fz::cast(c.out_dtype, c.in(0));
+}
 
 OpHandler cast_handler() {
   OpHandler h;
@@ -151,23 +248,8 @@ OpHandler cast_handler() {
     c.require_inputs(1, 1);
     c.set_out(0, cast_target(c.node), c.shape(0));
   };
-  h.eval = [](EvalCtx& e) {
-    Tensor& o = e.out[0];
-    for (int64_t i = 0; i < o.numel(); ++i) {
-      if (o.dtype == ScalarKind::I64 || o.dtype == ScalarKind::U64) {
-        const int64_t v = ir::Type(e.in[0]->dtype).is_float() ? int64_t(e.in[0]->get(i)) : e.in[0]->get_int(i);
-        std::memcpy(o.mutable_data() + 8 * i, &v, 8);
-      } else {
-        o.set(i, e.in[0]->get(i));
-      }
-    }
-  };
-  h.chain = [](ChainCtx& c) {
-    const ScalarKind to = cast_target(c.node);
-    if ((to == ScalarKind::F16 || to == ScalarKind::BF16) && c.out_dtype == ScalarKind::F32)
-      return fz::round_to(to, fz::cast(ScalarKind::F32, c.in(0)));
-    return fz::cast(c.out_dtype, c.in(0));
-  };
+  h.eval = [](EvalCtx& e) { eval_chain(e, cast_expr); };
+  h.chain = [](ChainCtx& c) { return build_expr(c, cast_expr); };
   return h;
 }
 
@@ -175,30 +257,9 @@ OpHandler cast_handler() {
 
 void register_elementwise_nodes() {
   register_handler(cast_handler());
-  for (const Elementwise& e : table()) {
-    OpHandler h;
-    h.op = e.op;
-    const int lo = e.min_in, hi = e.max_in;
-    const bool b = e.bool_out;
-    h.infer = [lo, hi, b](InferCtx& c) { infer_elementwise(c, lo, hi, b); };
-    HostFn host = e.host;
-    h.eval = [host](EvalCtx& c) { eval_broadcast(c, host); };
-    ExprFn ex = e.expr;
-    h.chain = [ex](ChainCtx& c) {
-      std::vector<Expr> args;
-      for (int i = 0; i < c.node.n_inputs(); ++i) args.push_back(c.in(i));
-      return ex(args, c.node);
-    };
-    register_handler(std::move(h));
-  }
-  OpHandler clip;
-  clip.op = "Clip";
-  clip.infer = [](InferCtx& c) {
-    c.require_inputs(1, 3);
-    c.set_out(0, c.dtype(0), c.shape(0));
-  };
-  clip.chain = clip_expr;
-  register_handler(std::move(clip));
+  register_handler(clip_handler());
+  for (const auto* table : {&arithmetic(), &math()})
+    for (const ElementwiseOp& e : *table) register_elementwise(e);
 }
 
 }  // namespace kgen::graph

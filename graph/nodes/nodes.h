@@ -4,6 +4,8 @@
 
 #define KGEN_NODE_GROUPS(X) \
   X(elementwise)            \
+  X(logic)                  \
+  X(activations)            \
   X(shape)                  \
   X(conv)                   \
   X(matmul)                 \
