@@ -121,6 +121,7 @@ void infer_conv(InferCtx& c) {
   if (groups < 1 || x[1] % groups || wt[1] * groups != x[1] || wt[0] % groups)
     c.invalid("channels " + std::to_string(x[1]) + ", weights " + shape_str(wt) + ", group " + std::to_string(groups));
   if (c.has_in(2) && (c.shape(2).size() != 1 || c.shape(2)[0] != wt[0])) c.invalid("bias shape " + shape_str(c.shape(2)));
+  if (x.size() == 5) return c.set_out(0, c.dtype(0), window3d_out(c, x, std::vector<int64_t>(wt.begin() + 2, wt.end()), wt[0]));
   Window w = window_of(c, x, std::vector<int64_t>(wt.begin() + 2, wt.end()));
   c.set_out(0, c.dtype(0), window_out(x, wt[0], w));
 }
@@ -192,6 +193,7 @@ void lower_conv(LowerCtx& c) {
   a.bias = bias_with_epilogue(c, c.in(1).shape[0]);
   a.out = c.out_slot(0);
   for (const Node* e : c.epilogue) a.relu = a.relu || e->op == "Relu";
+  if (c.in(0).shape.size() == 5) return lower_conv3d(c, a);
   plan_conv(c, a);
 }
 
@@ -206,12 +208,14 @@ void infer_pool(InferCtx& c, bool global) {
     return;
   }
   if (c.node.outputs.size() > 1 && c.node.outputs[1] >= 0) c.unsupported("the Indices output of MaxPool");
+  if (x.size() == 5) return c.set_out(0, c.dtype(0), window3d_out(c, x, {}, x[1]));
   Window w = window_of(c, x, {});
   c.set_out(0, c.dtype(0), window_out(x, x[1], w));
 }
 
 void lower_pool(LowerCtx& c) {
   need_f32(c, 0);
+  if (c.in(0).shape.size() == 5) return lower_pool3d(c);
   const Shape& x = c.in(0).shape;
   const bool max = c.node.op == "MaxPool";
   const Window w = window_at_lower(c, {});

@@ -14,4 +14,11 @@ struct ConvArgs {
 };
 void plan_conv(LowerCtx& c, const ConvArgs& a);
 
+// 3-D windows (graph/nodes/conv_more.cpp), composed from the 2-D kernels:
+// the output shape, Conv (depth taps folded into conv2d's channels), pooling
+// (H×W, then depth).
+Shape window3d_out(const InferCtx& c, const Shape& x, std::vector<int64_t> kernel, int64_t channels);
+void lower_conv3d(LowerCtx& c, const ConvArgs& a);
+void lower_pool3d(LowerCtx& c);
+
 }  // namespace kgen::graph

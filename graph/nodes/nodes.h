@@ -17,7 +17,9 @@
   X(quant)                  \
   X(pad_resize)             \
   X(index_moves)            \
-  X(construct)
+  X(construct)              \
+  X(attention)              \
+  X(conv_more)
 
 namespace kgen::graph {
 #define KGEN_X(group) void register_##group##_nodes();
