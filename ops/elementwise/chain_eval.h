@@ -32,6 +32,7 @@ class Evaluator {
   dsl::Value int_pow(ir::ScalarKind k, const dsl::Value& a, const dsl::Value& b);
   dsl::Value shift(ir::Op op, ir::ScalarKind k, const dsl::Value& a, const dsl::Value& b);
   dsl::Value convert(ir::ScalarKind from, ir::ScalarKind to, const dsl::Value& v) const;
+  dsl::Value float_to_int(ir::ScalarKind to, dsl::Value v, bool round_even) const;
   dsl::Value saturate(ir::ScalarKind from, ir::ScalarKind to, dsl::Value v) const;
   dsl::Value special_compare(const Node& n, const std::vector<dsl::Value>& a) const;
   dsl::Value float_rem(const dsl::Value& a, const dsl::Value& b) const;

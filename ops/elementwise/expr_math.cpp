@@ -124,10 +124,12 @@ Expr acosh(Expr a) {
   return where(gt(a, lit(268435456.0)), log(a) + lit(kLn2), near);
 }
 
-// atanh x = log1p(2x / (1 - x)) / 2.
+// atanh x = log1p(2x / (1 - x)) / 2 on |x|, where log1p's argument is >= 0
+// (well conditioned; near -1 it would not be).
 Expr atanh(Expr a) {
   a = float_arg("atanh", a);
-  return lit(0.5) * log1p(lit(2) * a / (lit(1) - a));
+  Expr x = abs(a);
+  return odd(a, lit(0.5) * log1p(lit(2) * x / (lit(1) - x)));
 }
 
 }  // namespace kgen::ops::fusion

@@ -1,10 +1,6 @@
 #include "ops/elementwise/fusion.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstring>
-#include <functional>
-#include <map>
 #include <numeric>
 #include <stdexcept>
 

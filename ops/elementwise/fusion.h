@@ -1,9 +1,9 @@
 // Elementwise expressions over broadcast tensors, compiled into ONE kernel:
 // every input element is loaded once, the whole expression is evaluated in
 // registers (each node in its kind: ops/elementwise/expr.h), the result is
-// stored once. A single
-// elementwise op (ops/elementwise/broadcast.cpp) is a chain of one node; the graph
-// executor builds longer chains (silu(x) * y, (x + b) * s + r, ...).
+// stored once. A single elementwise op (ops/elementwise/broadcast.cpp) is a
+// chain of one node; the graph executor builds longer chains (silu(x) * y,
+// (x + b) * s + r, quantize steps, ...).
 //
 //   using namespace kgen::ops::fusion;
 //   Chain c;

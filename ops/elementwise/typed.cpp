@@ -228,7 +228,7 @@ std::vector<Problem> test_problems() {
       prob("quantize", K::F32, {1000}, {}, K::U8), prob("quantize", K::F32, {3, 5, 17}, {}, K::I8),
       prob("quantize", K::F16, {64}, {}, K::U8), prob("dequantize", K::U8, {1000}), prob("dequantize", K::I8, {5, 40}),
       prob("lt", K::F32, {1000}), prob("eq", K::I32, {100}), prob("ge", K::U64, {100}), prob("lt", K::F64, {64}),
-      prob("isnan", K::F32, {1000}), prob("isinf", K::F64, {100}), prob("atan", K::F32, {1000}),
+      prob("isnan", K::F32, {1000}), prob("isinf", K::F32, {100}), prob("isinf", K::F64, {100}), prob("atan", K::F32, {1000}),
       prob("atan", K::F64, {500}), prob("asinh", K::F32, {300}), prob("acosh", K::F32, {300}),
       prob("gelu_erf", K::F32, {1000}), prob("softplus", K::F64, {300}), prob("mish", K::F32, {300}),
   };
