@@ -26,8 +26,12 @@ const Tensor& InferCtx::need_constant(int i, const char* what) const {
 
 void InferCtx::set_out(int i, ScalarKind dtype, Shape shape) {
   if (i >= int(node.outputs.size()) || node.outputs[size_t(i)] < 0) return;  // omitted optional output
+  // Sizes are checked here once for every op: negative or overflowing shapes
+  // (a malformed model) are refused before anything multiplies them.
+  int64_t n = 1;
   for (int64_t d : shape)
-    if (d < 0) invalid("output " + std::to_string(i) + " would have shape " + shape_str(shape));
+    if (d < 0 || __builtin_mul_overflow(n, d, &n) || n > (int64_t(1) << 40))
+      invalid("output " + std::to_string(i) + " would have shape " + shape_str(shape));
   Value& v = g.values[size_t(node.outputs[size_t(i)])];
   v.dtype = dtype;
   v.shape = std::move(shape);

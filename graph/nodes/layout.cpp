@@ -73,8 +73,10 @@ SliceSpec slice_spec(const InferCtx& c) {
   const auto st = strides_of(in);
   s.strides = st;
   for (size_t i = 0; i < starts.size(); ++i) {
-    const int64_t a = normalize_axis(c, axes[i], r), d = in[size_t(a)], step = steps[i];
-    if (step == 0) c.invalid("step 0");
+    const int64_t a = normalize_axis(c, axes[i], r), d = in[size_t(a)];
+    if (steps[i] == 0) c.invalid("step 0");
+    // A step beyond the axis takes one element: bounded, its stride cannot overflow.
+    const int64_t step = steps[i] > 0 ? std::min(steps[i], std::max<int64_t>(d, 1)) : std::max(steps[i], -std::max<int64_t>(d, 1));
     int64_t b = starts[i] < 0 ? starts[i] + d : starts[i], e = ends[i] < 0 ? ends[i] + d : ends[i];
     if (step > 0) {
       b = std::clamp<int64_t>(b, 0, d);
@@ -202,7 +204,11 @@ void register_layout_nodes() {
     for (int64_t r : reps)
       if (r < 0) c.invalid("negative repeats");
     out.clear();
-    for (size_t i = 0; i < reps.size(); ++i) out.push_back(reps[i] * c.shape(0)[i]);
+    for (size_t i = 0; i < reps.size(); ++i) {
+      int64_t d = 0;
+      if (__builtin_mul_overflow(reps[i], c.shape(0)[i], &d)) c.invalid("repeats overflow the output size");
+      out.push_back(d);
+    }
     return tile_copy(c.shape(0), reps, c.dtype(0));
   }));
   register_handler(copy_handler("DepthToSpace", 1, 1, [](const InferCtx& c, Shape& out) { return depth_space_copy(c, true, &out); }));

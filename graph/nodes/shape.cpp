@@ -52,8 +52,8 @@ Shape reshape_shape(InferCtx& c) {
       infer_at = int(i);
     } else if (want[i] < 0) {
       c.invalid("shape entry " + std::to_string(want[i]));
-    } else {
-      known *= want[i];
+    } else if (__builtin_mul_overflow(known, want[i], &known)) {
+      c.invalid("shape " + shape_str(want) + " overflows");
     }
   }
   if (infer_at >= 0) want[size_t(infer_at)] = known ? numel(in) / known : 0;

@@ -24,7 +24,7 @@ Shape broadcast_shapes(const InferCtx& c, const std::vector<Shape>& shapes) {
 }
 
 int64_t normalize_axis(const InferCtx& c, int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
+  if (axis < -rank || axis >= rank)
     c.invalid("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
   return axis < 0 ? axis + rank : axis;
 }

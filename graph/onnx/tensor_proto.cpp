@@ -107,7 +107,8 @@ Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& dir, con
     extent *= double(std::max<int64_t>(d, 1));
     shape.push_back(d);
   }
-  if (total * double(dtype_bytes(k)) > 64e9 || extent > 0x1p62) throw ModelError(where + ": larger than 64 GB");
+  if (total * double(dtype_bytes(k)) > 64e9) throw ModelError(where + ": larger than 64 GB");
+  if (extent > 0x1p62) throw ModelError(where + ": dimensions " + shape_str(shape) + " overflow");
   const int64_t n = numel(shape);
   const size_t bytes = size_t(n) * dtype_bytes(k);
   // Every stored size is checked against the shape before the tensor is allocated.

@@ -181,6 +181,7 @@ struct Tally {
   int parsed = 0, refused_parse = 0, inferred = 0, refused_infer = 0, sessions = 0, refused_session = 0;
   std::map<std::string, int> empty_what;  // label -> count: must stay empty
   std::vector<std::string> unlabelled;    // ModelErrors of parse_onnx not naming the model: must stay empty
+  std::vector<std::string> known_bugs;    // parsed, not inferred: kKnownInferBugs
 };
 
 // cpu Sessions for the whole test binary (a kernel compile costs ~30 ms); each
@@ -228,6 +229,15 @@ bool survives(F&& f, const std::string& label, Tally& t, std::string* msg = null
 void exercise_model_here(const std::string& bytes, const std::string& dir, const std::string& label, Tally& t,
                          int* sessions);
 
+// Mutants that parse but then crash or overflow in graph inference, in code
+// outside the ONNX reader: not inferred until their bug is fixed (then
+// delete the entry; KGEN_FUZZ_KNOWN=1 runs them anyway, KGEN_FUZZ_FORK=1
+// finds new ones). Each names its bug.
+// Mutants whose inference once crashed or overflowed (fixed): empty, kept as
+// the place to list one while its fix is pending.
+const std::map<std::string, std::string> kKnownInferBugs = {};
+const bool g_known = std::getenv("KGEN_FUZZ_KNOWN") != nullptr;
+
 // KGEN_FUZZ_FORK=1 (a debugging aid): every mutant in a child process, and
 // crashes listed by label instead of ending the run (no Sessions then).
 const bool g_fork = std::getenv("KGEN_FUZZ_FORK") != nullptr;
@@ -237,6 +247,7 @@ const uint64_t g_seed = std::getenv("KGEN_FUZZ_SEED") ? std::strtoull(std::geten
 
 void exercise_model(const std::string& bytes, const std::string& dir, const std::string& label, Tally& t,
                     int* sessions = nullptr) {
+  if (g_verbose) std::printf("-- %s\n", label.c_str()), std::fflush(stdout);
   if (!g_fork) return exercise_model_here(bytes, dir, label, t, sessions);
   std::fflush(stdout);
   const pid_t pid = fork();
@@ -264,6 +275,10 @@ void exercise_model_here(const std::string& bytes, const std::string& dir, const
     return;
   }
   ++t.parsed;
+  if (auto bug = kKnownInferBugs.find(label); bug != kKnownInferBugs.end() && !g_known) {
+    t.known_bugs.push_back(label + ": " + bug->second);
+    return;
+  }
   graph::Graph original = g;
   ok = survives([&] {
     graph::specialise(g, {});
@@ -294,6 +309,7 @@ void check_tally(const std::string& what, const Tally& t) {
   for (const auto& [label, n] : t.empty_what) FAIL_CHECK(label << ": an exception with an empty message");
   for (const auto& m : t.unlabelled) FAIL_CHECK("a parse error that does not name the model: " << m);
   CHECK(t.empty_what.empty());
+  for (const auto& k : t.known_bugs) MESSAGE("not inferred, a known bug: " << k);
   if (t.parsed + t.refused_parse)
     MESSAGE(what << ": parsed " << t.parsed << "/" << t.parsed + t.refused_parse << ", inferred " << t.inferred
                  << ", sessions " << t.sessions);
@@ -306,9 +322,8 @@ Tally fuzz_bytes(const std::string& bytes, const std::string& dir, const std::st
                  size_t truncs, int n, int sessions) {
   Tally t;
   // The intact model loads (most also infer; some node tests need run-time values kgen refuses).
-  const int before = t.refused_parse;
   exercise_model(bytes, dir, label, t);
-  CHECK_MESSAGE(t.refused_parse == before, label << " does not load");
+  CHECK_MESSAGE(t.refused_parse == 0, label << " does not load");
   Mutator mut(bytes, seed ^ (g_seed * 0x9e3779b97f4a7c15ull));
   n *= g_scale;
   for (size_t len : mut.truncations(truncs))
@@ -331,6 +346,7 @@ void add(Tally& all, const Tally& t) {
   all.refused_infer += t.refused_infer, all.sessions += t.sessions, all.refused_session += t.refused_session;
   for (auto& kv : t.empty_what) all.empty_what.insert(kv);
   for (auto& u : t.unlabelled) all.unlabelled.push_back(u);
+  for (auto& k : t.known_bugs) all.known_bugs.push_back(k);
 }
 
 // A backend node test with its inputs 1.. turned into initializers from
@@ -675,7 +691,7 @@ TEST_CASE("raw_data or typed fields that do not match the dims") {
     CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(1));
     auto m3 = base_model();  // a zero dimension after dims whose product overflows int64
     add_initializer(m3, "W", onnx::TensorProto::FLOAT, {int64_t(1) << 62, int64_t(1) << 62, 0});
-    refused(m3, {"initializer 'W'"});
+    refused(m3, {"initializer 'W'", "overflow"});
   }
 }
 
