@@ -1,7 +1,16 @@
 // MatMul (numpy semantics: 1-D operands promoted, batch axes broadcast) and
-// Gemm (alpha, beta, C, transposes) onto ops/matmul.
+// Gemm (alpha, beta, C, transposes) onto ops/matmul. Both absorb the
+// elementwise nodes after them (a bias Add, an activation, a residual Add,
+// a cast) into the product's epilogue (ops/matmul/epilogue.h): one launch
+// stores the finished C, as does Gemm's alpha·A·B + beta·C.
+#include <algorithm>
+#include <map>
+#include <optional>
+
 #include "graph/lower.h"
 #include "graph/nodes/util.h"
+#include "ops/core/executor.h"
+#include "ops/matmul/epilogue.h"
 
 namespace kgen::graph {
 
@@ -50,8 +59,8 @@ MatmulDims dims_at_lower(const LowerCtx& c) {
 
 bool float_io(ScalarKind k) { return k == ScalarKind::F32 || k == ScalarKind::F16 || k == ScalarKind::BF16; }
 
-// C = A·B into `out` (f32), A's batch folded into rows when B is shared.
-void plan_matmul(LowerCtx& c, const MatmulDims& d, int a, int b, int out, bool trans_b) {
+// The matmul problem of C = A·B, A's batch folded into rows when B is shared.
+ops::Problem matmul_problem(const LowerCtx& c, const MatmulDims& d, bool trans_b) {
   ops::Problem p;
   p.op = "matmul";
   p.dtype = c.in(1).dtype;
@@ -66,7 +75,12 @@ void plan_matmul(LowerCtx& c, const MatmulDims& d, int a, int b, int out, bool t
   } else {
     c.unsupported("batch axes " + shape_str(d.batch_a) + " and " + shape_str(d.batch_b) + " that broadcast B");
   }
-  c.op(p, {a, b, out});
+  return p;
+}
+
+// C = A·B into `out` (f32).
+void plan_matmul(LowerCtx& c, const MatmulDims& d, int a, int b, int out, bool trans_b) {
+  c.op(matmul_problem(c, d, trans_b), {a, b, out});
 }
 
 // The f32 result into the output's type where it differs.
@@ -80,10 +94,148 @@ void to_output(LowerCtx& c, int f32_slot, int out_slot, const Shape& shape) {
   c.chain(ch, {f32_slot}, out_slot);
 }
 
+// The product's output axes as the matmul op sees them, [batch, M, N]: axes
+// [0, m_from) are its batch, [m_from, n_from) its rows (A's batch folded in
+// when B is shared), [n_from, rank) its columns.
+struct ProductView {
+  Shape out;
+  size_t m_from = 0, n_from = 0;
+  int64_t batch = 1, m = 1, n = 1;
+};
+
+// Null where the product takes no epilogue (1-D operands, B's batch broadcast).
+std::optional<ProductView> product_view(const Graph& g, const Node& self) {
+  ProductView v;
+  v.out = g.values[size_t(self.outputs[0])].shape;
+  if (self.op == "Gemm") {
+    if (v.out.size() != 2) return std::nullopt;
+    v.n_from = 1, v.m = v.out[0], v.n = v.out[1];
+    return v;
+  }
+  InferCtx ic{const_cast<Graph&>(g), const_cast<Node&>(self)};
+  const MatmulDims d = matmul_dims(ic, ic.shape(0), ic.shape(1));
+  if (d.a_vec || d.b_vec) return std::nullopt;
+  const size_t r = v.out.size();
+  v.n_from = r - 1, v.n = d.n;
+  if (numel(d.batch_b) == 1) v.m = numel(d.batch_a) * d.m;
+  else if (d.batch_a == d.batch_b) v.m_from = r - 2, v.m = d.m, v.batch = numel(d.batch_a);
+  else return std::nullopt;
+  return v;
+}
+
+// An operand's shape (broadcasting against the product's) as [batch, M, N]
+// of the kernel's view: each group of axes all repeated or all present,
+// else null (a [3, M, N] residual against [2, 3, M, N] with B shared).
+std::optional<Shape> operand_view(const ProductView& v, Shape s) {
+  if (s.size() > v.out.size()) return std::nullopt;
+  s.insert(s.begin(), v.out.size() - s.size(), 1);
+  const size_t from[4] = {0, v.m_from, v.n_from, v.out.size()};
+  const int64_t size[3] = {v.batch, v.m, v.n};
+  Shape view(3, 1);
+  for (size_t gi = 0; gi < 3; ++gi) {
+    bool ones = true, full = true;
+    for (size_t a = from[gi]; a < from[gi + 1]; ++a) ones = ones && s[a] == 1, full = full && s[a] == v.out[a];
+    if (!ones && !full) return std::nullopt;
+    if (!ones) view[gi] = size[gi];
+  }
+  return view;
+}
+
+bool scalar_literal(const Value& v) { return v.constant && v.constant->numel() == 1 && ir::Type(v.dtype).is_float(); }
+
+// The product's value and those of the nodes absorbed after it so far: its
+// output's sole readers in turn, up to `consumer`.
+std::vector<int> group_values(const Graph& g, const Node& self, const Node& consumer) {
+  std::vector<int> vals = {self.outputs[0]};
+  for (size_t step = 0; step < g.nodes.size(); ++step) {
+    const Node* next = nullptr;
+    for (const Node& n : g.nodes)
+      if (!n.dead && std::count(n.inputs.begin(), n.inputs.end(), vals.back())) next = &n;
+    if (!next || next == &consumer || next->outputs.size() != 1 || next->outputs[0] < 0) break;
+    vals.push_back(next->outputs[0]);
+  }
+  return vals;
+}
+
+// OpHandler::absorbs of MatMul and Gemm: an elementwise consumer of C's shape
+// and a float type, whose other inputs exist before the product runs (made
+// by earlier nodes: lower_graph stores an operand whose reader is absorbed)
+// and broadcast against C in the kernel's [batch, M, N] view.
+bool absorbs(const Graph& g, const Node& self, const Node& consumer) {
+  const OpHandler* h = find_handler(consumer.domain, consumer.op);
+  if (!h || !h->chain || consumer.outputs.size() != 1 || consumer.outputs[0] < 0) return false;
+  const ScalarKind t = g.values[size_t(self.outputs[0])].dtype;
+  if (!float_io(t) || (self.op == "Gemm" && (t != ScalarKind::F32 || self.attr_int("transA", 0)))) return false;
+  const auto view = product_view(g, self);
+  const Value& out = g.values[size_t(consumer.outputs[0])];
+  if (!view || out.shape != view->out || !float_io(out.dtype)) return false;
+  const std::vector<int> group = group_values(g, self, consumer);
+  const int self_at = int(&self - g.nodes.data());
+  for (int v : consumer.inputs) {
+    if (v < 0 || std::count(group.begin(), group.end(), v) || scalar_literal(g.values[size_t(v)])) continue;
+    const Value& val = g.values[size_t(v)];
+    if (val.producer >= self_at || !operand_view(*view, val.shape)) return false;
+  }
+  return true;
+}
+
+// The product's epilogue: C's expression (over in(0), the f32 sum) through
+// each absorbed node's; the other values they read become its inputs.
+struct EpilogueBuilder {
+  LowerCtx& c;
+  const ProductView& view;
+  ops::MatmulEpilogue ep = {};
+  std::vector<int> slots = {};      // the inputs' slots
+  std::map<int, fz::Expr> known = {};  // group values -> their expressions
+  std::map<int, int> operand = {};     // value -> its in() index
+
+  fz::Expr value(int v) {
+    if (known.count(v)) return known[v];
+    const Value& val = c.g.values[size_t(v)];
+    if (scalar_literal(val)) return fz::lit(val.constant->get(0));
+    if (!operand.count(v)) {
+      ep.inputs.push_back({val.name, val.dtype, *operand_view(view, val.shape.empty() ? Shape{1} : val.shape)});
+      Node probe;  // (the slot of a value outside this node's inputs)
+      probe.inputs = {v};
+      slots.push_back(LowerCtx{c.g, probe, c.prog, c.dev, "", c.value_slot, c.owned}.in_slot(0));
+      operand[v] = int(ep.inputs.size());
+    }
+    return fz::in(operand[v], val.dtype);
+  }
+  // acc: the product's value (its type t); then the absorbed nodes.
+  void absorb(fz::Expr acc, ScalarKind t) {
+    known[c.node.outputs[0]] = acc;
+    ep.out_dtype = t;
+    for (const Node* e : c.epilogue) {
+      ChainCtx ctx{*e, c.g, [&](int i) { return value(e->inputs.at(size_t(i))); }, c.g.values[size_t(e->outputs[0])].dtype};
+      acc = find_handler(e->domain, e->op)->chain(ctx);
+      known[e->outputs[0]] = acc;
+      ep.out_dtype = ctx.out_dtype;
+    }
+    ep.expr = acc;
+  }
+};
+
+// The product with the epilogue the builder holds, into the group's output.
+void plan_with_epilogue(LowerCtx& c, const ops::Problem& p, const EpilogueBuilder& b) {
+  std::vector<int> io = {c.in_slot(0), c.in_slot(1)};
+  io.insert(io.end(), b.slots.begin(), b.slots.end());
+  io.push_back(c.out_slot(0));
+  ops::op_for(p);
+  c.steps(ops::plan_matmul(p, ops::choose_variant(c.dev, p), c.caps(), &b.ep), io);
+}
+
 void lower_matmul(LowerCtx& c) {
   const ScalarKind t = c.out(0).dtype;
   if (!float_io(t)) c.unsupported(std::string("type ") + std::string(ir::scalar_name(t)) + " (MatMul runs f32, f16, bf16)");
   const MatmulDims d = dims_at_lower(c);
+  if (!c.epilogue.empty()) {
+    const ProductView view = *product_view(c.g, c.node);
+    EpilogueBuilder b{c, view};
+    // (A narrow product is rounded to its type before the nodes read it.)
+    b.absorb(t == ScalarKind::F32 ? fz::in(0) : fz::round_to(t, fz::in(0)), t);
+    return plan_with_epilogue(c, matmul_problem(c, d, false), b);
+  }
   const Shape out = c.out(0).shape.empty() ? Shape{1} : c.out(0).shape;
   if (t == ScalarKind::F32) return plan_matmul(c, d, c.in_slot(0), c.in_slot(1), c.out_slot(0), false);
   const int tmp = c.temp(size_t(numel(out)) * 4);
@@ -104,6 +256,7 @@ void infer_gemm(InferCtx& c) {
   c.set_out(0, c.dtype(0), {m, n});
 }
 
+// alpha·A·B + beta·C and the absorbed nodes: all in the product's epilogue.
 void lower_gemm(LowerCtx& c) {
   if (c.out(0).dtype != ScalarKind::F32) c.unsupported("types other than f32");
   if (c.node.attr_int("transA", 0)) c.unsupported("transA=1");
@@ -111,24 +264,16 @@ void lower_gemm(LowerCtx& c) {
   MatmulDims d;
   d.m = out[0], d.n = out[1], d.k = c.in(0).shape[1];
   d.a_vec = d.b_vec = false;
+  const bool trans_b = c.node.attr_int("transB", 0) != 0;
   const double alpha = c.node.attr_float("alpha", 1.0), beta = c.node.attr_float("beta", 1.0);
-  const bool epilogue = c.has_in(2) || alpha != 1.0;
-  const int y = epilogue ? c.temp(size_t(numel(out)) * 4) : c.out_slot(0);
-  plan_matmul(c, d, c.in_slot(0), c.in_slot(1), y, c.node.attr_int("transB", 0) != 0);
-  if (!epilogue) return;
-  fz::Chain ch;
-  ch.name = "gemm_epilogue";
-  ch.inputs = {{"y", ScalarKind::F32, out}};
-  ch.shape = out;
-  ch.out_dtype = ScalarKind::F32;
-  ch.out = alpha == 1.0 ? fz::in(0) : fz::in(0) * fz::lit(alpha);
-  std::vector<int> slots = {y};
-  if (c.has_in(2) && beta != 0.0) {
-    ch.inputs.push_back({"c", c.in(2).dtype, c.in(2).shape.empty() ? Shape{1} : c.in(2).shape});
-    ch.out = ch.out + (beta == 1.0 ? fz::in(1) : fz::in(1) * fz::lit(beta));
-    slots.push_back(c.in_slot(2));
-  }
-  c.chain(ch, slots, c.out_slot(0));
+  const bool with_c = c.has_in(2) && beta != 0.0;
+  if (!with_c && alpha == 1.0 && c.epilogue.empty()) return plan_matmul(c, d, c.in_slot(0), c.in_slot(1), c.out_slot(0), trans_b);
+  const ProductView view = *product_view(c.g, c.node);
+  EpilogueBuilder b{c, view};
+  fz::Expr acc = alpha == 1.0 ? fz::in(0) : fz::in(0) * fz::lit(alpha);
+  if (with_c) acc = acc + (beta == 1.0 ? b.value(c.node.inputs[2]) : b.value(c.node.inputs[2]) * fz::lit(beta));
+  b.absorb(acc, ScalarKind::F32);
+  plan_with_epilogue(c, matmul_problem(c, d, trans_b), b);
 }
 
 }  // namespace
@@ -138,11 +283,13 @@ void register_matmul_nodes() {
   mm.op = "MatMul";
   mm.infer = infer_matmul;
   mm.lower = lower_matmul;
+  mm.absorbs = absorbs;
   register_handler(std::move(mm));
   OpHandler gemm;
   gemm.op = "Gemm";
   gemm.infer = infer_gemm;
   gemm.lower = lower_gemm;
+  gemm.absorbs = absorbs;
   register_handler(std::move(gemm));
 }
 

@@ -10,6 +10,7 @@
 // the packed panels are zero-padded, and only the C loads/stores are guarded:
 // as lines with a row/line guard on edge tiles when C's rows are whole lines,
 // else through a small scratch tile and a runtime loop over the valid part.
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "dsl/dsl.h"
 #include "ops/matmul/bf16_round.h"
 #include "ops/common/fast_exp.h"
+#include "ops/matmul/epilogue.h"
 #include "ops/matmul/gemm_panels.h"
 #include "ops/matmul/k_split.h"
 #include "ops/matmul/matmul.h"
@@ -81,7 +83,7 @@ namespace {
 // The macro-kernel's form, fixed at record time: the tile, C's layout, the
 // epilogue and B's source, and what follows from them.
 struct MacroForm {
-  MacroForm(const GemmTile& t, bool c_lines, GemmEpilogue ep, const GemmBSource& src)
+  MacroForm(const GemmTile& t, bool c_lines, GemmEpilogue ep, const GemmBSource& src, const EpilogueSpec* epi)
       : t(t),
         c_lines(c_lines),
         src(src),
@@ -97,7 +99,9 @@ struct MacroForm {
         NL(uint32_t(t.nl)),
         OL(gated ? NL / 2 : NL),
         NRO(16 * OL),
-        widen_a(t.ak == 1 && src.a_dt.bytes() == 2) {}
+        widen_a(t.ak == 1 && src.a_dt.bytes() == 2),
+        epi(epi),
+        narrow_c(epi && epi->out != ir::ScalarKind::F32) {}
 
   // Throws std::invalid_argument for a form the kernel does not have.
   void check() const {
@@ -113,6 +117,8 @@ struct MacroForm {
     if ((t.bpf || t.apf) && (t.ak == 0 || t.ak == 2)) throw std::invalid_argument("gemm_cpu_kernel: bpf and apf need ak = 1 or 16");
     if (t.ks < 1 || (gated && t.ks != 1)) throw std::invalid_argument("gemm_cpu_kernel: ks must be >= 1 (1 for the gated epilogue)");
     if (t.ak == 2 && (pairs || src.a_dt.bytes() == 2)) throw std::invalid_argument("gemm_cpu_kernel: ak = 2 reads f32 A");
+    if (epi && (gated || t.ks != 1 || (narrow_c && t.kc)))
+      throw std::invalid_argument("gemm_cpu_kernel: a fused epilogue needs the plain store, no K split, and an f32 C with K slices");
     if (pairs && src.kind != GemmBSource::Packed && src.dt != u32 && !(src.kind == GemmBSource::Raw && !src.trans_b && src.dt == u16))
       throw std::invalid_argument("gemm_cpu_kernel: bf16 pairs (bf2) read B as u32 pair words (u16 rows for a K×N B)");
   }
@@ -123,6 +129,7 @@ struct MacroForm {
     if (src.kind == GemmBSource::Raw) name += "_b" + src.dt.str() + (src.trans_b ? "t" : "n");
     if (own_pack) name += "_k" + std::to_string(KCAP);
     if (t.ak == 1 && src.a_dt.bytes() == 2) name += "_a" + src.a_dt.str();
+    if (epi) name += epi->tag();
     return name;
   }
 
@@ -141,6 +148,8 @@ struct MacroForm {
   const uint32_t OL;      // output lines per panel
   const uint32_t NRO;     // output columns per panel
   const bool widen_a;     // f16/bf16 A, widened as it is read
+  const EpilogueSpec* epi;  // applied where the last K slice stores C (null: none)
+  const bool narrow_c;      // ... into an f16/bf16 C (scalar elements, lines stored by store_line)
 };
 
 // One MR×NRO tile of C in registers, over a K slice of one B panel.
@@ -210,12 +219,14 @@ class MacroKernel : public MacroForm {
     if (src.kind == GemmBSource::Packed) bp = kb.input("bp", line(et, 16));
     else if (src.kind == GemmBSource::Raw) braw = kb.input("b", src.dt);
     else gw = kb.input("g", src.dt), uw = kb.input("u", src.dt);
-    const ir::Type ct = pair_out ? line(u32, 16) : c_lines ? line(f32, 16) : f32;
+    const ir::Type ct = narrow_c ? ir::Type(epi->out) : pair_out ? line(u32, 16) : c_lines ? line(f32, 16) : f32;
     c = t.kc ? kb.inout("c", ct) : kb.output("c", ct);
+    if (epi) em = std::make_unique<EpilogueEmitter>(*epi), em->declare(kb);
     M = kb.scalar("m", u32);
     N = kb.scalar("n", u32);  // output columns
     K = kb.scalar("k", u32);
     F = src.kind == GemmBSource::GateUp ? kb.scalar("f", u32) : Value();
+    if (em) em->sizes(M, N);
     kb.workgroup(1);
     // This workgroup's copy of the current panel's K slice (own_pack).
     bs = own_pack ? shared_array(line(et, 16), int64_t(KCAP) * NL) : Array();
@@ -289,7 +300,8 @@ class MacroKernel : public MacroForm {
     if (t.ak == 16 || t.ak == 1) accumulate_chunks(A, p, q, k0, k1);
     else if (t.ak == 2) accumulate_column_major(A, k0, k1);
     else accumulate_k_major(A, q, k0, k1);
-    store_tile(A, q, full);
+    if (em) store_epilogue(A, q, full, k1);
+    else store_tile(A, q, full);
   }
 
   // C as lines (c_lines): fn(r, l, C line index) for the tile's lines,
@@ -319,30 +331,36 @@ class MacroKernel : public MacroForm {
     }
   }
 
-  // C through the scratch (!c_lines): fn(scratch index, C index) over the
-  // tile's valid rows × columns.
+  // C through the scratch (!c_lines): fn(scratch index, C index, row in
+  // the tile, column in the tile) over the tile's valid rows × columns.
   template <class Fn>
   void valid_walk(const TileState& A, Fn&& fn) {
     Value rows = min(M - A.row0, MR), cols = min(N - A.col0, NRO);
     for_range(0u, rows, [&](Value r) {
-      for_range(0u, cols, [&](Value j) { fn(r * NRO + j, cbase + (A.row0 + r) * N + A.col0 + j); });
+      for_range(0u, cols, [&](Value j) { fn(r * NRO + j, cbase + (A.row0 + r) * N + A.col0 + j, r, j); });
     });
   }
   void load_scratch(TileState& A) {
     for_range(0u, MR * NRO, [&](Value i) { tile[i] = 0.0f; });
-    valid_walk(A, [&](const Value& ti, const Value& ci) { tile[ti] = c[ci]; });
+    valid_walk(A, [&](const Value& ti, const Value& ci, const Value&, const Value&) { tile[ti] = c[ci]; });
     for (uint32_t r = 0; r < MR; ++r)
       for (uint32_t l = 0; l < OL; ++l)
         for (int i = 0; i < 16; ++i) A(r, l) = insert(A(r, l), i, tile[r * NRO + 16 * l + uint32_t(i)]);
   }
-  template <class ValueOf>
-  void store_scratch(TileState& A, ValueOf&& value) {
+  // The tile's values into the scratch, then its valid part into C
+  // (through `put`: the epilogue's, or as they are).
+  template <class ValueOf, class Put>
+  void store_scratch(TileState& A, ValueOf&& value, Put&& put) {
     for (uint32_t r = 0; r < MR; ++r)
       for (uint32_t l = 0; l < OL; ++l) {
         Value v = value(r, l);
         for (int i = 0; i < 16; ++i) tile[r * NRO + 16 * l + uint32_t(i)] = v.lane(i);
       }
-    valid_walk(A, [&](const Value& ti, const Value& ci) { c[ci] = tile[ti]; });
+    valid_walk(A, put);
+  }
+  template <class ValueOf>
+  void store_scratch(TileState& A, ValueOf&& value) {
+    store_scratch(A, value, [&](const Value& ti, const Value& ci, const Value&, const Value&) { c[ci] = tile[ti]; });
   }
 
   // Later K slices continue from C.
@@ -520,6 +538,26 @@ class MacroKernel : public MacroForm {
     else store_scratch(A, out_value);
   }
 
+  // The tile through the epilogue. With K slices (C f32) only the last
+  // slice applies it: the earlier ones store the sums the next continues from.
+  void store_epilogue(TileState& A, const Value& q, const Value& full, const Value& k1) {
+    auto fused = [&] {
+      auto value = [&](uint32_t r, uint32_t l) { return em->apply(A(r, l).get(), bz, A.row0 + r, A.col0 + 16 * l); };
+      auto store = [&](uint32_t r, uint32_t l, const Value& at) {
+        if (narrow_c) store_line(c, at * 16u, value(r, l));
+        else c[at] = value(r, l);
+      };
+      if (c_lines) if_(full, [&] { each_out(A, q, false, store); }).else_([&] { each_out(A, q, true, store); });
+      else store_scratch(A, [&](uint32_t r, uint32_t l) { return A(r, l).get(); },
+                         [&](const Value& ti, const Value& ci, const Value& r, const Value& j) {
+                           c[ci] = em->apply(tile[ti], bz, A.row0 + r, A.col0 + j);
+                         });
+    };
+    if (t.kc) if_(k1 >= kend, fused).else_([&] { store_tile(A, q, full); });
+    else fused();
+  }
+
+  std::unique_ptr<EpilogueEmitter> em;  // the fused epilogue (epi)
   // Operands.
   Array ap, bp, braw, gw, uw, c;
   Value M, N, K, F;
@@ -532,19 +570,24 @@ class MacroKernel : public MacroForm {
 
 }  // namespace
 
-ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, const GemmBSource& src) {
-  MacroKernel mk(t, c_lines, ep, src);
+ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep, const GemmBSource& src, const EpilogueSpec* epi) {
+  MacroKernel mk(t, c_lines, ep, src, epi);
   mk.check();
   return kernel(mk.name(), [&](KernelBuilder& kb) { mk.record(kb); });
 }
 
-ir::Kernel matmul_ksplit_sum_kernel(int ks, bool index64, bool pitched) {
-  return kernel("matmul_ksplit_sum_" + std::to_string(ks) + (index64 ? "" : "_32") + (pitched ? "_p" : ""), [&](KernelBuilder& kb) {
+ir::Kernel matmul_ksplit_sum_kernel(int ks, bool index64, bool pitched, const EpilogueSpec* epi) {
+  const std::string name = "matmul_ksplit_sum_" + std::to_string(ks) + (index64 ? "" : "_32") + (pitched ? "_p" : "") + (epi ? epi->tag() : "");
+  return kernel(name, [&](KernelBuilder& kb) {
     auto part = kb.input("part", f32);
-    auto c = kb.output("c", f32);
+    auto c = kb.output("c", epi ? ir::Type(epi->out) : f32);
+    std::unique_ptr<EpilogueEmitter> em;
+    if (epi) em = std::make_unique<EpilogueEmitter>(*epi), em->declare(kb);
     auto MN = kb.scalar("mn", u32);
     Value N, P;
-    if (pitched) N = kb.scalar("n", u32), P = kb.scalar("pitch", u32);
+    if (pitched || epi) N = kb.scalar("n", u32);
+    if (pitched) P = kb.scalar("pitch", u32);
+    if (em) em->sizes(MN / N, N);
     kb.workgroup(256);
     auto ix = [&](const Value& v) { return index64 ? cast(u64, v) : v; };
     auto lit = [&](int j) { return index64 ? constant(u64, uint64_t(j)) : constant(u32, uint32_t(j)); };
@@ -555,7 +598,7 @@ ir::Kernel matmul_ksplit_sum_kernel(int ks, bool index64, bool pitched) {
       Value base = ix(bz) * lit(ks) * ps + at;
       Value s = part[base];
       for (int j = 1; j < ks; ++j) s = s + part[base + ps * lit(j)];
-      c[ix(bz) * ix(MN) + ix(i)] = s;
+      c[ix(bz) * ix(MN) + ix(i)] = em ? em->apply(s, bz, i / N, i % N) : s;
     });
   });
 }

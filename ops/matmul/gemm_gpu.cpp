@@ -6,12 +6,15 @@
 // neighbouring work-items read neighbouring shared words and write
 // neighbouring C elements. f16/bf16 inputs become f32 on their way to shared
 // memory (f32 accumulation, f32 C).
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "dsl/dsl.h"
 #include "ops/matmul/bf16_round.h"
 #include "ops/common/fast_exp.h"
+#include "ops/matmul/epilogue.h"
 #include "ops/matmul/k_split.h"
 #include "ops/matmul/line_tile_gemm.h"
 #include "ops/matmul/matmul.h"
@@ -23,19 +26,28 @@ using namespace kgen::dsl;
 
 namespace {
 
-// Both GEMM kernels' parameters: buffers a, b (dt), c (f32); scalars m, n, k.
+// Both GEMM kernels' parameters: buffers a, b (dt), c (f32, or the
+// epilogue's type) and the epilogue's operands; scalars m, n, k.
 struct GemmArgs {
   Array A, B, C;
   Value M, N, K;
+  std::shared_ptr<EpilogueEmitter> em;  // null: C stored as summed
+  // C's element (row, col) of batch bz from the sum v.
+  void store(const Value& at, const Value& v, const Value& bz, const Value& row, const Value& col) const {
+    if (em) C[at] = em->apply(v, bz, row, col);
+    else C[at] = v;
+  }
 };
-GemmArgs gemm_args(KernelBuilder& kb, ir::Type dt) {
+GemmArgs gemm_args(KernelBuilder& kb, ir::Type dt, const EpilogueSpec* epi) {
   GemmArgs g;
   g.A = kb.input("a", dt);
   g.B = kb.input("b", dt);
-  g.C = kb.output("c", f32);
+  g.C = kb.output("c", epi ? ir::Type(epi->out) : f32);
+  if (epi) g.em = std::make_shared<EpilogueEmitter>(*epi), g.em->declare(kb);
   g.M = kb.scalar("m", u32);
   g.N = kb.scalar("n", u32);
   g.K = kb.scalar("k", u32);
+  if (epi) g.em->sizes(g.M, g.N);
   return g;
 }
 
@@ -44,14 +56,15 @@ GemmArgs gemm_args(KernelBuilder& kb, ir::Type dt) {
 // split's group z = batch·ks + split takes K range [kbeg, kend) (whole tk
 // steps) and writes its partial C at group z's M×N slab. Swapped (Bᵀ): the
 // tile's rows are B's rows, its columns A's rows, and C is stored transposed.
-ir::Kernel gemm_gpu_vec_kernel(ir::Type dt, bool trans_b, const GpuTile& t) {
+ir::Kernel gemm_gpu_vec_kernel(ir::Type dt, bool trans_b, const GpuTile& t, const EpilogueSpec* epi) {
   const uint32_t TK = uint32_t(t.tk), TN = uint32_t(t.tn), KS = uint32_t(t.ks);
   const bool prefetch = t.vec >= 2, double_buffer = t.vec == 3, swapped = t.sw == 1;
   std::string name = "matmul_gpu_vec_" + dt.str() + (trans_b ? "_t" : "_n") + "_tk" + std::to_string(TK) +
                      (TN != 8 ? "_tn" + std::to_string(TN) : "") + (prefetch ? "_pf" : "") + (double_buffer ? "_db" : "") +
-                     (KS > 1 ? "_ks" + std::to_string(KS) : "") + (swapped ? "_sw" : "");
+                     (KS > 1 ? "_ks" + std::to_string(KS) : "") + (swapped ? "_sw" : "") + (epi ? epi->tag() : "");
   return kernel(name, [&](KernelBuilder& kb) {
-    auto [A, B, C, M, N, K] = gemm_args(kb, dt);
+    const GemmArgs g = gemm_args(kb, dt, epi);
+    auto [A, B, C, M, N, K, em] = g;
     kb.workgroup(16, 16);
     Value bz = KS > 1 ? group_id(2) / KS : group_id(2);
     Value kbeg = constant(u32, 0u), klen = K;
@@ -76,13 +89,13 @@ ir::Kernel gemm_gpu_vec_kernel(ir::Type dt, bool trans_b, const GpuTile& t) {
     if (swapped) {
       io.a = b_at;
       io.b = a_at;
-      io.store = [&](const Value& row, const Value& col, const Value& v) { C[cbase + col * N + row] = v; };
+      io.store = [&](const Value& row, const Value& col, const Value& v) { g.store(cbase + col * N + row, v, bz, col, row); };
       io.b_k_fastest = true;
       line_tile_gemm(io, N, M, klen, TK, TN, prefetch, double_buffer);
     } else {
       io.a = a_at;
       io.b = b_at;
-      io.store = [&](const Value& row, const Value& col, const Value& v) { C[cbase + row * N + col] = v; };
+      io.store = [&](const Value& row, const Value& col, const Value& v) { g.store(cbase + row * N + col, v, bz, row, col); };
       io.b_k_fastest = trans_b;
       line_tile_gemm(io, M, N, klen, TK, TN, prefetch, double_buffer);
     }
@@ -91,14 +104,16 @@ ir::Kernel gemm_gpu_vec_kernel(ir::Type dt, bool trans_b, const GpuTile& t) {
 
 }  // namespace
 
-ir::Kernel gemm_gpu_kernel(ir::Type dt, bool trans_b, const GpuTile& t) {
-  if (t.vec) return gemm_gpu_vec_kernel(dt, trans_b, t);
+ir::Kernel gemm_gpu_kernel(ir::Type dt, bool trans_b, const GpuTile& t, const EpilogueSpec* epi) {
+  if (epi && t.ks > 1) throw std::invalid_argument("gemm_gpu_kernel: a K split leaves the epilogue to the sum of its partials");
+  if (t.vec) return gemm_gpu_vec_kernel(dt, trans_b, t, epi);
   const uint32_t WG = uint32_t(t.wg), TM = uint32_t(t.tm), TN = uint32_t(t.tn), TK = uint32_t(t.tk);
   const uint32_t BM = WG * TM, BN = WG * TN, NT = WG * WG;
   std::string name = "matmul_gpu_" + dt.str() + (trans_b ? "_t" : "_n") + "_wg" + std::to_string(WG) + "_tm" +
-                     std::to_string(TM) + "_tn" + std::to_string(TN) + "_tk" + std::to_string(TK);
+                     std::to_string(TM) + "_tn" + std::to_string(TN) + "_tk" + std::to_string(TK) + (epi ? epi->tag() : "");
   return kernel(name, [&](KernelBuilder& kb) {
-    auto [A, B, C, M, N, K] = gemm_args(kb, dt);
+    const GemmArgs g = gemm_args(kb, dt, epi);
+    auto [A, B, C, M, N, K, em] = g;
     kb.workgroup(WG, WG);
     auto As = shared_array(f32, int64_t(TK * BM));  // [k][row]
     auto Bs = shared_array(f32, int64_t(TK * BN));  // [k][col]
@@ -142,7 +157,10 @@ ir::Kernel gemm_gpu_kernel(ir::Type dt, bool trans_b, const GpuTile& t) {
     for (uint32_t i = 0; i < TM; ++i)
       for (uint32_t j = 0; j < TN; ++j) {
         Value row = row0 + ty + i * WG, col = col0 + tx + j * WG;
-        if_(row < M && col < N, [&] { C[cbase + row * N + col] = acc[i * TN + j].get(); });
+        if_(row < M && col < N, [&] {
+          Value v = acc[i * TN + j].get();  // (before the index: the order the plain store records)
+          g.store(cbase + row * N + col, v, bz, row, col);
+        });
       }
   });
 }

@@ -5,11 +5,13 @@
 // streams (trans_b: rows of B) are in flight; the CPU pool hands contiguous
 // runs of work-items to its threads, which split N.
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "dsl/dsl.h"
+#include "ops/matmul/epilogue.h"
 #include "ops/matmul/k_split.h"
 #include "ops/matmul/matmul.h"
 #include "ops/common/widen.h"
@@ -24,8 +26,10 @@ namespace {
 Value to_f32(const Value& v) { return v.type().kind == ir::ScalarKind::U32 ? v : as_f32(v); }
 }  // namespace
 
-ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf, bool pairs, int mg, ir::Type a_dt, int kp, bool tail) {
+ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf, bool pairs, int mg, ir::Type a_dt, int kp, bool tail,
+                       const EpilogueSpec* epi) {
   if (a_dt == ir::ScalarKind::Void) a_dt = dt;
+  if (epi && kp > 1) throw std::invalid_argument("gemv_kernel: K parts (kp) leave the epilogue to their sum");
   if (tail && (!trans_b || pairs || kp > 1)) throw std::invalid_argument("gemv_kernel: tail (any K) is for Bᵀ, without pairs or K parts");
   if (kp < 1 || (kp > 1 && !trans_b)) throw std::invalid_argument("gemv_kernel: K parts (kp) are for Bᵀ");
   if (pairs && (!trans_b || dt.kind != ir::ScalarKind::BF16))
@@ -33,7 +37,7 @@ ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf, bool 
   if (mg < 0 || (mg && !trans_b)) throw std::invalid_argument("gemv_kernel: row groups (mg) are for Bᵀ");
   const uint32_t R = uint32_t(rows), MM = uint32_t(m), MG = mg ? uint32_t(mg) : MM;
   std::string name = "matmul_gemv_" + dt.str() + (trans_b ? "_t" : "_n") + "_r" + std::to_string(R) + "_m" + std::to_string(MM) +
-                     (pf ? "_pf" + std::to_string(pf) : "") + (pairs ? "_bf2" : "") + (mg ? "_g" + std::to_string(mg) : "") + (a_dt != dt ? "_a" + a_dt.str() : "") + (kp > 1 ? "_kp" + std::to_string(kp) : "") + (tail ? "_tail" : "");
+                     (pf ? "_pf" + std::to_string(pf) : "") + (pairs ? "_bf2" : "") + (mg ? "_g" + std::to_string(mg) : "") + (a_dt != dt ? "_a" + a_dt.str() : "") + (kp > 1 ? "_kp" + std::to_string(kp) : "") + (tail ? "_tail" : "") + (epi ? epi->tag() : "");
   const ir::Type lt = pairs ? line(u32, 16) : line(dt, 16);  // pairs: 32 bf16 per line
   const uint32_t LK = pairs ? 32 : 16;                          // k per line
   return kernel(name, [&](KernelBuilder& kb) {
@@ -42,9 +46,14 @@ ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf, bool 
     // row as one more line with the k already walked masked off.
     auto a = kb.input("a", tail ? a_dt : pairs ? lt : line(a_dt, 16));
     auto b = kb.input("b", tail ? dt : lt);
-    auto c = kb.output("c", trans_b ? f32 : line(f32, 16));
+    // An epilogue's f16/bf16 C: scalar elements, lines by store_line.
+    const bool narrow_c = epi && epi->out != ir::ScalarKind::F32;
+    auto c = kb.output("c", narrow_c ? ir::Type(epi->out) : trans_b ? f32 : line(f32, 16));
+    std::unique_ptr<EpilogueEmitter> em;
+    if (epi) em = std::make_unique<EpilogueEmitter>(*epi), em->declare(kb);
     auto N = kb.scalar("n", u32);
     auto K = kb.scalar("k", u32);
+    if (em) em->sizes(constant(u32, MM), N);
     kb.workgroup(1);
     Value bz = group_id(2);
     if (trans_b) {
@@ -111,7 +120,10 @@ ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf, bool 
           for (uint32_t i = 0; i < GN; ++i)
             for (uint32_t r = 0; r < R; ++r) {
               Value n = n0 + r;
-              auto st = [&] { c[cbase + (g0 + i) * N + n] = reduce_add(acc[i * R + r].get()); };
+              auto st = [&] {
+                Value sum = reduce_add(acc[i * R + r].get());
+                c[cbase + (g0 + i) * N + n] = em ? em->apply(sum, bz, constant(u32, g0 + i), n) : sum;
+              };
               if (guarded) if_(n < N, st);
               else st();
             }
@@ -144,7 +156,15 @@ ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf, bool 
         });
         for (uint32_t i = 0; i < MM; ++i)
           for (uint32_t r = 0; r < R; ++r) {
-            auto st = [&] { c[cbase + i * nl + l0 + r] = acc[i * R + r].get(); };
+            auto st = [&] {
+              if (!em) {
+                c[cbase + i * nl + l0 + r] = acc[i * R + r].get();
+                return;
+              }
+              Value v = em->apply(acc[i * R + r].get(), bz, constant(u32, i), (l0 + r) * 16u), at = cbase + i * nl + l0 + r;
+              if (narrow_c) store_line(c, at * 16u, v);
+              else c[at] = v;
+            };
             if (guarded) if_(l0 + r < nl, st);
             else st();
           }

@@ -5,11 +5,13 @@
 // (ops/common/gpu_reduce.h). The tiled GPU GEMM gives each work-item a 4×4 block,
 // which at M = 1 leaves 3/4 of its lanes' work padding and N/16 workgroups
 // (1×4096×4096 on an H200: 0.40 ms, ~170 GB/s of weights).
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
 #include "dsl/dsl.h"
 #include "ops/common/gpu_reduce.h"
+#include "ops/matmul/epilogue.h"
 #include "ops/matmul/matmul.h"
 #include "ops/common/wrapped_group.h"
 
@@ -17,17 +19,20 @@ namespace kgen::ops {
 
 using namespace kgen::dsl;
 
-ir::Kernel gemv_gpu_kernel(ir::Type dt, int m, int wg, bool subgroups) {
+ir::Kernel gemv_gpu_kernel(ir::Type dt, int m, int wg, bool subgroups, const EpilogueSpec* epi) {
   if (m < 1 || m > 8) throw std::invalid_argument("gemv_gpu_kernel: 1..8 rows of A");
   if (wg < 32 || wg > 1024 || (wg & (wg - 1))) throw std::invalid_argument("gemv_gpu_kernel: wg a power of two in 32..1024");
   const uint32_t WG = uint32_t(wg), M = uint32_t(m);
-  std::string name = "gemv_gpu_bt_" + dt.str() + "_m" + std::to_string(m) + (subgroups ? "_sg" : "") + "_wg" + std::to_string(wg);
+  std::string name = "gemv_gpu_bt_" + dt.str() + "_m" + std::to_string(m) + (subgroups ? "_sg" : "") + "_wg" + std::to_string(wg) + (epi ? epi->tag() : "");
   return kernel(name, [&](KernelBuilder& kb) {
     auto a = kb.input("a", dt);
     auto b = kb.input("b", dt);
-    auto c = kb.output("c", f32);
+    auto c = kb.output("c", epi ? ir::Type(epi->out) : f32);
+    std::unique_ptr<EpilogueEmitter> em;
+    if (epi) em = std::make_unique<EpilogueEmitter>(*epi), em->declare(kb);
     auto N = kb.scalar("n", u32);
     auto K = kb.scalar("k", u32);
+    if (em) em->sizes(constant(u32, M), N);
     kb.workgroup(WG);
     auto sh = shared_array(f32, WG);
     auto f = [&](const Value& v) { return v.type().kind == ir::ScalarKind::F32 ? v : cast(f32, v); };
@@ -42,7 +47,7 @@ ir::Kernel gemv_gpu_kernel(ir::Type dt, int m, int wg, bool subgroups) {
       }, WG);
       for (uint32_t i = 0; i < M; ++i) {
         Value r = group_reduce(acc[i].get(), GroupCombine::Sum, sh, WG, subgroups);
-        if_(t == 0u, [&] { c[(z * M + i) * N + n] = r; });
+        if_(t == 0u, [&] { c[(z * M + i) * N + n] = em ? em->apply(r, z, constant(u32, i), n) : r; });
       }
     });
   });

@@ -22,6 +22,11 @@
 
 namespace kgen::ops {
 
+// A fused epilogue as kernels apply it where they store C (ops/matmul/epilogue.h):
+// the kernels below that take one (null: none) declare its operand buffers
+// after their own and store C in its output type.
+struct EpilogueSpec;
+
 // Register block of the CPU microkernel and its cache blocking.
 struct GemmTile {
   int mr = 14;   // rows of A per microkernel (broadcast loads)
@@ -125,8 +130,10 @@ struct GemmBSource {
 // ceil(panels / nc), y = ceil(ceil(m / mr) / mc), z = batch.
 // `c_lines`: C's rows are whole f32x16 lines (its column count % 16 == 0), so
 // C is accessed as lines (required for GatedSilu).
+// epi (Store only, ks = 1; an f16/bf16 C only with kc = 0): applied at the
+// last K slice's store.
 ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep = GemmEpilogue::Store,
-                           const GemmBSource& src = {});
+                           const GemmBSource& src = {}, const EpilogueSpec* epi = nullptr);
 // c[b][i] = Σ_s part[b][s][i] over `ks` partial products of mn elements each;
 // workgroup 256, grid x = ceil(mn / 256), z = batch. index64 = false: u32
 // indices (GLSL and WGSL have no 64-bit integers), for fewer than 2^32 partials.
@@ -151,7 +158,8 @@ ir::Kernel gemm_cpu_kernel(const GemmTile& t, bool c_lines, GemmEpilogue ep = Ge
 // lo] against bf16 B, which then needs no second copy).
 ir::Kernel gemm_tile_kernel(int mc, int nc, bool swapped = false, int kc = 0, int a_parts = 1);
 
-ir::Kernel matmul_ksplit_sum_kernel(int ks, bool index64 = true, bool pitched = false);
+// epi: C = epi(the sum), scalar n after mn even when not pitched (C's columns).
+ir::Kernel matmul_ksplit_sum_kernel(int ks, bool index64 = true, bool pitched = false, const EpilogueSpec* epi = nullptr);
 
 // GEMV for small M on the CPU (C: M×N f32). trans_b: B is N×K (weights rows),
 // needs K % 16 == 0 (else tail); each work-item takes `rows` consecutive outputs n and
@@ -187,11 +195,11 @@ ir::Kernel gemv_kn_split_kernel(ir::Type dt, int m, ir::Type a_dt = ir::Type(ir:
 // one more line with the k already walked masked off.
 ir::Kernel gemv_kernel(ir::Type dt, bool trans_b, int rows, int m, int pf = 0, bool pairs = false, int mg = 0,
                        ir::Type a_dt = ir::Type(ir::ScalarKind::Void), int kp = 1,  // A's element type (Void: dt)
-                       bool tail = false);
+                       bool tail = false, const EpilogueSpec* epi = nullptr);  // epi: not with kp > 1
 // The GPU GEMV (ops/matmul/gemv_gpu.cpp, matmul impl=3): Bᵀ rows, a workgroup of wg
 // per output column, m (1..8) rows of A. Grid (gx, ceil(N / gx), batch);
 // scalars n, k, gx.
-ir::Kernel gemv_gpu_kernel(ir::Type dt, int m, int wg, bool subgroups);
+ir::Kernel gemv_gpu_kernel(ir::Type dt, int m, int wg, bool subgroups, const EpilogueSpec* epi = nullptr);
 
 // GPU tiled GEMM: workgroup (wg, wg), each work-item a (tm × tn) register
 // block, tiles of (wg·tm) × (wg·tn) staged in shared memory with K steps of
@@ -214,7 +222,8 @@ ir::Kernel gemv_gpu_kernel(ir::Type dt, int m, int wg, bool subgroups);
 struct GpuTile {
   int wg = 16, tm = 4, tn = 4, tk = 16, vec = 0, ks = 1, sw = 0;
 };
-ir::Kernel gemm_gpu_kernel(ir::Type dt, bool trans_b, const GpuTile& t);
+// epi: not with ks > 1 (the sum of the partials applies it).
+ir::Kernel gemm_gpu_kernel(ir::Type dt, bool trans_b, const GpuTile& t, const EpilogueSpec* epi = nullptr);
 // GPU epilogue of gated_mlp: h[i] = silu(g[i])·u[i] over n elements (g = X·Gᵀ,
 // u = X·Uᵀ). Scalars n and gx; workgroup 256 on a wrapped grid (ops/core/op.h).
 // h_bf16: H rounded to bf16 (f32 storage, or bf16 with store_bf16).

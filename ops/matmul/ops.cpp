@@ -17,7 +17,8 @@
 //   7 matrix tiles: bf16 on AMX (mc, nc, kc, sw: gemm_tile_kernel)
 //   8 bf16 terms: f32 at prec 1|2, or f16, as bf16 products on AMX
 // Which forms fit a problem: ops/matmul/forms.h; the untuned choice among
-// them: ops/matmul/strategy.cpp.
+// them: ops/matmul/strategy.cpp. The product with a fused epilogue (bias,
+// activation, residual, cast) where C is stored: ops/matmul/epilogue.h.
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -29,9 +30,11 @@
 #include "ops/elementwise/fusion.h"
 #include "ops/layout/transpose.h"
 #include "ops/matmul/bf16_terms.h"
+#include "ops/matmul/epilogue.h"
 #include "ops/matmul/forms.h"
 #include "ops/matmul/line_tile_gemm.h"
 #include "ops/matmul/matmul.h"
+#include "ops/matmul/matmul_plan.h"
 #include "ops/matmul/narrow.h"
 #include "ops/matmul/plan.h"
 #include "ops/matmul/strategy.h"
@@ -319,18 +322,23 @@ int gpu_b(Plan& pl, const Shape& s, size_t nio) {
   return s.at == s.dt ? 1 : plan_widen(pl, nio, s.dt, 1, s.batch * s.n * s.k);
 }
 
-Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
+}  // namespace
+
+// C into slot o.c, through o.eu where the variant's form applies it in the
+// launch that stores C (epilogue_fuses: ops/matmul/epilogue_plan.cpp).
+void plan_matmul_into(Plan& pl, const Problem& p, const Variant& v, const TargetCaps& caps, const MatmulOut& o) {
+  if (o.eu && !epilogue_fuses(v, o.eu->spec->out)) throw std::logic_error("matmul: variant " + v.str() + " does not fuse an epilogue");
   const Shape s = shape_of(p);
-  const size_t nio = 3;  // a, b, c
-  Plan pl;
+  const size_t nio = o.nio;
+  const int c = o.c;
   switch (v.get("impl", kGemm)) {
     case kNarrow: {
       if (!is_cpu(caps) || !narrow_fits(s))
         throw std::invalid_argument("matmul: impl=6 (rows in lanes) is for the CPU, f32, and K and N of at most 16");
-      Step st{matmul_narrow_kernel(int(s.k), int(s.n), s.trans_b), {}, {0, 1, 2}, {ir::scalar_slot(uint32_t(s.m))}};
+      Step st{matmul_narrow_kernel(int(s.k), int(s.n), s.trans_b), {}, {0, 1, c}, {ir::scalar_slot(uint32_t(s.m))}};
       st.dims.grid = {groups_for(s.m, kNarrowMatmulRows), uint32_t(s.batch), 1};
       pl.steps.push_back(std::move(st));
-      return pl;
+      return;
     }
     case kGemm: {
       if (!is_cpu(caps)) throw std::invalid_argument("matmul: impl=0 (packed CPU gemm) is for the cpu target");
@@ -350,14 +358,14 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
         src.dt = bt;
         src.trans_b = s.trans_b;
         src.a_dt = g.at;  // A as ak = 1 reads it (f16/bf16 widened)
-        plan_gemm_cpu(pl, t, ap, 1, 2, s.batch, s.m, s.n, g.k, GemmEpilogue::Store, nio, src);
-        return pl;
+        plan_gemm_cpu(pl, t, ap, 1, c, s.batch, s.m, s.n, g.k, GemmEpilogue::Store, nio, src, -1, 0, o.eu);
+        return;
       }
       int bp = plan_pack_b(pl, nio, bt, s.trans_b, 1, s.batch, s.n, g.k, t.nl, t.bf2);
       GemmBSource src;
       src.a_dt = g.at;
-      plan_gemm_cpu(pl, t, ap, bp, 2, s.batch, s.m, s.n, g.k, GemmEpilogue::Store, nio, src);
-      return pl;
+      plan_gemm_cpu(pl, t, ap, bp, c, s.batch, s.m, s.n, g.k, GemmEpilogue::Store, nio, src, -1, 0, o.eu);
+      return;
     }
     case kTile: {
       if (!tile_fits(s, caps))
@@ -367,8 +375,8 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       // Swapped: A's rows packed as the pair panels, B's rows read in place.
       const int bp = sw ? plan_pack_b(pl, nio, pair_b_type(s), true, 0, s.batch, s.m, s.k / 2, 2, true)
                         : plan_pack_b(pl, nio, pair_b_type(s), s.trans_b, 1, s.batch, s.n, s.k / 2, 2, true);
-      plan_tile_product(pl, s, mc, nc, sw != 0, kc, sw ? 1 : 0, bp, 2);
-      return pl;
+      plan_tile_product(pl, s, mc, nc, sw != 0, kc, sw ? 1 : 0, bp, c);
+      return;
     }
     case kTerms: {
       if (!terms_fits(s, caps))
@@ -385,8 +393,8 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
         if (tb.sw) iv->set("sw", 1);
         if (tb.kc) iv->set("kc", tb.kc);
       }
-      plan_terms_b(pl, nio, s, iv, a, 1, 2, caps);
-      return pl;
+      plan_terms_b(pl, nio, s, iv, a, 1, c, caps);
+      return;
     }
     case kGemv: {
       if (!gemv_fits(s)) throw std::invalid_argument("matmul: impl=1 (gemv) needs M <= 64 and K >= 16 with trans_b (else M <= 4 and N, K % 16 == 0)");
@@ -403,15 +411,18 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       const int kp = int(v.get("kp", 1));
       if (kp < 1 || kp > 16 || (kp > 1 && (!s.trans_b || gemv_tail(s))))
         throw std::invalid_argument("matmul: impl=1 kp (K parts) is 1..16, for Bᵀ with K % 16 == 0: " + v.str());
-      st.kernel = gemv_kernel(s.dt, s.trans_b, rows, int(s.m), s.trans_b ? pf : 0, pairs, mg, s.at, kp, gemv_tail(s));
+      const bool fused = o.eu && kp == 1;  // (K parts: their sum applies it)
+      st.kernel = gemv_kernel(s.dt, s.trans_b, rows, int(s.m), s.trans_b ? pf : 0, pairs, mg, s.at, kp, gemv_tail(s),
+                              fused ? o.eu->spec : nullptr);
       int64_t units = s.trans_b ? s.n : s.n / 16;
       st.dims.grid = {uint32_t((units + rows - 1) / rows), uint32_t(kp), uint32_t(s.batch)};
-      const int part = kp > 1 ? pl.add_temp(nio, size_t(s.batch * kp * s.m * s.n) * 4) : 2;
+      const int part = kp > 1 ? pl.add_temp(nio, size_t(s.batch * kp * s.m * s.n) * 4) : c;
       st.buffers = {0, 1, part};
+      if (fused) st.buffers.insert(st.buffers.end(), o.eu->slots.begin(), o.eu->slots.end());
       st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.k))};
       pl.steps.push_back(std::move(st));
-      if (kp > 1) plan_ksplit_sum(pl, kp, part, 2, s.batch, s.m * s.n);
-      return pl;
+      if (kp > 1) plan_ksplit_sum(pl, kp, part, c, s.batch, s.m * s.n, true, 0, 0, o.eu, s.n);
+      return;
     }
     case kGemvKSplit: {
       if (!is_cpu(caps) || !kn_split_fits(s))
@@ -437,8 +448,8 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       st.buffers = {0, 1, part};
       st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.k)), ir::scalar_slot(uint32_t(kc))};
       pl.steps.push_back(std::move(st));
-      plan_ksplit_sum(pl, int(ks), part, 2, s.batch, s.m * s.n, true, tail ? s.n : 0, pitch);
-      return pl;
+      plan_ksplit_sum(pl, int(ks), part, c, s.batch, s.m * s.n, true, tail ? s.n : 0, pitch, o.eu, s.n);
+      return;
     }
     case kSwap: {
       if (!is_cpu(caps) || !swap_fits(s))
@@ -464,31 +475,40 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       Step tr;
       tr.kernel = transpose_lines_kernel(ir::Type(ir::ScalarKind::F32), s.batch > 1 ? 1 : 0, ta, tb, false);
       tr.dims.grid = {groups_for(s.n, 16 * tb), groups_for(s.m, 16 * ta), uint32_t(s.batch)};
-      tr.buffers = {ct, 2};
+      tr.buffers = {ct, c};
       tr.scalars = {ir::scalar_slot(uint32_t(s.m)), ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(1u), ir::scalar_slot(uint32_t(mp))};
       if (s.batch > 1) tr.scalars.insert(tr.scalars.end(), {ir::scalar_slot(uint32_t(s.batch)), ir::scalar_slot(uint32_t(s.n * mp))});
       pl.steps.push_back(std::move(tr));
-      return pl;
+      return;
     }
     case kGpu:
-      plan_gemm_gpu(pl, s.at, s.trans_b, gpu_tile_of(v), 0, gpu_b(pl, s, nio), 2, s.batch, s.m, s.n, s.k, nio);
-      return pl;
+      plan_gemm_gpu(pl, s.at, s.trans_b, gpu_tile_of(v), 0, gpu_b(pl, s, nio), c, s.batch, s.m, s.n, s.k, nio, o.eu);
+      return;
     case kGpuGemv: {
       if (!s.trans_b || s.m > kGpuGemvMaxM) throw std::invalid_argument("matmul: impl=3 (GPU gemv) needs trans_b=1 and M <= 8");
       const int wg = int(v.get("wg", 128));
       if (caps.max_workgroup_threads && uint32_t(wg) > caps.max_workgroup_threads)
         throw std::invalid_argument("matmul: wg " + std::to_string(wg) + " exceeds the target's workgroup size");
       Step st;
-      st.kernel = gemv_gpu_kernel(s.at, int(s.m), wg, caps.subgroups);
+      st.kernel = gemv_gpu_kernel(s.at, int(s.m), wg, caps.subgroups, o.eu ? o.eu->spec : nullptr);
       st.dims.grid = wrapped_grid(s.n, uint32_t(s.batch));
       st.dims.workgroup = {uint32_t(wg), 1, 1};
-      st.buffers = {0, gpu_b(pl, s, nio), 2};
+      st.buffers = {0, gpu_b(pl, s, nio), c};
+      if (o.eu) st.buffers.insert(st.buffers.end(), o.eu->slots.begin(), o.eu->slots.end());
       st.scalars = {ir::scalar_slot(uint32_t(s.n)), ir::scalar_slot(uint32_t(s.k))};
       pl.steps.push_back(std::move(st));
-      return pl;
+      return;
     }
   }
   throw std::invalid_argument("matmul: unknown impl in variant '" + v.str() + "'");
+}
+
+namespace {
+
+Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
+  Plan pl;
+  plan_matmul_into(pl, p, v, caps, MatmulOut{});
+  return pl;
 }
 
 void reference(const Problem& p, const std::vector<const void*>& in, const std::vector<void*>& out) {
@@ -573,7 +593,8 @@ void plan_terms_product(Plan& pl, size_t n_io, int a_terms, int b, int c, int64_
   plan_terms_b(pl, n_io, s, std::nullopt, a_terms, b, c, caps);
 }
 
-void register_gated_mlp_op();  // ops/matmul/gated_mlp.cpp
+void register_gated_mlp_op();       // ops/matmul/gated_mlp.cpp
+void register_matmul_epilogue_op();  // ops/matmul/epilogue_op.cpp
 
 void register_matmul_ops() {
   OpDef d;
@@ -653,6 +674,7 @@ void register_matmul_ops() {
   d.bench_problems = {mm(1024, 1024, 1024), mm(2048, 2048, 2048), mm(1, 4096, 4096, 1)};
   register_op(std::move(d));
   register_gated_mlp_op();
+  register_matmul_epilogue_op();
 }
 
 }  // namespace kgen::ops

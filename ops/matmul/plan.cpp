@@ -39,7 +39,7 @@ int plan_pack_b(Plan& pl, size_t nio, ir::Type dt, bool trans_b, int b, int64_t 
 }
 
 void plan_gemm_cpu(Plan& pl, const GemmTile& t, int ap, int bp, int c, int64_t batch, int64_t m, int64_t n, int64_t k,
-                   GemmEpilogue ep, size_t nio, const GemmBSource& src, int up, int64_t f) {
+                   GemmEpilogue ep, size_t nio, const GemmBSource& src, int up, int64_t f, const EpilogueUse* eu) {
   const int64_t nro = ep != GemmEpilogue::Store ? 8 * t.nl : 16 * t.nl;
   if (t.ks > 1 && nio == 0) throw std::logic_error("plan_gemm_cpu: a K split needs the op's tensor count");
   const int part = t.ks > 1 ? pl.add_temp(nio, size_t(batch * t.ks * m * n) * 4) : c;
@@ -47,25 +47,30 @@ void plan_gemm_cpu(Plan& pl, const GemmTile& t, int ap, int bp, int c, int64_t b
   // The in-kernel panel scratch covers all of a K split's range when kc = 0.
   if (src.kind != GemmBSource::Packed && !t.kc) kt.pbk = int(pb_depth(t, k));
   Step s;
-  s.kernel = gemm_cpu_kernel(kt, n % 16 == 0, ep, src);
+  const bool fused = eu && t.ks == 1;  // (a K split's sum applies it)
+  s.kernel = gemm_cpu_kernel(kt, n % 16 == 0, ep, src, fused ? eu->spec : nullptr);
   const uint32_t nb = uint32_t(cdiv(cdiv(n, nro), t.nc)), mb = uint32_t(cdiv(cdiv(m, t.mr), t.mc));
   s.dims.grid = {t.gm ? mb : nb, t.gm ? nb : mb, uint32_t(batch * t.ks)};
   if (src.kind == GemmBSource::GateUp) s.buffers = {ap, bp, up, part};
   else s.buffers = {ap, bp, part};
+  if (fused) s.buffers.insert(s.buffers.end(), eu->slots.begin(), eu->slots.end());
   s.scalars = {u(m), u(n), u(k)};
   if (src.kind == GemmBSource::GateUp) s.scalars.push_back(u(f));
   pl.steps.push_back(std::move(s));
-  if (t.ks > 1) plan_ksplit_sum(pl, t.ks, part, c, batch, m * n);
+  if (t.ks > 1) plan_ksplit_sum(pl, t.ks, part, c, batch, m * n, true, 0, 0, eu, n);
 }
 
-void plan_ksplit_sum(Plan& pl, int ks, int part, int c, int64_t batch, int64_t mn, bool index64, int64_t n, int64_t pitch) {
+void plan_ksplit_sum(Plan& pl, int ks, int part, int c, int64_t batch, int64_t mn, bool index64, int64_t n, int64_t pitch,
+                     const EpilogueUse* eu, int64_t cols) {
   Step sum;
-  sum.kernel = matmul_ksplit_sum_kernel(ks, index64, n > 0);
+  sum.kernel = matmul_ksplit_sum_kernel(ks, index64, n > 0, eu ? eu->spec : nullptr);
   sum.dims.grid = {uint32_t(cdiv(mn, 256)), 1, uint32_t(batch)};
   sum.dims.workgroup = {256, 1, 1};
   sum.buffers = {part, c};
   sum.scalars = {u(mn)};
+  if (eu) sum.buffers.insert(sum.buffers.end(), eu->slots.begin(), eu->slots.end());
   if (n > 0) sum.scalars.insert(sum.scalars.end(), {u(n), u(pitch)});
+  else if (eu) sum.scalars.push_back(u(cols));
   pl.steps.push_back(std::move(sum));
 }
 
@@ -74,22 +79,24 @@ int64_t pb_depth(const GemmTile& t, int64_t k) { return t.kc ? t.kc : cdiv(cdiv(
 bool pb_scratch_fits(const GemmTile& t, int64_t k) { return pb_depth(t, k) * t.nl * 64 <= (512 << 10); }
 
 void plan_gemm_gpu(Plan& pl, ir::Type dt, bool trans_b, const GpuTile& t, int a, int b, int c, int64_t batch, int64_t m,
-                   int64_t n, int64_t k, size_t nio) {
+                   int64_t n, int64_t k, size_t nio, const EpilogueUse* eu) {
   if (t.sw && !trans_b) throw std::invalid_argument("GPU tiles: sw=1 (swapped product) needs trans_b=1");
   if (t.ks > 1 && nio == 0) throw std::logic_error("plan_gemm_gpu: a K split needs the op's tensor count");
   if (t.ks > 1 && (m * n > int64_t(65535) * 256 || batch * t.ks > 65535 || batch * t.ks * m * n >= (int64_t(1) << 32)))
     throw std::invalid_argument("GPU tiles: a K split's sum covers at most 65535·256 outputs, 65535 batch·ks slabs and 2^32 partials");
   const int part = t.ks > 1 ? pl.add_temp(nio, size_t(batch * t.ks * m * n) * 4) : c;
   Step s;
-  s.kernel = gemm_gpu_kernel(dt, trans_b, t);
+  const bool fused = eu && t.ks == 1;  // (a K split's sum applies it)
+  s.kernel = gemm_gpu_kernel(dt, trans_b, t, fused ? eu->spec : nullptr);
   // Tile rows over grid y, tile columns over x: swapped, B's rows are the rows.
   const int64_t rows = t.sw ? n : m, cols = t.sw ? m : n;
   s.dims.grid = {uint32_t(cdiv(cols, t.wg * t.tn)), uint32_t(cdiv(rows, t.wg * t.tm)), uint32_t(batch * t.ks)};
   s.dims.workgroup = {uint32_t(t.wg), uint32_t(t.wg), 1};
   s.buffers = {a, b, part};
+  if (fused) s.buffers.insert(s.buffers.end(), eu->slots.begin(), eu->slots.end());
   s.scalars = {u(m), u(n), u(k)};
   pl.steps.push_back(std::move(s));
-  if (t.ks > 1) plan_ksplit_sum(pl, t.ks, part, c, batch, m * n, false);
+  if (t.ks > 1) plan_ksplit_sum(pl, t.ks, part, c, batch, m * n, false, 0, 0, eu, n);
 }
 
 bool gemm_block_fits(int mr, int nl, const TargetCaps& caps) { return codegen::lines_fit(caps, mr * nl + nl, 1); }

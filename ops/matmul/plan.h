@@ -11,6 +11,13 @@
 
 namespace kgen::ops {
 
+// A fused epilogue (ops/matmul/epilogue.h) as a plan hands it to the launch
+// that stores C: its spec and its operands' slots.
+struct EpilogueUse {
+  const EpilogueSpec* spec = nullptr;
+  std::vector<int> slots;
+};
+
 // Packs A (batch × M × K, rows lda apart) into a new temporary; returns its slot.
 int plan_pack_a(Plan& pl, size_t nio, ir::Type dt, int a, int64_t batch, int64_t m, int64_t k, int64_t lda, int mr,
                 int ak = 0);
@@ -23,9 +30,10 @@ int plan_pack_b(Plan& pl, size_t nio, ir::Type dt, bool trans_b, int b, int64_t 
 // A K split (t.ks > 1) needs `nio` (the op's tensor count) for its partials.
 // B from `src`: Packed reads slot bp (packed lines); Raw reads B itself from
 // slot bp; GateUp reads G from bp and U from `up`, with f features.
+// eu: the macro-kernel (or with t.ks > 1 the sum) applies that epilogue.
 void plan_gemm_cpu(Plan& pl, const GemmTile& t, int ap, int bp, int c, int64_t batch, int64_t m, int64_t n, int64_t k,
                    GemmEpilogue ep = GemmEpilogue::Store, size_t nio = 0, const GemmBSource& src = {}, int up = -1,
-                   int64_t f = 0);
+                   int64_t f = 0, const EpilogueUse* eu = nullptr);
 // The in-kernel B panel scratch (GemmTile::pb) for a product of depth k:
 // its depth in k (kc, else a K split's range rounded up to 16), and whether
 // it stays within 512 KiB (the plans' bound; the kernel allows 1 MiB).
@@ -34,12 +42,14 @@ bool pb_scratch_fits(const GemmTile& t, int64_t k);
 // The launch adding up ks partial products part[batch][ks][mn] into c
 // (matmul_ksplit_sum_kernel; index64 = false for the GPU dialects). With
 // n > 0 the partials are rows of n elements `pitch` apart (mn / n rows).
+// eu: the sum applies that epilogue on C's cols columns.
 void plan_ksplit_sum(Plan& pl, int ks, int part, int c, int64_t batch, int64_t mn, bool index64 = true, int64_t n = 0,
-                     int64_t pitch = 0);
+                     int64_t pitch = 0, const EpilogueUse* eu = nullptr, int64_t cols = 0);
 // C = A·B (or A·Bᵀ) on a GPU target with the shared-memory kernel; a K
 // split (t.ks > 1) needs `nio` (the op's tensor count) for its partials.
+// eu: the tile kernel (or with t.ks > 1 the sum) applies that epilogue.
 void plan_gemm_gpu(Plan& pl, ir::Type dt, bool trans_b, const GpuTile& t, int a, int b, int c, int64_t batch, int64_t m,
-                   int64_t n, int64_t k, size_t nio = 0);
+                   int64_t n, int64_t k, size_t nio = 0, const EpilogueUse* eu = nullptr);
 
 // True on a register file that holds the 2-4 line blocks (32 zmm).
 bool gemm_wide_registers(const TargetCaps& caps);
