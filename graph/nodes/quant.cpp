@@ -48,6 +48,14 @@ Tensor centred_weights(const Tensor& w, const Tensor* zp, int64_t per_axis_len) 
   return r;
 }
 
+// Host: (b - zp[n]) as f32 for a constant K×N integer B, zp per column or scalar.
+Tensor centred_columns(const Tensor& b, const Tensor* zp) {
+  Tensor r(ScalarKind::F32, b.shape);
+  for (int64_t i = 0; i < b.numel(); ++i)
+    r.set(i, b.get(i) - (!zp ? 0.0 : zp->numel() == 1 ? zp->get(0) : zp->get(i % b.shape[1])));
+  return r;
+}
+
 // f32 multiplier sx·sw[o]/sy per output channel, in f32 arithmetic as onnxruntime computes it.
 Tensor requant_scale(const Tensor& sx, const Tensor& sw, const Tensor& sy, Shape shape) {
   Tensor m(ScalarKind::F32, shape);
@@ -292,10 +300,7 @@ void lower_matmul_integer(LowerCtx& c) {
   const Shape& as = c.in(0).shape;
   const Tensor& b = *c.constant(1);
   const int a = centred_temp(c, 0, 2);
-  // B's zero point is per column (N): centre column-wise.
-  Tensor bf(ScalarKind::F32, b.shape);
-  const Tensor* bz = c.constant(3);
-  for (int64_t i = 0; i < b.numel(); ++i) bf.set(i, b.get(i) - (!bz ? 0.0 : bz->numel() == 1 ? bz->get(0) : bz->get(i % b.shape[1])));
+  Tensor bf = centred_columns(b, c.constant(3));
   const Shape out = c.out(0).shape;
   const int acc = c.temp(size_t(numel(out)) * 4);
   plan_f32_matmul(c, a, numel(as) / as.back(), as.back(), c.constant_slot(std::move(bf)), b.shape[1], acc);
@@ -307,9 +312,7 @@ void lower_qlinear_matmul(LowerCtx& c) {
   const Shape& as = c.in(0).shape;
   const Tensor& b = *c.constant(3);
   const int a = centred_temp(c, 0, 2);
-  Tensor bf(ScalarKind::F32, b.shape);
-  const Tensor* bz = c.constant(5);
-  for (int64_t i = 0; i < b.numel(); ++i) bf.set(i, b.get(i) - (!bz ? 0.0 : bz->numel() == 1 ? bz->get(0) : bz->get(i % b.shape[1])));
+  Tensor bf = centred_columns(b, c.constant(5));
   const Shape out = c.out(0).shape;
   const int acc = c.temp(size_t(numel(out)) * 4);
   plan_f32_matmul(c, a, numel(as) / as.back(), as.back(), c.constant_slot(std::move(bf)), b.shape[1], acc);
