@@ -362,6 +362,44 @@ void lower_qlinear_gap(LowerCtx& c) {
   requantize(c, sum, {nc}, std::move(m), 4, c.out_slot(0));
 }
 
+// DynamicQuantizeLinear: u8 with a scale and zero point from the data's range
+// (widened to include 0): two reductions, one chain per output.
+void lower_dynamic_quantize(LowerCtx& c) {
+  if (c.in(0).dtype != ScalarKind::F32) c.unsupported("inputs other than f32");
+  const Shape x = c.in(0).shape;
+  const int64_t n = numel(x);
+  const int lo = c.temp(4), hi = c.temp(4);
+  for (auto [slot, kind] : {std::pair{lo, 2}, std::pair{hi, 1}}) {
+    ops::Problem p;
+    p.op = "reduce";
+    p.dims = {1, n};
+    p.attrs = {{"axis", 1}, {"kind", kind}};
+    c.op(p, {c.in_slot(0), slot});
+  }
+  // scale = (max(hi, 0) - min(lo, 0)) / 255; zp = saturate(round(-min(lo, 0) / scale)).
+  auto range = [&](fz::Chain& ch) {
+    ch.inputs = {{"lo", ScalarKind::F32, {1}}, {"hi", ScalarKind::F32, {1}}};
+    ch.shape = {1};
+    return (fz::max(fz::in(1), fz::lit(0.0)) - fz::min(fz::in(0), fz::lit(0.0))) / fz::lit(255.0);
+  };
+  fz::Chain scale;
+  scale.name = "dynamic_scale";
+  scale.out = range(scale);
+  c.chain(scale, {lo, hi}, c.out_slot(1));
+  fz::Chain zp;
+  zp.name = "dynamic_zero_point";
+  zp.out_dtype = ScalarKind::U8;
+  zp.out = fz::saturate_cast(ScalarKind::U8, fz::round((fz::lit(0.0) - fz::min(fz::in(0), fz::lit(0.0))) / range(zp)));
+  c.chain(zp, {lo, hi}, c.out_slot(2));
+  fz::Chain q;
+  q.name = "dynamic_quantize";
+  q.shape = x.empty() ? Shape{1} : x;
+  q.inputs = {{"x", ScalarKind::F32, q.shape}, {"s", ScalarKind::F32, {1}}, {"zp", ScalarKind::U8, {1}}};
+  q.out_dtype = ScalarKind::U8;
+  q.out = fz::saturate_cast(ScalarKind::U8, fz::round(fz::in(0) / fz::in(1)) + fz::cast(ScalarKind::F32, fz::in(2, ScalarKind::U8)));
+  c.chain(q, {c.in_slot(0), c.out_slot(1), c.out_slot(2)}, c.out_slot(0));
+}
+
 }  // namespace
 
 void register_quant_nodes() {
@@ -371,6 +409,16 @@ void register_quant_nodes() {
   q.lower = lower_quantize;
   q.eval = eval_quantize;
   register_handler(std::move(q));
+  OpHandler dyn;
+  dyn.op = "DynamicQuantizeLinear";
+  dyn.infer = [](InferCtx& c) {
+    c.require_inputs(1, 1);
+    c.set_out(0, ScalarKind::U8, c.shape(0));
+    c.set_out(1, ScalarKind::F32, {});
+    c.set_out(2, ScalarKind::U8, {});
+  };
+  dyn.lower = lower_dynamic_quantize;
+  register_handler(std::move(dyn));
   OpHandler dq;
   dq.op = "DequantizeLinear";
   dq.infer = infer_dequantize;
