@@ -218,7 +218,15 @@ std::string CppDialect::select(Type cond, Type val, const std::string& c, const 
   ScalarKind mk = bytes == 1 ? mask_kind[0] : bytes == 2 ? mask_kind[1] : bytes == 4 ? mask_kind[2] : mask_kind[4];
   // Vector ?: tests each mask lane's sign bit (OpenCL semantics) and a bool
   // lane converts to 1, not -1: `!= 0` turns it into an all-ones mask.
-  return "(__builtin_convertvector(" + c + ", " + type_name(Type(mk, val.lanes)) + ") != 0) ? " + a + " : " + b;
+  const std::string mask = "(__builtin_convertvector(" + c + ", " + type_name(Type(mk, val.lanes)) + ") != 0)";
+  if (val.kind == ScalarKind::Bool) {
+    // Bool lines are i1 vectors, which clang's vector ?: mis-compiles against
+    // an i8 mask (a broken module): select on i8 lines and convert back.
+    const std::string i8 = type_name(Type(ScalarKind::I8, val.lanes));
+    return "__builtin_convertvector(" + mask + " ? __builtin_convertvector(" + a + ", " + i8 + ") : __builtin_convertvector(" +
+           b + ", " + i8 + "), " + type_name(val) + ")";
+  }
+  return mask + " ? " + a + " : " + b;
 }
 
 std::string CppDialect::reduce(Op op, Type vec, const std::string& x) const {

@@ -218,7 +218,9 @@ std::vector<Problem> test_problems() {
       prob("pow", K::F64, {100}), prob("and", K::Bool, {1001}), prob("or", K::Bool, {65}), prob("xor", K::Bool, {5, 13}),
       prob("not", K::Bool, {31}), prob("and", K::U32, {100}), prob("not", K::I8, {50}), prob("shl", K::U8, {300}),
       prob("shr", K::I16, {300}), prob("shr", K::U64, {100}), prob("where", K::F32, {6, 5, 19}, {{"ba", 0b001}}),
-      prob("where", K::I64, {40, 5}, {{"bb", 0b01}, {"rb", 1}}), prob("neg", K::I32, {200}), prob("abs", K::I16, {200}),
+      prob("where", K::I64, {40, 5}, {{"bb", 0b01}, {"rb", 1}}),
+      // Bool lines select through i8 lines (clang's vector ?: on bool lines breaks the module).
+      prob("where", K::Bool, {3, 37}), prob("neg", K::I32, {200}), prob("abs", K::I16, {200}),
       prob("sign", K::I8, {200}), prob("sign", K::F32, {200}), prob("relu", K::I8, {77}),
       prob("clip", K::I32, {3, 40}, {{"bb", 0b11}, {"rb", 0}}), prob("exp", K::F64, {777}),
       prob("cast", K::F16, {7, 33}, {}, K::F32), prob("cast", K::F32, {500}, {}, K::I32),
