@@ -38,19 +38,28 @@ Session::Session(rt::Device& dev, Graph g, const SessionOptions& opt) : dev_(dev
     g_.values[size_t(*it)].constant = t;
     g_.inputs.erase(it);
   }
+  auto phase = std::chrono::steady_clock::now();
+  auto lap = [&phase](double& into) {
+    into = ms_since(phase);
+    phase = std::chrono::steady_clock::now();
+  };
   specialise(g_, opt.input_shapes);
   infer(g_);
   for (const Node& n : g_.nodes) stats_.folded += n.dead;
   stats_.bn_folded = fold_batchnorm(g_);
   stats_.upcast = upcast_f16(g_);
   stats_.dead = remove_dead(g_);
+  lap(stats_.passes_ms);
   LowerStats ls;
   prog_ = lower_graph(g_, dev_, owned_, &ls);
+  lap(stats_.lower_ms);
   stats_.nodes = ls.nodes;
   stats_.groups = ls.groups;
   stats_.launches = int(prog_.launches.size());
   compile_kernels();
+  lap(stats_.kernels_ms);
   place_buffers();
+  lap(stats_.place_ms);
   stats_.prepare_ms = ms_since(t0);
 }
 

@@ -38,6 +38,9 @@ struct SessionStats {
   int cache_hits = 0;         // memory or disk hits of the composite cache
   int folded = 0, bn_folded = 0, upcast = 0, dead = 0;
   double prepare_ms = 0, compile_ms = 0;
+  // Where prepare_ms goes: graph passes, lowering (kernels built), compiles or
+  // cache loads (wall time), the memory plan and buffer placement.
+  double passes_ms = 0, lower_ms = 0, kernels_ms = 0, place_ms = 0;
   size_t arena_bytes = 0, unshared_bytes = 0, constant_bytes = 0;
 };
 

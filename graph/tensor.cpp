@@ -120,6 +120,41 @@ std::vector<double> Tensor::doubles() const {
   return r;
 }
 
+namespace {
+template <typename T, typename Conv>
+void convert_all(const uint8_t* src, float* dst, int64_t n, Conv conv) {
+  for (int64_t i = 0; i < n; ++i) {
+    T v;
+    std::memcpy(&v, src + size_t(i) * sizeof(T), sizeof(T));
+    dst[i] = conv(v);
+  }
+}
+}  // namespace
+
+Tensor Tensor::to_f32() const {
+  if (dtype == ScalarKind::F32) return *this;
+  Tensor r(ScalarKind::F32, shape);
+  auto* d = reinterpret_cast<float*>(r.data_);
+  const int64_t n = numel();
+  auto cast = [](auto v) { return float(v); };
+  switch (dtype) {
+    case ScalarKind::Bool: convert_all<uint8_t>(data_, d, n, [](uint8_t v) { return v ? 1.f : 0.f; }); break;
+    case ScalarKind::I8: convert_all<int8_t>(data_, d, n, cast); break;
+    case ScalarKind::U8: convert_all<uint8_t>(data_, d, n, cast); break;
+    case ScalarKind::I16: convert_all<int16_t>(data_, d, n, cast); break;
+    case ScalarKind::U16: convert_all<uint16_t>(data_, d, n, cast); break;
+    case ScalarKind::I32: convert_all<int32_t>(data_, d, n, cast); break;
+    case ScalarKind::U32: convert_all<uint32_t>(data_, d, n, cast); break;
+    case ScalarKind::I64: convert_all<int64_t>(data_, d, n, cast); break;
+    case ScalarKind::U64: convert_all<uint64_t>(data_, d, n, cast); break;
+    case ScalarKind::F16: convert_all<uint16_t>(data_, d, n, [](uint16_t h) { return ir::f16_to_f32(h); }); break;
+    case ScalarKind::BF16: convert_all<uint16_t>(data_, d, n, [](uint16_t h) { return ir::bf16_to_f32(h); }); break;
+    case ScalarKind::F64: convert_all<double>(data_, d, n, cast); break;
+    default: throw std::invalid_argument("tensor of type void");
+  }
+  return r;
+}
+
 Tensor Tensor::from_ints(ScalarKind dtype, Shape shape, const std::vector<int64_t>& v) {
   Tensor t(dtype, std::move(shape));
   if (size_t(t.numel()) != v.size()) throw std::invalid_argument("from_ints: value count does not match the shape");

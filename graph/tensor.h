@@ -41,6 +41,9 @@ struct Tensor {
   void set(int64_t i, double v);  // converted as a C++ cast would (bool: v != 0)
   std::vector<int64_t> ints() const;     // every element as int64
   std::vector<double> doubles() const;
+  // The elements converted to f32 in one pass (host preparation of weights:
+  // get() per element costs a dtype switch each).
+  Tensor to_f32() const;
 
   static Tensor from_ints(ScalarKind dtype, Shape shape, const std::vector<int64_t>& v);
   static Tensor scalar(ScalarKind dtype, double v);

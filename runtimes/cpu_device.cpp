@@ -88,6 +88,7 @@ struct CpuCode {
   std::shared_ptr<jit::Module> module;
   codegen::KgenEntry entry = nullptr;
   ir::Kernel canonical;
+  bool canonical_unknown = false;  // loaded through an alias: `canonical` is empty
   std::string source, symbol;
   std::string ir, assembly;  // only when the compiler produced them (keep_ir / KGEN_DEBUG)
 };
@@ -185,7 +186,8 @@ class CpuDevice final : public Device {
     // a plan's step repeated per chunk): its cache key without the IR
     // pipeline, which costs ~7 ms per kernel where hashing the raw IR costs
     // microseconds.
-    const std::string memo_key = std::to_string(ir::structural_hash(k)) + "|" + opt.key();
+    const uint64_t raw_hash = ir::structural_hash(k);
+    const std::string memo_key = std::to_string(raw_hash) + "|" + opt.key();
     if (use_cache) {
       std::lock_guard<std::mutex> lock(memo_mu_);
       auto it = prepared_.find(memo_key);
@@ -196,6 +198,14 @@ class CpuDevice final : public Device {
           return std::make_shared<CpuKernel>(k, std::move(code), true, ms);
         }
     }
+    const CacheKey raw_key = make_cache_key({raw_hash, "cpu-c++-orc before-pipeline", caps_key(caps_), opt.key(), toolchain_id()});
+    std::optional<CacheKey> alias_tried;  // the entry the alias named, already read from disk
+    if (use_cache)
+      if (auto hit = load_through_alias(raw_key, k, memo_key, alias_tried)) {
+        double ms = ms_since(t0);
+        ir::debug_log(1, "cache", "hit (disk, prepared) for '" + k.name + "' in " + std::to_string(ms) + " ms");
+        return std::make_shared<CpuKernel>(k, std::move(hit), true, ms);
+      }
     // The cache key hashes the kernel after the IR pipeline, so kernels that
     // optimise to the same IR share an entry.
     ir::Kernel optimized = prepare_kernel(k, caps_, opt);
@@ -208,7 +218,9 @@ class CpuDevice final : public Device {
 
     if (use_cache) {
       auto code = cache_.find_loaded<CpuCode>(key);
-      if (code && ir::structurally_equal(code->canonical, optimized)) {
+      const bool ours = !code || code->canonical_unknown || ir::structurally_equal(code->canonical, optimized);
+      if (ours) cache_.store_alias(raw_key, key);
+      if (code && ours) {
         double ms = ms_since(t0);
         ir::debug_log(1, "cache", "hit (memory) " + key.hex() + " for '" + k.name + "' in " + std::to_string(ms) + " ms");
         return std::make_shared<CpuKernel>(k, std::move(code), true, ms);
@@ -217,8 +229,8 @@ class CpuDevice final : public Device {
         // Another kernel owns this key: compile this one privately, cache nothing.
         ir::debug_log(1, "cache", "structural hash collision on " + key.hex() + " for '" + k.name + "': compiling uncached");
         use_cache = false;
-      } else {
-        if (auto hit = load_from_disk(key, optimized)) {
+      } else if (!alias_tried || alias_tried->text != key.text) {
+        if (auto hit = load_from_disk(key, &optimized)) {
           double ms = ms_since(t0);
           ir::debug_log(1, "cache", "hit (disk) " + key.hex() + " for '" + k.name + "' in " + std::to_string(ms) + " ms");
           return std::make_shared<CpuKernel>(k, cache_.keep_loaded(key, std::move(hit)), true, ms);
@@ -293,11 +305,14 @@ class CpuDevice final : public Device {
  private:
   // A disk entry linked into the process, or null (miss, or an entry that
   // decoded but would not link: discarded and rebuilt by the caller).
-  std::shared_ptr<const CpuCode> load_from_disk(const CacheKey& key, const ir::Kernel& optimized) {
+  // `optimized` is null when the kernel after the pipeline is not at hand
+  // (found through an alias): the 64-bit key then stands for it.
+  std::shared_ptr<const CpuCode> load_from_disk(const CacheKey& key, const ir::Kernel* optimized) {
     std::optional<CacheEntry> e = cache_.load(key);
     if (!e) return nullptr;
     auto code = std::make_shared<CpuCode>();
-    code->canonical = optimized;
+    if (optimized) code->canonical = *optimized;
+    code->canonical_unknown = !optimized;
     code->source = std::move(e->source);
     size_t at = e->meta.find("entry=");
     code->symbol = at == std::string::npos ? "" : e->meta.substr(at + 6, e->meta.find('\n', at) - at - 6);
@@ -308,6 +323,25 @@ class CpuDevice final : public Device {
       cache_.discard(key, ex.what());
       return nullptr;
     }
+    return code;
+  }
+
+  // The code a previous process compiled for this raw kernel, through the
+  // alias entry it left under `raw_key`: no IR pipeline on a warm start.
+  std::shared_ptr<const CpuCode> load_through_alias(const CacheKey& raw_key, const ir::Kernel& k, const std::string& memo_key,
+                                                    std::optional<CacheKey>& tried) {
+    const std::optional<CacheKey> key_opt = cache_.load_alias(raw_key);
+    if (!key_opt) return nullptr;
+    const CacheKey& key = *key_opt;
+    std::shared_ptr<const CpuCode> code = cache_.find_loaded<CpuCode>(key);
+    if (!code) {
+      tried = key;
+      code = load_from_disk(key, nullptr);
+      if (!code) return nullptr;
+      code = cache_.keep_loaded(key, std::move(code));
+    }
+    std::lock_guard<std::mutex> lock(memo_mu_);
+    prepared_.insert_or_assign(memo_key, std::pair<ir::Kernel, CacheKey>(k, key));
     return code;
   }
 

@@ -66,6 +66,12 @@ CacheKey make_cache_key(const CacheKeyParts& p) {
   CacheKey k;
   k.text = std::string("format ") + kFormat + "\nir " + hex16(p.ir_hash) + "\ntarget " + p.target + "\ncaps " + p.caps +
            "\noptions " + p.options + "\ntoolchain " + p.toolchain + "\nkgen " + kgen_build_id() + "\n";
+  return cache_key_from_text(std::move(k.text));
+}
+
+CacheKey cache_key_from_text(std::string text) {
+  CacheKey k;
+  k.text = std::move(text);
   ir::Hasher h(0x6b67656e6b6579ull);
   h.add(k.text);
   k.hash = h.finish();
@@ -185,6 +191,33 @@ void KernelCache::store(const CacheKey& key, CacheEntry entry) {
     count(&CacheStats::store_failures);
     ir::debug_log(1, "cache", "cannot store " + key.hex() + ": " + err);
   }
+}
+
+namespace {
+fs::path alias_path(const fs::path& entry) { return fs::path(entry).replace_extension(".kga"); }
+}  // namespace
+
+std::optional<CacheKey> KernelCache::load_alias(const CacheKey& from) {
+  if (!config_.disk) return std::nullopt;
+  const fs::path p = alias_path(entry_path(from));
+  std::optional<std::string> bytes = read_file_bytes(p);
+  if (!bytes) return std::nullopt;
+  DecodeResult r = decode_cache_entry(*bytes);
+  std::error_code ec;
+  if (!r.entry || r.entry->meta != "alias\n") {
+    ir::debug_log(1, "cache", "unreadable alias " + p.string() + ": removed");
+    fs::remove(p, ec);
+    return std::nullopt;
+  }
+  if (r.entry->key_text != from.text) return std::nullopt;
+  return cache_key_from_text(std::move(r.entry->source));
+}
+
+void KernelCache::store_alias(const CacheKey& from, const CacheKey& to) {
+  if (!config_.disk) return;
+  std::string err;
+  if (!write_file_atomically(alias_path(entry_path(from)), encode_cache_entry({from.text, "alias\n", to.text, ""}), &err))
+    ir::debug_log(1, "cache", "cannot store alias " + from.hex() + ": " + err);
 }
 
 CacheStats KernelCache::stats() const {

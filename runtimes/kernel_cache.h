@@ -42,6 +42,8 @@ struct CacheKeyParts {
 };
 // Adds kgen_build_id() and the entry format version.
 CacheKey make_cache_key(const CacheKeyParts& parts);
+// The key whose text is `text` (an alias entry stores the key it points to).
+CacheKey cache_key_from_text(std::string text);
 std::string caps_key(const codegen::TargetCaps& caps);
 
 struct CacheStats {
@@ -91,6 +93,11 @@ class KernelCache {
   // For entries that decoded but the backend could not load: remove, count corrupt.
   void discard(const CacheKey& key, const std::string& why);
   std::filesystem::path entry_path(const CacheKey& key) const;
+  // Alias files (<hash>.kga beside the entries): `from` names the entry `to`.
+  // Not entries: they count in no statistic and `list` skips them; an
+  // unreadable one is removed and reads as absent.
+  std::optional<CacheKey> load_alias(const CacheKey& from);
+  void store_alias(const CacheKey& from, const CacheKey& to);
 
   CacheStats stats() const;  // this process, this cache
   // Adds the counters not yet flushed to <dir>/stats (under a lock file).

@@ -39,20 +39,24 @@ Expr centred(int x_in, ScalarKind xk, int zp_in, ScalarKind zk) {
 
 // Host: (w - zp[o]) as f32 for constant integer weights, zp per output channel (axis 0) or scalar.
 Tensor centred_weights(const Tensor& w, const Tensor* zp, int64_t per_axis_len) {
-  Tensor r(ScalarKind::F32, w.shape);
+  Tensor r = w.to_f32();
+  if (!zp) return r;
+  float* d = reinterpret_cast<float*>(r.mutable_data());
   const int64_t n = w.numel(), per = per_axis_len ? n / per_axis_len : n;
-  for (int64_t i = 0; i < n; ++i) {
-    const double z = !zp ? 0.0 : zp->numel() == 1 ? zp->get(0) : zp->get(i / per);
-    r.set(i, w.get(i) - z);
-  }
+  const Tensor z = zp->to_f32();
+  const float* zs = reinterpret_cast<const float*>(z.data());
+  for (int64_t i = 0; i < n; ++i) d[i] -= z.numel() == 1 ? zs[0] : zs[i / per];
   return r;
 }
 
 // Host: (b - zp[n]) as f32 for a constant K×N integer B, zp per column or scalar.
 Tensor centred_columns(const Tensor& b, const Tensor* zp) {
-  Tensor r(ScalarKind::F32, b.shape);
-  for (int64_t i = 0; i < b.numel(); ++i)
-    r.set(i, b.get(i) - (!zp ? 0.0 : zp->numel() == 1 ? zp->get(0) : zp->get(i % b.shape[1])));
+  Tensor r = b.to_f32();
+  if (!zp) return r;
+  float* d = reinterpret_cast<float*>(r.mutable_data());
+  const Tensor z = zp->to_f32();
+  const float* zs = reinterpret_cast<const float*>(z.data());
+  for (int64_t i = 0; i < b.numel(); ++i) d[i] -= z.numel() == 1 ? zs[0] : zs[i % b.shape[1]];
   return r;
 }
 
@@ -262,9 +266,7 @@ void lower_qlinear_conv(LowerCtx& c) {
   a.w = c.constant_slot(wf);
   if (c.has_in(8)) {
     const Tensor& b = *c.constant(8);
-    Tensor bf(ScalarKind::F32, b.shape);
-    for (int64_t i = 0; i < b.numel(); ++i) bf.set(i, b.get(i));
-    a.bias = c.constant_slot(std::move(bf));
+    a.bias = c.constant_slot(c.constant(8)->to_f32());
   }
   const Shape out = c.out(0).shape;
   a.out = c.temp(size_t(numel(out)) * 4);
