@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   kgen::tools::add_run_command(app);
   kgen::tools::add_graph_command(app);
   kgen::tools::add_conformance_command(app);
+  kgen::tools::add_info_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
