@@ -27,6 +27,7 @@ namespace {
 
 Slot::Kind kind_of(const Graph& g, int v) {
   const Value& val = g.values[size_t(v)];
+  if (val.state) return Slot::Kind::State;
   if (std::count(g.outputs.begin(), g.outputs.end(), v)) return Slot::Kind::Output;
   if (std::count(g.inputs.begin(), g.inputs.end(), v)) return Slot::Kind::Input;
   if (val.constant) return Slot::Kind::Constant;

@@ -50,7 +50,8 @@ MemoryPlan plan_memory(const Program& p, size_t alignment, size_t guard) {
   std::vector<Life> life = lifetimes(p);
   std::vector<int> roots;
   for (size_t s = 0; s < n; ++s)
-    if (p.slots[s].alias < 0 && p.slots[s].kind != Slot::Kind::Constant && life[s].used && p.slots[s].bytes)
+    if (p.slots[s].alias < 0 && p.slots[s].kind != Slot::Kind::Constant && p.slots[s].kind != Slot::Kind::State &&
+        life[s].used && p.slots[s].bytes)
       roots.push_back(int(s));
   // Outputs that are constants keep a place too (written once at prepare).
   std::stable_sort(roots.begin(), roots.end(), [&](int a, int b) { return p.slots[size_t(a)].bytes > p.slots[size_t(b)].bytes; });

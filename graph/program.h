@@ -13,7 +13,7 @@
 namespace kgen::graph {
 
 struct Slot {
-  enum class Kind { Input, Output, Constant, Activation, Temp };
+  enum class Kind { Input, Output, Constant, Activation, Temp, State };
   Kind kind = Kind::Activation;
   size_t bytes = 0;
   int value = -1;           // graph value, -1 for temporaries

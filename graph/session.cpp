@@ -27,7 +27,7 @@ bool guard_from_env() {
 }
 }  // namespace
 
-Session::Session(rt::Device& dev, Graph g, const SessionOptions& opt) : dev_(dev), g_(std::move(g)) {
+Session::Session(rt::Device& dev, Graph g, const SessionOptions& opt) : dev_(dev), g_(std::move(g)), state_(opt.state) {
   const auto t0 = std::chrono::steady_clock::now();
   if (opt.guard || guard_from_env()) guard_ = 1024;
   stats_.model_nodes = int(g_.nodes.size());
@@ -96,6 +96,8 @@ void Session::place_buffers() {
     if (plan_.in_arena[s]) {
       buffers_[s] = dev_.view(*arena_, plan_.offset[s], std::max<size_t>(slot.bytes, 1));
       if (slot.constant) buffers_[s]->upload(slot.constant->data(), slot.constant->bytes());
+    } else if (slot.kind == Slot::Kind::State && slot.alias < 0) {
+      buffers_[s] = state_view(slot);
     } else if (slot.kind == Slot::Kind::Constant && slot.alias < 0) {
       const Tensor& t = *slot.constant;
       // Used in place where the device can and the data is aligned for line loads.
@@ -126,6 +128,26 @@ void Session::place_buffers() {
     }
     args_.push_back(std::move(a));
   }
+}
+
+std::unique_ptr<rt::Buffer> Session::state_view(const Slot& slot) {
+  const std::string& name = g_.values[size_t(slot.value)].name;
+  std::shared_ptr<rt::Buffer>& b = state_[name];
+  if (!b) {
+    b = dev_.alloc(std::max<size_t>(slot.bytes, 4));
+    std::vector<uint8_t> zeros(b->bytes(), 0);
+    b->upload(zeros.data(), zeros.size());
+  }
+  if (b->bytes() < slot.bytes)
+    throw std::invalid_argument("state '" + name + "': the shared buffer has " + std::to_string(b->bytes()) +
+                                " bytes, the model needs " + std::to_string(slot.bytes));
+  return dev_.view(*b, 0, slot.bytes);
+}
+
+std::shared_ptr<rt::Buffer> Session::state_buffer(const std::string& name) const {
+  auto it = state_.find(name);
+  if (it == state_.end()) throw std::invalid_argument("the session has no state '" + name + "'");
+  return it->second;
 }
 
 void Session::set_inputs(const std::vector<Tensor>& inputs) {

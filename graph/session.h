@@ -26,6 +26,10 @@ struct SessionOptions {
   // Debugging (KGEN_GRAPH_GUARD=1): a guard band after every arena slot,
   // checked after each launch; a kernel writing past its buffer is named.
   bool guard = false;
+  // State values (Value::state) bound to these buffers, by value name: two
+  // sessions of one model (a prefill and a decode step) share a KV cache.
+  // Others are allocated and zeroed at prepare.
+  std::map<std::string, std::shared_ptr<rt::Buffer>> state;
 };
 
 struct SessionStats {
@@ -68,6 +72,8 @@ class Session {
   // Median ms of each launch over `reps` replays, launched and synchronized
   // one at a time (the profile: where a run spends its time).
   std::vector<double> time_launches(int reps);
+  // The buffer of state value `name` (to share with another session).
+  std::shared_ptr<rt::Buffer> state_buffer(const std::string& name) const;
 
  private:
   void compile_kernels();
@@ -76,6 +82,7 @@ class Session {
   std::vector<size_t> guarded_slots(size_t launch) const;
   std::string slot_name(size_t s) const;
   void place_buffers();
+  std::unique_ptr<rt::Buffer> state_view(const Slot& slot);
 
   rt::Device& dev_;
   Graph g_;
@@ -84,6 +91,7 @@ class Session {
   MemoryPlan plan_;
   std::unique_ptr<rt::Buffer> arena_;
   std::vector<std::unique_ptr<rt::Buffer>> buffers_;  // per slot (views and constants), null if unused
+  std::map<std::string, std::shared_ptr<rt::Buffer>> state_;  // by value name
   std::vector<std::shared_ptr<rt::CompiledKernel>> kernels_;  // per launch
   std::vector<rt::LaunchArgs> args_;                          // per launch, resolved
   SessionStats stats_;

@@ -16,6 +16,7 @@
 #include "tools/image_input.h"
 #include "tools/image_output.h"
 #include "tools/json_writer.h"
+#include "tools/run_llama.h"
 #include "tools/run_report.h"
 
 namespace kgen::tools {
@@ -29,6 +30,7 @@ struct RunArgs {
   int threads = 0, iters = 10;
   bool json = false, profile = false;
   double rtol = 1e-3, atol = 1e-4;
+  LlamaArgs llama;  // .gguf and llama2.c models
 };
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
@@ -154,12 +156,28 @@ void add_image_options(CLI::App* cmd, RunArgs& a) {
   cmd->footer(kImageRecipes);
 }
 
+void add_llama_options(CLI::App* cmd, LlamaArgs& l) {
+  auto* g = cmd->add_option_group("Text generation (.gguf, llama2.c .bin)");
+  g->add_option("--prompt,-p", l.prompt, "the text to continue (\"\": from BOS alone)");
+  g->add_option("-n,--n-predict", l.n_predict, "tokens to generate (stops at EOS)")->check(CLI::NonNegativeNumber);
+  g->add_option("--temp", l.sampling.temperature, "temperature (0: greedy argmax, no penalties)");
+  g->add_option("--top-k", l.sampling.top_k, "keep the k most likely tokens (0: off)");
+  g->add_option("--top-p", l.sampling.top_p, "nucleus: keep the smallest set with this much probability (1: off)");
+  g->add_option("--min-p", l.sampling.min_p, "drop tokens below min-p x the top probability (0: off)");
+  g->add_option("--repeat-penalty", l.sampling.repeat_penalty, "shrink the logits of the last --repeat-last-n tokens (1: off)");
+  g->add_option("--repeat-last-n", l.sampling.repeat_last_n, "tokens the repetition penalty looks at");
+  g->add_option("--seed", l.sampling.seed, "random seed of the sampler");
+  g->add_option("--ctx", l.context, "context length (KV cache rows; 0: the model's, at most 4096)");
+  g->add_option("--tokenizer", l.tokenizer, "llama2.c tokenizer file for a .bin checkpoint");
+  g->add_flag("-i,--interactive", l.interactive, "read prompts from stdin, one per line");
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
-  auto* cmd = app.add_subcommand("run", "Run a model (.onnx): check it against test data, time it, profile it");
-  cmd->add_option("model", a->model, "the model file (.onnx)")->required()->check(CLI::ExistingFile);
+  auto* cmd = app.add_subcommand("run", "Run a model: .onnx (check against test data, time, profile) or a llama .gguf / llama2.c .bin (generate text)");
+  cmd->add_option("model", a->model, "the model file (.onnx, .gguf, llama2.c .bin)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--device", a->device, "cpu, vulkan, webgpu or cuda (kgen devices)");
   cmd->add_option("--threads", a->threads, "CPU worker threads (0 = all cores)");
   cmd->add_option("--test-data", a->test_data, "a folder of input_N.pb / output_N.pb: run on the inputs, compare with the outputs");
@@ -173,7 +191,13 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--profile", a->profile, "time per node and per kernel, sorted");
   cmd->add_option("--trace", a->trace, "write a Chrome trace of one run (open in Perfetto)");
   add_image_options(cmd, *a);
-  cmd->callback([a] { set_exit_code(run_model(*a)); });
+  add_llama_options(cmd, a->llama);
+  cmd->callback([a] {
+    if (!is_llama_file(a->model)) return set_exit_code(run_model(*a));
+    LlamaArgs l = a->llama;
+    l.model = a->model, l.device = a->device, l.threads = a->threads, l.json = a->json, l.profile = a->profile;
+    set_exit_code(run_llama(l));
+  });
 }
 
 }  // namespace kgen::tools

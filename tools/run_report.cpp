@@ -33,7 +33,7 @@ void print_sorted(const char* title, const std::map<std::string, std::pair<doubl
     std::printf("  %8.3f ms %5.1f%%  %3dx  %s\n", t.first, total > 0 ? 100 * t.first / total : 0.0, t.second, name.c_str());
 }
 
-void print_profile(const graph::Session& s, const std::vector<double>& ms) {
+void print_profile(const graph::Session& s, const std::vector<double>& ms, double run_ms) {
   std::map<std::string, std::pair<double, int>> by_node, by_kernel;
   double total = 0;
   for (size_t i = 0; i < ms.size(); ++i) {
@@ -47,6 +47,11 @@ void print_profile(const graph::Session& s, const std::vector<double>& ms) {
     total += ms[i];
   }
   std::printf("profile: %.3f ms over %zu launches, each synchronized\n", total, ms.size());
+  // What a replay adds to its kernels: input copies, launch bookkeeping,
+  // output copies (the launches' own synchronizations count as kernel time).
+  if (!ms.empty())
+    std::printf("replay overhead: run %.3f ms - launches %.3f ms = %.2f us per launch\n", run_ms, total,
+                std::max(0.0, run_ms - total) * 1000.0 / double(ms.size()));
   print_sorted("by node:", by_node, total);
   print_sorted("by kernel:", by_kernel, total);
 }
@@ -78,7 +83,7 @@ void print_report(const graph::Session& s, const RunReport& r, const std::vector
   for (const auto& c : r.checks)
     std::printf("check '%s': max abs err %.3g, max rel err %.3g: %s%s\n", c.output.c_str(), c.c.max_abs_err, c.c.max_rel_err,
                 c.c.ok() ? "OK" : "FAIL", c.c.ok() ? "" : (" (" + std::to_string(c.c.mismatches) + " mismatches; worst " + c.c.worst + ")").c_str());
-  if (profile) print_profile(s, r.launch_ms);
+  if (profile) print_profile(s, r.launch_ms, r.run_ms);
 }
 
 std::string report_json(const graph::Session& s, const RunReport& r, bool ok, bool checked) {

@@ -19,7 +19,9 @@
   X(index_moves)            \
   X(construct)              \
   X(attention)              \
-  X(conv_more)
+  X(conv_more)              \
+  X(kv_cache)               \
+  X(ggml)
 
 namespace kgen::graph {
 #define KGEN_X(group) void register_##group##_nodes();

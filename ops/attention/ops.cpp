@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "ops/attention/attention.h"
+#include "ops/attention/kv_attention.h"
 #include "ops/attention/problem.h"
 #include "ops/attention/rope.h"
 #include "ops/attention/strategy.h"
@@ -328,6 +329,7 @@ void register_attention_ops() {
   d.bench_problems = {prob({1, 8, 1024, 64}, false), prob({1, 8, 1024, 64}, true), prob({1, 8, 1024, 128}, true)};
   register_op(std::move(d));
   register_rope_op();
+  register_kv_attention_op();
 }
 
 }  // namespace kgen::ops

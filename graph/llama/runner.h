@@ -1,0 +1,53 @@
+// Runs a llama checkpoint on a device: a prepared graph per step size (the
+// decode step, T = 1, and a prefill step per prompt length) sharing one KV
+// cache; each step uploads the token ids and positions, replays its launch
+// list and returns the last token's logits.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "graph/llama/checkpoint.h"
+#include "graph/session.h"
+#include "runtimes/runtime.h"
+
+namespace kgen::graph::llama {
+
+struct RunnerOptions {
+  int64_t context = 0;  // cache rows; 0: the model's context length, at most 4096
+};
+
+struct RunnerStats {
+  double prepare_ms = 0;      // all sessions prepared so far
+  int kernels_compiled = 0;   // in this process (not cache hits)
+  int cache_hits = 0;
+  int decode_launches = 0;    // per decode step
+};
+
+class Runner {
+ public:
+  Runner(rt::Device& dev, const Checkpoint& ck, const RunnerOptions& opt = {});
+  ~Runner();
+
+  // Feeds `tokens` at the current position and returns the logits after the
+  // last one. Throws std::length_error when the context would overflow.
+  std::vector<float> forward(std::span<const int32_t> tokens);
+  // Starts over at position 0 (the cache is overwritten as it fills again).
+  void reset() { pos_ = 0; }
+  int64_t position() const { return pos_; }
+  int64_t context() const { return context_; }
+  const RunnerStats& stats() const { return stats_; }
+  Session& session(int64_t tokens);  // prepared on first use
+
+ private:
+  rt::Device& dev_;
+  const Checkpoint& ck_;
+  int64_t context_ = 0, pos_ = 0;
+  std::map<int64_t, std::unique_ptr<Session>> sessions_;  // by step size
+  std::map<std::string, std::shared_ptr<rt::Buffer>> state_;
+  RunnerStats stats_;
+};
+
+}  // namespace kgen::graph::llama
