@@ -21,7 +21,10 @@ void add_run_kernel_command(CLI::App& app) {
   static bool json = false, no_check = false;
   static uint64_t seed = 0x5eed;
   cmd->add_option("name", name, "Registered kernel name")->required();
-  cmd->add_option("--n", n, "Problem size (default: the kernel's own)");
+  cmd->add_option("--n", n, "Problem size (default: the kernel's own)")
+      ->check(CLI::Validator(
+          [](std::string& v) { return v.empty() || v[0] == '-' || std::stoll(v) <= 0 ? "must be a positive size, got " + v : ""; },
+          "SIZE>0"));
   cmd->add_option("--threads", threads, "CPU worker threads (0 = all cores)");
   cmd->add_option("--device", device, "Device to run on")->check(CLI::IsMember({"cpu", "cuda", "vulkan", "webgpu"}));
   cmd->add_option("--seed", seed, "Random seed for the inputs");
