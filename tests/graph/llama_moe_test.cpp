@@ -131,3 +131,7 @@ TEST_CASE("llama tiny dense model (GQA, separate head, rope base 500000): greedy
 TEST_CASE("llama tiny mixture of experts (4 experts, top 2): greedy ids equal the golden ones") {
   check_golden("llama-moe-tiny");
 }
+
+TEST_CASE("llama tiny f16 model (weights read as f16 by the products): greedy ids equal the golden ones") {
+  check_golden("llama-f16-tiny");
+}
