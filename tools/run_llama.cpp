@@ -43,8 +43,7 @@ Generation generate(Runner& r, const Tokenizer& tok, Sampler& s, const std::vect
                     const std::function<void(const std::string&)>& emit) {
   Generation g;
   g.prompt_tokens = int64_t(prompt.size());
-  r.session(g.prompt_tokens);  // prepared before the clocks start
-  r.session(1);
+  r.prepare(g.prompt_tokens);  // before the clocks start
   for (int32_t t : prompt) s.accept(t);
   auto t0 = Clock::now();
   std::vector<float> logits = r.forward(prompt);

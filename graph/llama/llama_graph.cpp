@@ -205,7 +205,8 @@ Graph build_llama_graph(const Checkpoint& ck, int64_t T, int64_t capacity) {
   const int tokens = b.value("tokens", ScalarKind::I64, {T});
   const int positions = b.value("positions", ScalarKind::I64, {1, T});
   const int pos = b.value("pos", ScalarKind::I32, {1});
-  b.g.inputs = {tokens, positions, pos};
+  const int last = b.value("last", ScalarKind::I64, {1});
+  b.g.inputs = {tokens, positions, pos, last};
 
   auto [cos_t, sin_t] = rope_tables(c, capacity);
   const int cos_v = b.constant("rope.cos", cos_t), sin_v = b.constant("rope.sin", sin_t);
@@ -240,7 +241,9 @@ Graph build_llama_graph(const Checkpoint& ck, int64_t T, int64_t capacity) {
                                                 ck.weight(p + "ffn_down.weight"), p);
     x = b.node("Add", {x, ffn}, p + "ffn_res");
   }
-  const int xn = norm(x, "output_norm.weight", "out_norm");
+  // Only the row whose next token is wanted goes through the head.
+  const int x_last = T == 1 ? x : b.node("Gather", {x, last}, "last_row", {{"axis", int_attr(0)}});
+  const int xn = norm(x_last, "output_norm.weight", "out_norm");
   const std::string head = ck.find("output.weight") ? "output.weight" : "token_embd.weight";
   b.g.outputs = {linear(xn, head, "logits")};
   return std::move(b.g);

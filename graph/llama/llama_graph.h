@@ -1,11 +1,13 @@
 // The llama forward pass of T new tokens as a graph/ Graph, so a llama runs
 // on the executor that runs ONNX models (fusion, memory plan, replay):
 //
-//   inputs   tokens i64 [T], positions i64 [1, T] (pos..pos+T-1), pos i32 [1]
+//   inputs   tokens i64 [T], positions i64 [1, T] (pos..pos+T-1), pos i32 [1],
+//            last i64 [1] (the row whose logits are wanted: a padded prompt
+//            chunk's last real token)
 //   state    blk.N.k_cache / blk.N.v_cache f32 [Hkv, capacity, D] (graph/
 //            Value::state: kept by the session, shared between the prefill
 //            and the decode graphs)
-//   output   logits f32 [T, vocab]
+//   output   logits f32 [1, vocab] of row `last`
 //
 // Weights are constants over the checkpoint's bytes in place: f32 matrices
 // feed Gemm, f16 / bf16 and block-quantized ones kgen.GgmlLinear, which reads

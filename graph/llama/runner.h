@@ -1,5 +1,5 @@
 // Runs a llama checkpoint on a device: a prepared graph per step size (the
-// decode step, T = 1, and a prefill step per prompt length) sharing one KV
+// decode step, T = 1, and prefill steps of a few padded sizes) sharing one KV
 // cache; each step uploads the token ids and positions, replays its launch
 // list and returns the last token's logits.
 #pragma once
@@ -16,7 +16,12 @@
 namespace kgen::graph::llama {
 
 struct RunnerOptions {
-  int64_t context = 0;  // cache rows; 0: the model's context length, at most 4096
+  int64_t context = 0;      // cache rows; 0: the model's context length, at most 4096
+  // Prompt tokens per prefill step. A prompt runs in steps of this many; the
+  // last step is padded up to a power of two (at least 8), so a handful of
+  // prepared steps serve every prompt length. Padding rows write cache rows
+  // past the prompt that the next tokens overwrite before anything reads them.
+  int64_t prefill_chunk = 128;
 };
 
 struct RunnerStats {
@@ -40,11 +45,18 @@ class Runner {
   int64_t context() const { return context_; }
   const RunnerStats& stats() const { return stats_; }
   Session& session(int64_t tokens);  // prepared on first use
+  // Prepares the steps that forward() of n tokens, then decoding, will run
+  // (so that timing them excludes compiles).
+  void prepare(int64_t n);
 
  private:
+  std::vector<float> step(std::span<const int32_t> tokens);
+  // The step size that runs a piece of n prompt tokens at position `at`.
+  int64_t step_size(int64_t n, int64_t at) const;
+
   rt::Device& dev_;
   const Checkpoint& ck_;
-  int64_t context_ = 0, pos_ = 0;
+  int64_t context_ = 0, pos_ = 0, chunk_ = 128;
   std::map<int64_t, std::unique_ptr<Session>> sessions_;  // by step size
   std::map<std::string, std::shared_ptr<rt::Buffer>> state_;
   RunnerStats stats_;

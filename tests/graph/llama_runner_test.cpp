@@ -83,16 +83,23 @@ TEST_CASE("llama runner: a prefill of the prompt equals feeding its tokens one a
   auto dev = rt::create_device("cpu");
   const Tokenizer t(ck.vocab);
   const std::vector<int32_t> prompt = t.encode("Once upon a time, a small dog", true);
-  Runner one(*dev, ck, {.context = 64}), all(*dev, ck, {.context = 64});
+  REQUIRE(prompt.size() == 12);
+  // One step per token; one padded step (12 tokens -> 16); steps of 5 (5, 5, then 2 padded to 5).
+  Runner one(*dev, ck, {.context = 64}), all(*dev, ck, {.context = 64}), chunked(*dev, ck, {.context = 64, .prefill_chunk = 5});
   std::vector<float> a;
   for (int32_t tok : prompt) a = one.forward(std::span<const int32_t>(&tok, 1));
-  const std::vector<float> b = all.forward(prompt);
-  REQUIRE(a.size() == b.size());
-  double worst = 0;
-  for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, double(std::abs(a[i] - b[i])));
-  CHECK(worst < 1e-3);
-  // Decoding continues from the prefill's cache exactly as from the stepwise one.
-  CHECK(greedy(one, argmax(a), 16) == greedy(all, argmax(b), 16));
+  for (Runner* r : {&all, &chunked}) {
+    const std::vector<float> b = r->forward(prompt);
+    REQUIRE(a.size() == b.size());
+    double worst = 0;
+    for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, double(std::abs(a[i] - b[i])));
+    CHECK(worst < 1e-3);
+    CHECK(r->position() == int64_t(prompt.size()));
+    // Decoding continues from the prefill's cache (padding rows overwritten) as from the stepwise one.
+    Runner again(*dev, ck, {.context = 64});
+    for (int32_t tok : prompt) again.forward(std::span<const int32_t>(&tok, 1));
+    CHECK(greedy(again, argmax(a), 16) == greedy(*r, argmax(b), 16));
+  }
 }
 
 TEST_CASE("llama runner: the context overflows with a clear error, and bad token ids are refused") {
