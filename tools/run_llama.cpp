@@ -11,6 +11,7 @@
 #include "graph/llama/runner.h"
 #include "graph/llama/tokenizer.h"
 #include "tools/json_writer.h"
+#include "tools/run_report.h"
 
 namespace kgen::tools {
 
@@ -114,6 +115,12 @@ int run_llama(const LlamaArgs& a) {
   const RunnerStats& st = runner.stats();
   const double prefill = per_s(g.prompt_tokens, g.prefill_ms);
   const double decode = per_s(int64_t(g.tokens.size()) - 1, g.decode_ms);
+  if (a.profile) {
+    graph::Session& step = runner.session(1);
+    const std::vector<double> ms = step.time_launches(20);
+    std::printf("\ndecode step:\n");
+    print_profile(step, ms, decode > 0 ? 1000.0 / decode : 0.0);
+  }
   if (a.json) {
     std::string ids = "[";
     for (size_t i = 0; i < g.tokens.size(); ++i) ids += (i ? ", " : "") + std::to_string(g.tokens[i]);

@@ -33,6 +33,24 @@ void print_sorted(const char* title, const std::map<std::string, std::pair<doubl
     std::printf("  %8.3f ms %5.1f%%  %3dx  %s\n", t.first, total > 0 ? 100 * t.first / total : 0.0, t.second, name.c_str());
 }
 
+
+std::string top_classes(const graph::Tensor& t) {
+  if (t.numel() < 2 || t.numel() > 100000) return "";
+  std::vector<int64_t> idx(size_t(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) idx[size_t(i)] = i;
+  const size_t k = std::min<size_t>(5, idx.size());
+  std::partial_sort(idx.begin(), idx.begin() + long(k), idx.end(), [&](int64_t a, int64_t b) { return t.get(a) > t.get(b); });
+  std::string r = "top:";
+  char buf[64];
+  for (size_t i = 0; i < k; ++i) {
+    std::snprintf(buf, sizeof buf, " %lld (%.4g)", (long long)idx[i], t.get(idx[i]));
+    r += buf;
+  }
+  return r;
+}
+
+}  // namespace
+
 void print_profile(const graph::Session& s, const std::vector<double>& ms, double run_ms) {
   std::map<std::string, std::pair<double, int>> by_node, by_kernel;
   double total = 0;
@@ -55,23 +73,6 @@ void print_profile(const graph::Session& s, const std::vector<double>& ms, doubl
   print_sorted("by node:", by_node, total);
   print_sorted("by kernel:", by_kernel, total);
 }
-
-std::string top_classes(const graph::Tensor& t) {
-  if (t.numel() < 2 || t.numel() > 100000) return "";
-  std::vector<int64_t> idx(size_t(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) idx[size_t(i)] = i;
-  const size_t k = std::min<size_t>(5, idx.size());
-  std::partial_sort(idx.begin(), idx.begin() + long(k), idx.end(), [&](int64_t a, int64_t b) { return t.get(a) > t.get(b); });
-  std::string r = "top:";
-  char buf[64];
-  for (size_t i = 0; i < k; ++i) {
-    std::snprintf(buf, sizeof buf, " %lld (%.4g)", (long long)idx[i], t.get(idx[i]));
-    r += buf;
-  }
-  return r;
-}
-
-}  // namespace
 
 void print_report(const graph::Session& s, const RunReport& r, const std::vector<graph::Tensor>& outs, bool profile) {
   std::printf("%s on %s: load %.1f ms, prepare %.1f ms, first run %.3f ms, run %.3f ms (median)\n", r.model.c_str(),

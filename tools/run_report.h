@@ -22,6 +22,9 @@ struct RunReport {
 };
 
 void print_report(const graph::Session& s, const RunReport& r, const std::vector<graph::Tensor>& outs, bool profile);
+// Time per node and per kernel of `ms` (one entry per launch), sorted; the
+// replay's overhead over its kernels when run_ms (a whole replay) is given.
+void print_profile(const graph::Session& s, const std::vector<double>& ms, double run_ms);
 std::string report_json(const graph::Session& s, const RunReport& r, bool ok, bool checked);
 void write_trace(const graph::Session& s, const std::vector<double>& launch_ms, const std::string& path);
 void write_outputs(const graph::Session& s, const std::vector<graph::Tensor>& outs, const std::string& dir);
