@@ -67,7 +67,7 @@ void print_profile(const graph::Session& s, const std::vector<double>& ms, doubl
   std::printf("profile: %.3f ms over %zu launches, each synchronized\n", total, ms.size());
   // What a replay adds to its kernels: input copies, launch bookkeeping,
   // output copies (the launches' own synchronizations count as kernel time).
-  if (!ms.empty())
+  if (!ms.empty() && run_ms > 0)
     std::printf("replay overhead: run %.3f ms - launches %.3f ms = %.2f us per launch\n", run_ms, total,
                 std::max(0.0, run_ms - total) * 1000.0 / double(ms.size()));
   print_sorted("by node:", by_node, total);

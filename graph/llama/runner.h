@@ -48,11 +48,12 @@ class Runner {
   // Prepares the steps that forward() of n tokens, then decoding, will run
   // (so that timing them excludes compiles).
   void prepare(int64_t n);
+  // The step size that runs a piece of n prompt tokens at position `at`.
+  int64_t step_size(int64_t n, int64_t at) const;
+  int64_t prefill_chunk() const { return chunk_; }
 
  private:
   std::vector<float> step(std::span<const int32_t> tokens);
-  // The step size that runs a piece of n prompt tokens at position `at`.
-  int64_t step_size(int64_t n, int64_t at) const;
 
   rt::Device& dev_;
   const Checkpoint& ck_;
