@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   kgen::tools::add_graph_command(app);
   kgen::tools::add_conformance_command(app);
   kgen::tools::add_info_command(app);
+  kgen::tools::add_quantize_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -67,6 +67,20 @@ void dequantize_ref(QFormat f, const uint8_t* src, float* dst, int64_t nblocks);
 // multiple of 32.
 void quantize_q8_0_ref(const float* x, uint8_t* dst, int64_t n);
 void quantize_q4_0_ref(const float* x, uint8_t* dst, int64_t n);
+// The other formats' quantize_row_*_ref (ops/quant/quantize_ref.cpp): what
+// llama.cpp's quantize tool writes without an importance matrix, byte for
+// byte. n is a multiple of the block (32, or 256 for the K-quants); x finite.
+void quantize_q4_1_ref(const float* x, uint8_t* dst, int64_t n);
+void quantize_q5_0_ref(const float* x, uint8_t* dst, int64_t n);
+void quantize_q5_1_ref(const float* x, uint8_t* dst, int64_t n);
+void quantize_q2_K_ref(const float* x, uint8_t* dst, int64_t n);
+void quantize_q3_K_ref(const float* x, uint8_t* dst, int64_t n);
+void quantize_q4_K_ref(const float* x, uint8_t* dst, int64_t n);
+void quantize_q5_K_ref(const float* x, uint8_t* dst, int64_t n);
+void quantize_q6_K_ref(const float* x, uint8_t* dst, int64_t n);
+// Any format's reference quantizer; throws std::invalid_argument when n is
+// not a whole number of blocks.
+void quantize_ref(QFormat f, const float* x, uint8_t* dst, int64_t n);
 
 // The activation quantization of qmatmul's int8 path (quantize_x8_kernel),
 // on the host: each block of 32 x to d = amax/127 and q = round-to-even(x·(1/d))
