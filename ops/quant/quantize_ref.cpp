@@ -47,10 +47,8 @@ int nearest_int(float f) {
   return (i & 0x007fffff) - 0x00400000;
 }
 
-// make_qx_quants(n, nmax, x, L, rmse_type = 1, qw = NULL): a symmetric scale
-// for codes in [-nmax, nmax), weights x², refined over 18 trial scales
-// around nmax/max. L receives the codes plus nmax; returns the scale.
-float make_qx_quants(int n, int nmax, const float* x, int8_t* L) {
+// The element of largest magnitude (the first one on ties), with its sign.
+float signed_amax(int n, const float* x) {
   float max = 0, amax = 0;
   for (int i = 0; i < n; ++i) {
     const float ax = std::fabs(x[i]);
@@ -59,6 +57,14 @@ float make_qx_quants(int n, int nmax, const float* x, int8_t* L) {
       max = x[i];
     }
   }
+  return max;
+}
+
+// make_qx_quants(n, nmax, x, L, rmse_type = 1, qw = NULL): a symmetric scale
+// for codes in [-nmax, nmax), weights x², refined over 18 trial scales
+// around nmax/max. L receives the codes plus nmax; returns the scale.
+float make_qx_quants(int n, int nmax, const float* x, int8_t* L) {
+  const float max = signed_amax(n, x), amax = std::fabs(max);
   if (amax < kGroupMaxEps) {
     std::fill(L, L + n, int8_t(0));
     return 0.f;
@@ -98,14 +104,7 @@ float make_qx_quants(int n, int nmax, const float* x, int8_t* L) {
 // from nmax/max, then up to 5 passes that move single codes while the
 // weighted (x²) least-squares fit improves. L receives codes plus nmax.
 float make_q3_quants(int n, int nmax, const float* x, int8_t* L) {
-  float max = 0, amax = 0;
-  for (int i = 0; i < n; ++i) {
-    const float ax = std::fabs(x[i]);
-    if (ax > amax) {
-      amax = ax;
-      max = x[i];
-    }
-  }
+  const float max = signed_amax(n, x), amax = std::fabs(max);
   if (amax < kGroupMaxEps) {
     std::fill(L, L + n, int8_t(0));
     return 0.f;

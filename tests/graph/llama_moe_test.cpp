@@ -14,9 +14,12 @@
 
 #include "graph/llama/load_gguf.h"
 #include "graph/llama/runner.h"
+#include "tests/graph/llama_test_util.h"
 
 using namespace kgen;
 using namespace kgen::graph::llama;
+using kgen::test::argmax;
+using kgen::test::greedy;
 
 namespace {
 
@@ -54,24 +57,8 @@ std::string str(const std::vector<int32_t>& ids) {
   return s;
 }
 
-int32_t argmax(const std::vector<float>& v) { return int32_t(std::max_element(v.begin(), v.end()) - v.begin()); }
 
-std::vector<int32_t> greedy(Runner& r, int32_t first, size_t n) {
-  std::vector<int32_t> out;
-  int32_t tok = first;
-  for (size_t i = 0; i < n; ++i) {
-    tok = argmax(r.forward(std::span<const int32_t>(&tok, 1)));
-    out.push_back(tok);
-  }
-  return out;
-}
 
-std::vector<std::unique_ptr<rt::Device>> devices() {
-  std::vector<std::unique_ptr<rt::Device>> r;
-  for (const auto& name : rt::available_devices())
-    if (name == "cpu" || name == "vulkan") r.push_back(rt::create_device(name));
-  return r;
-}
 
 // Greedy from BOS step by step; then a prefill of BOS and the first half of
 // the golden ids, which must predict the next one and decode the rest.
@@ -85,7 +72,7 @@ void check_golden(const std::string& dir) {
   CHECK(g.min_margin > 0.05);
   const Checkpoint ck = load_gguf_checkpoint(model);
   const size_t half = g.ids.size() / 2;
-  for (auto& dev : devices()) {
+  for (auto& dev : test::llama_devices()) {
     CAPTURE(dev->name());
     Runner r(*dev, ck, {.context = ck.config.context});
     const std::vector<int32_t> stepwise = greedy(r, ck.vocab.bos, g.ids.size());

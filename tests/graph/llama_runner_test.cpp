@@ -12,10 +12,13 @@
 #include "graph/llama/load_gguf.h"
 #include "graph/llama/load_llama2c.h"
 #include "graph/llama/runner.h"
+#include "tests/graph/llama_test_util.h"
 #include "graph/llama/tokenizer.h"
 
 using namespace kgen;
 using namespace kgen::graph::llama;
+using kgen::test::argmax;
+using kgen::test::greedy;
 
 namespace {
 
@@ -26,24 +29,8 @@ const std::vector<int32_t> kGolden = {
     419, 292, 411, 322, 265, 282, 295, 433, 426, 385, 328, 432, 358, 394, 261, 370, 432, 352, 266, 268, 388, 426,
     338, 391, 266, 267, 337, 335, 312, 432, 398, 312, 286, 267, 414, 270, 333, 415, 426, 13,  438, 310};
 
-int32_t argmax(const std::vector<float>& v) { return int32_t(std::max_element(v.begin(), v.end()) - v.begin()); }
 
-std::vector<int32_t> greedy(Runner& r, int32_t bos, size_t n) {
-  std::vector<int32_t> out;
-  int32_t tok = bos;
-  for (size_t i = 0; i < n; ++i) {
-    tok = argmax(r.forward(std::span<const int32_t>(&tok, 1)));
-    out.push_back(tok);
-  }
-  return out;
-}
 
-std::vector<std::unique_ptr<rt::Device>> devices() {
-  std::vector<std::unique_ptr<rt::Device>> r;
-  for (const auto& name : rt::available_devices())
-    if (name == "cpu" || name == "vulkan") r.push_back(rt::create_device(name));
-  return r;
-}
 
 bool have(const std::string& p) {
   if (std::filesystem::exists(p)) return true;
@@ -59,7 +46,7 @@ TEST_CASE("llama runner: stories260K greedy from BOS gives the golden tokens (GG
   if (!have(gguf) || !have(bin)) return;
   const Checkpoint from_gguf = load_gguf_checkpoint(gguf);
   const Checkpoint from_bin = load_llama2c_checkpoint(bin, tok);
-  for (auto& dev : devices()) {
+  for (auto& dev : test::llama_devices()) {
     for (const Checkpoint* ck : {&from_gguf, &from_bin}) {
       CAPTURE(dev->name());
       CAPTURE(ck->format);
