@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Main job: install, build, run a real model (MNIST, ONNX) end to end on the CPU
-# against its reference outputs and on digit images, then the sample kernels
-# and a few ops, each checked. The model is checked against its test data,
+# Main job: install, build, run real models end to end on the CPU: MNIST (ONNX)
+# against its reference outputs and on digit images, a llama (stories260K,
+# GGUF) generating text, then the sample kernels and a few ops, each checked. The model is checked against its test data,
 # the samples against the reference interpreter, the ops against their C++
 # references; all print timings.
 set -euo pipefail
@@ -16,6 +16,11 @@ done
 for digit in 0 3 5 7; do
   ./build/tools/kgen run $MNIST/model.onnx --image $MNIST/images/$digit.jpg --iters 0 | grep -E '^#1|top'
 done
+# Greedy text from BOS (its first sentence is the model's published output),
+# then a sampled continuation of a prompt.
+STORIES=samples/models/stories260K/stories260K.gguf
+./build/tools/kgen run $STORIES -n 48 --temp 0
+./build/tools/kgen run $STORIES --prompt "Once upon a time, a little dog" -n 64 --seed 1
 ./build/samples/run_samples
 # A few ops of the op library through the CLI: checked against their C++
 # reference, timed, with the variant dispatch chose.
