@@ -98,13 +98,24 @@ int run_llama(const LlamaArgs& a) {
     std::fflush(stdout);
   };
   if (a.interactive) {
+    // One conversation: each line continues the context (after the last
+    // generated token, which generate() leaves unfed); a full context starts over.
     std::string line;
+    std::vector<int32_t> pending;
     std::printf("> ");
     std::fflush(stdout);
     while (std::getline(std::cin, line)) {
-      runner.reset();
-      sampler.reset();
-      generate(runner, tok, sampler, prompt_ids(line), a.n_predict, emit);
+      std::vector<int32_t> ids = pending;
+      const std::vector<int32_t> text = tok.encode(line, false);
+      ids.insert(ids.end(), text.begin(), text.end());
+      if (runner.position() == 0 || runner.position() + int64_t(ids.size()) + a.n_predict > runner.context()) {
+        if (runner.position() > 0) std::printf("[the context is full: starting over]\n");
+        runner.reset();
+        sampler.reset();
+        ids = prompt_ids(line);
+      }
+      const Generation g = generate(runner, tok, sampler, ids, a.n_predict, emit);
+      pending.assign(g.tokens.empty() ? 0 : 1, g.tokens.empty() ? 0 : g.tokens.back());
       std::printf("\n> ");
       std::fflush(stdout);
     }
