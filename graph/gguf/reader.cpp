@@ -1,16 +1,12 @@
 // The GGUF reader. Every count, length, dimension and offset comes from the
 // file and is checked against the bytes that remain before anything is
 // allocated or read, with arithmetic that cannot overflow.
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cstring>
 #include <limits>
 
 #include "graph/gguf/gguf.h"
+#include "graph/mapped_file.h"
 
 namespace kgen::graph::gguf {
 
@@ -29,28 +25,6 @@ uint64_t min_encoded_bytes(ValueType t) {
     case ValueType::Array: return 12;   // element type and count
   }
   return 1;
-}
-
-// The file read-only in memory; the shared_ptr unmaps it.
-std::shared_ptr<const void> map_file(const std::string& path, uint64_t* size) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw GgufError(path, GgufError::kNoOffset, std::string("cannot open: ") + std::strerror(errno));
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw GgufError(path, GgufError::kNoOffset, "not a regular file");
-  }
-  *size = uint64_t(st.st_size);
-  if (*size == 0) {
-    ::close(fd);
-    throw GgufError(path, 0, "the file is empty, not GGUF");
-  }
-  void* p = ::mmap(nullptr, size_t(*size), PROT_READ, MAP_PRIVATE, fd, 0);
-  const int err = errno;
-  ::close(fd);
-  if (p == MAP_FAILED) throw GgufError(path, GgufError::kNoOffset, std::string("cannot map: ") + std::strerror(err));
-  const size_t n = size_t(*size);
-  return std::shared_ptr<const void>(p, [n](const void* q) { ::munmap(const_cast<void*>(q), n); });
 }
 
 }  // namespace
@@ -298,10 +272,14 @@ GgufFile GgufFile::parse(const uint8_t* data, uint64_t size, const std::string& 
 }
 
 GgufFile GgufFile::open(const std::string& path) {
-  uint64_t size = 0;
-  auto owner = map_file(path, &size);
-  const auto* data = static_cast<const uint8_t*>(owner.get());
-  return parse(data, size, path, std::move(owner));
+  MappedFile m;
+  try {
+    m = map_file(path);
+  } catch (const MapError& e) {
+    throw GgufError(path, GgufError::kNoOffset, e.what());
+  }
+  if (m.size == 0) throw GgufError(path, 0, "the file is empty, not GGUF");
+  return parse(m.data, m.size, path, std::move(m.owner));
 }
 
 }  // namespace kgen::graph::gguf

@@ -1,12 +1,8 @@
 #include "graph/llama/load_llama2c.h"
+#include "graph/mapped_file.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <cctype>
-#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -26,36 +22,13 @@ constexpr size_t kVersionedHeaderBytes = 256;
   throw std::runtime_error("llama2.c '" + path + "': " + what);
 }
 
-// A read-only mapping of a whole file, unmapped when the last owner goes.
-struct Mapping {
-  const uint8_t* data = nullptr;
-  size_t size = 0;
-  std::shared_ptr<const void> owner;
-};
-
-Mapping map_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail(path, std::string("cannot open: ") + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    int err = errno;
-    ::close(fd);
-    fail(path, std::string("cannot stat: ") + std::strerror(err));
+// The file mapped, or a failure naming it.
+MappedFile map_or_fail(const std::string& path) {
+  try {
+    return map_file(path);
+  } catch (const MapError& e) {
+    fail(path, e.what());
   }
-  Mapping m;
-  m.size = size_t(st.st_size);
-  if (m.size > 0) {
-    void* p = ::mmap(nullptr, m.size, PROT_READ, MAP_PRIVATE, fd, 0);
-    int err = errno;
-    ::close(fd);
-    if (p == MAP_FAILED) fail(path, std::string("cannot map: ") + std::strerror(err));
-    size_t size = m.size;
-    m.data = static_cast<const uint8_t*>(p);
-    m.owner = std::shared_ptr<const void>(p, [size](const void* q) { ::munmap(const_cast<void*>(q), size); });
-  } else {
-    ::close(fd);
-  }
-  return m;
 }
 
 template <class T>
@@ -91,7 +64,7 @@ Header read_fields(const uint8_t* p) {
   return h;
 }
 
-Format read_format(const Mapping& m, const std::string& path) {
+Format read_format(const MappedFile& m, const std::string& path) {
   if (m.size < kLegacyHeaderBytes)
     fail(path, "the file has " + std::to_string(m.size) + " bytes, too few for the " +
                    std::to_string(kLegacyHeaderBytes) + "-byte header");
@@ -295,7 +268,7 @@ Vocab load_llama2c_vocab(const std::string& path) {
 }
 
 Checkpoint load_llama2c_checkpoint(const std::string& model_path, const std::string& tokenizer_path) {
-  Mapping m = map_file(model_path);
+  MappedFile m = map_or_fail(model_path);
   Format f = read_format(m, model_path);
   check_header(f.h, model_path);
 
