@@ -9,12 +9,6 @@ namespace kgen::graph {
 
 namespace {
 
-Tensor to_f32(const Tensor& t) {
-  Tensor r(ScalarKind::F32, t.shape);
-  for (int64_t i = 0; i < t.numel(); ++i) r.set(i, t.get(i));
-  return r;
-}
-
 // A Cast node `from` -> new value, inserted at node position `at`.
 int insert_cast(Graph& g, int from, ScalarKind to, const std::string& name, size_t at, int out = -1) {
   if (out < 0) {
@@ -62,7 +56,7 @@ int upcast_f16(Graph& g) {
     Value& val = g.values[v];
     if (edge[v] || val.dtype != ScalarKind::F16) continue;
     val.dtype = ScalarKind::F32;
-    if (val.constant) val.constant = to_f32(*val.constant);
+    if (val.constant) val.constant = val.constant->to_f32();
     ++changed;
   }
   // f16 graph inputs: read through a Cast to f32.
