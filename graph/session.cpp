@@ -146,7 +146,7 @@ std::unique_ptr<rt::Buffer> Session::state_view(const Slot& slot) {
 
 std::shared_ptr<rt::Buffer> Session::state_buffer(const std::string& name) const {
   auto it = state_.find(name);
-  if (it == state_.end()) throw std::invalid_argument("the session has no state '" + name + "'");
+  if (it == state_.end()) throw std::invalid_argument("the prepared model has no state '" + name + "'");
   return it->second;
 }
 

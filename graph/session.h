@@ -27,7 +27,8 @@ struct SessionOptions {
   // checked after each launch; a kernel writing past its buffer is named.
   bool guard = false;
   // State values (Value::state) bound to these buffers, by value name: two
-  // sessions of one model (a prefill and a decode step) share a KV cache.
+  // prepared models of one checkpoint (a prefill and a decode step) share a
+  // KV cache.
   // Others are allocated and zeroed at prepare.
   std::map<std::string, std::shared_ptr<rt::Buffer>> state;
 };
@@ -72,7 +73,7 @@ class Session {
   // Median ms of each launch over `reps` replays, launched and synchronized
   // one at a time (the profile: where a run spends its time).
   std::vector<double> time_launches(int reps);
-  // The buffer of state value `name` (to share with another session).
+  // The buffer of state value `name` (to share with another prepared model).
   std::shared_ptr<rt::Buffer> state_buffer(const std::string& name) const;
 
  private:

@@ -25,7 +25,7 @@ struct RunnerOptions {
 };
 
 struct RunnerStats {
-  double prepare_ms = 0;      // all sessions prepared so far
+  double prepare_ms = 0;      // every prepared step size so far
   int kernels_compiled = 0;   // in this process (not cache hits)
   int cache_hits = 0;
   int decode_launches = 0;    // per decode step

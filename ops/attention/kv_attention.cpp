@@ -101,9 +101,8 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
 }
 
 // CPU: the query heads of a kv head taken together, up to 4 (each K and V
-// line then feeds 4 rows and is read from memory once: Zen 1, H32/8 D128
-// decode at n 2048, about 2 ms against 3.5 a row at a time), fewer where the
-// work-items would not cover the threads; 16-key blocks. GPUs: 64
+// line then feeds 4 rows and is read from memory once instead of 4 times),
+// fewer where the work-items would not cover the threads; 16-key blocks. GPUs: 64
 // work-items per row.
 Variant heuristic(const Problem& p, const TargetCaps& caps) {
   const KvShape s = kv_shape_of(p);

@@ -230,8 +230,8 @@ Value Evaluator::to_output(ScalarKind from, ScalarKind out, const Value& r) cons
 // Truncated (or rounded half to even), saturating, NaN -> 0. NaN is made 0
 // by its bits before the IR's cast, since WGSL compilers may assume no NaN
 // and drop the cast's own x != x test. f32 lines to a kind of at most 16
-// bits skip the C++ dialect's lane-by-lane saturating conversion (quantize
-// ran at 0.35 GB/s): clamped in f32, then t + 1.5 * 2^23 holds the integer t
+// bits skip the C++ dialect's lane-by-lane saturating conversion (scalar
+// code, far below bandwidth): clamped in f32, then t + 1.5 * 2^23 holds the integer t
 // in its mantissa bits, exactly.
 Value Evaluator::float_to_int(ScalarKind to, Value v, bool round_even) const {
   const ir::Type t(to);
