@@ -394,6 +394,7 @@ class VulkanDevice final : public Device {
         [&] {
           GpuArtifact a;
           a.source = codegen::emit_glsl(optimized, c_->glsl);
+          if (ir::debug_level() >= 2) ir::debug_log(2, "source", "generated GLSL for '" + k.name + "':\n" + a.source);
           std::vector<uint32_t> spirv = jit::compile_glsl(a.source, k.name);
           a.artifact.assign(reinterpret_cast<const char*>(spirv.data()), spirv.size() * 4);
           a.meta = "kernel=" + k.name + "\nformat=spirv\n";

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "codegen/wgsl_dialect.h"
+#include "ir/debug.h"
 #include "ir/passes.h"
 #include "ir/verifier.h"
 #include "ir/hash.h"
@@ -256,6 +257,7 @@ class WebGpuDevice final : public Device {
         [&] {
           GpuArtifact a;
           a.source = a.artifact = codegen::emit_wgsl(optimized, wo);
+          if (ir::debug_level() >= 2) ir::debug_log(2, "source", "generated WGSL for '" + k.name + "':\n" + a.source);
           a.meta = "kernel=" + k.name + "\nformat=wgsl\n";
           return a;
         },

@@ -28,7 +28,7 @@
 //            columns of 16 tiles interleaved), the ragged end lane by lane.
 // Rounding: every V is a sum of 4 inputs and every U of up to 9 halved
 // weights, so |U|·|V| terms stay within a few times the direct conv's and the
-// error within dot_tolerance (tests/ops/conv_test.cpp checks every test
+// error within 4x dot_tolerance (tests/ops/conv_test.cpp checks every test
 // problem that fits).
 #include <algorithm>
 #include <array>

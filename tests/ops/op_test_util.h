@@ -4,6 +4,7 @@
 #pragma once
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <random>
@@ -15,7 +16,10 @@
 
 namespace kgen::test {
 
+// A fresh seed per check; KGEN_TEST_SEED=S gives every check the seed S, to
+// rerun a failure that printed it.
 inline uint64_t fresh_seed() {
+  if (const char* s = std::getenv("KGEN_TEST_SEED")) return std::strtoull(s, nullptr, 10);
   static std::random_device rd;
   return (uint64_t(rd()) << 32) ^ rd();
 }
