@@ -91,12 +91,16 @@ class CpuSimtEmitter : public CEmitter {
                  : ", workgroup size chosen at launch"));
     open("extern \"C\" void " + entry + "(const KgenArgs* a, unsigned long long group_begin, unsigned long long group_end)");
     prologue();
-    line("u32 gx = (u32)(group_begin % ngx), gy = (u32)(group_begin / ngx % ngy), gz = (u32)(group_begin / ((u64)ngx * ngy));");
-    open("for (u64 g = group_begin; g < group_end; ++g)");
-    if (need_done_) line("u8 kg_done[" + std::to_string(k_.workgroup_threads()) + "] = {};");
-    emit_split(k_.body);
-    line("if (++gx == ngx) { gx = 0; if (++gy == ngy) { gy = 0; ++gz; } }");
-    close();
+    if (whole_range_ok()) {
+      emit_row_runs();
+    } else {
+      line("u32 gx = (u32)(group_begin % ngx), gy = (u32)(group_begin / ngx % ngy), gz = (u32)(group_begin / ((u64)ngx * ngy));");
+      open("for (u64 g = group_begin; g < group_end; ++g)");
+      if (need_done_) line("u8 kg_done[" + std::to_string(k_.workgroup_threads()) + "] = {};");
+      emit_split(k_.body);
+      line("if (++gx == ngx) { gx = 0; if (++gy == ngy) { gy = 0; ++gz; } }");
+      close();
+    }
     bool streams = false;
     ir::walk(k_.body, [&](const Instr& in) { streams |= ir::is_nontemporal_store(in); });
     if (streams) line("kg_stream_fence();  // order this call's streaming stores before the launch completes");
@@ -108,6 +112,24 @@ class CpuSimtEmitter : public CEmitter {
   }
 
  private:
+  // For a kernel that sees only its global x id: the call's groups taken a
+  // row of the grid at a time, each row one loop over its x ids (repeated
+  // for the items of other y and z, which see the same ids), so there is no
+  // per-group loop set-up, which costs as much as a small group's work.
+  void emit_row_runs() {
+    open("for (u64 g = group_begin; g < group_end;)");
+    line("const u32 gx = (u32)(g % ngx);");
+    line("const u64 kg_run = ngx - gx < group_end - g ? ngx - gx : group_end - g;  // groups left in this row");
+    const bool reps = !(axis_trivial(1) && axis_trivial(2));
+    if (reps) open("for (u32 kg_rep = 0; kg_rep < " + wg(1) + " * " + wg(2) + "; ++kg_rep)");
+    whole_range_ = true;
+    emit_split(k_.body);
+    whole_range_ = false;
+    if (reps) close();
+    line("g += kg_run;");
+    close();
+  }
+
   // ---- planning ----
   bool hoistable(const Instr& in) const {
     if (!in.has_result() || ir::has_side_effects(in.op) || ir::reads_state(in.op)) return false;
@@ -172,6 +194,19 @@ class CpuSimtEmitter : public CEmitter {
     }
   }
 
+  // True when the kernel's only id is GlobalId x (no local, group or other
+  // global ids), with no barrier, shared memory or per-item array: then
+  // which group or y/z item ran an x id is unobservable.
+  bool whole_range_ok() const {
+    if (has_barrier_ || axis_trivial(0) || (fixed_ && (k_.workgroup_size[1] != 1 || k_.workgroup_size[2] != 1))) return false;
+    bool ok = true;
+    ir::walk(k_.body, [&](const Instr& in) {
+      ok &= in.op != Op::LocalId && in.op != Op::GroupId && in.op != Op::SharedAlloc && in.op != Op::Barrier &&
+            !(in.op == Op::GlobalId && in.attr != 0) && !(in.has_result() && spilled_[in.id]);
+    });
+    return ok;
+  }
+
   // ---- names ----
   std::string wg(int axis) const {
     return fixed_ ? std::to_string(k_.workgroup_size[axis]) + "u" : std::string("wg") + "xyz"[axis];
@@ -196,7 +231,9 @@ class CpuSimtEmitter : public CEmitter {
       case Op::NumGroups: return std::string("ng") + xyz;
       case Op::GroupSize: return wg(ax);
       case Op::GlobalId:
-        return axis_trivial(ax) ? std::string("g") + xyz : std::string("g") + xyz + " * " + wg(ax) + " + l" + xyz;
+        if (axis_trivial(ax)) return std::string("g") + xyz;
+        if (ax == 0 && ctx_ != kGroup) return "kg_ix";  // the item loop runs over global x ids
+        return std::string("g") + xyz + " * " + wg(ax) + " + l" + xyz;
       default: break;
     }
     throw ir::Error(in.loc, "cpu: builtin '" + std::string(ir::op_name(in.op)) + "' is not supported");
@@ -206,9 +243,11 @@ class CpuSimtEmitter : public CEmitter {
 
   void emit_return(const Instr&) override {
     if (ctx_ == kGroup) throw ir::Error({}, "cpu: return at group level");
-    if (need_done_) line("{ kg_done[lid] = 1; goto kg_next" + std::to_string(ctx_) + "; }");
-    else line("goto kg_next" + std::to_string(ctx_) + ";");
+    if (need_done_) line("{ kg_done[lid] = 1; goto " + next_label(ctx_) + "; }");
+    else line("goto " + next_label(ctx_) + ";");
   }
+  // The end of an item's run of region r.
+  std::string next_label(int region) const { return "kg_next" + std::to_string(region); }
   void emit_barrier(const Instr&) override { line("// barrier: the item loops before and after run in sequence"); }
 
   // ---- emission ----
@@ -285,6 +324,39 @@ class CpuSimtEmitter : public CEmitter {
   }
   void open_indent() { CEmitter::open_more(); }
 
+  // A test on the global x id that the item loop's bound can take over:
+  // `if (gid.x < u) {...}` as the segment's last item, or `if (gid.x >= u)
+  // return;`, both u32 with u uniform, after pure, unshared values only (the
+  // items past u would have computed nothing else).
+  struct XBound {
+    const Instr* guard = nullptr;
+    ValueId limit = 0;
+    bool early_return = false;
+  };
+  XBound x_bound(const Segment& s) const {
+    if (axis_trivial(0)) return {};
+    for (size_t i = 0; i < s.items.size(); ++i) {
+      const Instr& in = *s.items[i];
+      if (in.op == Op::If) {
+        if (!in.blocks[1].instrs.empty()) return {};
+        const Instr* c = index_.def(in.args[0]);
+        if (!c || (c->op != Op::Lt && c->op != Op::Ge) || spilled_[c->id]) return {};
+        const Instr* g = index_.def(c->args[0]);
+        const ValueId u = c->args[1];
+        const bool u32s = index_.type(c->args[0]) == ir::Type(ir::ScalarKind::U32) && index_.type(u) == ir::Type(ir::ScalarKind::U32);
+        if (!g || g->op != Op::GlobalId || g->attr != 0 || !u32s || region_of_[u] != kGroup || varying_inline(u)) return {};
+        const auto& then = in.blocks[0].instrs;
+        if (c->op == Op::Lt && i + 1 == s.items.size()) return {&in, u, false};
+        if (c->op == Op::Ge && then.size() == 1 && then[0].op == Op::Return && !need_done_) return {&in, u, true};
+        return {};
+      }
+      if (!in.blocks.empty() || ir::has_side_effects(in.op) || op_class(in.op) == OpClass::Control ||
+          (in.has_result() && spilled_[in.id]))
+        return {};
+    }
+    return {};
+  }
+
   void emit_items(const Segment& s) {
     ctx_ = kGroup;
     for (const Instr* h : s.hoisted) emit_instr(*h);
@@ -299,12 +371,33 @@ class CpuSimtEmitter : public CEmitter {
       args_spilled(*in);
       for (const ir::Block& nb : in->blocks) ir::walk(nb, args_spilled);
     }
+    const XBound xb = x_bound(s);
+    const std::string x0 = "kg_x0_" + std::to_string(s.region), xe = "kg_xe_" + std::to_string(s.region);
+    if (!axis_trivial(0)) {
+      // Global x ids as the loop variable: u32 below a u32 bound cannot wrap,
+      // so LLVM sees contiguous accesses (validate_launch keeps the x extent
+      // below 2^32); a guard `gid.x < n` becomes the bound, so full groups
+      // run no test and the last one stops at n.
+      if (whole_range_) {
+        line("const u32 " + x0 + " = gx * " + wg(0) + ";");
+        line("u32 " + xe + " = (gx + (u32)kg_run) * " + wg(0) + ";");
+      } else {
+        line("const u32 " + x0 + " = gx * " + wg(0) + ";");
+        line("u32 " + xe + " = " + x0 + " + " + wg(0) + ";");
+      }
+      if (xb.guard) line("if (" + xe + " > " + ref(xb.limit) + ") " + xe + " = " + ref(xb.limit) + ";");
+    }
     int loops = 0;
     for (int ax = 2; ax >= 0; --ax) {
-      if (axis_trivial(ax)) continue;
+      if (axis_trivial(ax) || (whole_range_ && ax > 0)) continue;
       std::string l = std::string("l") + "xyz"[ax];
-      if (ax == 0 && opt_.assume_independent_items) line("#pragma clang loop vectorize(assume_safety)");
-      open("for (u32 " + l + " = 0; " + l + " < " + wg(ax) + "; ++" + l + ")");
+      if (ax == 0) {
+        if (opt_.assume_independent_items) line("#pragma clang loop vectorize(assume_safety)");
+        open("for (u32 kg_ix = " + x0 + "; kg_ix < " + xe + "; ++kg_ix)");
+        if (!whole_range_) line("const u32 lx = kg_ix - " + x0 + ";");
+      } else {
+        open("for (u32 " + l + " = 0; " + l + " < " + wg(ax) + "; ++" + l + ")");
+      }
       ++loops;
     }
     if (loops == 0) open("");  // 1x1x1 workgroup: a plain block
@@ -314,10 +407,13 @@ class CpuSimtEmitter : public CEmitter {
     }
     if (need_done_) line("if (kg_done[lid]) continue;");
     if (s.has_return) open("");
-    for (const Instr* in : s.items) emit_instr(*in);
+    for (const Instr* in : s.items) {
+      if (in != xb.guard) emit_instr(*in);
+      else if (!xb.early_return) emit_block(in->blocks[0]);  // the loop bound is the test
+    }
     if (s.has_return) {
       close();
-      line("kg_next" + std::to_string(s.region) + ":;");
+      line(next_label(s.region) + ":;");
     }
     for (int i = 0; i < std::max(loops, 1); ++i) close();
     ctx_ = kGroup;
@@ -326,6 +422,7 @@ class CpuSimtEmitter : public CEmitter {
   const CppOptions& opt_;
   ir::Uniformity uni_;
   bool fixed_ = false, has_barrier_ = false, has_return_ = false, need_done_ = false;
+  bool whole_range_ = false;  // emitting emit_row_runs()
   std::unordered_map<const ir::Block*, std::vector<Segment>> plan_;
   std::vector<int> region_of_;
   std::vector<bool> spilled_;

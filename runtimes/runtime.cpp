@@ -98,6 +98,10 @@ void validate_launch(const ir::Kernel& k, const LaunchArgs& a) {
   }
   for (int ax = 0; ax < 3; ++ax) {
     if (a.dims.grid[ax] == 0 || a.dims.workgroup[ax] == 0) fail("grid and workgroup sizes must be >= 1 on every axis");
+    // Global ids are u32: an axis past 2^32 - 1 work-items would repeat ids.
+    if (uint64_t(a.dims.grid[ax]) * a.dims.workgroup[ax] > UINT32_MAX)
+      fail("axis " + std::to_string(ax) + " has " + std::to_string(uint64_t(a.dims.grid[ax]) * a.dims.workgroup[ax]) +
+           " work-items; global ids are 32-bit (at most 4294967295)");
     if (k.fixed_workgroup() && a.dims.workgroup[ax] != k.workgroup_size[ax])
       fail("workgroup " + std::to_string(a.dims.workgroup[0]) + "x" + std::to_string(a.dims.workgroup[1]) + "x" +
            std::to_string(a.dims.workgroup[2]) + " differs from the kernel's fixed " + std::to_string(k.workgroup_size[0]) +

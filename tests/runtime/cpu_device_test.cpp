@@ -2,6 +2,7 @@
 
 #include <random>
 
+#include "codegen/cpp.h"
 #include "ir/half.h"
 #include "jit/jit.h"
 #include "tests/codegen/test_kernels.h"
@@ -159,4 +160,76 @@ TEST_CASE("cpu: saxpy item loop is vectorised with the host's widest registers")
   const std::string vec = "<" + std::to_string(bits / 32) + " x float>";
   CHECK_MESSAGE(s->debug_ir().find(vec) != std::string::npos, s->debug_ir());
   CHECK(s->debug_asm().find(bits >= 512 ? "zmm" : bits >= 256 ? "ymm" : "xmm") != std::string::npos);
+}
+
+namespace {
+
+// out[i] = a * x[i] for global x ids below n: `if (i < n) {...}` when
+// early_return is false, `if (i >= n) return; ...` when true (the item loop's
+// bound takes either test over); extra_store adds a store after the guard,
+// which keeps an `if (i < n)` inside the loop.
+ir::Kernel guarded_scale(bool early_return, bool extra_store) {
+  using namespace ir;
+  Kernel k;
+  k.name = std::string("guarded_scale") + (early_return ? "_ret" : "") + (extra_store ? "_extra" : "");
+  k.buffers = {{"x", types::F32, Access::Read}, {"out", types::F32, Access::Write}, {"last", types::U32, Access::Write}};
+  k.scalars = {{"a", types::F32}, {"n", types::U32}};
+  Builder b(k);
+  ValueId i = b.builtin(Op::GlobalId, 0);
+  if (early_return) {
+    b.begin_if(b.op(Op::Ge, {i, b.param(1)}));
+    b.return_();
+    b.end_if();
+    b.store(b.buffer(1), i, b.op(Op::Mul, {b.param(0), b.load(b.buffer(0), i)}));
+  } else {
+    b.begin_if(b.op(Op::Lt, {i, b.param(1)}));
+    b.store(b.buffer(1), i, b.op(Op::Mul, {b.param(0), b.load(b.buffer(0), i)}));
+    b.end_if();
+  }
+  if (extra_store) {
+    b.begin_if(b.op(Op::Eq, {i, b.const_int(types::U32, 0)}));
+    b.store(b.buffer(2), b.const_int(types::U32, 0), b.param(1));
+    b.end_if();
+  }
+  return k;
+}
+
+}  // namespace
+
+TEST_CASE("cpu: item loops bounded by a global-id guard: tails, groups past n, 2-D grids and workgroups") {
+  const uint32_t n = 1000;
+  auto x = randf(2048, -1, 1, 11);
+  auto launch = [](uint32_t gx, uint32_t gy, uint32_t wx, uint32_t wy) {
+    ir::LaunchDims d;
+    d.grid = {gx, gy, 1};
+    d.workgroup = {wx, wy, 1};
+    return d;
+  };
+  for (bool ret : {false, true})
+    for (bool extra : {false, true}) {
+      const ir::Kernel k = guarded_scale(ret, extra);
+      CAPTURE(k.name);
+      // The guard is the loop bound, unless a store follows an `if (i < n)`.
+      CHECK((codegen::emit_cpp(k).find("if (kg_xe_0 > p1) kg_xe_0 = p1;") != std::string::npos) == (ret || !extra));
+      // Whole groups and a tail; groups wholly past n; rows of a 2-D grid
+      // repeating the x ids; a 2-D workgroup; n = 0.
+      for (auto [d, m] : {std::pair{launch(16, 1, 64, 1), n}, std::pair{launch(20, 1, 64, 1), n},
+                          std::pair{launch(8, 3, 128, 1), n}, std::pair{launch(64, 1, 16, 2), n},
+                          std::pair{launch(4, 1, 64, 1), 0u}}) {
+        CAPTURE(m);
+        test::run_and_compare(cpu(), k, d, {bytes_of(x), std::vector<uint8_t>(2048 * 4), std::vector<uint8_t>(4)},
+                              {ir::scalar_slot(1.5f), ir::scalar_slot(m)});
+      }
+    }
+}
+
+TEST_CASE("cpu: a launch past 2^32 work-items on an axis is refused (global ids are 32-bit)") {
+  auto& dev = cpu();
+  auto k = dev.compile(test::saxpy());
+  auto bx = dev.alloc(16), by = dev.alloc(16);
+  ir::LaunchDims d;
+  d.grid = {uint32_t(1) << 24, 1, 1};
+  d.workgroup = {256, 1, 1};
+  CHECK_THROWS_WITH_AS(dev.launch(*k, {d, {bx.get(), by.get()}, {ir::scalar_slot(1.0f), ir::scalar_slot(4u)}}),
+                       doctest::Contains("global ids are 32-bit"), std::invalid_argument);
 }

@@ -12,15 +12,21 @@ extern "C" void kgen_matmul_tiled(const KgenArgs* a, unsigned long long group_be
   u32 gx = (u32)(group_begin % ngx), gy = (u32)(group_begin / ngx % ngy), gz = (u32)(group_begin / ((u64)ngx * ngy));
   for (u64 g = group_begin; g < group_end; ++g) {
     alignas(64) f32 v8[64];
+    const u32 kg_x0_0 = gx * 8u;
+    u32 kg_xe_0 = kg_x0_0 + 8u;
     for (u32 ly = 0; ly < 8u; ++ly) {
-      for (u32 lx = 0; lx < 8u; ++lx) {
+      for (u32 kg_ix = kg_x0_0; kg_ix < kg_xe_0; ++kg_ix) {
+        const u32 lx = kg_ix - kg_x0_0;
         const u32 lid = (0u * 8u + ly) * 8u + lx;
         v8[lid] = 0.0f;
       }
     }
     for (u32 v11 = 0u; v11 < p0; v11 += 8u) {
+      const u32 kg_x0_1 = gx * 8u;
+      u32 kg_xe_1 = kg_x0_1 + 8u;
       for (u32 ly = 0; ly < 8u; ++ly) {
-        for (u32 lx = 0; lx < 8u; ++lx) {
+        for (u32 kg_ix = kg_x0_1; kg_ix < kg_xe_1; ++kg_ix) {
+          const u32 lx = kg_ix - kg_x0_1;
           u32 v13 = ly * 8u;
           u32 v14 = v13 + lx;
           u32 v15 = (gy * 8u + ly) * p0;
@@ -30,14 +36,17 @@ extern "C" void kgen_matmul_tiled(const KgenArgs* a, unsigned long long group_be
           v0[v14] = v19;
           u32 v20 = v11 + ly;
           u32 v21 = v20 * p0;
-          u32 v22 = v21 + (gx * 8u + lx);
+          u32 v22 = v21 + kg_ix;
           f32 v24 = b1[v22];
           v1[v14] = v24;
         }
       }
       // barrier: the item loops before and after run in sequence
+      const u32 kg_x0_2 = gx * 8u;
+      u32 kg_xe_2 = kg_x0_2 + 8u;
       for (u32 ly = 0; ly < 8u; ++ly) {
-        for (u32 lx = 0; lx < 8u; ++lx) {
+        for (u32 kg_ix = kg_x0_2; kg_ix < kg_xe_2; ++kg_ix) {
+          const u32 lx = kg_ix - kg_x0_2;
           const u32 lid = (0u * 8u + ly) * 8u + lx;
           #pragma clang loop unroll_count(8)
           for (u32 v28 = 0u; v28 < 8u; v28 += 1u) {
@@ -56,12 +65,15 @@ extern "C" void kgen_matmul_tiled(const KgenArgs* a, unsigned long long group_be
       }
       // barrier: the item loops before and after run in sequence
     }
+    const u32 kg_x0_3 = gx * 8u;
+    u32 kg_xe_3 = kg_x0_3 + 8u;
     for (u32 ly = 0; ly < 8u; ++ly) {
-      for (u32 lx = 0; lx < 8u; ++lx) {
+      for (u32 kg_ix = kg_x0_3; kg_ix < kg_xe_3; ++kg_ix) {
+        const u32 lx = kg_ix - kg_x0_3;
         const u32 lid = (0u * 8u + ly) * 8u + lx;
         f32 v40 = v8[lid];
         u32 v41 = (gy * 8u + ly) * p0;
-        u32 v42 = v41 + (gx * 8u + lx);
+        u32 v42 = v41 + kg_ix;
         b2[v42] = v40;
       }
     }

@@ -9,11 +9,14 @@ extern "C" void kgen_reduce_sum(const KgenArgs* a, unsigned long long group_begi
   alignas(64) f32 v0[64];  // shared
   u32 gx = (u32)(group_begin % ngx), gy = (u32)(group_begin / ngx % ngy), gz = (u32)(group_begin / ((u64)ngx * ngy));
   for (u64 g = group_begin; g < group_end; ++g) {
-    for (u32 lx = 0; lx < 64u; ++lx) {
-      bool v4 = (gx * 64u + lx) < p0;
+    const u32 kg_x0_0 = gx * 64u;
+    u32 kg_xe_0 = kg_x0_0 + 64u;
+    for (u32 kg_ix = kg_x0_0; kg_ix < kg_xe_0; ++kg_ix) {
+      const u32 lx = kg_ix - kg_x0_0;
+      bool v4 = kg_ix < p0;
       f32 v6 = 0.0f;
       if (v4) {
-        f32 v8 = b0[gx * 64u + lx];
+        f32 v8 = b0[kg_ix];
         v6 = v8;
       }
       f32 v9 = v6;
@@ -22,7 +25,10 @@ extern "C" void kgen_reduce_sum(const KgenArgs* a, unsigned long long group_begi
     // barrier: the item loops before and after run in sequence
     for (u32 v13 = 0u; v13 < 6u; v13 += 1u) {
       u32 v15 = 32u >> (v13 & 31);
-      for (u32 lx = 0; lx < 64u; ++lx) {
+      const u32 kg_x0_1 = gx * 64u;
+      u32 kg_xe_1 = kg_x0_1 + 64u;
+      for (u32 kg_ix = kg_x0_1; kg_ix < kg_xe_1; ++kg_ix) {
+        const u32 lx = kg_ix - kg_x0_1;
         bool v16 = lx < v15;
         if (v16) {
           f32 v17 = v0[lx];
@@ -34,7 +40,10 @@ extern "C" void kgen_reduce_sum(const KgenArgs* a, unsigned long long group_begi
       }
       // barrier: the item loops before and after run in sequence
     }
-    for (u32 lx = 0; lx < 64u; ++lx) {
+    const u32 kg_x0_2 = gx * 64u;
+    u32 kg_xe_2 = kg_x0_2 + 64u;
+    for (u32 kg_ix = kg_x0_2; kg_ix < kg_xe_2; ++kg_ix) {
+      const u32 lx = kg_ix - kg_x0_2;
       bool v22 = lx == 0u;
       if (v22) {
         f32 v24 = v0[0u];
