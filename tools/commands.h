@@ -24,6 +24,7 @@ void add_graph_command(CLI::App& app); // kgen graph MODEL --dot|--svg
 void add_conformance_command(CLI::App& app);  // kgen conformance DIR
 void add_info_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);  // kgen quantize IN.gguf OUT.gguf --type q4_k
+void add_translate_command(CLI::App& app);  // kgen translate FILE.cpp: plain C++ kernels
 
 // Process exit code chosen by the command that ran (0 unless it failed).
 int exit_code();

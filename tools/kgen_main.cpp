@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   kgen::tools::add_conformance_command(app);
   kgen::tools::add_info_command(app);
   kgen::tools::add_quantize_command(app);
+  kgen::tools::add_translate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

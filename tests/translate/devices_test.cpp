@@ -1,0 +1,63 @@
+// Every translated sample on every available device, checked against the
+// interpreter with its DSL twin's workload (the same launch and inputs).
+#include <doctest/doctest.h>
+
+#include "dsl/registry.h"
+#include "runtimes/check.h"
+#include "runtimes/runtime.h"
+#include "samples/kernels/kernels.h"
+#include "translate_test_util.h"
+
+using namespace kgen;
+using namespace kgen::translate::testing;
+
+namespace {
+struct Twin {
+  const char* file;
+  const char* kernel;
+  const char* define;      // -D for the file, or nullptr
+  const char* registered;  // the DSL twin in the kernel registry
+  int64_t n;
+};
+
+const Twin kTwins[] = {
+    {"saxpy.cpp", "saxpy", nullptr, "saxpy", 1000},
+    {"vec_add.cpp", "vec_add", nullptr, "vec_add", 1000},
+    {"activations.cpp", "silu", nullptr, "silu", 1000},
+    {"activations.cpp", "gelu_tanh", nullptr, "gelu_tanh", 1000},
+    {"activations.cpp", "gelu_erf", nullptr, "gelu_erf", 1000},
+    {"histogram.cpp", "histogram256", nullptr, "histogram256", 1000},
+    {"histogram.cpp", "histogram256_shared", nullptr, "histogram256_shared", 1000},
+    {"matmul_tiled.cpp", "matmul_tiled", "TILE=8", "matmul_tiled_t8", 33},
+    {"reduce_sum.cpp", "reduce_sum", nullptr, "reduce_sum_i4", 3000},
+    {"softmax.cpp", "softmax_rows", nullptr, "softmax_rows", 257},
+};
+}  // namespace
+
+TEST_CASE("translated samples run on every available device and match the interpreter") {
+  samples::register_all();
+  std::vector<std::string> devices = rt::available_devices();
+  MESSAGE("devices:" << [&] {
+    std::string s;
+    for (const std::string& d : devices) s += " " + d;
+    return s;
+  }());
+  for (const std::string& name : devices) {
+    std::unique_ptr<rt::Device> dev = rt::create_device(name);
+    for (const Twin& t : kTwins) {
+      CAPTURE(name);
+      CAPTURE(std::string(t.kernel));
+      translate::Options opt;
+      if (t.define) opt.defines = {t.define};
+      ir::Kernel k = translate::translate_kernel(sample_path(t.file), t.kernel, opt);
+      const dsl::KernelEntry* twin = dsl::find_kernel(t.registered);
+      REQUIRE(twin != nullptr);
+      rt::CheckOptions co;
+      co.time = false;
+      co.min_repeats = 1;
+      rt::CheckResult r = rt::run_and_check(*dev, k, twin->workload(t.n), co);
+      CAPTURE(r.message);
+      CHECK(r.ok);
+    }
+  }
+}

@@ -1,0 +1,81 @@
+// Constructs outside the subset are refused with the construct, the reason
+// and the file:line:col of the offending code.
+#include <doctest/doctest.h>
+
+#include "translate_test_util.h"
+
+using namespace kgen;
+
+namespace {
+struct Refused {
+  const char* what;
+  const char* body;  // from line 3, after the include and `using namespace kgen;`
+  uint32_t line, column;
+  const char* message;  // a part of the message
+};
+
+const Refused kRefused[] = {
+    {"recursion",
+     "int f(int x) { if (x > 0) return f(x - 1); return 0; }\n"
+     "KGEN_KERNEL void k(int* y) { y[0] = f(3); }\n",
+     3, 34, "recursive call to 'f'"},
+    {"virtual call",
+     "struct S { virtual int v() const { return 1; } };\n"
+     "KGEN_KERNEL void k(int* y) { y[0] = S{}.v(); }\n",
+     4, 37, "virtual call to 'v'"},
+    {"throw", "KGEN_KERNEL void k(int* y) {\n  if (y[0] < 0) throw 1;\n}\n", 4, 17, "exceptions"},
+    {"try", "KGEN_KERNEL void k(int* y) {\n  try { y[0] = 1; } catch (...) {}\n}\n", 4, 3, "exceptions"},
+    {"new", "KGEN_KERNEL void k(int* y) {\n  y[0] = *new int(3);\n}\n", 4, 11, "heap allocation"},
+    {"delete", "KGEN_KERNEL void k(int* y) {\n  delete y;\n}\n", 4, 3, "heap allocation"},
+    {"pointer to pointers", "KGEN_KERNEL void k(float** p) {}\n", 3, 28, "pointers stored in memory"},
+    {"pointer variable modified", "KGEN_KERNEL void k(float* y) {\n  float* q = y;\n  q = y;\n  q[0] = 1;\n}\n", 4,
+     10, "pointer 'q' is modified"},
+    {"struct local", "struct P { int a, b; };\nKGEN_KERNEL void k(int* y) {\n  P p{1, 2};\n  y[0] = 1;\n}\n", 5, 5,
+     "variable 'p' has type 'P'"},
+    {"long double", "KGEN_KERNEL void k(float* y) {\n  long double v = 1;\n  y[0] = 1;\n}\n", 4, 15,
+     "variable 'v' has type 'long double'"},
+    {"global variable", "int g;\nKGEN_KERNEL void k(int* y) { y[0] = g; }\n", 4, 37, "global variable 'g'"},
+    {"no body", "int ext(int);\nKGEN_KERNEL void k(int* y) { y[0] = ext(1); }\n", 4, 37, "no body in this file"},
+    {"address of a local", "KGEN_KERNEL void k(int* y) {\n  int v = 0;\n  atomic_add(&v, 1);\n  y[0] = v;\n}\n", 5,
+     14, "address of a local variable"},
+    {"non-void kernel", "KGEN_KERNEL int k(int* y) { return 0; }\n", 3, 17, "must return void"},
+    {"barrier under divergent control flow",
+     "KGEN_KERNEL void k(int* y) {\n  if (global_id(0) < 3) barrier();\n  y[0] = 1;\n}\n", 4, 25,
+     "barrier in divergent control flow"},
+    {"return in a helper's loop",
+     "int find(const int* v) {\n  for (int j = 0; j < 4; ++j)\n    if (v[j] < 0) return j;\n  return -1;\n}\n"
+     "KGEN_KERNEL void k(const int* v, int* y) { y[0] = find(v); }\n",
+     5, 19, "return inside a loop of helper 'find'"},
+    {"switch", "KGEN_KERNEL void k(int* y) {\n  switch (y[0]) { default: break; }\n}\n", 4, 3, "switch"},
+    {"large local array", "KGEN_KERNEL void k(int* y) {\n  int big[100];\n  y[0] = big[1];\n}\n", 4, 7,
+     "at most 64"},
+    {"parse error", "KGEN_KERNEL void k(int* y) {\n  y[0] = ;\n}\n", 4, 10, "expected expression"},
+};
+}  // namespace
+
+TEST_CASE("refused constructs name what, why and where") {
+  for (const Refused& r : kRefused) {
+    CAPTURE(std::string(r.what));
+    std::string code = std::string("#include \"kgen_kernel.h\"\nusing namespace kgen;\n") + r.body;
+    try {
+      translate::translate_source(code, "refused.cpp");
+      FAIL("accepted");
+    } catch (const ir::Error& e) {
+      CAPTURE(std::string(e.what()));
+      CHECK(e.message.find(r.message) != std::string::npos);
+      REQUIRE(e.loc.known());
+      CHECK(std::string(e.loc.file) == "refused.cpp");
+      CHECK(e.loc.line == r.line);
+      CHECK(e.loc.column == r.column);
+    }
+  }
+}
+
+TEST_CASE("an unknown kernel name lists the kernels of the file") {
+  try {
+    translate::translate_kernel(kgen::translate::testing::sample_path("histogram.cpp"), "nope");
+    FAIL("accepted");
+  } catch (const std::runtime_error& e) {
+    CHECK(std::string(e.what()).find("histogram256_shared") != std::string::npos);
+  }
+}

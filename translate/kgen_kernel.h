@@ -1,0 +1,136 @@
+// The builtins of plain C++ kernels for `kgen translate`.
+//
+//   #include "kgen_kernel.h"
+//   using namespace kgen;
+//
+//   KGEN_KERNEL void saxpy(const float* x, float* y, float a, unsigned n) {
+//     unsigned i = global_id(0);
+//     if (i < n) y[i] = a * x[i] + y[i];
+//   }
+//
+// The translator (clang) reads the declarations below by name; it never looks
+// at their bodies. The bodies give the same file a serial host meaning, so a
+// kernel also compiles with any C++20 compiler and runs (and can be debugged)
+// on the host through kgen::host::launch. The host runs the work-items of a
+// group one after another, so barrier() is a no-op there: kernels that
+// communicate through shared memory only run correctly on the host with
+// one-item groups.
+//
+// No standard headers are included: clang parses this file for every
+// translation, and it must stay cheap.
+#pragma once
+
+#if defined(__clang__)
+// Marks a function as a kernel to translate.
+#define KGEN_KERNEL [[clang::annotate("kgen::kernel")]]
+// Fixes the workgroup size of a kernel: KGEN_WORKGROUP(256) or (16, 16).
+#define KGEN_WORKGROUP(...) [[clang::annotate("kgen::workgroup", __VA_ARGS__)]]
+// Declares a workgroup-shared array: KGEN_SHARED float tile[16][16];
+#define KGEN_SHARED [[clang::annotate("kgen::shared")]] static
+#else
+#define KGEN_KERNEL
+#define KGEN_WORKGROUP(...)
+#define KGEN_SHARED static
+#endif
+
+namespace kgen {
+
+// The IR's scalar types by their IR names (no <cstdint> here).
+using i8 = signed char;
+using i16 = short;
+using i32 = int;
+using i64 = long long;
+using u8 = unsigned char;
+using u16 = unsigned short;
+using u32 = unsigned;
+using u64 = unsigned long long;
+using f32 = float;
+using f64 = double;
+using f16 = _Float16;
+#if defined(__clang__) || __GNUC__ >= 13
+using bf16 = __bf16;
+#endif
+
+// The work-item the host is running; set by host::launch.
+namespace host {
+struct Item {
+  unsigned global[3], local[3], group[3], size[3], groups[3];
+};
+inline Item current{};
+}  // namespace host
+
+// Work-item and workgroup indices along axis d (0, 1 or 2), as in the IR.
+inline unsigned global_id(unsigned d) { return host::current.global[d]; }
+inline unsigned local_id(unsigned d) { return host::current.local[d]; }
+inline unsigned group_id(unsigned d) { return host::current.group[d]; }
+inline unsigned group_size(unsigned d) { return host::current.size[d]; }
+inline unsigned num_groups(unsigned d) { return host::current.groups[d]; }
+
+// Workgroup barrier: every work-item of the group must reach it.
+inline void barrier() {}
+
+// Atomic read-modify-writes of one element, `atomic_add(&hist[b], 1u)`;
+// they return the old value.
+template <class T> inline T atomic_add(T* p, T v) { T old = *p; *p = old + v; return old; }
+template <class T> inline T atomic_min(T* p, T v) { T old = *p; *p = v < old ? v : old; return old; }
+template <class T> inline T atomic_max(T* p, T v) { T old = *p; *p = v > old ? v : old; return old; }
+template <class T> inline T atomic_exch(T* p, T v) { T old = *p; *p = v; return old; }
+template <class T> inline T atomic_cas(T* p, T cmp, T v) { T old = *p; if (old == cmp) *p = v; return old; }
+
+// +infinity as a float constant (for running maxima).
+inline constexpr float infinity = __builtin_huge_valf();
+
+// Math with the IR's meaning (rint rounds ties to even).
+#define KGEN_MATH1(name, f_builtin, d_builtin)                 \
+  inline float name(float x) { return f_builtin(x); }           \
+  inline double name(double x) { return d_builtin(x); }
+KGEN_MATH1(sqrt, __builtin_sqrtf, __builtin_sqrt)
+KGEN_MATH1(exp, __builtin_expf, __builtin_exp)
+KGEN_MATH1(exp2, __builtin_exp2f, __builtin_exp2)
+KGEN_MATH1(log, __builtin_logf, __builtin_log)
+KGEN_MATH1(log2, __builtin_log2f, __builtin_log2)
+KGEN_MATH1(sin, __builtin_sinf, __builtin_sin)
+KGEN_MATH1(cos, __builtin_cosf, __builtin_cos)
+KGEN_MATH1(tanh, __builtin_tanhf, __builtin_tanh)
+KGEN_MATH1(erf, __builtin_erff, __builtin_erf)
+KGEN_MATH1(floor, __builtin_floorf, __builtin_floor)
+KGEN_MATH1(ceil, __builtin_ceilf, __builtin_ceil)
+KGEN_MATH1(trunc, __builtin_truncf, __builtin_trunc)
+KGEN_MATH1(rint, __builtin_rintf, __builtin_rint)
+KGEN_MATH1(fabs, __builtin_fabsf, __builtin_fabs)
+#undef KGEN_MATH1
+inline float rsqrt(float x) { return 1.0f / __builtin_sqrtf(x); }
+inline double rsqrt(double x) { return 1.0 / __builtin_sqrt(x); }
+inline float pow(float x, float y) { return __builtin_powf(x, y); }
+inline double pow(double x, double y) { return __builtin_pow(x, y); }
+inline float fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
+inline double fma(double a, double b, double c) { return __builtin_fma(a, b, c); }
+template <class T> inline T abs(T x) { return x < 0 ? -x : x; }
+template <class T> inline T min(T a, T b) { return b < a ? b : a; }
+template <class T> inline T max(T a, T b) { return a < b ? b : a; }
+
+namespace host {
+// Runs kernel(args...) serially over a grid of `groups` workgroups of
+// `size` work-items (x fastest), the host meaning of a launch.
+template <class F, class... Args>
+void launch(const unsigned (&groups)[3], const unsigned (&size)[3], F kernel, Args... args) {
+  for (unsigned gz = 0; gz < groups[2]; ++gz)
+    for (unsigned gy = 0; gy < groups[1]; ++gy)
+      for (unsigned gx = 0; gx < groups[0]; ++gx)
+        for (unsigned lz = 0; lz < size[2]; ++lz)
+          for (unsigned ly = 0; ly < size[1]; ++ly)
+            for (unsigned lx = 0; lx < size[0]; ++lx) {
+              const unsigned g[3] = {gx, gy, gz}, l[3] = {lx, ly, lz};
+              for (int d = 0; d < 3; ++d) {
+                current.group[d] = g[d];
+                current.local[d] = l[d];
+                current.size[d] = size[d];
+                current.groups[d] = groups[d];
+                current.global[d] = g[d] * size[d] + l[d];
+              }
+              kernel(args...);
+            }
+}
+}  // namespace host
+
+}  // namespace kgen

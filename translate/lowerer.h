@@ -1,0 +1,147 @@
+// Lowers the clang AST of one kernel function to an ir::Kernel. Internal to
+// the translate library: the only part of kgen that sees clang's AST.
+//
+// C++ values map onto the IR as follows. A local that is never modified is
+// the SSA value of its initializer; a modified one is an IR variable. A
+// pointer (a buffer parameter, a shared array, or one of those plus an
+// offset) is an Address: the IR has no pointer arithmetic, so offsets fold
+// into the index of each access. Helper functions are inlined at each call.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/Stmt.h"
+#include "clang/AST/StmtCXX.h"
+#include "ir/builder.h"
+#include "ir/ir.h"
+
+namespace kgen::translate {
+
+// A place in memory an access can name: element `index` of `ptr` onwards
+// (index kNoValue means 0). `dims` are the extents of the array dimensions
+// not yet indexed, after the first (a row of tile[16][17] has dims {17}).
+// A local array has no pointer: its elements are the IR variables `local`.
+struct Address {
+  ir::ValueId ptr = ir::kNoValue;
+  ir::ValueId index = ir::kNoValue;
+  std::vector<int64_t> dims;
+  std::vector<ir::ValueId> local;
+};
+
+// Something that can be assigned or read: an IR variable, an element of a
+// buffer or shared array, or an unmodified local's SSA value (read only).
+struct LValue {
+  enum class Kind { Var, Elem, Value } kind = Kind::Value;
+  ir::ValueId id = ir::kNoValue;  // Var: the variable; Value: the value
+  Address addr;                   // Elem
+};
+
+// What a declaration stands for while its function is being lowered.
+struct Binding {
+  enum class Kind { Value, Var, Address, Ref } kind = Kind::Value;
+  ir::ValueId id = ir::kNoValue;  // Value, Var
+  Address addr;                   // Address
+  LValue ref;                     // Ref: a reference parameter of a helper
+};
+
+class Lowerer {
+ public:
+  explicit Lowerer(clang::ASTContext& ctx) : ctx_(ctx) {}
+  // Lowers one kernel function (annotated, with a body); throws ir::Error.
+  ir::Kernel lower_kernel(const clang::FunctionDecl* fn);
+
+  // Errors and locations.
+  ir::SourceLoc loc_of(clang::SourceLocation l) const;
+  [[noreturn]] void fail(clang::SourceLocation l, const std::string& what) const;
+  // The IR type of a C++ arithmetic type; fails naming `what` otherwise.
+  ir::Type scalar_type(clang::QualType t, clang::SourceLocation l, const std::string& what) const;
+
+ private:
+  // An inlined helper call being lowered. A helper whose only return is its
+  // last statement needs nothing; one with other returns runs inside a
+  // one-trip IR loop that a return leaves after setting result_var.
+  struct Frame {
+    const clang::FunctionDecl* fn = nullptr;
+    bool wrapped = false;
+    ir::Type ret;
+    ir::ValueId result_var = ir::kNoValue;  // wrapped, non-void
+    ir::ValueId tail_value = ir::kNoValue;  // not wrapped: the returned value
+  };
+
+  // Kernel signature (lower_stmt.cpp).
+  std::string variant_name(const clang::FunctionDecl* fn) const;
+  void bind_params(const clang::FunctionDecl* fn);
+  void set_workgroup(const clang::FunctionDecl* fn);
+  void refine_access();
+
+  // Statements (lower_stmt.cpp).
+  void stmt(const clang::Stmt* s);
+  void var_decl(const clang::VarDecl* vd);
+  void shared_decl(const clang::VarDecl* vd);
+  void local_array_decl(const clang::VarDecl* vd);
+  void if_stmt(const clang::IfStmt* s);
+  void for_stmt(const clang::ForStmt* s);
+  bool canonical_for(const clang::ForStmt* s);
+  void while_stmt(const clang::WhileStmt* s);
+  void do_stmt(const clang::DoStmt* s);
+  void return_stmt(const clang::ReturnStmt* s);
+  void break_unless(ir::ValueId cond);
+
+  // Expressions (lower_expr.cpp).
+  ir::ValueId rvalue(const clang::Expr* e);  // kNoValue for void calls
+  ir::ValueId rvalue_as(const clang::Expr* e, ir::Type t);
+  LValue lvalue(const clang::Expr* e);
+  Address address(const clang::Expr* e);
+  ir::ValueId load(const LValue& lv, clang::SourceLocation l);
+  void store(const LValue& lv, ir::ValueId v, clang::SourceLocation l);
+  ir::ValueId cast_expr(const clang::CastExpr* e);
+  ir::ValueId binary(const clang::BinaryOperator* e);
+  ir::ValueId compound_assign(const clang::CompoundAssignOperator* e);
+  ir::ValueId logical(const clang::BinaryOperator* e);
+  ir::ValueId unary(const clang::UnaryOperator* e);
+  ir::ValueId conditional(const clang::ConditionalOperator* e);
+  ir::ValueId call(const clang::CallExpr* e);
+  ir::ValueId builtin_call(const clang::CallExpr* e, const clang::FunctionDecl* fn);
+  ir::ValueId inline_call(const clang::CallExpr* e, const clang::FunctionDecl* fn);
+  void bind_arg(const clang::ParmVarDecl* p, const clang::Expr* arg);
+  bool needs_wrap(const clang::FunctionDecl* fn);
+  ir::ValueId arith(ir::Op op, ir::ValueId a, ir::ValueId b);
+  ir::ValueId convert(ir::ValueId v, ir::Type to);
+  ir::ValueId zero(ir::Type t);
+  ir::ValueId index_add(ir::ValueId a, ir::ValueId b);
+  bool try_constant(const clang::Expr* e, ir::ValueId& out);
+  int64_t constant_int(const clang::Expr* e, const std::string& what);
+  Address subscript(const Address& base, const clang::Expr* index);
+  ir::ValueId const_index(int64_t v, ir::Type t);
+  ir::ValueId load_local(const Address& a);
+  void store_local(const Address& a, ir::ValueId v);
+
+  // Analysis (lower_stmt.cpp).
+  void collect_mutations(const clang::Stmt* s);
+  bool is_invariant(const clang::Expr* e) const;
+  bool is_simple(const clang::Expr* e) const;
+
+  clang::ASTContext& ctx_;
+  const clang::FunctionDecl* kernel_fn_ = nullptr;
+  ir::Kernel k_;
+  ir::Builder* b_ = nullptr;
+  std::map<const clang::ValueDecl*, Binding> env_;
+  std::set<const clang::VarDecl*> mutated_;           // locals and params assigned anywhere
+  std::set<const clang::FunctionDecl*> analyzed_;     // bodies collect_mutations has seen
+  std::vector<Frame*> frames_;                        // innermost inlined call last
+  std::map<ir::ValueId, int64_t> constants_;          // integer constants made by try_constant / const_index
+};
+
+// Helpers shared by the lowering files.
+bool is_kgen_builtin(const clang::FunctionDecl* fn);
+bool has_annotation(const clang::Decl* d, llvm::StringRef name);
+const clang::Expr* strip(const clang::Expr* e);  // parens and no-op casts
+
+}  // namespace kgen::translate
