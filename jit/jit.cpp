@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "ir/debug.h"
 #include "jit/float_builtins.h"
 #include "clang/Basic/Diagnostic.h"
 #include "clang/Basic/DiagnosticOptions.h"
@@ -38,13 +39,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
-bool debug_env() {
-  static const bool on = [] {
-    const char* e = std::getenv("KGEN_DEBUG");
-    return e && *e && std::string_view(e) != "0";
-  }();
-  return on;
-}
+// KGEN_DEBUG=4 prints CPU assembly: only then is the module also emitted as
+// text (which doubles code generation, so lower levels time honestly).
+bool debug_asm() { return ir::debug_level() >= 4; }
 
 // Process-wide JIT state, created on first use. Compiles are serialised by
 // `mu`: clang and the shared TargetMachine are not re-entrant, and a
@@ -195,11 +192,11 @@ ObjectCode compile_to_object(std::string_view source, const JitOptions& opt) {
   auto t1 = Clock::now();
   llvm::TargetMachine& tm = st.machine(opt.opt_level);
   mod->setDataLayout(tm.createDataLayout());
-  if (opt.keep_ir || debug_env()) {
+  if (opt.keep_ir || debug_asm()) {
     llvm::raw_string_ostream os(out.ir);
     mod->print(os, nullptr);
   }
-  if (opt.keep_asm || debug_env()) out.assembly = emit(*mod, tm, llvm::CodeGenFileType::AssemblyFile);
+  if (opt.keep_asm || debug_asm()) out.assembly = emit(*mod, tm, llvm::CodeGenFileType::AssemblyFile);
   out.bytes = emit(*mod, tm, llvm::CodeGenFileType::ObjectFile);
   out.stats.codegen_ms = ms_since(t1);
   return out;
