@@ -1,19 +1,24 @@
-// Flash attention against the naive three-kernel composition (scores into a
-// B×H×S×Skv temporary, row softmax, P·V), both kgen plans, measured in the
-// same run on the same inputs in interleaved rounds (flash, naive, flash,
-// ...), at B1 H8 S1024 D64, causal and not, and D128
-// causal (llama's head size), 1 and 2 threads. Counters: GFLOP/s of both
-// (4·visible pairs·D flops), ratio = naive time / flash time (> 1: flash
-// faster).
+// The attention op's chosen plan against the naive three-kernel composition
+// (scores into a B×H×S×Skv temporary, row softmax, P·V) and, on the CPU,
+// against the flash form on f32x16 lines (impl 1, where the heuristic picks
+// another), all kgen plans, measured in the same run on the same inputs in
+// interleaved rounds (chosen, naive, lines, chosen, ...), at the op's bench
+// shapes (B1 H8 S1024 D64 causal and not, D128 causal, H32 S1024 D128
+// causal, H32/Hkv8 S512 D128 causal, B8 H12 S128 D64), 1 and 2 threads.
+// Counters: GFLOP/s of each (4·visible pairs·D flops), ratio = naive time /
+// chosen time, lines_ratio = line-form time / chosen time (> 1: chosen faster).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
+#include <string>
 
 #include "bench/bench_util.h"
 #include "bench/suite_registry.h"
 #include "ops/core/executor.h"
 #include "ops/core/op.h"
+#include "ops/attention/strategy.h"
 
 namespace kgen::bench {
 
@@ -36,15 +41,22 @@ void BM_AttentionFlashVsNaive(benchmark::State& state, ops::Problem p) {
   ops::Variant fv = ops::choose_variant(*dev, p, &source);
   auto flash = ops::prepare(*dev, p, fv);
   auto naive = ops::prepare(*dev, p, ops::Variant{}.set("impl", 0));
+  // The line form, where the heuristic chose another.
+  std::optional<ops::Variant> lv = ops::attention_cpu_line_form(p, dev->caps());
+  if (lv && *lv == fv) lv.reset();
+  std::optional<ops::PreparedPlan> lines;
+  if (lv) lines.emplace(ops::prepare(*dev, p, *lv));
   auto tens = ops::upload(*dev, ops::make_host_tensors(p, 7));
   run_ms(*dev, flash, tens);  // warm-up: page faults, pool start
   run_ms(*dev, naive, tens);
-  std::vector<double> f, n;
+  if (lines) run_ms(*dev, *lines, tens);
+  std::vector<double> f, n, l;
   for (auto _ : state) {
     double ms = run_ms(*dev, flash, tens);
     state.SetIterationTime(ms / 1e3);
     f.push_back(ms);
-    n.push_back(run_ms(*dev, naive, tens));  // interleaved baseline
+    n.push_back(run_ms(*dev, naive, tens));  // interleaved baselines
+    if (lines) l.push_back(run_ms(*dev, *lines, tens));
   }
   const double flops = ops::op_for(p).flops(p);
   const double fm = median(f), nm = median(n);
@@ -53,7 +65,30 @@ void BM_AttentionFlashVsNaive(benchmark::State& state, ops::Problem p) {
   state.counters["flash_ms"] = fm;
   state.counters["naive_ms"] = nm;
   state.counters["ratio"] = nm / fm;
+  if (lines) {
+    const double lm = median(l);
+    state.counters["lines_GFLOP_per_s"] = flops / lm / 1e6;
+    state.counters["lines_ms"] = lm;
+    state.counters["lines_ratio"] = lm / fm;
+  }
   state.SetLabel(p.str() + " [" + fv.str() + ", " + source + "], " + std::to_string(threads) + " thread(s)");
+}
+
+// The sizes that differ from B1 H8 S1024 D64 (Hkv = H, Skv = S), as "d128/".
+std::string shape_tag(const ops::Problem& p) {
+  const int64_t b = p.dim(0), h = p.dim(1), s = p.dim(2), d = p.dim(3);
+  const int64_t hkv = p.dims.size() > 4 ? p.dim(4) : h, skv = p.dims.size() > 5 ? p.dim(5) : s;
+  std::string t;
+  auto add = [&](const char* name, int64_t v, bool differs) {
+    if (differs) t += name + std::to_string(v) + "/";
+  };
+  add("b", b, b != 1);
+  add("h", h, h != 8);
+  add("kv", hkv, hkv != h);
+  add("s", s, s != 1024);
+  add("skv", skv, skv != s);
+  add("d", d, d != 64);
+  return t;
 }
 
 }  // namespace
@@ -63,9 +98,7 @@ void register_attention_benchmarks() {
   const ops::OpDef* d = ops::find_op("attention");
   if (!d) return;
   for (const auto& p : d->bench_problems)
-    benchmark::RegisterBenchmark(("attention/flash_vs_naive/" + (p.dim(3) != 64 ? "d" + std::to_string(p.dim(3)) + "/" : std::string()) +
-                                  "causal:" + std::to_string(p.attr("causal")))
-                                     .c_str(),
+    benchmark::RegisterBenchmark(("attention/flash_vs_naive/" + shape_tag(p) + "causal:" + std::to_string(p.attr("causal"))).c_str(),
                                  BM_AttentionFlashVsNaive, p)
         ->Arg(1)
         ->Arg(2)

@@ -15,6 +15,13 @@
 //    in registers: qb × D/16 lines) folds them into the output. Blocks above
 //    the causal diagonal are never visited; only blocks crossing it (or the
 //    ragged end of Skv) take the masked path. No S×Skv temporary.
+//  - flash on register tiles (CPU): the matmul micro-kernel's form for both
+//    products of a key block (mr query rows × 16·nl lines in registers, a
+//    broadcast per row and step): scores against K packed once per call
+//    as panels of 16 keys × D, P·V over V's rows; the online softmax runs
+//    on the whole mr × bk score tile in between. qt tiles per work-item
+//    share each key block; a block across the causal diagonal is computed
+//    up to the tile's last visible key. Any D (tails padded to lines).
 //  - flash (GPU): a workgroup of `bq` work-items, one query row each; key and
 //    value blocks of `bk` rows are staged in shared memory by the whole
 //    group, each work-item runs the online softmax over them with its D
@@ -49,6 +56,19 @@ ir::Kernel attention_kt_kernel(int d, ir::Type dt = ir::Type(ir::ScalarKind::F32
 // accumulators in registers; else they live in an L1 array and P·V walks
 // them dc lines (dividing D/16) at a time (large D).
 ir::Kernel flash_attention_cpu_kernel(int d, int qb, int nk, ir::Type dt = ir::Type(ir::ScalarKind::F32), int dc = 0);
+// CPU flash attention on the matmul family's register tiles (see
+// ops/attention/flash_tiles.cpp): a work-item takes qt tiles of mr query rows;
+// per key block of bk keys, scores as mr × 16·nl tiles against the packed K
+// panels (attention_kpanel_kernel), the online softmax on the whole tile,
+// then P·V as mr × 16·nl tiles over V's rows (f32, ceil(D/16) lines each:
+// attention_vpad_kernel's where D % 16 != 0); o f32. Scalars as every
+// attention kernel, skvp = Skv rounded up to bk.
+ir::Kernel flash_attention_tiles_kernel(int d, int mr, int nl, int bk, int qt, ir::Type dt = ir::Type(ir::ScalarKind::F32));
+// V (any D, dt) as f32 rows of ceil(D/16) lines, zero past D; grid (B·Hkv·Skv).
+ir::Kernel attention_vpad_kernel(int d, ir::Type dt = ir::Type(ir::ScalarKind::F32));
+// K as panels of 16 keys: kp[(kvh·SkvP/16 + j/16)·D + d] lane j % 16 = k[kvh,
+// j, d] (zero for Skv <= j < SkvP), f32; grid (SkvP/16, B·Hkv).
+ir::Kernel attention_kpanel_kernel(int d, ir::Type dt = ir::Type(ir::ScalarKind::F32));
 // GPU flash kernel: `bq` rows per workgroup, `bk` keys per staged block,
 // `tpr` work-items per row (1, or 4 on targets with subgroups).
 ir::Kernel flash_attention_gpu_kernel(int d, int bq, int bk, int tpr = 1, ir::Type dt = ir::Type(ir::ScalarKind::F32));

@@ -6,12 +6,15 @@
 // Variants: impl=0 naive (three kernels through a score temporary),
 // impl=1 flash for the CPU (qb query rows per work-item, kb keys per block;
 // D % 16 == 0), impl=2 flash for GPUs (bq rows per workgroup, bk keys per
-// shared-memory block; any D, also runs on the CPU). The choice among them:
+// shared-memory block; any D, also runs on the CPU), impl=3 flash for the
+// CPU on GEMM register tiles (mr × 16·nl, qt tiles per work-item, kb keys per
+// block; any D). The choice among them:
 // ops/attention/strategy.cpp.
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include "ops/attention/attention.h"
 #include "ops/attention/kv_attention.h"
@@ -81,6 +84,13 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
                 c.push_back(Variant{}.set("impl", kFlashCpu).set("qb", qb).set("kb", kb).set("dc", dc));
     } else {
       c.push_back(Variant{}.set("impl", kFlashGpu).set("bq", 16).set("bk", 16));
+    }
+    // Register tiles (any D): the matmul's block for this register file, 1
+    // to 4 tiles per work-item, 32- to 128-key blocks.
+    if (tiles_fit(a, caps)) {
+      const auto [mr, nl] = tiles_block(a, caps);
+      for (auto [qt, kb] : {std::pair{1, 64}, {2, 32}, {2, 64}, {2, 128}, {4, 64}})
+        if (kb % (16 * nl) == 0) c.push_back(Variant{}.set("impl", kFlashTiles).set("mr", mr).set("nl", nl).set("kb", kb).set("qt", qt));
     }
   } else {
     for (int bq : {32, 64})
@@ -163,6 +173,35 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       }
       Step s2{flash_attention_cpu_kernel(d, qb, kb / 16, dt, dc), {}, {0, t, vbuf, 3}, sc};
       s2.dims.grid = {uint32_t(row_groups(a, qb)), 1, 1};
+      pl.steps.push_back(std::move(s2));
+      return pl;
+    }
+    case kFlashTiles: {
+      if (!tiles_fit(a, caps)) throw std::invalid_argument("attention flash (cpu tiles): a CPU form (f32x16 lines)");
+      const auto [mr0, nl0] = tiles_block(a, caps);
+      const int mr = int(v.get("mr", mr0)), nl = int(v.get("nl", nl0)), kb = int(v.get("kb", tiles_keys(nl))),
+                qt = int(v.get("qt", 1));
+      const int64_t skvp = round_up(a.skv, kb);
+      auto sc = shape_scalars(a, skvp);
+      // K as packed panels of 16 keys (f32), written once per call and read
+      // by every tile; f16/bf16 V widened once, as K is, and V's rows padded
+      // to whole lines where D is not.
+      int kp = pl.add_temp(n_io, size_t(a.b * a.hkv * a.d * skvp) * 4);
+      Step s1{attention_kpanel_kernel(d, dt), {}, {1, kp}, sc};
+      s1.dims.grid = {uint32_t(skvp / 16), uint32_t(a.b * a.hkv), 1};
+      pl.steps.push_back(std::move(s1));
+      int vbuf = 2;
+      const int64_t kv_rows = a.b * a.hkv * a.skv;
+      if (a.d % 16) {
+        vbuf = pl.add_temp(n_io, size_t(kv_rows * d_lines(a) * 16) * 4);
+        Step sv{attention_vpad_kernel(d, dt), {}, {2, vbuf}, {}};
+        sv.dims.grid = {uint32_t(kv_rows), 1, 1};
+        pl.steps.push_back(std::move(sv));
+      } else if (dt != ir::Type(ir::ScalarKind::F32)) {
+        vbuf = plan_widen(pl, n_io, dt, 2, kv_rows * a.d);
+      }
+      Step s2{flash_attention_tiles_kernel(d, mr, nl, kb, qt, dt), {}, {0, kp, vbuf, 3}, sc};
+      s2.dims.grid = {uint32_t(row_groups(a, mr * qt)), 1, 1};
       pl.steps.push_back(std::move(s2));
       return pl;
     }
@@ -282,10 +321,14 @@ void register_attention_ops() {
   d.candidates = candidates;
   d.heuristic = attention_heuristic;
   d.variant_keys = {
-      key_set("impl", "implementation", {kNaive, kFlashCpu, kFlashGpu}, "0 naive (scores, softmax, P·V), 1 flash for the CPU, 2 flash for GPUs"),
+      key_set("impl", "implementation", {kNaive, kFlashCpu, kFlashGpu, kFlashTiles},
+              "0 naive (scores, softmax, P·V), 1 flash for the CPU, 2 flash for GPUs, 3 flash for the CPU on GEMM register tiles"),
       key_range("rg", "grouped_heads", 1, 8, "naive on the CPU: the H/Hkv query heads of a kv head in one work-item"),
       key_range("qb", "query_rows", 1, 8, "CPU flash: query rows per work-item"),
       key_set("kb", "key_block", {16, 32, 48, 64, 80, 96, 112, 128}, "CPU flash: keys per block (16-key lines)"),
+      key_range("mr", "tile_rows", 1, 16, "CPU tiles: query rows per register tile"),
+      key_set("nl", "tile_lines", {1, 2, 3, 4}, "CPU tiles: f32x16 lines per register tile row (keys in scores, D in P·V)"),
+      key_range("qt", "row_tiles", 1, 8, "CPU tiles: register tiles of mr rows per work-item, each key block serving them all"),
       key_range("dc", "acc_lines_chunk", 0, 16, "CPU flash: 0 accumulators in registers, else lines of D walked at a time from L1"),
       key_range("bq", "block_rows", 1, 1024, "GPU flash: query rows per workgroup"),
       key_range("bk", "block_keys", 1, 1024, "GPU flash: keys per shared-memory block"),
@@ -326,7 +369,9 @@ void register_attention_ops() {
       prob({2, 8, 1, 64, 2, 77}, true, ir::ScalarKind::BF16), prob({1, 8, 33, 64, 2, 47}, true, ir::ScalarKind::BF16),
       prob({1, 2, 19, 24, 2, 21}, false, ir::ScalarKind::F16),
   };
-  d.bench_problems = {prob({1, 8, 1024, 64}, false), prob({1, 8, 1024, 64}, true), prob({1, 8, 1024, 128}, true)};
+  d.bench_problems = {prob({1, 8, 1024, 64}, false),       prob({1, 8, 1024, 64}, true),      prob({1, 8, 1024, 128}, true),
+                      prob({1, 32, 1024, 128}, true),      prob({1, 32, 512, 128, 8}, true),  // 7B-class prefill, GQA prefill
+                      prob({8, 12, 128, 64}, false)};      // BERT-base batch
   register_op(std::move(d));
   register_rope_op();
   register_kv_attention_op();

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "codegen/target.h"
 #include "ops/attention/attention.h"
@@ -13,7 +15,7 @@
 
 namespace kgen::ops::attention_detail {
 
-enum Impl { kNaive = 0, kFlashCpu = 1, kFlashGpu = 2 };
+enum Impl { kNaive = 0, kFlashCpu = 1, kFlashGpu = 2, kFlashTiles = 3 };
 
 struct Att {
   int64_t b, h, s, d, hkv, skv;
@@ -78,6 +80,26 @@ constexpr int kTiledShapes[4][2] = {{64, 32}, {32, 32}, {64, 16}, {32, 16}};
 inline bool flash_acc_fit(const Att& a, const TargetCaps& caps, int qb) {
   return codegen::lines_fit(caps, int(qb * (a.d / 16) + 1), 1);
 }
+
+// The register-tile flash form (impl 3, flash_attention_tiles_kernel): the
+// CPU, any D (rows of ceil(D/16) lines).
+inline bool tiles_fit(const Att& a, const TargetCaps& caps) { return is_cpu(caps) && a.d >= 1; }
+inline int64_t d_lines(const Att& a) { return (a.d + 15) / 16; }
+// Its register blocks (mr rows × nl lines): the matmul micro-kernel's blocks
+// for this register file whose nl divides D's lines, in the matmul's order of
+// preference, else the tallest single-line block that fits.
+inline std::vector<std::pair<int, int>> tiles_blocks(const Att& a, const TargetCaps& caps) {
+  std::vector<std::pair<int, int>> out;
+  for (auto b : gemm_register_blocks(caps))
+    if (d_lines(a) % b.second == 0) out.push_back(b);
+  if (!out.empty()) return out;
+  for (int mr = 14; mr > 1; --mr)
+    if (gemm_block_fits(mr, 1, caps)) return {{mr, 1}};
+  return {{2, 1}};
+}
+inline std::pair<int, int> tiles_block(const Att& a, const TargetCaps& caps) { return tiles_blocks(a, caps).front(); }
+// Its key block: the first multiple of the tile's 16·nl keys from 64 on.
+inline int tiles_keys(int nl) { return (64 + 16 * nl - 1) / (16 * nl) * (16 * nl); }
 
 // The naive composition with a kv head's G query heads per work-item (rg).
 inline bool grouped_fits(const Att& a) { return a.d % 16 == 0 && a.h / a.hkv <= 8; }

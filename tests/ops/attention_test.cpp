@@ -76,6 +76,50 @@ TEST_CASE("attention: naive and both flash kernels on the odd shapes (CPU)") {
   }
 }
 
+TEST_CASE("attention: the register-tile flash form (impl 3) on every test problem and edge shapes, 1 and 2 threads") {
+  ops::register_all_ops();
+  const ops::OpDef* d = ops::find_op("attention");
+  REQUIRE(d);
+  // Tiles of 6, 3 and 4 rows (1 to 3 tiles per work-item), 1, 2 and 4 lines,
+  // key blocks of 32 to 128: rows past S and keys past Skv in every block shape.
+  // The first form on every problem, the others at D 64 and 72 (each D is
+  // another kernel to compile).
+  const std::vector<ops::Variant> forms = {
+      ops::Variant{}.set("impl", 3).set("mr", 6).set("nl", 1).set("kb", 64).set("qt", 2),
+      ops::Variant{}.set("impl", 3).set("mr", 3).set("nl", 1).set("kb", 32).set("qt", 1),
+      ops::Variant{}.set("impl", 3).set("mr", 4).set("nl", 2).set("kb", 128).set("qt", 3),
+      ops::Variant{}.set("impl", 3).set("mr", 6).set("nl", 4).set("kb", 64).set("qt", 1),  // AVX-512's block at D 64
+  };
+  auto fits = [&](const ops::Problem& p, const ops::Variant& v) {
+    return (p.dim(3) + 15) / 16 % v.get("nl") == 0 && (v == forms[0] || p.dim(3) == 64 || p.dim(3) == 72);
+  };
+  std::vector<ops::Problem> ps = d->test_problems;
+  for (bool causal : {false, true}) {
+    ps.push_back(att({1, 2, 50, 64, 1, 77}, causal));    // S < Skv, neither a multiple of a block
+    ps.push_back(att({1, 2, 77, 64, 1, 50}, causal));    // S > Skv: causal rows that see no key
+    ps.push_back(att({2, 8, 33, 64, 2, 70}, causal));    // GQA 8/2, B = 2
+    ps.push_back(att({1, 2, 45, 128, 1, 100}, causal));  // D = 128
+    ps.push_back(att({2, 4, 1, 64, 2, 37}, causal));     // one query row (decode-like)
+    ps.push_back(att({1, 3, 19, 32, 3, 130}, causal));   // D = 32, Skv past two 64-key blocks
+    ps.push_back(att({1, 2, 37, 72, 1, 50}, causal));    // D off whole lines: 72, 100, 8
+    ps.push_back(att({2, 4, 20, 100, 2, 33}, causal));
+    ps.push_back(att({1, 2, 9, 8, 1, 20}, causal));
+  }
+  ops::Problem half = att({1, 8, 21, 64, 2, 35}, true);  // f16 q, k, v (K panels and V widened)
+  half.dtype = ir::ScalarKind::F16;
+  ps.push_back(half);
+  for (unsigned threads : {1u, 2u}) {
+    auto dev = cpu(threads);
+    for (const auto& p : ps)
+      for (const auto& v : forms)
+        if (fits(p, v)) check(*dev, p, v);
+  }
+  // Lines per tile row that do not divide D's: refused with the reason.
+  auto dev = cpu(1);
+  CHECK_THROWS_WITH_AS(ops::prepare(*dev, att({1, 1, 4, 16}, false), forms[2]), doctest::Contains("nl dividing"),
+                       std::invalid_argument);
+}
+
 TEST_CASE("attention: scale attribute and malformed problems") {
   ops::register_all_ops();
   auto dev = cpu(1);
@@ -96,6 +140,7 @@ TEST_CASE("attention: kernels in the interpreter") {
   auto caps = codegen::cpu_caps();
   ops::Problem p = att({1, 2, 5, 16, 1, 7}, true);
   for (const auto& v : {ops::Variant{}.set("impl", 0), ops::Variant{}.set("impl", 1).set("qb", 2).set("kb", 16),
+                        ops::Variant{}.set("impl", 3).set("mr", 2).set("nl", 1).set("kb", 16).set("qt", 2),
                         ops::Variant{}.set("impl", 2).set("bq", 4).set("bk", 4)}) {
     CAPTURE(v.str());
     ops::OpCheck c = ops::check_op_interpreted(p, v, caps, fresh_seed());
@@ -173,12 +218,21 @@ TEST_CASE("attention: the CPU heuristic keeps the flash accumulators within the 
   avx2.vector_bits = 256, avx2.vector_registers = 16;
   avx512.vector_bits = 512, avx512.vector_registers = 32;
   for (bool causal : {false, true}) {
-    // 4 rows × 4 lines = 32 ymm: walked a line at a time on AVX2; in zmm registers on AVX-512.
-    CHECK(d->heuristic(att({1, 8, 1024, 64}, causal), avx2).str() == "dc=1 impl=1 kb=32 qb=4");
-    CHECK(d->heuristic(att({1, 8, 1024, 128}, causal), avx2).str() == "dc=1 impl=1 kb=32 qb=4");
+    // AVX2 (a line is 2 ymm): the GEMM register tiles, the matmul's 6 × 16
+    // block for 16 ymm, at every D of whole lines and with GQA.
+    for (int64_t dd : {16, 64, 128}) CHECK(d->heuristic(att({1, 8, 1024, dd}, causal), avx2).str() == "impl=3 kb=64 mr=6 nl=1 qt=2");
+    CHECK(d->heuristic(att({1, 32, 512, 128, 8}, causal), avx2).get("impl") == 3);
+    // Short S: 4-row tiles where 6 would pad the rows; one tile per work-item where two would.
+    CHECK(d->heuristic(att({1, 8, 8, 64, 8, 1024}, causal), avx2).str() == "impl=3 kb=64 mr=4 nl=1 qt=2");
+    CHECK(d->heuristic(att({1, 8, 12, 64, 8, 512}, causal), avx2).str() == "impl=3 kb=64 mr=6 nl=1 qt=2");
+    CHECK(d->heuristic(att({1, 8, 30, 64, 8, 512}, causal), avx2).str() == "impl=3 kb=64 mr=6 nl=1 qt=1");
+    // 4 rows × 4 lines in zmm registers on AVX-512.
     CHECK(d->heuristic(att({1, 8, 1024, 64}, causal), avx512).str() == "impl=1 kb=64 qb=4");
-    // A single line per row fits either way.
-    CHECK(d->heuristic(att({1, 8, 1024, 16}, causal), avx2).str() == "impl=1 kb=16 qb=4");
+    // Decode rows stay with the naive composition. D off whole lines: the
+    // tiles on AVX2, the generic flash kernel on AVX-512.
+    CHECK(d->heuristic(att({1, 32, 1, 128, 8, 2048}, causal), avx2).get("impl") == 0);
+    CHECK(d->heuristic(att({1, 8, 1024, 24}, causal), avx2).get("impl") == 3);
+    CHECK(d->heuristic(att({1, 8, 1024, 24}, causal), avx512).get("impl") == 2);
   }
   // The tuner sees the L1 walks on AVX2.
   const auto c = d->candidates(att({1, 8, 1024, 64}, false), avx2);
