@@ -18,10 +18,12 @@ const std::set<std::string> kReserved = {
     "barrier", "global_id", "local_id", "group_id", "num_groups", "group_size", "shared_array", "for_range",
     "if_", "loop_", "break_", "continue_", "return_", "atomic_add", "atomic_min", "atomic_max", "atomic_exch",
     "atomic_cas", "Value", "Var", "Array", "f16", "bf16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16",
-    "u32", "u64", "bool_"};
+    "u32", "u64", "bool_", "line", "splat", "extract", "insert", "make_line", "reduce_add", "reduce_mul",
+    "reduce_min", "reduce_max"};
 
 std::string dsl_type(ir::Type t) {
-  if (t.is_vector() || t.is_pointer() || t.is_void())
+  if (t.is_vector() && !t.is_pointer()) return "line(" + dsl_type(t.scalar()) + ", " + std::to_string(t.lanes) + ")";
+  if (t.is_pointer() || t.is_void())
     throw std::invalid_argument("emit_dsl: type " + t.str() + " is not supported yet");
   return t.kind == ir::ScalarKind::Bool ? "bool_" : t.str();
 }
@@ -160,6 +162,13 @@ class DslPrinter {
         if (in.attr != ir::kStorePlain) break;
         return line(depth, elem(in) + " = " + v(in.args[2]) + ";");
       case ir::Op::Barrier: return line(depth, "barrier();");
+      case ir::Op::Splat: return line(depth, def + "splat(" + v(in.args[0]) + ", " + std::to_string(in.type.lanes) + ");");
+      case ir::Op::Extract: return line(depth, def + "extract(" + v(in.args[0]) + ", " + std::to_string(in.attr) + ");");
+      case ir::Op::Insert:
+        return line(depth, def + "insert(" + v(in.args[0]) + ", " + std::to_string(in.attr) + ", " + v(in.args[1]) + ");");
+      case ir::Op::Construct: return line(depth, def + "make_line(std::vector<Value>{" + args(in) + "});");
+      case ir::Op::ReduceAdd: case ir::Op::ReduceMul: case ir::Op::ReduceMin: case ir::Op::ReduceMax:
+        return line(depth, def + std::string(ir::op_name(in.op)) + "(" + args(in) + ");");
       case ir::Op::Var: return line(depth, "Var " + v(in.id) + " = var(" + v(in.args[0]) + ");");
       case ir::Op::VarLoad: return line(depth, def + v(in.args[0]) + ".get();");
       case ir::Op::VarStore: return line(depth, v(in.args[0]) + " = " + v(in.args[1]) + ";");

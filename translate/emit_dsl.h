@@ -9,7 +9,7 @@
 namespace kgen::translate {
 
 // Throws std::invalid_argument for constructs the printer does not cover
-// yet (vector lines, subgroup, dot, tile and prefetch operations).
+// yet (subgroup, dot, tile and prefetch operations).
 std::string emit_dsl(const ir::Kernel& k);
 
 // The parts of emit_dsl: the includes, and the function alone (for files

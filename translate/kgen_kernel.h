@@ -59,6 +59,60 @@ struct Item {
 inline Item current{};
 }  // namespace host
 
+// Vector lines: N lanes of one type (N = 2, 4, 8 or 16), as GNU vectors so
+// that a host compiler runs them too. Buffers of lines (`const f32x16* x`)
+// load and store whole lines; + - * / and compound assignment work lane-wise,
+// a scalar operand is splat across the lanes (`a * x[i]`); v[k] with a
+// constant k reads or writes one lane; `f32x4 v = {a, b, c, d}` builds one.
+// GCC notes that lines passed by value (splat, reduce_*) have another ABI
+// without AVX-512; the calls are in the kernel's own file and inlined, so
+// the note is silenced for the rest of the file too.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+#define KGEN_LINES(T, name)                                                    \
+  using name##x2 = T __attribute__((vector_size(2 * sizeof(T))));             \
+  using name##x4 = T __attribute__((vector_size(4 * sizeof(T))));             \
+  using name##x8 = T __attribute__((vector_size(8 * sizeof(T))));             \
+  using name##x16 = T __attribute__((vector_size(16 * sizeof(T))));
+KGEN_LINES(float, f32)
+KGEN_LINES(double, f64)
+KGEN_LINES(int, i32)
+KGEN_LINES(unsigned, u32)
+#undef KGEN_LINES
+
+// A line type: indexable and added lane-wise (pointers cannot be added).
+template <class V>
+concept Line = requires(V v) {
+  v[0];
+  v + v;
+} && sizeof(V) > sizeof(V{}[0]);
+
+// The line V with every lane x: splat<f32x16>(a).
+template <class V, class T> inline V splat(T x) { return V{} + x; }
+
+// Horizontal reductions of a line to one lane value, lane 0 first.
+template <class V> inline auto reduce_add(V v) {
+  auto r = v[0];
+  for (unsigned i = 1; i < sizeof(V) / sizeof(r); ++i) r += v[i];
+  return r;
+}
+template <class V> inline auto reduce_mul(V v) {
+  auto r = v[0];
+  for (unsigned i = 1; i < sizeof(V) / sizeof(r); ++i) r *= v[i];
+  return r;
+}
+template <class V> inline auto reduce_min(V v) {
+  auto r = v[0];
+  for (unsigned i = 1; i < sizeof(V) / sizeof(r); ++i) r = v[i] < r ? v[i] : r;
+  return r;
+}
+template <class V> inline auto reduce_max(V v) {
+  auto r = v[0];
+  for (unsigned i = 1; i < sizeof(V) / sizeof(r); ++i) r = r < v[i] ? v[i] : r;
+  return r;
+}
+
 // Work-item and workgroup indices along axis d (0, 1 or 2), as in the IR.
 inline unsigned global_id(unsigned d) { return host::current.global[d]; }
 inline unsigned local_id(unsigned d) { return host::current.local[d]; }
@@ -80,10 +134,16 @@ template <class T> inline T atomic_cas(T* p, T cmp, T v) { T old = *p; if (old =
 // +infinity as a float constant (for running maxima).
 inline constexpr float infinity = __builtin_huge_valf();
 
-// Math with the IR's meaning (rint rounds ties to even).
+// Math with the IR's meaning (rint rounds ties to even); on a line, lane by
+// lane. min and max take two scalars or two lines.
 #define KGEN_MATH1(name, f_builtin, d_builtin)                 \
   inline float name(float x) { return f_builtin(x); }           \
-  inline double name(double x) { return d_builtin(x); }
+  inline double name(double x) { return d_builtin(x); }         \
+  template <Line V> inline V name(V v) {                        \
+    for (unsigned i = 0; i < sizeof(V) / sizeof(v[0]); ++i)     \
+      v[i] = name(v[i]);                                        \
+    return v;                                                   \
+  }
 KGEN_MATH1(sqrt, __builtin_sqrtf, __builtin_sqrt)
 KGEN_MATH1(exp, __builtin_expf, __builtin_exp)
 KGEN_MATH1(exp2, __builtin_exp2f, __builtin_exp2)
@@ -101,6 +161,10 @@ KGEN_MATH1(fabs, __builtin_fabsf, __builtin_fabs)
 #undef KGEN_MATH1
 inline float rsqrt(float x) { return 1.0f / __builtin_sqrtf(x); }
 inline double rsqrt(double x) { return 1.0 / __builtin_sqrt(x); }
+template <Line V> inline V rsqrt(V v) {
+  for (unsigned i = 0; i < sizeof(V) / sizeof(v[0]); ++i) v[i] = rsqrt(v[i]);
+  return v;
+}
 inline float pow(float x, float y) { return __builtin_powf(x, y); }
 inline double pow(double x, double y) { return __builtin_pow(x, y); }
 inline float fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }

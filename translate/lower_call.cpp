@@ -22,7 +22,8 @@ std::optional<ir::Op> builtin_op(llvm::StringRef n) {
       {"floor", ir::Op::Floor},          {"ceil", ir::Op::Ceil},           {"trunc", ir::Op::Trunc},
       {"rint", ir::Op::Round},           {"fabs", ir::Op::Abs},            {"abs", ir::Op::Abs},
       {"min", ir::Op::Min},              {"max", ir::Op::Max},             {"pow", ir::Op::Pow},
-      {"fma", ir::Op::Fma},
+      {"fma", ir::Op::Fma},              {"splat", ir::Op::Splat},         {"reduce_add", ir::Op::ReduceAdd},
+      {"reduce_mul", ir::Op::ReduceMul}, {"reduce_min", ir::Op::ReduceMin}, {"reduce_max", ir::Op::ReduceMax},
   };
   for (const auto& [name, op] : table)
     if (n == name) return op;
@@ -37,6 +38,11 @@ ir::ValueId Lowerer::call(const clang::CallExpr* e) {
     if (md && md->isVirtual())
       fail(e->getBeginLoc(), "virtual call to '" + name + "': dynamic dispatch is not supported in kernels");
     fail(e->getBeginLoc(), "call to member function '" + name + "' is not supported yet (use a free function)");
+  }
+  if (const auto* oc = dyn_cast<clang::CXXOperatorCallExpr>(e);
+      oc && oc->getOperator() == clang::OO_Equal && oc->getNumArgs() == 2 && oc->getArg(0)->getType()->isRecordType()) {
+    struct_assign(oc->getArg(0), oc->getArg(1));
+    return ir::kNoValue;
   }
   if (isa<clang::CXXOperatorCallExpr>(e)) fail(e->getBeginLoc(), "overloaded operators are not supported yet");
   const clang::FunctionDecl* fn = e->getDirectCallee();
@@ -72,6 +78,12 @@ ir::ValueId Lowerer::builtin_call(const clang::CallExpr* e, const clang::Functio
     for (unsigned i = 1; i < e->getNumArgs(); ++i) args.push_back(rvalue_as(e->getArg(i), elem));
     b_->loc = loc_of(e->getBeginLoc());
     result = b_->op(*op, args);
+  } else if (*op == ir::Op::Splat) {
+    ir::Type t = scalar_type(e->getType(), e->getBeginLoc(), "splat's result");
+    if (!t.is_vector()) fail(e->getBeginLoc(), "splat<V>(x) needs a line type V (f32x16, ...)");
+    ir::ValueId x = rvalue_as(e->getArg(0), t.scalar());
+    b_->loc = loc_of(e->getBeginLoc());
+    result = splat(x, t);
   } else {
     std::vector<ir::ValueId> args;
     for (const clang::Expr* a : e->arguments()) args.push_back(rvalue(a));
@@ -84,6 +96,20 @@ ir::ValueId Lowerer::builtin_call(const clang::CallExpr* e, const clang::Functio
 void Lowerer::bind_arg(const clang::ParmVarDecl* p, const clang::Expr* arg) {
   std::string what = "parameter '" + p->getNameAsString() + "'";
   clang::QualType t = p->getType();
+  clang::QualType rt = t->isReferenceType() ? t->getPointeeType() : t;
+  if (const clang::RecordDecl* rd = struct_type(rt, p->getLocation(), what)) {
+    if (t->isReferenceType() && strip(arg)->isGLValue()) {
+      env_[p] = {Binding::Kind::Struct, ir::kNoValue, {}, {}, struct_vars(arg)};  // shares the caller's fields
+    } else {
+      std::vector<ir::ValueId> values = struct_values(arg, rd);
+      Binding bd;
+      bd.kind = Binding::Kind::Struct;
+      size_t i = 0;
+      for (const clang::FieldDecl* f : rd->fields()) bd.fields[f] = b_->var(values[i++]);
+      env_[p] = bd;
+    }
+    return;
+  }
   if (t->isPointerType()) {
     if (mutated_.count(p))
       fail(p->getLocation(), "pointer " + what + " is modified: pointer variables cannot change (index it instead)");

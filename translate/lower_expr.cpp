@@ -35,11 +35,19 @@ std::optional<ir::Op> binary_op(clang::BinaryOperatorKind k) {
 
 // ---------------------------------------------------------------- values
 
-ir::ValueId Lowerer::zero(ir::Type t) { return t.is_float() ? b_->const_float(t, 0.0) : b_->const_int(t, 0); }
+ir::ValueId Lowerer::zero(ir::Type t) {
+  if (t.is_vector()) return splat(zero(t.scalar()), t);
+  return t.is_float() ? b_->const_float(t, 0.0) : b_->const_int(t, 0);
+}
+
+ir::ValueId Lowerer::splat(ir::ValueId scalar, ir::Type line) {
+  return b_->op(ir::Op::Splat, {convert(scalar, line.scalar())}, 0, line);
+}
 
 ir::ValueId Lowerer::convert(ir::ValueId v, ir::Type to) {
   ir::Type from = b_->type_of(v);
   if (from == to) return v;
+  if (to.is_vector() && !from.is_vector()) return splat(v, to);
   if (to.is_bool()) return b_->op(ir::Op::Ne, {v, zero(from)});
   return b_->cast(to, v);
 }
@@ -97,9 +105,10 @@ ir::ValueId Lowerer::rvalue(const clang::Expr* e) {
   if (isa<clang::CXXNewExpr>(e)) fail(e->getBeginLoc(), "new: heap allocation is not supported in kernels");
   if (isa<clang::CXXDeleteExpr>(e)) fail(e->getBeginLoc(), "delete: heap allocation is not supported in kernels");
   if (isa<clang::LambdaExpr>(e)) fail(e->getBeginLoc(), "lambdas are not supported yet (write a helper function)");
-  if (isa<clang::MemberExpr>(e)) fail(e->getBeginLoc(), "struct and class members are not supported yet");
   if (e->getType()->isPointerType() || e->getType()->isArrayType())
     fail(e->getBeginLoc(), "a pointer is used as a value: pointers can only be indexed, offset or passed to helpers");
+  if (const auto* x = dyn_cast<clang::InitListExpr>(e)) return init_list(x);
+  if (const auto* x = dyn_cast<clang::ArraySubscriptExpr>(e); x && !x->isGLValue()) return load(lane_of(x), e->getExprLoc());
   if (e->isGLValue()) return load(lvalue(e), e->getExprLoc());
   if (const auto* x = dyn_cast<clang::CastExpr>(e)) return cast_expr(x);
   if (const auto* x = dyn_cast<clang::ConditionalOperator>(e)) return conditional(x);
@@ -128,6 +137,11 @@ ir::ValueId Lowerer::cast_expr(const clang::CastExpr* e) {
       b_->loc = loc_of(e->getExprLoc());
       return convert(v, target());
     }
+    case clang::CK_VectorSplat: {
+      ir::ValueId v = rvalue(sub);
+      b_->loc = loc_of(e->getExprLoc());
+      return splat(v, target());
+    }
     case clang::CK_PointerToBoolean:
       fail(e->getBeginLoc(), "a pointer is tested as a bool: buffers are never null in kernels");
     default:
@@ -153,6 +167,8 @@ ir::ValueId Lowerer::binary(const clang::BinaryOperator* e) {
   }
   std::optional<ir::Op> op = binary_op(k);
   if (!op) fail(e->getOperatorLoc(), "operator '" + e->getOpcodeStr().str() + "' is not supported in kernels");
+  if (e->isComparisonOp() && e->getLHS()->getType()->isVectorType())
+    fail(e->getOperatorLoc(), "comparing lines is not supported (compare lanes, or use min / max)");
   ir::ValueId l = rvalue(e->getLHS());
   ir::ValueId r = rvalue(e->getRHS());
   b_->loc = loc_of(e->getOperatorLoc());
@@ -366,6 +382,8 @@ Address Lowerer::address(const clang::Expr* e) {
     return a;
   }
   if (const auto* u = dyn_cast<clang::UnaryOperator>(e); u && u->getOpcode() == clang::UO_AddrOf) {
+    if (u->getSubExpr()->getType()->isRecordType())
+      fail(e->getBeginLoc(), "address of a struct: pointers to structs are not supported (use a reference)");
     LValue lv = lvalue(u->getSubExpr());
     if (lv.kind != LValue::Kind::Elem)
       fail(e->getBeginLoc(), "address of a local variable: only elements of buffers and shared arrays have addresses");
@@ -387,6 +405,8 @@ LValue Lowerer::lvalue(const clang::Expr* e) {
       if (bd.kind == Binding::Kind::Var) return {LValue::Kind::Var, bd.id, {}};
       if (bd.kind == Binding::Kind::Value) return {LValue::Kind::Value, bd.id, {}};
       if (bd.kind == Binding::Kind::Ref) return bd.ref;
+      if (bd.kind == Binding::Kind::Struct)
+        fail(e->getBeginLoc(), "struct '" + d->getNameAsString() + "' is used as a value (name one of its members)");
       fail(e->getBeginLoc(), "pointer '" + d->getNameAsString() + "' is used as a value (index it instead)");
     }
     ir::ValueId c;
@@ -397,6 +417,7 @@ LValue Lowerer::lvalue(const clang::Expr* e) {
     }
     fail(e->getBeginLoc(), "'" + d->getNameAsString() + "' cannot be used in a kernel");
   }
+  if (const auto* s = dyn_cast<clang::ArraySubscriptExpr>(e); s && s->getBase()->getType()->isVectorType()) return lane_of(s);
   if (const auto* s = dyn_cast<clang::ArraySubscriptExpr>(e)) {
     Address a = subscript(address(s->getBase()), s->getIdx());
     if (!a.dims.empty()) fail(e->getBeginLoc(), "a row of a multi-dimensional array is used as a value");
@@ -416,8 +437,39 @@ LValue Lowerer::lvalue(const clang::Expr* e) {
   if (const auto* m = dyn_cast<clang::MaterializeTemporaryExpr>(e)) return {LValue::Kind::Value, rvalue(m->getSubExpr()), {}};
   if (const auto* c = dyn_cast<clang::ImplicitCastExpr>(e); c && c->getCastKind() == clang::CK_NoOp)
     return lvalue(c->getSubExpr());
-  if (isa<clang::MemberExpr>(e)) fail(e->getBeginLoc(), "struct and class members are not supported yet");
+  if (const auto* m = dyn_cast<clang::MemberExpr>(e)) return member(m);
   fail(e->getBeginLoc(), std::string("expression '") + e->getStmtClassName() + "' cannot be read or assigned in a kernel");
+}
+
+// v[k] of a line: k must be a constant lane number.
+LValue Lowerer::lane_of(const clang::ArraySubscriptExpr* e) {
+  const clang::Expr* base = e->getBase();
+  int64_t lane = constant_int(e->getIdx(), "a lane index");
+  int lanes = int(base->getType()->castAs<clang::VectorType>()->getNumElements());
+  if (lane < 0 || lane >= lanes)
+    fail(e->getIdx()->getBeginLoc(), "lane " + std::to_string(lane) + " is out of range of a line of " + std::to_string(lanes));
+  LValue line = base->isGLValue() ? lvalue(base) : LValue{LValue::Kind::Value, rvalue(base), {}, {}, 0};
+  LValue lv;
+  lv.kind = LValue::Kind::Lane;
+  lv.line.push_back(std::move(line));
+  lv.lane = int(lane);
+  return lv;
+}
+
+// {a, b, c, d} of a line type: the lanes given, then zeros.
+ir::ValueId Lowerer::init_list(const clang::InitListExpr* e) {
+  ir::Type t = scalar_type(e->getType(), e->getBeginLoc(), "a braced initializer");
+  if (!t.is_vector()) {
+    if (e->getNumInits() == 1) return rvalue_as(e->getInit(0), t);
+    if (e->getNumInits() == 0) return zero(t);
+    fail(e->getBeginLoc(), "a braced initializer with several values is only supported for lines and arrays");
+  }
+  if (e->getNumInits() == 1 && e->getInit(0)->getType()->isVectorType()) return rvalue_as(e->getInit(0), t);
+  std::vector<ir::ValueId> lanes;
+  for (unsigned i = 0; i < t.lanes; ++i)
+    lanes.push_back(i < e->getNumInits() ? rvalue_as(e->getInit(i), t.scalar()) : zero(t.scalar()));
+  b_->loc = loc_of(e->getBeginLoc());
+  return b_->op(ir::Op::Construct, lanes, 0, t);
 }
 
 ir::ValueId Lowerer::load(const LValue& lv, clang::SourceLocation l) {
@@ -425,6 +477,10 @@ ir::ValueId Lowerer::load(const LValue& lv, clang::SourceLocation l) {
   switch (lv.kind) {
     case LValue::Kind::Var: return b_->var_load(lv.id);
     case LValue::Kind::Value: return lv.id;
+    case LValue::Kind::Lane: {
+      ir::ValueId line = load(lv.line[0], l);
+      return b_->op(ir::Op::Extract, {line}, lv.lane);
+    }
     case LValue::Kind::Elem: break;
   }
   if (!lv.addr.local.empty()) return load_local(lv.addr);
@@ -437,6 +493,12 @@ void Lowerer::store(const LValue& lv, ir::ValueId v, clang::SourceLocation l) {
   switch (lv.kind) {
     case LValue::Kind::Var: b_->var_store(lv.id, convert(v, b_->type_of(lv.id))); return;
     case LValue::Kind::Value: fail(l, "assignment to a value that cannot change here (a const parameter or temporary)");
+    case LValue::Kind::Lane: {
+      ir::ValueId line = load(lv.line[0], l);
+      ir::ValueId lane = convert(v, b_->type_of(line).scalar());
+      store(lv.line[0], b_->op(ir::Op::Insert, {line, lane}, lv.lane), l);
+      return;
+    }
     case LValue::Kind::Elem: break;
   }
   if (!lv.addr.local.empty()) return store_local(lv.addr, v);

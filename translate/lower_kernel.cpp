@@ -48,6 +48,14 @@ void Lowerer::fail(clang::SourceLocation l, const std::string& what) const { thr
 
 ir::Type Lowerer::scalar_type(clang::QualType t, clang::SourceLocation l, const std::string& what) const {
   using BT = clang::BuiltinType;
+  if (const auto* vt = t.getCanonicalType()->getAs<clang::VectorType>()) {
+    unsigned lanes = vt->getNumElements();
+    if (lanes != 2 && lanes != 3 && lanes != 4 && lanes != 8 && lanes != 16)
+      fail(l, what + " is a line of " + std::to_string(lanes) + " lanes; lines have 2, 3, 4, 8 or 16");
+    ir::Type lane = scalar_type(vt->getElementType(), l, "the lanes of " + what);
+    if (lane.is_bool()) fail(l, what + " is a line of bools, which kernels cannot use");
+    return lane.with_lanes(int(lanes));
+  }
   const auto* bt = t.getCanonicalType()->getAs<BT>();
   if (bt) {
     bool is_signed = bt->isSignedInteger();
@@ -79,6 +87,11 @@ ir::Type Lowerer::scalar_type(clang::QualType t, clang::SourceLocation l, const 
 void Lowerer::collect_mutations(const clang::Stmt* s) {
   if (!s) return;
   auto mark = [&](const clang::Expr* e) {
+    // Writing a lane (v[2] = x) modifies the line v.
+    while (const auto* s = dyn_cast<clang::ArraySubscriptExpr>(strip(e))) {
+      if (!s->getBase()->getType()->isVectorType()) break;
+      e = s->getBase();
+    }
     if (const auto* r = dyn_cast<clang::DeclRefExpr>(strip(e)))
       if (const auto* v = dyn_cast<clang::VarDecl>(r->getDecl())) mutated_.insert(v);
   };
@@ -221,6 +234,8 @@ void Lowerer::bind_params(const clang::FunctionDecl* fn) {
                                  "': kernel parameters are pointers or scalars");
     } else {
       ir::Type st = scalar_type(t, p->getLocation(), "parameter '" + name + "'");
+      if (st.is_vector())
+        fail(p->getLocation(), "parameter '" + name + "' is a line: scalar parameters are scalars (pass lines in a buffer)");
       k_.scalars.push_back({name, st});
       b_->loc = loc_of(p->getLocation());
       ir::ValueId v = b_->param(int(k_.scalars.size()) - 1);

@@ -40,8 +40,10 @@ void Lowerer::stmt(const clang::Stmt* s) {
   } else if (isa<clang::NullStmt>(s)) {
   } else if (isa<clang::CXXTryStmt>(s)) {
     fail(s->getBeginLoc(), "try: exceptions are not supported in kernels");
-  } else if (isa<clang::SwitchStmt>(s)) {
-    fail(s->getBeginLoc(), "switch is not supported yet (use if / else if)");
+  } else if (const auto* sw = dyn_cast<clang::SwitchStmt>(s)) {
+    switch_stmt(sw);
+  } else if (isa<clang::SwitchCase>(s)) {
+    fail(s->getBeginLoc(), "a case label inside a nested statement is not supported (cases label the switch's own block)");
   } else if (isa<clang::GotoStmt, clang::IndirectGotoStmt, clang::LabelStmt>(s)) {
     fail(s->getBeginLoc(), "goto and labels are not supported (use structured control flow)");
   } else if (isa<clang::CXXForRangeStmt>(s)) {
@@ -63,6 +65,11 @@ void Lowerer::var_decl(const clang::VarDecl* vd) {
   if (t->isReferenceType()) {
     if (!init) fail(vd->getLocation(), "reference '" + name + "' without initializer");
     clang::QualType pt = t->getPointeeType();
+    if (const clang::RecordDecl* rd = struct_type(pt, vd->getLocation(), "reference '" + name + "'")) {
+      if (strip(init)->isGLValue()) env_[vd] = {Binding::Kind::Struct, ir::kNoValue, {}, {}, struct_vars(init)};
+      else struct_decl(vd, rd);  // bound to a temporary
+      return;
+    }
     if (pt.isConstQualified() || !strip(init)->isGLValue())
       env_[vd] = {Binding::Kind::Value, rvalue_as(init, scalar_type(pt, vd->getLocation(), "'" + name + "'")), {}, {}};
     else
@@ -78,6 +85,7 @@ void Lowerer::var_decl(const clang::VarDecl* vd) {
     env_[vd] = {Binding::Kind::Address, ir::kNoValue, address(init), {}};
     return;
   }
+  if (const clang::RecordDecl* rd = struct_type(t, vd->getLocation(), "variable '" + name + "'")) return struct_decl(vd, rd);
   ir::Type st = scalar_type(t, vd->getLocation(), "variable '" + name + "'");
   ir::ValueId v = init ? rvalue_as(init, st) : zero(st);  // C leaves it undefined; zero is one choice
   b_->loc = loc_of(vd->getLocation());
@@ -123,7 +131,8 @@ void Lowerer::local_array_decl(const clang::VarDecl* vd) {
   // Flatten nested braces: {{1, 2}, {3, 4}} holds 1, 2, 3, 4.
   std::vector<const clang::Expr*> inits;
   std::function<void(const clang::Expr*)> flatten = [&](const clang::Expr* e) {
-    if (const auto* il = dyn_cast<clang::InitListExpr>(e->IgnoreParens())) {
+    const auto* il = dyn_cast<clang::InitListExpr>(e->IgnoreParens());
+    if (il && il->getType()->isArrayType()) {
       for (const clang::Expr* x : il->inits()) flatten(x);
       if (il->hasArrayFiller()) return;
     } else if (!isa<clang::ImplicitValueInitExpr>(e)) {
@@ -287,6 +296,105 @@ void Lowerer::do_stmt(const clang::DoStmt* s) {
   b_->loc = loc_of(s->getWhileLoc());
   break_unless(c);
   b_->end_loop();
+}
+
+namespace {
+// A break in `s` that leaves the switch around it (not one of a nested loop
+// or switch), or nullptr.
+const clang::Stmt* switch_break(const clang::Stmt* s) {
+  if (!s) return nullptr;
+  if (isa<clang::BreakStmt>(s)) return s;
+  if (isa<clang::ForStmt, clang::WhileStmt, clang::DoStmt, clang::CXXForRangeStmt, clang::SwitchStmt>(s)) return nullptr;
+  for (const clang::Stmt* c : s->children())
+    if (const clang::Stmt* b = switch_break(c)) return b;
+  return nullptr;
+}
+
+// True when control never runs off the end of `s`: it ends in break,
+// return or continue (possibly inside braces).
+bool ends_case(const clang::Stmt* s) {
+  if (const auto* c = dyn_cast_or_null<clang::CompoundStmt>(s)) return !c->body_empty() && ends_case(c->body_back());
+  return isa_and_nonnull<clang::BreakStmt, clang::ReturnStmt, clang::ContinueStmt>(s);
+}
+}  // namespace
+
+// A switch is an if / else-if chain over its cases, default last; each case
+// must end in break (or return / continue): fallthrough is refused, and so
+// is a break before a case's end (the chain has nothing to leave).
+void Lowerer::switch_stmt(const clang::SwitchStmt* s) {
+  if (s->getInit()) stmt(s->getInit());
+  if (s->getConditionVariableDeclStmt()) stmt(s->getConditionVariableDeclStmt());
+  ir::ValueId x = rvalue(s->getCond());
+  ir::Type t = b_->type_of(x);
+  const auto* body = dyn_cast<clang::CompoundStmt>(s->getBody());
+  if (!body) fail(s->getBody()->getBeginLoc(), "a switch body must be a braced block of cases");
+  struct Case {
+    std::vector<int64_t> values;
+    bool is_default = false;
+    std::vector<const clang::Stmt*> stmts;
+    clang::SourceLocation loc;
+  };
+  std::vector<Case> cases;
+  for (const clang::Stmt* st : body->body()) {
+    if (!isa<clang::SwitchCase>(st)) {
+      if (cases.empty()) fail(st->getBeginLoc(), "a statement before the first case label never runs");
+      cases.back().stmts.push_back(st);
+      continue;
+    }
+    if (!cases.empty() && !ends_case(cases.back().stmts.empty() ? nullptr : cases.back().stmts.back()))
+      fail(st->getBeginLoc(), "the case before this one falls through into it: end it with break "
+                              "(fallthrough is not supported)");
+    Case c;
+    c.loc = st->getBeginLoc();
+    while (const auto* sc = dyn_cast<clang::SwitchCase>(st)) {  // case 1: case 2: nest
+      if (const auto* cs = dyn_cast<clang::CaseStmt>(sc)) {
+        if (cs->caseStmtIsGNURange()) fail(cs->getBeginLoc(), "case ranges (a ... b) are not supported");
+        c.values.push_back(constant_int(cs->getLHS(), "a case value"));
+      } else {
+        c.is_default = true;
+      }
+      st = sc->getSubStmt();
+    }
+    c.stmts.push_back(st);
+    cases.push_back(std::move(c));
+  }
+  std::function<void(const clang::Stmt*, bool)> lower_case = [&](const clang::Stmt* st, bool last) {
+    if (last && isa<clang::BreakStmt>(st)) return;
+    if (const auto* cs = dyn_cast<clang::CompoundStmt>(st); cs && last) {
+      for (const clang::Stmt* c : cs->body()) lower_case(c, c == cs->body_back());
+      return;
+    }
+    if (const clang::Stmt* brk = switch_break(st))
+      fail(brk->getBeginLoc(), "break before the end of a case is not supported (use if / else inside the case)");
+    stmt(st);
+  };
+  auto lower_body = [&](const Case& c) {
+    for (size_t i = 0; i < c.stmts.size(); ++i) lower_case(c.stmts[i], i + 1 == c.stmts.size());
+  };
+  const Case* fallback = nullptr;
+  int open = 0;
+  for (const Case& c : cases) {
+    if (c.is_default) {
+      fallback = &c;  // runs when no case value matches, wherever it stands
+      continue;
+    }
+    b_->loc = loc_of(c.loc);
+    if (open > 0) b_->begin_else();
+    ir::ValueId hit = ir::kNoValue;
+    for (int64_t v : c.values) {
+      ir::ValueId eq = b_->op(ir::Op::Eq, {x, b_->const_int(t, v)});
+      hit = hit == ir::kNoValue ? eq : b_->op(ir::Op::Or, {hit, eq});
+    }
+    b_->begin_if(hit);
+    ++open;
+    lower_body(c);
+  }
+  if (fallback && open > 0) {
+    b_->loc = loc_of(fallback->loc);
+    b_->begin_else();
+  }
+  if (fallback) lower_body(*fallback);
+  for (; open > 0; --open) b_->end_if();
 }
 
 void Lowerer::return_stmt(const clang::ReturnStmt* s) {

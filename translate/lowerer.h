@@ -6,6 +6,8 @@
 // pointer (a buffer parameter, a shared array, or one of those plus an
 // offset) is an Address: the IR has no pointer arithmetic, so offsets fold
 // into the index of each access. Helper functions are inlined at each call.
+// A vector line is an IR vector value; a struct local is one IR variable
+// per field (lower_struct.cpp); a switch is an if chain.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -36,19 +38,27 @@ struct Address {
 };
 
 // Something that can be assigned or read: an IR variable, an element of a
-// buffer or shared array, or an unmodified local's SSA value (read only).
+// buffer or shared array, an unmodified local's SSA value (read only), or
+// one lane of a line that is itself one of those.
 struct LValue {
-  enum class Kind { Var, Elem, Value } kind = Kind::Value;
+  enum class Kind { Var, Elem, Value, Lane } kind = Kind::Value;
   ir::ValueId id = ir::kNoValue;  // Var: the variable; Value: the value
   Address addr;                   // Elem
+  std::vector<LValue> line;       // Lane: the line (one element)
+  int lane = 0;                   // Lane
 };
+
+// A struct local: one IR variable per field (structs hold scalars only).
+// A reference to a struct shares its variables.
+using StructVars = std::map<const clang::FieldDecl*, ir::ValueId>;
 
 // What a declaration stands for while its function is being lowered.
 struct Binding {
-  enum class Kind { Value, Var, Address, Ref } kind = Kind::Value;
+  enum class Kind { Value, Var, Address, Ref, Struct } kind = Kind::Value;
   ir::ValueId id = ir::kNoValue;  // Value, Var
   Address addr;                   // Address
   LValue ref;                     // Ref: a reference parameter of a helper
+  StructVars fields;              // Struct
 };
 
 class Lowerer {
@@ -84,6 +94,15 @@ class Lowerer {
   // Statements (lower_stmt.cpp).
   void stmt(const clang::Stmt* s);
   void var_decl(const clang::VarDecl* vd);
+  void switch_stmt(const clang::SwitchStmt* s);
+
+  // Structs of scalars (lower_struct.cpp).
+  const clang::RecordDecl* struct_type(clang::QualType t, clang::SourceLocation l, const std::string& what);
+  void struct_decl(const clang::VarDecl* vd, const clang::RecordDecl* rd);
+  std::vector<ir::ValueId> struct_values(const clang::Expr* e, const clang::RecordDecl* rd);
+  StructVars& struct_vars(const clang::Expr* e);
+  LValue member(const clang::MemberExpr* e);
+  void struct_assign(const clang::Expr* lhs, const clang::Expr* rhs);
   void shared_decl(const clang::VarDecl* vd);
   void local_array_decl(const clang::VarDecl* vd);
   void if_stmt(const clang::IfStmt* s);
@@ -108,6 +127,9 @@ class Lowerer {
   ir::ValueId unary(const clang::UnaryOperator* e);
   ir::ValueId conditional(const clang::ConditionalOperator* e);
   ir::ValueId call(const clang::CallExpr* e);
+  ir::ValueId init_list(const clang::InitListExpr* e);
+  LValue lane_of(const clang::ArraySubscriptExpr* e);
+  ir::ValueId splat(ir::ValueId scalar, ir::Type line);
   ir::ValueId builtin_call(const clang::CallExpr* e, const clang::FunctionDecl* fn);
   ir::ValueId inline_call(const clang::CallExpr* e, const clang::FunctionDecl* fn);
   void bind_arg(const clang::ParmVarDecl* p, const clang::Expr* arg);

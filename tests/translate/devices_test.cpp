@@ -31,6 +31,8 @@ const Twin kTwins[] = {
     {"matmul_tiled.cpp", "matmul_tiled", "TILE=8", "matmul_tiled_t8", 33},
     {"reduce_sum.cpp", "reduce_sum", nullptr, "reduce_sum_i4", 3000},
     {"softmax.cpp", "softmax_rows", nullptr, "softmax_rows", 257},
+    {"lines.cpp", "saxpy_l16", nullptr, "saxpy_l16", 1000},
+    {"lines.cpp", "dot_l8", nullptr, "dot_l8", 1000},
 };
 }  // namespace
 

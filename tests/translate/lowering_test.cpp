@@ -260,3 +260,150 @@ KGEN_KERNEL void refs(int* out, int n) {
     CHECK(got[i] == (a > b ? a : b) * 100 + (i % 2 ? a : b));
   }
 }
+
+TEST_CASE("vector lines: whole-line loads and stores, lanes, braces, splats, lane-wise math, reductions") {
+  ir::Kernel k = translate_one(R"(
+KGEN_KERNEL void lanes(const f32x4* x, f32x4* y, float* m, unsigned n) {
+  unsigned i = global_id(0);
+  if (i >= n) return;
+  f32x4 v = x[i];
+  f32x4 w = {v[3], v[2], 1.0f};     // the last lane is zero
+  w[3] = reduce_max(v);
+  w *= 2.0f;                        // a scalar splat across the lanes
+  w += v - splat<f32x4>(0.5f);
+  y[i] = -w;
+  y[i][1] = reduce_min(v) + reduce_mul(v);
+  m[i] = reduce_add(y[i]) + x[i][0];
+})");
+  CHECK(k.buffers[0].elem == ir::types::F32.with_lanes(4));
+  CHECK(k.buffers[1].access == ir::Access::ReadWrite);
+  const uint32_t n = 37;
+  Words x = random_floats(4 * n, 15, -2.0f, 2.0f);
+  std::vector<Words> out = run(k, grid_1d(n, 8), {x, Words(4 * n, 0), Words(n, 0)}, {ir::scalar_slot(n)});
+  for (uint32_t i = 0; i < n; ++i) {
+    float v[4], w[4], y[4];
+    for (int l = 0; l < 4; ++l) v[l] = as_float(x[4 * i + l]);
+    float mx = v[0], mn = v[0], prod = v[0];
+    for (int l = 1; l < 4; ++l) mx = v[l] > mx ? v[l] : mx, mn = v[l] < mn ? v[l] : mn, prod *= v[l];
+    w[0] = v[3], w[1] = v[2], w[2] = 1.0f, w[3] = mx;
+    for (int l = 0; l < 4; ++l) y[l] = -(w[l] * 2.0f + (v[l] - 0.5f));
+    y[1] = mn + prod;
+    float sum = y[0];
+    for (int l = 1; l < 4; ++l) sum += y[l];
+    for (int l = 0; l < 4; ++l) CHECK(as_float(out[1][4 * i + l]) == y[l]);
+    CHECK(as_float(out[2][i]) == sum + v[0]);
+  }
+}
+
+TEST_CASE("switch: an if chain over the cases, grouped labels, default anywhere, return and continue in cases") {
+  ir::Kernel k = translate_one(R"(
+int classify(int v) {
+  switch (v % 5) {
+    case 0: return 10;
+    case 1:
+    case -1: return 20;
+    default: break;
+    case 3: { v += 100; break; }
+  }
+  return v;
+}
+KGEN_KERNEL void sw(int* out, int n) {
+  int i = int(global_id(0)) - n;
+  int acc = 0;
+  for (int j = 0; j < 6; ++j) {
+    switch (unsigned(i + j) % 3u) {
+      case 0u: acc += 1; break;
+      case 1u: if (j == 2) continue; acc += 10; break;
+      case 2u: acc += 100;
+    }
+    acc *= 2;
+  }
+  out[global_id(0)] = classify(i) * 100000 + acc;
+})");
+  std::vector<int32_t> got = run_ints(k, 12, 6);
+  for (int g = 0; g < 12; ++g) {
+    int i = g - 6;
+    int c = i % 5 == 0 ? 10 : (i % 5 == 1 || i % 5 == -1) ? 20 : i % 5 == 3 ? i + 100 : i;
+    int acc = 0;
+    for (int j = 0; j < 6; ++j) {
+      unsigned r = unsigned(i + j) % 3u;
+      if (r == 0) acc += 1;
+      else if (r == 1) {
+        if (j == 2) continue;
+        acc += 10;
+      } else {
+        acc += 100;
+      }
+      acc *= 2;
+    }
+    CHECK(got[g] == c * 100000 + acc);
+  }
+}
+
+TEST_CASE("structs of scalars: braces, default member initializers, member access, copies, helpers by reference") {
+  ir::Kernel k = translate_one(R"(
+struct Stats {
+  float hi = -infinity;
+  float sum;
+  int count;
+};
+void add(Stats& s, float v) {
+  s.hi = max(s.hi, v);
+  s.sum += v;
+  ++s.count;
+}
+float mean(const Stats& s) { return s.sum / float(s.count); }
+float spread(Stats s) {           // a copy: changing it leaves the caller's alone
+  s.sum -= s.hi * float(s.count);
+  return s.sum;
+}
+KGEN_KERNEL void stats(const float* x, float* y, unsigned n) {
+  unsigned i = global_id(0);
+  if (i >= n) return;
+  Stats s{};
+  for (unsigned j = 0; j <= i % 4; ++j) add(s, x[(i + j) % n]);
+  Stats t = {1.0f, 2.0f};          // count is zero
+  Stats& r = t;
+  r.count = 3;
+  Stats u = s;
+  u.sum = 0.0f;
+  t = u;
+  y[i] = mean(s) * 1000.0f + spread(s) + s.sum + float(t.count) * 0.5f + r.sum + Stats{}.sum;
+})");
+  const uint32_t n = 29;
+  Words x = random_floats(n, 40, -3.0f, 3.0f);
+  std::vector<Words> out = run(k, grid_1d(n, 8), {x, Words(n, 0)}, {ir::scalar_slot(n)});
+  for (uint32_t i = 0; i < n; ++i) {
+    float hi = -__builtin_huge_valf(), sum = 0.0f;
+    int count = 0;
+    for (uint32_t j = 0; j <= i % 4; ++j) {
+      float v = as_float(x[(i + j) % n]);
+      hi = v > hi ? v : hi;
+      sum += v;
+      ++count;
+    }
+    float expect = sum / float(count) * 1000.0f + (sum - hi * float(count)) + sum + float(count) * 0.5f + 0.0f;
+    CHECK(as_float(out[1][i]) == doctest::Approx(expect).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("vector lines: math functions, min and max work lane by lane") {
+  ir::Kernel k = translate_one(R"(
+KGEN_KERNEL void line_math(const f32x4* x, f32x4* y, unsigned n) {
+  unsigned i = global_id(0);
+  if (i < n) y[i] = exp(x[i]) + max(x[i], splat<f32x4>(0.0f)) + sqrt(fabs(x[i])) + min(x[i], x[i] * 2.0f);
+})");
+  int line_ops = 0;
+  ir::walk(k.body, [&](const ir::Instr& in) {
+    line_ops += (in.op == ir::Op::Exp || in.op == ir::Op::Max || in.op == ir::Op::Min) && in.type.lanes == 4;
+  });
+  CHECK(line_ops == 3);
+  const uint32_t n = 21;
+  Words x = random_floats(4 * n, 41, -3.0f, 3.0f);
+  std::vector<Words> out = run(k, grid_1d(n, 8), {x, Words(4 * n, 0)}, {ir::scalar_slot(n)});
+  for (uint32_t e = 0; e < 4 * n; ++e) {
+    float v = as_float(x[e]);
+    float expect = __builtin_expf(v) + (v > 0.0f ? v : 0.0f) + __builtin_sqrtf(__builtin_fabsf(v)) + (v < 2 * v ? v : 2 * v);
+    CHECK(as_float(out[1][e]) == doctest::Approx(expect).epsilon(1e-6));
+  }
+}

@@ -166,3 +166,18 @@ TEST_CASE("softmax.cpp: row offsets, helpers with barriers and tree reductions m
                        {random_floats(rows * cols, 14, -8.0f, 8.0f), Words(rows * cols, 0)}, {ir::scalar_slot(cols)});
   }
 }
+
+TEST_CASE("lines.cpp: f32x16 saxpy and the f32x8 dot are the DSL line kernels") {
+  ir::Kernel saxpy = translate::translate_kernel(sample_path("lines.cpp"), "saxpy_l16");
+  ir::Kernel dot = translate::translate_kernel(sample_path("lines.cpp"), "dot_l8");
+  ir::Kernel saxpy_dsl = samples::saxpy_lines(16), dot_dsl = samples::dot_lines(8);
+  CHECK(saxpy.buffers[0].elem == ir::types::F32.with_lanes(16));
+  CHECK(census(saxpy) == census(saxpy_dsl));
+  CHECK(census(dot) == census(dot_dsl));
+  for (uint32_t lines : {1u, 7u, 100u}) {
+    check_same_results(saxpy, saxpy_dsl, grid_1d(lines, 64), {random_floats(16 * lines, 30), random_floats(16 * lines, 31)},
+                       {ir::scalar_slot(1.5f), ir::scalar_slot(lines)});
+    check_same_results(dot, dot_dsl, grid_1d(lines, 64), {random_floats(8 * lines, 32), random_floats(8 * lines, 33), Words(lines, 0)},
+                       {ir::scalar_slot(lines)});
+  }
+}
