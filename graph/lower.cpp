@@ -107,7 +107,7 @@ void LowerCtx::op(const ops::Problem& p, const std::vector<int>& slots) {
   steps(def.plan(p, v, caps()), slots);
 }
 
-void LowerCtx::steps(const ops::Plan& plan, const std::vector<int>& io, bool elementwise) {
+void LowerCtx::steps(const ops::Plan& plan, const std::vector<int>& io) {
   std::vector<int> map = io;
   for (size_t t : plan.temp_bytes) map.push_back(temp(t));
   for (const ops::Step& s : plan.steps) {
@@ -116,7 +116,6 @@ void LowerCtx::steps(const ops::Plan& plan, const std::vector<int>& io, bool ele
     for (int& b : l.step.buffers) b = map.at(size_t(b));
     l.node = int(&node - g.nodes.data());
     l.label = label;
-    l.elementwise = elementwise;
     prog.launches.push_back(std::move(l));
   }
 }
@@ -128,7 +127,17 @@ void LowerCtx::chain(const ops::fusion::Chain& c, const std::vector<int>& in_slo
   for (size_t i = 0; i < in_slots.size(); ++i) local.push_back(int(i));
   ops::fusion::plan_chain(plan, c, local, int(in_slots.size()), ops::fusion::chain_variant_for(c, caps()));
   io.push_back(out_slot_);
-  steps(plan, io, true);
+  steps(plan, io);
+  // One kernel reading each full-shape input at the element it writes: such
+  // an input of the output's element size may give the output its memory.
+  if (plan.steps.size() != 1) return;
+  const size_t out_bytes = size_t(ir::Type(c.out_dtype).bytes());
+  for (size_t i = 0; i < c.inputs.size(); ++i)
+    if (c.inputs[i].shape == c.shape && size_t(ir::Type(c.inputs[i].dtype).bytes()) == out_bytes) {
+      prog.launches.back().reuse_in = in_slots[i];
+      prog.launches.back().reuse_out = out_slot_;
+      return;
+    }
 }
 
 void LowerCtx::unsupported(const std::string& what) const {

@@ -1,7 +1,8 @@
 // Places the program's slots in one arena: each slot that owns memory
 // (inputs, outputs, activations, temporaries; views follow their root) lives
 // from the first launch that touches it to the last, and slots whose lives do
-// not overlap share bytes. Greedy by size, largest first (TFLite's
+// not overlap share bytes; an elementwise kernel's output takes the memory of
+// a same-size input that dies there (in place). Greedy by size, largest first (TFLite's
 // "greedy by size" offset planner): near the lower bound of the largest
 // simultaneous live set on CNNs.
 #pragma once
@@ -17,6 +18,7 @@ struct MemoryPlan {
   std::vector<bool> in_arena;  // constants are not
   size_t arena_bytes = 0;
   size_t unshared_bytes = 0;   // what the slots would take without reuse
+  int in_place = 0;            // outputs written over an input (Launch::reuse_in)
 };
 
 // guard: bytes kept free after every slot (debugging: a kernel writing past

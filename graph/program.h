@@ -26,9 +26,10 @@ struct Launch {
   ops::Step step;          // buffers index Program::slots
   int node = -1;           // graph node (the fused group's root) for profiles
   std::string label;       // "Conv conv1 + Relu" (profile, trace)
-  // The kernel reads element i of a same-size input before writing element i
-  // of its output and nothing else: that input's slot may hold the output.
-  bool elementwise = false;
+  // An input slot whose memory may hold the output slot: the kernel reads
+  // element i of it (same shape and element size) before writing element i
+  // of the output, and nothing else of either. -1: none.
+  int reuse_in = -1, reuse_out = -1;
 };
 
 struct Program {

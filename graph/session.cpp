@@ -86,6 +86,7 @@ void Session::place_buffers() {
   plan_ = plan_memory(prog_, align, guard_);
   stats_.arena_bytes = plan_.arena_bytes;
   stats_.unshared_bytes = plan_.unshared_bytes;
+  stats_.in_place = plan_.in_place;
   arena_ = dev_.alloc(std::max<size_t>(plan_.arena_bytes, align));
   // Touch every page now, not during the first run (first-touch faults cost
   // microseconds per page).

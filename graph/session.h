@@ -47,6 +47,7 @@ struct SessionStats {
   // cache loads (wall time), the memory plan and buffer placement.
   double passes_ms = 0, lower_ms = 0, kernels_ms = 0, place_ms = 0;
   size_t arena_bytes = 0, unshared_bytes = 0, constant_bytes = 0;
+  int in_place = 0;  // elementwise outputs written over a dying input
 };
 
 class Session {

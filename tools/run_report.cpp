@@ -18,9 +18,9 @@ namespace {
 void print_stats(const graph::SessionStats& st) {
   std::printf("graph: %d nodes -> %d live (%d folded, %d BN into Conv, %d dead) -> %d fused groups -> %d launches, %d distinct kernels\n",
               st.model_nodes, st.nodes, st.folded, st.bn_folded, st.dead, st.groups, st.launches, st.kernels);
-  std::printf("compile: %.1f ms (%d compiled, %d cache hits); arena %.2f MB (%.2f MB without reuse), constants %.2f MB\n",
+  std::printf("compile: %.1f ms (%d compiled, %d cache hits); arena %.2f MB (%.2f MB without reuse, %d outputs in place), constants %.2f MB\n",
               st.compile_ms, st.kernels_compiled, st.cache_hits, double(st.arena_bytes) / 1e6,
-              double(st.unshared_bytes) / 1e6, double(st.constant_bytes) / 1e6);
+              double(st.unshared_bytes) / 1e6, st.in_place, double(st.constant_bytes) / 1e6);
   std::printf("prepare: passes %.1f ms, lowering %.1f ms, kernels %.1f ms, placement %.1f ms\n", st.passes_ms,
               st.lower_ms, st.kernels_ms, st.place_ms);
 }
@@ -98,7 +98,7 @@ std::string report_json(const graph::Session& s, const RunReport& r, bool ok, bo
   j.add("passes_ms", st.passes_ms).add("lower_ms", st.lower_ms).add("kernels_ms", st.kernels_ms).add("place_ms", st.place_ms);
   j.add("cache_hits", int64_t(st.cache_hits)).add("kernels_compiled", int64_t(st.kernels_compiled));
   j.add("kernels", int64_t(st.kernels)).add("nodes", int64_t(st.nodes)).add("groups", int64_t(st.groups));
-  j.add("launches", int64_t(st.launches)).add("arena_bytes", int64_t(st.arena_bytes));
+  j.add("launches", int64_t(st.launches)).add("arena_bytes", int64_t(st.arena_bytes)).add("in_place", int64_t(st.in_place));
   j.add("first_run_ms", r.first_run_ms).add("run_ms", r.run_ms);
   if (r.top1 >= 0) j.add("top1", r.top1);
   return j.str();
