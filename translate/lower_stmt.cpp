@@ -92,15 +92,22 @@ void Lowerer::var_decl(const clang::VarDecl* vd) {
   env_[vd] = mutated_.count(vd) ? Binding{Binding::Kind::Var, b_->var(v), {}, {}} : Binding{Binding::Kind::Value, v, {}, {}};
 }
 
-// KGEN_SHARED T name[A][B]...: one flat shared array, indexed row-major.
-void Lowerer::shared_decl(const clang::VarDecl* vd) {
-  std::string name = vd->getNameAsString();
+// The extents of a constant-size array type, outermost first; `t` becomes
+// the element type (empty and unchanged for a non-array).
+std::vector<int64_t> Lowerer::array_extents(clang::QualType& t) const {
   std::vector<int64_t> extents;
-  clang::QualType t = vd->getType();
   while (const auto* at = ctx_.getAsConstantArrayType(t)) {
     extents.push_back(int64_t(at->getSize().getZExtValue()));
     t = at->getElementType();
   }
+  return extents;
+}
+
+// KGEN_SHARED T name[A][B]...: one flat shared array, indexed row-major.
+void Lowerer::shared_decl(const clang::VarDecl* vd) {
+  std::string name = vd->getNameAsString();
+  clang::QualType t = vd->getType();
+  const std::vector<int64_t> extents = array_extents(t);
   if (extents.empty()) fail(vd->getLocation(), "shared '" + name + "' must be an array of constant size");
   if (vd->hasInit()) fail(vd->getLocation(), "shared array '" + name + "' cannot have an initializer (fill it, then barrier())");
   ir::Type elem = scalar_type(t, vd->getLocation(), "the elements of shared array '" + name + "'");
@@ -115,12 +122,8 @@ void Lowerer::shared_decl(const clang::VarDecl* vd) {
 void Lowerer::local_array_decl(const clang::VarDecl* vd) {
   constexpr int64_t kMaxElements = 64;  // each access of a run-time index costs one select per element
   std::string name = vd->getNameAsString();
-  std::vector<int64_t> extents;
   clang::QualType t = vd->getType();
-  while (const auto* at = ctx_.getAsConstantArrayType(t)) {
-    extents.push_back(int64_t(at->getSize().getZExtValue()));
-    t = at->getElementType();
-  }
+  const std::vector<int64_t> extents = array_extents(t);
   if (extents.empty()) fail(vd->getLocation(), "local array '" + name + "' must have a constant size");
   ir::Type elem = scalar_type(t, vd->getLocation(), "the elements of local array '" + name + "'");
   int64_t count = 1;

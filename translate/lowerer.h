@@ -103,6 +103,7 @@ class Lowerer {
   StructVars& struct_vars(const clang::Expr* e);
   LValue member(const clang::MemberExpr* e);
   void struct_assign(const clang::Expr* lhs, const clang::Expr* rhs);
+  std::vector<int64_t> array_extents(clang::QualType& t) const;
   void shared_decl(const clang::VarDecl* vd);
   void local_array_decl(const clang::VarDecl* vd);
   void if_stmt(const clang::IfStmt* s);
