@@ -106,9 +106,10 @@ bool write_file_atomically(const std::filesystem::path& dest, const std::string&
     }
     done += size_t(n);
   }
-  // fsync before rename: otherwise a crash can leave the new name pointing at
-  // unwritten blocks (the rename reaches the journal before the data).
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+  // No fsync: a crash may leave the new name on unwritten blocks, and such an
+  // entry fails its checksum and is rebuilt; syncing cost each first compile
+  // a disk flush, milliseconds to tens of them on a busy virtual disk.
+  if (::close(fd) != 0) {
     int saved = errno;
     ::unlink(tmp.c_str());
     errno = saved;
@@ -119,11 +120,6 @@ bool write_file_atomically(const std::filesystem::path& dest, const std::string&
     ::unlink(tmp.c_str());
     errno = saved;
     return fail("cannot rename to " + dest.string());
-  }
-  int dfd = ::open(dest.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);  // make the rename itself durable; best effort
-    ::close(dfd);
   }
   return true;
 }

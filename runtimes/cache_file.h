@@ -34,9 +34,10 @@ DecodeResult decode_cache_entry(const std::string& bytes);
 std::optional<std::string> read_file_bytes(const std::filesystem::path& p);
 
 // Writes `bytes` to `dest` so that no reader ever sees a partial file: a
-// uniquely named temporary in the same directory, fsync, rename over `dest`,
-// fsync of the directory. Concurrent writers of the same entry each rename a
-// complete file; the last one wins. Returns false (and leaves no temporary)
+// uniquely named temporary in the same directory, renamed over `dest`
+// (not synced: after a crash an entry may be torn, which its checksum
+// catches). Concurrent writers of the same entry each rename a complete file;
+// the last one wins. Returns false (and leaves no temporary)
 // on failure: a cache that cannot write is slower, never wrong.
 bool write_file_atomically(const std::filesystem::path& dest, const std::string& bytes, std::string* error = nullptr);
 
