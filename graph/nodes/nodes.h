@@ -21,7 +21,9 @@
   X(attention)              \
   X(conv_more)              \
   X(kv_cache)               \
-  X(ggml)
+  X(ggml)                   \
+  X(topk)                   \
+  X(recurrent)
 
 namespace kgen::graph {
 #define KGEN_X(group) void register_##group##_nodes();

@@ -15,4 +15,5 @@
   X(reduce)        /* ops/reduce: reduce */ \
   X(scan)          /* ops/scan: scan, selective_scan */ \
   X(layout)        /* ops/layout: transpose */ \
+  X(select)        /* ops/select: topk */ \
   /* end of list */
