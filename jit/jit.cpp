@@ -117,7 +117,12 @@ struct State {
 // Never destroyed: modules held by static objects (device caches) may be
 // released after other statics are gone, and must still find the JIT.
 State& state() {
-  static State* s = new State;
+  static State* s = [] {
+    const auto t0 = Clock::now();
+    State* st = new State;
+    if (ir::debug_level() >= 1) ir::debug_log(1, "compile", "JIT initialised in " + std::to_string(ms_since(t0)) + " ms");
+    return st;
+  }();
   return *s;
 }
 
