@@ -18,7 +18,7 @@ set(KGEN_INTERNAL_INCLUDE_DIR ${CMAKE_INSTALL_INCLUDEDIR}/kgen/internal)
 # Exported name -> library target. Static libraries carry their PRIVATE link
 # items into the export too, so every in-tree library the umbrella reaches is
 # listed (samples/, tools/ and bench/ are not part of the library).
-set(KGEN_EXPORTED_LIBS ir:kgen_ir dsl:kgen_dsl codegen:kgen_codegen jit:kgen_jit
+set(KGEN_EXPORTED_LIBS ir:kgen_ir dsl:kgen_dsl translate:kgen_translate codegen:kgen_codegen jit:kgen_jit
     runtime:kgen_runtimes ops:kgen_ops graph:kgen_graph)
 set(KGEN_EXPORTED_TARGETS)
 foreach(pair IN LISTS KGEN_EXPORTED_LIBS)
@@ -60,6 +60,8 @@ install(EXPORT kgenTargets NAMESPACE kgen:: DESTINATION ${KGEN_PACKAGE_DIR})
 # leaving a header out.
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/kgen DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
         FILES_MATCHING PATTERN "*.h")
+# The builtins header of plain C++ kernels, for compiling them on the host.
+install(FILES ${CMAKE_SOURCE_DIR}/translate/kgen_kernel.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kgen)
 install(CODE "set(kgen_source_dir \"${CMAKE_SOURCE_DIR}\")
 set(kgen_internal_dest \"${KGEN_INTERNAL_INCLUDE_DIR}\")")
 install(CODE [[

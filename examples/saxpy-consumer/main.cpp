@@ -83,6 +83,33 @@ size_t run_axpby(rt::Device& dev, std::mt19937_64& rng) {
   return bad;
 }
 
+// A plain C++ kernel, translated at run time (kgen/translate.h), on `dev`
+// against the interpreter; returns the number of wrong elements.
+size_t run_translated(rt::Device& dev, std::mt19937_64& rng) {
+  static const char* source = R"(
+#include "kgen_kernel.h"
+using namespace kgen;
+KGEN_KERNEL void leaky_relu(const float* x, float* y, float slope, unsigned n) {
+  unsigned i = global_id(0);
+  if (i < n) y[i] = x[i] > 0 ? x[i] : slope * x[i];
+})";
+  const ir::Kernel k = translate::translate_source(source, "leaky_relu.cpp").at(0);
+  const uint32_t n = 100'003;
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> x(n), want(n), got;
+  for (float& v : x) v = dist(rng);
+  const ir::LaunchDims dims = grid_1d(n, 256);
+  const std::vector<uint64_t> scalars = {ir::scalar_slot(0.1f), ir::scalar_slot(n)};
+  ir::interpret(k, dims, std::vector{interp_buffer(x), interp_buffer(want)}, scalars);
+  auto xb = upload(dev, x), yb = upload(dev, std::vector<float>(n));
+  dev.launch(*dev.compile(k), {dims, {xb.get(), yb.get()}, scalars});
+  dev.synchronize();
+  got = download<float>(*yb);
+  const size_t bad = mismatches(got, want, std::vector<double>(n, 1.0), 0);
+  std::printf("%-7s leaky_relu (plain C++, translated)  n=%u  %s\n", dev.name().c_str(), n, verdict(bad).c_str());
+  return bad;
+}
+
 // Runs the library's softmax by name on `dev` and compares with a host
 // softmax in double; returns the number of wrong elements.
 size_t run_softmax(rt::Device& dev, uint64_t seed) {
@@ -124,7 +151,7 @@ int main() {
         std::printf("%-7s skipped: %s\n", name, e.what());
         continue;
       }
-      bad += run_axpby(*dev, rng) + run_softmax(*dev, rng());
+      bad += run_axpby(*dev, rng) + run_softmax(*dev, rng()) + run_translated(*dev, rng);
     }
     std::printf("%s\n", bad ? "FAIL" : "OK");
     return bad ? 1 : 0;

@@ -10,9 +10,11 @@
 //
 // Namespaces: kgen::dsl (the DSL), kgen::ir (kernels, launches, the
 // interpreter), kgen::rt (devices and buffers), kgen::ops (the op library),
-// kgen::graph (models), and kgen itself for the helpers of these headers.
+// kgen::graph (models), kgen::translate (plain C++ kernels), and kgen itself
+// for the helpers of these headers.
 #pragma once
 #include "kgen/device.h"  // devices, buffers, compile and launch
 #include "kgen/graph.h"   // ONNX models prepared once on a device, then replayed
 #include "kgen/kernel.h"  // the DSL and the reference interpreter
 #include "kgen/ops.h"     // the op library (softmax, matmul, ...) by name
+#include "kgen/translate.h"  // plain C++ kernels (KGEN_KERNEL) translated at run time
