@@ -107,12 +107,12 @@ void LowerCtx::op(const ops::Problem& p, const std::vector<int>& slots) {
   steps(def.plan(p, v, caps()), slots);
 }
 
-void LowerCtx::steps(const ops::Plan& plan, const std::vector<int>& io) {
+void LowerCtx::steps(ops::Plan plan, const std::vector<int>& io) {
   std::vector<int> map = io;
   for (size_t t : plan.temp_bytes) map.push_back(temp(t));
-  for (const ops::Step& s : plan.steps) {
+  for (ops::Step& s : plan.steps) {
     Launch l;
-    l.step = s;
+    l.step = std::move(s);  // a step holds its kernel's IR: moved, not copied
     for (int& b : l.step.buffers) b = map.at(size_t(b));
     l.node = int(&node - g.nodes.data());
     l.label = label;
@@ -127,10 +127,11 @@ void LowerCtx::chain(const ops::fusion::Chain& c, const std::vector<int>& in_slo
   for (size_t i = 0; i < in_slots.size(); ++i) local.push_back(int(i));
   ops::fusion::plan_chain(plan, c, local, int(in_slots.size()), ops::fusion::chain_variant_for(c, caps()));
   io.push_back(out_slot_);
-  steps(plan, io);
+  const size_t kernels = plan.steps.size();
+  steps(std::move(plan), io);
   // One kernel reading each full-shape input at the element it writes: such
   // an input of the output's element size may give the output its memory.
-  if (plan.steps.size() != 1) return;
+  if (kernels != 1) return;
   const size_t out_bytes = size_t(ir::Type(c.out_dtype).bytes());
   for (size_t i = 0; i < c.inputs.size(); ++i)
     if (c.inputs[i].shape == c.shape && size_t(ir::Type(c.inputs[i].dtype).bytes()) == out_bytes) {

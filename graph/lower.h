@@ -42,7 +42,7 @@ struct LowerCtx {
   // An op of the library on these slots (its inputs then outputs): the tuned
   // or heuristic variant, planned and appended.
   void op(const ops::Problem& p, const std::vector<int>& slots);
-  void steps(const ops::Plan& plan, const std::vector<int>& io);
+  void steps(ops::Plan plan, const std::vector<int>& io);
   void chain(const ops::fusion::Chain& c, const std::vector<int>& in_slots, int out_slot);
   [[noreturn]] void unsupported(const std::string& what) const;
 };

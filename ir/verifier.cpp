@@ -1,6 +1,7 @@
 #include "ir/verifier.h"
 
 #include <functional>
+#include <memory>
 #include <unordered_map>
 
 #include "ir/printer.h"
@@ -49,33 +50,45 @@ class Verifier {
         throw Error({}, "scalar parameter '" + s.name + "' has invalid type " + s.type.str());
   }
 
-  // First pass: where every value is defined (for messages about uses that
-  // come too early or from the wrong block) and which stores feed each variable.
+  // First pass: where every value is defined. (What only error messages
+  // need, the walk order and each store's enclosing instructions, is
+  // indexed on the first error: links().)
   void index_definitions() {
-    uint32_t order = 0;
+    defs_.assign(k_.num_values, nullptr);
     walk(k_.body, [&](const Instr& in) {
-      order_[&in] = order++;
       if (!in.has_result()) return;
       if (in.id >= k_.num_values)
         fail(in, "value id " + val(in.id) + " is out of range (the kernel has " + std::to_string(k_.num_values) + " values)");
-      auto [it, fresh] = defs_.emplace(in.id, &in);
-      if (!fresh) fail(in, "value " + val(in.id) + " is defined twice (first at " + at(*it->second) + ")");
+      if (defs_[in.id]) fail(in, "value " + val(in.id) + " is defined twice (first at " + at(*defs_[in.id]) + ")");
+      defs_[in.id] = &in;
       max_id_ = std::max(max_id_, in.id);
     });
-    std::function<void(const Block&, const Instr*)> parents = [&](const Block& b, const Instr* owner) {
-      for (const Instr& in : b.instrs) {
-        if (owner) parent_[&in] = owner;
-        if (in.op == Op::VarStore && !in.args.empty()) stores_[in.args[0]].push_back(&in);
-        for (const Block& nb : in.blocks) parents(nb, &in);
-      }
-    };
-    parents(k_.body, nullptr);
   }
 
-  const Instr* def(ValueId v) const {
-    auto it = defs_.find(v);
-    return it == defs_.end() ? nullptr : it->second;
+  // For messages: each instruction's place in the walk, its enclosing
+  // control instruction, and the stores that feed each variable.
+  struct Links {
+    std::unordered_map<const Instr*, uint32_t> order;
+    std::unordered_map<ValueId, std::vector<const Instr*>> stores;  // per variable
+    std::unordered_map<const Instr*, const Instr*> parent;          // enclosing control instruction
+  };
+  const Links& links() const {
+    if (links_) return *links_;
+    links_ = std::make_unique<Links>();
+    uint32_t order = 0;
+    std::function<void(const Block&, const Instr*)> index = [&](const Block& b, const Instr* owner) {
+      for (const Instr& in : b.instrs) {
+        links_->order[&in] = order++;
+        if (owner) links_->parent[&in] = owner;
+        if (in.op == Op::VarStore && !in.args.empty()) links_->stores[in.args[0]].push_back(&in);
+        for (const Block& nb : in.blocks) index(nb, &in);
+      }
+    };
+    index(k_.body, nullptr);
+    return *links_;
   }
+
+  const Instr* def(ValueId v) const { return v < defs_.size() ? defs_[v] : nullptr; }
 
   void block(const Block& b) {
     std::vector<ValueId> defined_here;
@@ -114,7 +127,7 @@ class Verifier {
       const Instr* d = def(v);
       if (!d) fail(in, std::string(op_name(in.op)) + ": operand " + val(v) + " is not defined anywhere");
       if (v > max_id_ || !visible_[v]) {
-        if (order_.at(d) >= order_.at(&in))
+        if (links().order.at(d) >= links().order.at(&in))
           fail(in, std::string(op_name(in.op)) + ": operand " + val(v) + " is used before its definition at " + at(*d));
         fail(in, std::string(op_name(in.op)) + ": operand " + val(v) + " is defined at " + at(*d) +
                      " in a block that does not enclose this use");
@@ -215,13 +228,14 @@ class Verifier {
       for (auto it = d->args.rbegin(); it != d->args.rend(); ++it) work.push_back(*it);
       if (d->op == Op::VarLoad && !d->args.empty()) {
         work.push_back(d->args[0]);
-        auto st = stores_.find(d->args[0]);
-        if (st != stores_.end())
+        const Links& l = links();
+        auto st = l.stores.find(d->args[0]);
+        if (st != l.stores.end())
           for (const Instr* s : st->second) {
             work.push_back(s->args.back());
             // A store under divergent control: the branch conditions and loop bounds above it.
             if (u_.is_divergent(s))
-              for (auto p = parent_.find(s); p != parent_.end(); p = parent_.find(p->second))
+              for (auto p = l.parent.find(s); p != l.parent.end(); p = l.parent.find(p->second))
                 for (ValueId a : p->second->args) work.push_back(a);
           }
       }
@@ -231,10 +245,8 @@ class Verifier {
 
   const Kernel& k_;
   Uniformity u_;
-  std::unordered_map<ValueId, const Instr*> defs_;
-  std::unordered_map<const Instr*, uint32_t> order_;
-  std::unordered_map<ValueId, std::vector<const Instr*>> stores_;  // per variable
-  std::unordered_map<const Instr*, const Instr*> parent_;          // enclosing control instruction
+  std::vector<const Instr*> defs_;  // per value id
+  mutable std::unique_ptr<Links> links_;
   std::vector<bool> visible_;
   std::vector<const Instr*> enclosing_;
   const Instr* first_barrier_ = nullptr;
