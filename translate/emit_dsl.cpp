@@ -154,6 +154,7 @@ class DslPrinter {
       case ir::Op::Neg: return line(depth, def + "-" + v(in.args[0]) + ";");
       case ir::Op::Not: return line(depth, def + (in.type.is_bool() ? "!" : "~") + v(in.args[0]) + ";");
       case ir::Op::Select: case ir::Op::Fma: case ir::Op::Min: case ir::Op::Max: case ir::Op::Pow:
+      case ir::Op::Dot4: case ir::Op::Dot2I16: case ir::Op::Dot2Bf16: case ir::Op::PermuteBytes:
         return line(depth, def + std::string(ir::op_name(in.op)) + "(" + args(in) + ");");
       case ir::Op::Cast: case ir::Op::Bitcast:
         return line(depth, def + std::string(ir::op_name(in.op)) + "(" + dsl_type(in.type) + ", " + args(in) + ");");

@@ -77,6 +77,10 @@ inline Item current{};
   using name##x16 = T __attribute__((vector_size(16 * sizeof(T))));
 KGEN_LINES(float, f32)
 KGEN_LINES(double, f64)
+KGEN_LINES(signed char, i8)
+KGEN_LINES(unsigned char, u8)
+KGEN_LINES(short, i16)
+KGEN_LINES(unsigned short, u16)
 KGEN_LINES(int, i32)
 KGEN_LINES(unsigned, u32)
 #undef KGEN_LINES
@@ -89,7 +93,11 @@ concept Line = requires(V v) {
 } && sizeof(V) > sizeof(V{}[0]);
 
 // The line V with every lane x: splat<f32x16>(a).
-template <class V, class T> inline V splat(T x) { return V{} + x; }
+template <class V, class T> inline V splat(T x) {
+  V v{};
+  for (unsigned i = 0; i < sizeof(V) / sizeof(v[0]); ++i) v[i] = x;  // converts x to the lane type, narrow ones too
+  return v;
+}
 
 // Horizontal reductions of a line to one lane value, lane 0 first.
 template <class V> inline auto reduce_add(V v) {
@@ -172,6 +180,70 @@ inline double fma(double a, double b, double c) { return __builtin_fma(a, b, c);
 template <class T> inline T abs(T x) { return x < 0 ? -x : x; }
 template <class T> inline T min(T a, T b) { return b < a ? b : a; }
 template <class T> inline T max(T a, T b) { return a < b ? b : a; }
+
+// The bits of x as type To of the same size: bitcast<i32x4>(u), bitcast<u32>(f).
+template <class To, class From> [[gnu::always_inline]] inline To bitcast(From x) { return __builtin_bit_cast(To, x); }
+
+namespace detail {
+// Byte j of a 32-bit lane, signed for an int lane, unsigned for an unsigned one.
+template <class T> inline int byte_of(T w, int j) {
+  unsigned u = ((unsigned)w >> (8 * j)) & 0xffu;
+  if constexpr ((T)-1 < 0) return (int)(signed char)u;
+  else return (int)u;
+}
+template <class A, class B> inline int dot4_lane(A a, B b, int c) {
+  unsigned acc = (unsigned)c;  // wraps like the IR's i32 sum
+  for (int j = 0; j < 4; ++j) acc += (unsigned)(byte_of(a, j) * byte_of(b, j));
+  return (int)acc;
+}
+inline int dot2_i16_lane(int a, int b, int c) {
+  auto half = [](int v, int j) { return (int)(short)((unsigned)v >> (16 * j)); };
+  return (int)((unsigned)c + (unsigned)(half(a, 0) * half(b, 0)) + (unsigned)(half(a, 1) * half(b, 1)));
+}
+inline float dot2_bf16_lane(unsigned a, unsigned b, float c) {
+  auto half = [](unsigned v, int j) { return __builtin_bit_cast(float, j ? v & 0xffff0000u : v << 16); };
+  return __builtin_fmaf(half(a, 0), half(b, 0), __builtin_fmaf(half(a, 1), half(b, 1), c));
+}
+// Applies a three-operand lane function to scalars or lane by lane to lines
+// (always inlined: a line returned by an out-of-line call draws GCC's ABI note).
+template <class C, class A, class B, class F> [[gnu::always_inline]] inline C per_lane(A a, B b, C c, F f) {
+  if constexpr (Line<C>) {
+    for (unsigned i = 0; i < sizeof(C) / sizeof(c[0]); ++i) c[i] = f(a[i], b[i], c[i]);
+    return c;
+  } else {
+    return f(a, b, c);
+  }
+}
+}  // namespace detail
+
+// c + Σ_{j<4} byte_j(a)·byte_j(b) per 32-bit lane; a byte of an int operand
+// (i32, i32xN) is signed, of an unsigned one (u32, u32xN) unsigned; c and the
+// result are i32 (lines), wrapping.
+template <class A, class B, class C> inline C dot4(A a, B b, C c) {
+  return detail::per_lane(a, b, c, [](auto x, auto y, int z) { return detail::dot4_lane(x, y, z); });
+}
+// c + a.0·b.0 + a.1·b.1 per i32 lane of a and b holding two signed 16-bit
+// halves (half 0 the low one), wrapping.
+template <class V> inline V dot2_i16(V a, V b, V c) {
+  return detail::per_lane(a, b, c, [](int x, int y, int z) { return detail::dot2_i16_lane(x, y, z); });
+}
+// c + a.1·b.1, rounded, then + a.0·b.0, rounded, per u32 lane of a and b
+// holding two bf16 (half 0 the low one); c and the result are f32 (lines).
+template <class U, class F> inline F dot2_bf16(U a, U b, F c) {
+  return detail::per_lane(a, b, c, [](unsigned x, unsigned y, float z) { return detail::dot2_bf16_lane(x, y, z); });
+}
+// Byte i of the result (idx's type) is byte idx.byte(i) mod 2·sizeof(a) of
+// the table a ++ b (a and b of one type, 4 to 64 bytes); CPU targets only.
+template <class T, class I> inline I permute_bytes(T a, T b, I idx) {
+  const unsigned char *ta = (const unsigned char*)&a, *tb = (const unsigned char*)&b, *ib = (const unsigned char*)&idx;
+  I r = idx;
+  unsigned char* rb = (unsigned char*)&r;
+  for (unsigned i = 0; i < sizeof(I); ++i) {
+    unsigned k = ib[i] % (2 * sizeof(T));
+    rb[i] = k < sizeof(T) ? ta[k] : tb[k - sizeof(T)];
+  }
+  return r;
+}
 
 namespace host {
 // Runs kernel(args...) serially over a grid of `groups` workgroups of

@@ -24,6 +24,8 @@ std::optional<ir::Op> builtin_op(llvm::StringRef n) {
       {"min", ir::Op::Min},              {"max", ir::Op::Max},             {"pow", ir::Op::Pow},
       {"fma", ir::Op::Fma},              {"splat", ir::Op::Splat},         {"reduce_add", ir::Op::ReduceAdd},
       {"reduce_mul", ir::Op::ReduceMul}, {"reduce_min", ir::Op::ReduceMin}, {"reduce_max", ir::Op::ReduceMax},
+      {"bitcast", ir::Op::Bitcast},      {"dot4", ir::Op::Dot4},           {"dot2_i16", ir::Op::Dot2I16},
+      {"dot2_bf16", ir::Op::Dot2Bf16},   {"permute_bytes", ir::Op::PermuteBytes},
   };
   for (const auto& [name, op] : table)
     if (n == name) return op;
@@ -84,6 +86,12 @@ ir::ValueId Lowerer::builtin_call(const clang::CallExpr* e, const clang::Functio
     ir::ValueId x = rvalue_as(e->getArg(0), t.scalar());
     b_->loc = loc_of(e->getBeginLoc());
     result = splat(x, t);
+  } else if (*op == ir::Op::Bitcast) {
+    // The target type is the template argument, which is the call's type.
+    ir::Type t = scalar_type(e->getType(), e->getBeginLoc(), "bitcast's result");
+    ir::ValueId x = rvalue(e->getArg(0));
+    b_->loc = loc_of(e->getBeginLoc());
+    result = b_->op(ir::Op::Bitcast, {x}, 0, t);
   } else {
     std::vector<ir::ValueId> args;
     for (const clang::Expr* a : e->arguments()) args.push_back(rvalue(a));

@@ -181,3 +181,53 @@ TEST_CASE("lines.cpp: f32x16 saxpy and the f32x8 dot are the DSL line kernels") 
                        {ir::scalar_slot(lines)});
   }
 }
+
+namespace {
+// Words that reach the packed ops' edges: bytes -128, 127 and 255, halves
+// -2^15 (whose pair sum wraps) and 2^15 - 1, zero; then random words.
+Words edge_then_random_words(size_t n, uint32_t seed) {
+  const uint32_t edges[] = {0x80808080u, 0x7f7f7f7fu, 0xffffffffu, 0u, 0x80008000u, 0x7fff8000u, 0x807f01ffu};
+  Words w = random_words(n, seed, 0, 0xffffffffu);
+  for (size_t i = 0; i < n && i < std::size(edges); ++i) w[i] = edges[(i + seed) % std::size(edges)];
+  return w;
+}
+
+// The C++ twin of `dsl` in `file` (the same kernel name) against it: the op
+// census and the results for a few sizes. `words[b]` is buffer b's words per
+// element; floats fills them with floats in [-1, 1], else edge and random words.
+void check_packed_twin(const std::string& file, const ir::Kernel& dsl, const std::vector<size_t>& words, bool floats) {
+  ir::Kernel cpp = translate::translate_kernel(sample_path(file), dsl.name);
+  INFO(dsl.name << "\n" << ir::print(optimized(cpp)) << "\nDSL:\n" << ir::print(optimized(dsl)));
+  CHECK(census(cpp) == census(dsl));
+  for (uint32_t n : {1u, 7u, 100u}) {
+    std::vector<Words> bufs;
+    for (size_t b = 0; b < words.size(); ++b) {
+      uint32_t seed = 40 + uint32_t(b) + n;
+      bufs.push_back(floats ? random_floats(words[b] * n, seed) : edge_then_random_words(words[b] * n, seed));
+    }
+    check_same_results(cpp, dsl, grid_1d(n, 64), bufs, {ir::scalar_slot(n)});
+  }
+}
+}  // namespace
+
+TEST_CASE("dot4.cpp: the 4 signedness pairs, the chained and the edge dot4 kernels are their DSL twins") {
+  for (size_t lanes : {1, 4, 8, 16}) {
+    int l = int(lanes);
+    check_packed_twin("dot4.cpp", samples::dot4_packed(l), {lanes, lanes, lanes, 4 * lanes}, false);
+    check_packed_twin("dot4.cpp", samples::dot4_pair_packed(l), {lanes, lanes, lanes, 2 * lanes}, false);
+    check_packed_twin("dot4.cpp", samples::dot4_small_packed(l), {lanes, lanes, lanes, 6 * lanes}, false);
+  }
+}
+
+TEST_CASE("dot2_i16.cpp and dot2_bf16.cpp are the DSL pair dot products") {
+  for (size_t lanes : {1, 4, 8, 16}) {
+    check_packed_twin("dot2_i16.cpp", samples::dot2_i16_packed(int(lanes)), {lanes, lanes, lanes, 2 * lanes}, false);
+    check_packed_twin("dot2_bf16.cpp", samples::dot2_bf16_packed(int(lanes)), {2 * lanes, 2 * lanes, lanes, 2 * lanes},
+                      true);
+  }
+}
+
+TEST_CASE("permute.cpp: run-time and constant byte permutes are the DSL permute_bytes kernels") {
+  for (size_t tb : {4, 16, 32, 64})
+    check_packed_twin("permute.cpp", samples::permute_bytes_kernel(int(tb)), {tb / 4, tb / 4, 16, 32, 4}, false);
+}
