@@ -7,6 +7,12 @@
 // causal, H32/Hkv8 S512 D128 causal, B8 H12 S128 D64), 1 and 2 threads.
 // Counters: GFLOP/s of each (4·visible pairs·D flops), ratio = naive time /
 // chosen time, lines_ratio = line-form time / chosen time (> 1: chosen faster).
+//
+// attention/decode/...: one query row (B1 H32/Hkv8, Skv 2048, D128, causal
+// and not), bandwidth-bound: GB/s of the K and V bytes against the in-run
+// triad (ratio, bench/triad.h), inputs rotated through copies past the LLC
+// so each run reads K and V from DRAM; vs_naive = the grouped naive form's
+// time / the chosen one's.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -15,7 +21,10 @@
 #include <string>
 
 #include "bench/bench_util.h"
+#include "bench/op_bench.h"
 #include "bench/suite_registry.h"
+#include "bench/triad.h"
+#include "codegen/target.h"
 #include "ops/core/executor.h"
 #include "ops/core/op.h"
 #include "ops/attention/strategy.h"
@@ -74,6 +83,43 @@ void BM_AttentionFlashVsNaive(benchmark::State& state, ops::Problem p) {
   state.SetLabel(p.str() + " [" + fv.str() + ", " + source + "], " + std::to_string(threads) + " thread(s)");
 }
 
+// A prepared plan over `copies` of the inputs, rotated through per run.
+struct Rotated {
+  ops::PreparedPlan pp;
+  std::vector<ops::DeviceTensors> sets;
+  size_t next = 0;
+  Rotated(rt::Device& dev, const ops::Problem& p, const ops::Variant& v, int copies) : pp(ops::prepare(dev, p, v)) {
+    for (int i = 0; i < copies; ++i) sets.push_back(ops::upload(dev, ops::make_host_tensors(p, 7 + i)));
+  }
+  double run(rt::Device& dev) { return run_once_s(dev, pp, sets[next++ % sets.size()]); }
+};
+
+void BM_AttentionDecode(benchmark::State& state, ops::Problem p) {
+  const int threads = int(state.range(0));
+  ops::register_all_ops();
+  auto dev = cpu_device(threads);
+  std::string source;
+  const ops::Variant v = ops::choose_variant(*dev, p, &source);
+  const double kv_bytes = 2.0 * 4.0 * double(p.dim(4)) * double(p.dim(5)) * double(p.dim(3));
+  const uint64_t llc = codegen::cpu_caps().llc_bytes;
+  const int copies = rotation_copies(kv_bytes, llc);
+  Rotated ours(*dev, p, v, copies);
+  const ops::Variant nv = ops::Variant{}.set("impl", 0).set("rg", p.dim(1) / p.dim(4));
+  Rotated naive(*dev, p, nv, copies);
+  ours.run(*dev);
+  for (auto _ : state) state.SetIterationTime(ours.run(*dev));
+  ratio_to_triad(state, [&] { return ours.run(*dev); }, kv_bytes, threads, 30, double(llc));
+  std::vector<double> to, tn;
+  for (int r = 0; r < 15; ++r) {
+    to.push_back(ours.run(*dev));
+    tn.push_back(naive.run(*dev));
+  }
+  state.counters["ms"] = median(to) * 1e3;
+  state.counters["naive_ms"] = median(tn) * 1e3;
+  state.counters["vs_naive"] = median(tn) / median(to);
+  state.SetLabel(p.str() + " [" + v.str() + ", " + source + "], naive [" + nv.str() + "], " + std::to_string(threads) + " thread(s)");
+}
+
 // The sizes that differ from B1 H8 S1024 D64 (Hkv = H, Skv = S), as "d128/".
 std::string shape_tag(const ops::Problem& p) {
   const int64_t b = p.dim(0), h = p.dim(1), s = p.dim(2), d = p.dim(3);
@@ -105,6 +151,18 @@ void register_attention_benchmarks() {
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond)
         ->MinTime(0.5);
+  for (int causal : {0, 1}) {
+    ops::Problem p;
+    p.op = "attention";
+    p.dims = {1, 32, 1, 128, 8, 2048};
+    p.attrs["causal"] = causal;
+    benchmark::RegisterBenchmark(("attention/decode/" + shape_tag(p) + "causal:" + std::to_string(causal)).c_str(), BM_AttentionDecode, p)
+        ->Arg(1)
+        ->Arg(2)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond)
+        ->MinTime(0.2);
+  }
 }
 
 }  // namespace kgen::bench

@@ -93,16 +93,25 @@ def cases():
                     [("x", [N, C, H, W]), ("w", [OC, C, k, k])], [("y", [N, OC, H, W])])
         return ("conv2d", f"{N}x{C}x{H}x{W}x{OC}x{k}x{k}", f"pad_h={k//2},pad_w={k//2}", inputs, tfn, graph)
 
-    def attention(B, H, S, D, causal):
+    def attention(B, H, S, D, causal, Hkv=None, Skv=None):
+        # Grouped-query attention (Hkv < H) and S != Skv (decode). kgen aligns
+        # a causal mask's ends (query i sees keys <= i + Skv - S), PyTorch's
+        # is_causal its starts: they agree for S == Skv, and for one query
+        # row causal is no mask at all, so the peers get is_causal only there.
+        Hkv, Skv = Hkv or H, Skv or S
+        peer_causal = bool(causal) and S == Skv
         def inputs(rng):
-            return [rng.standard_normal((B, H, S, D), dtype=np.float32) for _ in range(3)]
+            return [rng.standard_normal(shape, dtype=np.float32)
+                    for shape in ((B, H, S, D), (B, Hkv, Skv, D), (B, Hkv, Skv, D))]
         def tfn(q, k, v):
-            return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=bool(causal))
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=peer_causal, enable_gqa=Hkv != H)
         def graph():
-            # ONNX's own Attention (opset 23): 4-D (B, H, S, D) inputs, scale 1/sqrt(D) by default.
-            return ([helper.make_node("Attention", ["q", "k", "v"], ["y"], is_causal=int(causal))],
-                    [(n, [B, H, S, D]) for n in "qkv"], [("y", [B, H, S, D])])
-        return ("attention", f"{B}x{H}x{S}x{D}", f"causal={causal}", inputs, tfn, graph)
+            # ONNX's own Attention (opset 23): 4-D (B, heads, S, D) inputs, kv
+            # heads dividing the query heads, scale 1/sqrt(D) by default.
+            return ([helper.make_node("Attention", ["q", "k", "v"], ["y"], is_causal=int(peer_causal))],
+                    [("q", [B, H, S, D]), ("k", [B, Hkv, Skv, D]), ("v", [B, Hkv, Skv, D])], [("y", [B, H, S, D])])
+        shape = f"{B}x{H}x{S}x{D}" + (f"x{Hkv}x{Skv}" if (Hkv, Skv) != (H, S) else "")
+        return ("attention", shape, f"causal={causal}", inputs, tfn, graph)
 
     return [
         ("sgemm 1024^3", *matmul(1024, 1024, 1024)),
@@ -116,7 +125,11 @@ def cases():
         ("conv 3x3 64->64 56x56 b1", *conv(1, 64, 56, 56, 64, 3)),
         ("conv 3x3 64->64 56x56 b8", *conv(8, 64, 56, 56, 64, 3)),
         ("attention B1H8S1024D64", *attention(1, 8, 1024, 64, 0)),
-        ("attention causal", *attention(1, 8, 1024, 64, 1)),
+        ("attention B1H8S1024D64 causal", *attention(1, 8, 1024, 64, 1)),
+        ("attention B1H32S1024D128 causal", *attention(1, 32, 1024, 128, 1)),
+        ("attention B1H32/8S512D128 causal", *attention(1, 32, 512, 128, 1, 8)),
+        ("attention decode H32/8 Skv2048 D128", *attention(1, 32, 1, 128, 1, 8, 2048)),
+        ("attention B8H12S128D64", *attention(8, 12, 128, 64, 0)),
     ]
 
 
@@ -196,7 +209,7 @@ def main():
     print(f"torch: {torch.__version__ if torch else 'not installed'}; "
           f"onnxruntime: {ort.__version__ if ort else 'not installed'}")
     rng = np.random.default_rng(0)
-    fmt = "{:<28} {:>3} {:>10} {:>10} {:>10} {:>8} {:>8}"
+    fmt = "{:<36} {:>3} {:>10} {:>10} {:>10} {:>8} {:>8}"
     print(fmt.format("case", "thr", "kgen ms", "torch ms", "ort ms", "torch/k", "ort/k"))
     for name, op, shape, attrs, inputs_fn, tfn, graph in cases():
         if a.only and not any(s in name for s in a.only.split(",")):

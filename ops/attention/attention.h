@@ -22,6 +22,10 @@
 //    on the whole mr × bk score tile in between. qt tiles per work-item
 //    share each key block; a block across the causal diagonal is computed
 //    up to the tile's last visible key. Any D (tails padded to lines).
+//  - split-key decode (CPU): for few query rows against a long K/V, one
+//    work-item per (kv head, chunk of kc keys) computes the chunk for all
+//    G·S query rows of that kv head, so K and V stream from memory once;
+//    a combine kernel merges the chunks' partial softmax states.
 //  - flash (GPU): a workgroup of `bq` work-items, one query row each; key and
 //    value blocks of `bk` rows are staged in shared memory by the whole
 //    group, each work-item runs the online softmax over them with its D
@@ -69,6 +73,20 @@ ir::Kernel attention_vpad_kernel(int d, ir::Type dt = ir::Type(ir::ScalarKind::F
 // K as panels of 16 keys: kp[(kvh·SkvP/16 + j/16)·D + d] lane j % 16 = k[kvh,
 // j, d] (zero for Skv <= j < SkvP), f32; grid (SkvP/16, B·Hkv).
 ir::Kernel attention_kpanel_kernel(int d, ir::Type dt = ir::Type(ir::ScalarKind::F32));
+// The most query rows (G·S) a decode work-item takes per kv head: its
+// scores (rows × kc floats) and accumulators live on the stack.
+constexpr int kDecodeMaxRows = 16;
+// Split-key decode (ops/attention/decode.cpp): grid (ceil(Skv/kc), B·Hkv);
+// work-item (c, kvh) takes keys c·kc .. c·kc + kc - 1 of kv head kvh for its
+// r = G·S query rows (row rr: query head kvh·G + rr / S, position rr % S) and
+// writes po[(item·r + rr)·ceil(D/w)·w + d] (unnormalised outputs, f32, rows
+// padded to whole lines) and pml[(item·r + rr)·2 + {0, 1}] (max, sum), item =
+// kvh·nch + c. Lines of w lanes (8 or 16: the target's vector register).
+// q, k, v of type dt, any D; r <= kDecodeMaxRows.
+ir::Kernel attention_decode_kernel(int d, int r, int kc, int w, ir::Type dt = ir::Type(ir::ScalarKind::F32));
+// o (B·H·S × D, f32) from the decode kernel's chunks: one work-item per
+// query row (wrapped grid); the shape scalars then nch (chunks per kv head).
+ir::Kernel attention_decode_combine_kernel(int d, int r, int w);
 // GPU flash kernel: `bq` rows per workgroup, `bk` keys per staged block,
 // `tpr` work-items per row (1, or 4 on targets with subgroups).
 ir::Kernel flash_attention_gpu_kernel(int d, int bq, int bk, int tpr = 1, ir::Type dt = ir::Type(ir::ScalarKind::F32));

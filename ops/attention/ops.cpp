@@ -8,7 +8,9 @@
 // D % 16 == 0), impl=2 flash for GPUs (bq rows per workgroup, bk keys per
 // shared-memory block; any D, also runs on the CPU), impl=3 flash for the
 // CPU on GEMM register tiles (mr × 16·nl, qt tiles per work-item, kb keys per
-// block; any D). The choice among them:
+// block; any D), impl=4 split-key decode for the CPU (a kv head's G·S query
+// rows per work-item over chunks of kc keys, then a combine; any D). The
+// choice among them:
 // ops/attention/strategy.cpp.
 #include <algorithm>
 #include <array>
@@ -87,6 +89,9 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
     }
     // Register tiles (any D): the matmul's block for this register file, 1
     // to 4 tiles per work-item, 32- to 128-key blocks.
+    // Split-key decode where a kv head's query rows fit one work-item.
+    if (decode_fits(a, caps))
+      for (int kc : {64, 256, 1024}) c.push_back(Variant{}.set("impl", kDecode).set("kc", kc));
     if (tiles_fit(a, caps)) {
       const auto [mr, nl] = tiles_block(a, caps);
       for (auto [qt, kb] : {std::pair{1, 64}, {2, 32}, {2, 64}, {2, 128}, {4, 64}})
@@ -205,6 +210,27 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       pl.steps.push_back(std::move(s2));
       return pl;
     }
+    case kDecode: {
+      const int kc = int(v.get("kc", 256));
+      if (!decode_fits(a, caps) || kc < 16 || kc % 16)
+        throw std::invalid_argument("attention decode: a CPU form for H/Hkv·S <= " + std::to_string(kDecodeMaxRows) +
+                                    " query rows per kv head, kc a multiple of 16: " + v.str());
+      const int r = int(a.h / a.hkv * a.s);
+      const int64_t nch = decode_chunks(a, kc), items = a.b * a.hkv * nch;
+      auto sc = shape_scalars(a, a.skv);
+      // Lines of one vector register (8 lanes on AVX2, 16 on AVX-512).
+      const int w = caps.vector_bits >= 512 ? 16 : 8;
+      // Each chunk's rows: ceil(D/w) lines of outputs and a (max, sum) pair.
+      const int po = pl.add_temp(n_io, size_t(items * r * ((a.d + w - 1) / w) * w) * 4);
+      const int pml = pl.add_temp(n_io, size_t(items * r * 2) * 4);
+      Step s1{attention_decode_kernel(d, r, kc, w, dt), {}, {0, 1, 2, po, pml}, sc};
+      s1.dims.grid = {uint32_t(nch), uint32_t(a.b * a.hkv), 1};
+      sc.push_back(ir::scalar_slot(int32_t(nch)));
+      Step s2{attention_decode_combine_kernel(d, r, w), {}, {po, pml, 3}, sc};
+      s2.dims.grid = wrapped_grid(a.rows());
+      pl.steps = {std::move(s1), std::move(s2)};
+      return pl;
+    }
     case kFlashGpu: {
       const int bq = int(v.get("bq", 64)), bk = int(v.get("bk", 32)), tpr = int(v.get("tpr", 1));
       if (bq < 1 || bk < 1) throw std::invalid_argument("attention flash (gpu): bq, bk must be >= 1");
@@ -321,8 +347,10 @@ void register_attention_ops() {
   d.candidates = candidates;
   d.heuristic = attention_heuristic;
   d.variant_keys = {
-      key_set("impl", "implementation", {kNaive, kFlashCpu, kFlashGpu, kFlashTiles},
-              "0 naive (scores, softmax, P·V), 1 flash for the CPU, 2 flash for GPUs, 3 flash for the CPU on GEMM register tiles"),
+      key_set("impl", "implementation", {kNaive, kFlashCpu, kFlashGpu, kFlashTiles, kDecode},
+              "0 naive (scores, softmax, P·V), 1 flash for the CPU, 2 flash for GPUs, 3 flash for the CPU on GEMM register tiles, "
+              "4 split-key decode for the CPU"),
+      key_set("kc", "key_chunk", {64, 128, 256, 512, 1024}, "CPU decode: keys per work-item (chunks then combined)"),
       key_range("rg", "grouped_heads", 1, 8, "naive on the CPU: the H/Hkv query heads of a kv head in one work-item"),
       key_range("qb", "query_rows", 1, 8, "CPU flash: query rows per work-item"),
       key_set("kb", "key_block", {16, 32, 48, 64, 80, 96, 112, 128}, "CPU flash: keys per block (16-key lines)"),

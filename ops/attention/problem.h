@@ -15,7 +15,7 @@
 
 namespace kgen::ops::attention_detail {
 
-enum Impl { kNaive = 0, kFlashCpu = 1, kFlashGpu = 2, kFlashTiles = 3 };
+enum Impl { kNaive = 0, kFlashCpu = 1, kFlashGpu = 2, kFlashTiles = 3, kDecode = 4 };
 
 struct Att {
   int64_t b, h, s, d, hkv, skv;
@@ -100,6 +100,13 @@ inline std::vector<std::pair<int, int>> tiles_blocks(const Att& a, const TargetC
 inline std::pair<int, int> tiles_block(const Att& a, const TargetCaps& caps) { return tiles_blocks(a, caps).front(); }
 // Its key block: the first multiple of the tile's 16·nl keys from 64 on.
 inline int tiles_keys(int nl) { return (64 + 16 * nl - 1) / (16 * nl) * (16 * nl); }
+
+// The split-key decode form (impl 4): the CPU, the G·S query rows of a kv
+// head in one work-item.
+inline bool decode_fits(const Att& a, const TargetCaps& caps) {
+  return is_cpu(caps) && a.h / a.hkv * a.s <= kDecodeMaxRows;
+}
+inline int64_t decode_chunks(const Att& a, int64_t kc) { return (a.skv + kc - 1) / kc; }
 
 // The naive composition with a kv head's G query heads per work-item (rg).
 inline bool grouped_fits(const Att& a) { return a.d % 16 == 0 && a.h / a.hkv <= 8; }

@@ -120,6 +120,36 @@ TEST_CASE("attention: the register-tile flash form (impl 3) on every test proble
                        std::invalid_argument);
 }
 
+TEST_CASE("attention: split-key decode (impl 4) on decode shapes, 1 and 2 threads") {
+  ops::register_all_ops();
+  // One query row (causal: sees every key) and a few rows (causal: the last
+  // keys hidden from the first rows; S > Skv: rows that see no key), odd
+  // Skv (a ragged last chunk, a chunk of one key), GQA and MHA, D of whole
+  // 8- and 16-lane lines and off them.
+  std::vector<ops::Problem> ps;
+  for (bool causal : {false, true}) {
+    ps.push_back(att({1, 8, 1, 128, 2, 2047}, causal));  // GQA 4, ragged last chunk
+    ps.push_back(att({1, 4, 1, 64, 4, 17}, causal));     // MHA
+    ps.push_back(att({2, 6, 1, 64, 2, 1}, causal));      // one key, B = 2, G = 3 (rows padded to pairs)
+    ps.push_back(att({1, 4, 1, 72, 1, 300}, causal));    // D off 16-lane lines, G = 4
+    ps.push_back(att({1, 2, 3, 13, 1, 40}, causal));     // odd D, S = 3
+    ps.push_back(att({1, 8, 4, 128, 2, 33}, causal));    // 16 rows per kv head
+    ps.push_back(att({1, 2, 5, 16, 1, 3}, causal));      // S > Skv
+  }
+  ops::Problem bf = att({1, 8, 1, 64, 2, 150}, true);  // a bf16 KV cache
+  bf.dtype = ir::ScalarKind::BF16;
+  ps.push_back(bf);
+  for (unsigned threads : {1u, 2u}) {
+    auto dev = cpu(threads);
+    for (const auto& p : ps)
+      for (int kc : {16, 64, 256}) check(*dev, p, ops::Variant{}.set("impl", 4).set("kc", kc));
+  }
+  // More rows per kv head than a work-item holds: refused with the reason.
+  auto dev = cpu(1);
+  CHECK_THROWS_WITH_AS(ops::prepare(*dev, att({1, 8, 5, 16, 2, 8}, false), ops::Variant{}.set("impl", 4)),
+                       doctest::Contains("query rows per kv head"), std::invalid_argument);
+}
+
 TEST_CASE("attention: scale attribute and malformed problems") {
   ops::register_all_ops();
   auto dev = cpu(1);
@@ -141,6 +171,7 @@ TEST_CASE("attention: kernels in the interpreter") {
   ops::Problem p = att({1, 2, 5, 16, 1, 7}, true);
   for (const auto& v : {ops::Variant{}.set("impl", 0), ops::Variant{}.set("impl", 1).set("qb", 2).set("kb", 16),
                         ops::Variant{}.set("impl", 3).set("mr", 2).set("nl", 1).set("kb", 16).set("qt", 2),
+                        ops::Variant{}.set("impl", 4).set("kc", 16),
                         ops::Variant{}.set("impl", 2).set("bq", 4).set("bk", 4)}) {
     CAPTURE(v.str());
     ops::OpCheck c = ops::check_op_interpreted(p, v, caps, fresh_seed());
@@ -228,9 +259,11 @@ TEST_CASE("attention: the CPU heuristic keeps the flash accumulators within the 
     CHECK(d->heuristic(att({1, 8, 30, 64, 8, 512}, causal), avx2).str() == "impl=3 kb=64 mr=6 nl=1 qt=1");
     // 4 rows × 4 lines in zmm registers on AVX-512.
     CHECK(d->heuristic(att({1, 8, 1024, 64}, causal), avx512).str() == "impl=1 kb=64 qb=4");
-    // Decode rows stay with the naive composition. D off whole lines: the
-    // tiles on AVX2, the generic flash kernel on AVX-512.
-    CHECK(d->heuristic(att({1, 32, 1, 128, 8, 2048}, causal), avx2).get("impl") == 0);
+    // Decode rows (up to 4, G·S <= 16): the split-key decode form. D off
+    // whole lines: the tiles on AVX2, the generic flash kernel on AVX-512.
+    CHECK(d->heuristic(att({1, 32, 1, 128, 8, 2048}, causal), avx2).str() == "impl=4 kc=256");
+    CHECK(d->heuristic(att({1, 32, 4, 128, 8, 2048}, causal), avx512).get("impl") == 4);
+    CHECK(d->heuristic(att({1, 32, 8, 128, 8, 2048}, causal), avx2).get("impl") != 4);
     CHECK(d->heuristic(att({1, 8, 1024, 24}, causal), avx2).get("impl") == 3);
     CHECK(d->heuristic(att({1, 8, 1024, 24}, causal), avx512).get("impl") == 2);
   }
