@@ -28,8 +28,6 @@ Shape param_shape(const Shape& p, int64_t rank, int64_t axis) {
   return s;
 }
 
-ScalarKind zp_kind(const InferCtx& c, int i, ScalarKind dflt) { return c.has_in(i) ? c.dtype(i) : dflt; }
-
 // x as f32 with its zero point subtracted: integers, exact.
 Expr centred(int x_in, ScalarKind xk, int zp_in, ScalarKind zk) {
   Expr x = fz::cast(ScalarKind::F32, fz::in(x_in, xk));
@@ -264,10 +262,7 @@ void lower_qlinear_conv(LowerCtx& c) {
   Tensor wf = centred_weights(w, c.constant(5), w.shape[0]);
   a.w_const = &wf;
   a.w = c.constant_slot(wf);
-  if (c.has_in(8)) {
-    const Tensor& b = *c.constant(8);
-    a.bias = c.constant_slot(c.constant(8)->to_f32());
-  }
+  if (c.has_in(8)) a.bias = c.constant_slot(c.constant(8)->to_f32());
   const Shape out = c.out(0).shape;
   a.out = c.temp(size_t(numel(out)) * 4);
   // Conv's geometry reads inputs 0 and 1: present the weights as input 1.
