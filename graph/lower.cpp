@@ -141,6 +141,12 @@ void LowerCtx::chain(const ops::fusion::Chain& c, const std::vector<int>& in_slo
     }
 }
 
+void LowerCtx::strided_copy(const ops::StridedCopy& cp, int src, int dst) {
+  ops::Plan plan;
+  ops::plan_strided_copy(plan, cp, 0, 1, ops::move_variant_for(caps()));
+  steps(std::move(plan), {src, dst});
+}
+
 void LowerCtx::unsupported(const std::string& what) const {
   throw UnsupportedError(node.where() + ": " + what + " (device " + dev.name() + ")");
 }

@@ -10,6 +10,7 @@
 
 #include "graph/handler.h"
 #include "graph/program.h"
+#include "ops/layout/data_movement.h"
 #include "runtimes/runtime.h"
 
 namespace kgen::graph {
@@ -44,6 +45,8 @@ struct LowerCtx {
   void op(const ops::Problem& p, const std::vector<int>& slots);
   void steps(ops::Plan plan, const std::vector<int>& io);
   void chain(const ops::fusion::Chain& c, const std::vector<int>& in_slots, int out_slot);
+  // A data move (ops/layout's strided copy) from slot src to slot dst.
+  void strided_copy(const ops::StridedCopy& cp, int src, int dst);
   [[noreturn]] void unsupported(const std::string& what) const;
 };
 

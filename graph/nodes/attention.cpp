@@ -36,9 +36,7 @@ bool float_kind(ScalarKind k) { return k == ScalarKind::F32 || k == ScalarKind::
 
 void strided_copy(LowerCtx& c, const ops::StridedCopy& cp, int src, int dst) {
   if (numel(cp.shape) == 0) return;
-  ops::Plan plan;
-  ops::plan_strided_copy(plan, cp, 0, 1, ops::move_variant_for(c.caps()));
-  c.steps(plan, {src, dst});
+  c.strided_copy(cp, src, dst);
 }
 
 // ---- Attention ----

@@ -180,9 +180,7 @@ int conv_weights(LowerCtx& c, const TGeom& g) {
     return c.constant_slot(std::move(t));
   }
   const int dst = temp_of(c, cp.shape, ScalarKind::F32);
-  ops::Plan plan;
-  ops::plan_strided_copy(plan, cp, 0, 1, ops::move_variant_for(c.caps()));
-  c.steps(plan, {c.in_slot(1), dst});
+  c.strided_copy(cp, c.in_slot(1), dst);
   return dst;
 }
 
@@ -195,9 +193,7 @@ int fold_depth(LowerCtx& c, const TGeom& g, int buf) {
   cp.shape = {g.n, dz.out, g.groups, dz.k, cg, hy.len(), wx.len()};
   cp.in_strides = {g.c * dz.len() * plane, plane, cg * dz.len() * plane, dz.d * plane, dz.len() * plane, wx.len(), 1};
   const int dst = temp_of(c, cp.shape, ScalarKind::F32);
-  ops::Plan plan;
-  ops::plan_strided_copy(plan, cp, 0, 1, ops::move_variant_for(c.caps()));
-  c.steps(plan, {buf, dst});
+  c.strided_copy(cp, buf, dst);
   return dst;
 }
 
@@ -312,12 +308,6 @@ namespace {
 
 InferCtx infer_ctx(const LowerCtx& c) { return InferCtx{const_cast<Graph&>(c.g), const_cast<Node&>(c.node)}; }
 
-void copy_move(LowerCtx& c, const ops::StridedCopy& cp, int src, int dst) {
-  ops::Plan plan;
-  ops::plan_strided_copy(plan, cp, 0, 1, ops::move_variant_for(c.caps()));
-  c.steps(plan, {src, dst});
-}
-
 // W [M, C/g, kd, kh, kw] as [M, kd, C/g, kh, kw]: the depth taps ahead of the
 // channels, as the depth-folded input orders them.
 int depth_first_weights(LowerCtx& c, const ConvArgs& a) {
@@ -332,7 +322,7 @@ int depth_first_weights(LowerCtx& c, const ConvArgs& a) {
     return c.constant_slot(std::move(t));
   }
   const int dst = temp_of(c, cp.shape, ScalarKind::F32);
-  copy_move(c, cp, a.w, dst);
+  c.strided_copy(cp, a.w, dst);
   return dst;
 }
 
@@ -359,7 +349,7 @@ void lower_conv3d(LowerCtx& c, const ConvArgs& a) {
   fold.shape = {n, dz.out, groups, dz.k, cg, x[3], x[4]};
   fold.in_strides = {ch * depth * hw, dz.s * hw, cg * depth * hw, dz.d * hw, depth * hw, x[4], 1};
   const int folded = temp_of(c, fold.shape, ScalarKind::F32);
-  copy_move(c, fold, src, folded);
+  c.strided_copy(fold, src, folded);
   ops::Problem p;
   p.op = "conv2d";
   p.dims = {n * dz.out, ch * dz.k, x[3], x[4], m, hy.k, wx.k};

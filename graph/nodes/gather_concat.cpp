@@ -71,9 +71,7 @@ void lower_concat(LowerCtx& c) {
   for (int i = 0; i < c.node.n_inputs(); ++i) {
     const Shape& s = c.in(i).shape;
     if (numel(s)) {
-      ops::Plan plan;
-      ops::plan_strided_copy(plan, piece_copy(out, s, axis, at, c.in(i).dtype, true), 0, 1, ops::move_variant_for(c.caps()));
-      c.steps(plan, {c.in_slot(i), o});
+      c.strided_copy(piece_copy(out, s, axis, at, c.in(i).dtype, true), c.in_slot(i), o);
     }
     at += s[size_t(axis)];
   }
@@ -115,10 +113,7 @@ void lower_split(LowerCtx& c) {
   int64_t at = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
     if (c.has_out(int(i)) && numel(c.out(int(i)).shape)) {
-      ops::Plan plan;
-      ops::plan_strided_copy(plan, piece_copy(in, c.out(int(i)).shape, axis, at, c.in(0).dtype, false), 0, 1,
-                             ops::move_variant_for(c.caps()));
-      c.steps(plan, {c.in_slot(0), c.out_slot(int(i))});
+      c.strided_copy(piece_copy(in, c.out(int(i)).shape, axis, at, c.in(0).dtype, false), c.in_slot(0), c.out_slot(int(i)));
     }
     at += sizes[i];
   }

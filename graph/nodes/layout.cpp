@@ -166,10 +166,7 @@ OpHandler copy_handler(const char* op, int min_in, int max_in, CopyFn fn) {
   h.lower = [=](LowerCtx& c) {
     InferCtx ic = ctx_of(c);
     Shape out;
-    ops::StridedCopy cp = fn(ic, out);
-    ops::Plan plan;
-    ops::plan_strided_copy(plan, cp, 0, 1, ops::move_variant_for(c.caps()));
-    c.steps(plan, {c.in_slot(0), c.out_slot(0)});
+    c.strided_copy(fn(ic, out), c.in_slot(0), c.out_slot(0));
   };
   return h;
 }

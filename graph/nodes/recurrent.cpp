@@ -142,9 +142,7 @@ void strided_copy(LowerCtx& c, int src, int dst, const std::vector<int64_t>& sha
   cp.in_strides = in_strides;
   cp.out_offset = out_offset;
   cp.out_strides = out_strides;
-  ops::Plan plan;
-  ops::plan_strided_copy(plan, cp, 0, 1, ops::move_variant_for(c.caps()));
-  c.steps(plan, {src, dst});
+  c.strided_copy(cp, src, dst);
 }
 
 // A contiguous block of `count` floats of input i at element `offset`: a

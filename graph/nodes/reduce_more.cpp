@@ -49,12 +49,6 @@ Shape keepdims_shape(const Shape& x, const std::vector<bool>& reduced) {
 
 namespace {
 
-void strided_copy(LowerCtx& c, const ops::StridedCopy& cp, int src, int dst) {
-  ops::Plan plan;
-  ops::plan_strided_copy(plan, cp, 0, 1, ops::move_variant_for(c.caps()));
-  c.steps(plan, {src, dst});
-}
-
 void copy_slot(LowerCtx& c, int src, int64_t n, ScalarKind k, int dst) {
   MapChain ch;
   ch.write(c, "copy", ch.in(src, k, {n}), k, {n}, dst);
@@ -181,7 +175,7 @@ void lower_permute(LowerCtx& c, int src, const Shape& x, ScalarKind k, const std
     cp.shape.push_back(x[size_t(a)]);
     cp.in_strides.push_back(st[size_t(a)]);
   }
-  strided_copy(c, cp, src, dst);
+  c.strided_copy(cp, src, dst);
 }
 
 void lower_reduce_axes(LowerCtx& c, int src, const Shape& x, ScalarKind k, const std::vector<bool>& reduced, Combine how,
@@ -397,7 +391,7 @@ void lower_arg(LowerCtx& c) {
     rev.in_offset = (a.n - 1) * a.inner;
     rev.in_strides = {a.n * a.inner, -a.inner, 1};
     const int t = temp_of(c, x3, ScalarKind::F32);
-    strided_copy(c, rev, src, t);
+    c.strided_copy(rev, src, t);
     src = t;
   }
   if (c.node.op == "ArgMin") {
@@ -451,7 +445,7 @@ void cumsum_scan(LowerCtx& c, const Shape& x3, ScalarKind k, bool exclusive, boo
     in.in_offset = reverse ? (n - 1) * inner : 0;
     in.in_strides = {n * inner, 1, reverse ? -inner : inner};
     const int t = temp_of(c, x3, k);
-    strided_copy(c, in, src, t);
+    c.strided_copy(in, src, t);
     src = t;
     dst = temp_of(c, x3, k);
   }
@@ -467,7 +461,7 @@ void cumsum_scan(LowerCtx& c, const Shape& x3, ScalarKind k, bool exclusive, boo
   out.shape = x3;
   out.in_offset = reverse ? n - 1 : 0;
   out.in_strides = {inner * n, reverse ? -1 : 1, n};
-  strided_copy(c, out, dst, c.out_slot(0));
+  c.strided_copy(out, dst, c.out_slot(0));
 }
 
 // Any other numeric dtype, exactly in it: log2(n) passes of a += a shifted by d.
@@ -487,7 +481,7 @@ void cumsum_doubling(LowerCtx& c, const Shape& x3, ScalarKind k, bool exclusive,
   int a = c.in_slot(0);
   if (reverse) {
     const int t = temp_of(c, x3, k);
-    strided_copy(c, reversed(x3, k), a, t);
+    c.strided_copy(reversed(x3, k), a, t);
     a = t;
   }
   if (exclusive) a = shifted(a, 1);
@@ -497,7 +491,7 @@ void cumsum_doubling(LowerCtx& c, const Shape& x3, ScalarKind k, bool exclusive,
     ch.write(c, "prefix_step", ch.in(a, k, x3) + ch.in(s, k, x3), k, x3, sum);
     a = sum;
   }
-  if (reverse) strided_copy(c, reversed(x3, k), a, c.out_slot(0));
+  if (reverse) c.strided_copy(reversed(x3, k), a, c.out_slot(0));
   else copy_slot(c, a, numel(x3), k, c.out_slot(0));
 }
 
