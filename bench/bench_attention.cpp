@@ -6,7 +6,8 @@
 // shapes (B1 H8 S1024 D64 causal and not, D128 causal, H32 S1024 D128
 // causal, H32/Hkv8 S512 D128 causal, B8 H12 S128 D64), 1 and 2 threads.
 // Counters: GFLOP/s of each (4·visible pairs·D flops), ratio = naive time /
-// chosen time, lines_ratio = line-form time / chosen time (> 1: chosen faster).
+// chosen time, lines_ratio = line-form time / chosen time (> 1: chosen faster),
+// of_peak = GFLOP/s over the in-run FMA peak (bench/fma_peak.h).
 //
 // attention/decode/...: one query row (B1 H32/Hkv8, Skv 2048, D128, causal
 // and not), bandwidth-bound: GB/s of the K and V bytes against the in-run
@@ -21,6 +22,7 @@
 #include <string>
 
 #include "bench/bench_util.h"
+#include "bench/fma_peak.h"
 #include "bench/op_bench.h"
 #include "bench/suite_registry.h"
 #include "bench/triad.h"
@@ -74,6 +76,9 @@ void BM_AttentionFlashVsNaive(benchmark::State& state, ops::Problem p) {
   state.counters["flash_ms"] = fm;
   state.counters["naive_ms"] = nm;
   state.counters["ratio"] = nm / fm;
+  const double peak = fma_peak_gflops(threads);
+  state.counters["peak_GFLOP_per_s"] = peak;
+  state.counters["of_peak"] = flops / fm / 1e6 / peak;
   if (lines) {
     const double lm = median(l);
     state.counters["lines_GFLOP_per_s"] = flops / lm / 1e6;
