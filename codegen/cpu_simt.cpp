@@ -201,7 +201,7 @@ class CpuSimtEmitter : public CEmitter {
     if (has_barrier_ || axis_trivial(0) || (fixed_ && (k_.workgroup_size[1] != 1 || k_.workgroup_size[2] != 1))) return false;
     bool ok = true;
     ir::walk(k_.body, [&](const Instr& in) {
-      ok &= in.op != Op::LocalId && in.op != Op::GroupId && in.op != Op::SharedAlloc && in.op != Op::Barrier &&
+      ok &= in.op != Op::LocalId && in.op != Op::GroupId && in.op != Op::SharedAlloc &&
             !(in.op == Op::GlobalId && in.attr != 0) && !(in.has_result() && spilled_[in.id]);
     });
     return ok;
