@@ -19,7 +19,7 @@ const std::set<std::string> kReserved = {
     "if_", "loop_", "break_", "continue_", "return_", "atomic_add", "atomic_min", "atomic_max", "atomic_exch",
     "atomic_cas", "Value", "Var", "Array", "f16", "bf16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16",
     "u32", "u64", "bool_", "line", "splat", "extract", "insert", "make_line", "reduce_add", "reduce_mul",
-    "reduce_min", "reduce_max"};
+    "reduce_min", "reduce_max", "subgroup_size", "subgroup_lane", "subgroup_add", "subgroup_min", "subgroup_max"};
 
 std::string dsl_type(ir::Type t) {
   if (t.is_vector() && !t.is_pointer()) return "line(" + dsl_type(t.scalar()) + ", " + std::to_string(t.lanes) + ")";
@@ -160,8 +160,18 @@ class DslPrinter {
         return line(depth, def + std::string(ir::op_name(in.op)) + "(" + dsl_type(in.type) + ", " + args(in) + ");");
       case ir::Op::Load: return line(depth, def + elem(in) + ";");
       case ir::Op::Store:
+        if (in.attr == ir::kStoreNonTemporal) return line(depth, elem(in) + ".stream(" + v(in.args[2]) + ");");
         if (in.attr != ir::kStorePlain) break;
         return line(depth, elem(in) + " = " + v(in.args[2]) + ";");
+      case ir::Op::Prefetch: {
+        static const char* kHint[] = {".prefetch();", ".prefetch_l2();", ".prefetch_write();"};
+        if (in.attr < 0 || in.attr > 2) break;
+        return line(depth, elem(in) + kHint[in.attr]);
+      }
+      case ir::Op::SubgroupSize: return line(depth, def + "subgroup_size();");
+      case ir::Op::SubgroupLane: return line(depth, def + "subgroup_lane();");
+      case ir::Op::SubgroupAdd: case ir::Op::SubgroupMin: case ir::Op::SubgroupMax:
+        return line(depth, def + std::string(ir::op_name(in.op)) + "(" + args(in) + ");");
       case ir::Op::Barrier: return line(depth, "barrier();");
       case ir::Op::Splat: return line(depth, def + "splat(" + v(in.args[0]) + ", " + std::to_string(in.type.lanes) + ");");
       case ir::Op::Extract: return line(depth, def + "extract(" + v(in.args[0]) + ", " + std::to_string(in.attr) + ");");

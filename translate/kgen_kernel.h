@@ -139,6 +139,50 @@ template <class T> inline T atomic_max(T* p, T v) { T old = *p; *p = v > old ? v
 template <class T> inline T atomic_exch(T* p, T v) { T old = *p; *p = v; return old; }
 template <class T> inline T atomic_cas(T* p, T cmp, T v) { T old = *p; if (old == cmp) *p = v; return old; }
 
+// Memory hints; neither changes what a kernel computes. stream(&y[i], v)
+// is y[i] = v written around the caches (a non-temporal store: no read for
+// ownership of the output line), for large write-once outputs of buffer
+// parameters; GPU targets store plainly. prefetch(&x[i]) says x[i] is read
+// soon, prefetch_write(&y[i]) that y[i] is written soon; they never fault,
+// so i may run past the end (the host does nothing).
+template <class T, class V> inline void stream(T* p, V v) { *p = v; }
+template <class T> inline void prefetch(const T*) {}
+template <class T> inline void prefetch_write(const T*) {}
+
+// Lines at any element offset of a buffer of scalars: load_line<f32x16>(x, at)
+// reads x[at .. at + 15] as one line, store_line(y, at, v) writes v's lanes
+// there (lane by lane; the index is widened to 64 bits first).
+template <Line V, class T> requires(!Line<T>) inline V load_line(const T* p, unsigned long long at) {
+  V v{};
+  for (unsigned i = 0; i < sizeof(V) / sizeof(v[0]); ++i) v[i] = p[at + i];
+  return v;
+}
+template <class T, Line V> requires(!Line<T>) inline void store_line(T* p, unsigned long long at, V v) {
+  for (unsigned i = 0; i < sizeof(V) / sizeof(v[0]); ++i) p[at + i] = v[i];
+}
+
+// c ? a : b without a branch. On lines, lane by lane: the mask is a
+// comparison of lines (`x < y`, all ones where it holds) of as many lanes,
+// or any integer line (a lane that is not zero picks a).
+template <class M, class T> requires(Line<M> == Line<T>) inline T select(M c, T a, T b) {
+  if constexpr (Line<T>) {
+    for (unsigned i = 0; i < sizeof(T) / sizeof(a[0]); ++i) a[i] = c[i] ? a[i] : b[i];
+    return a;
+  } else {
+    return c ? a : b;
+  }
+}
+
+// Subgroups (a target capability): work-items that run in lockstep, local
+// ids [k·size, (k+1)·size) of a group. The reductions give every member
+// the subgroup's sum, min or max of v. The host runs one work-item at a
+// time, so there a subgroup is one work-item: size 1, lane 0, v itself.
+inline unsigned subgroup_size() { return 1; }
+inline unsigned subgroup_lane() { return 0; }
+template <class T> inline T subgroup_add(T v) { return v; }
+template <class T> inline T subgroup_min(T v) { return v; }
+template <class T> inline T subgroup_max(T v) { return v; }
+
 // +infinity as a float constant (for running maxima).
 inline constexpr float infinity = __builtin_huge_valf();
 
@@ -177,6 +221,10 @@ inline float pow(float x, float y) { return __builtin_powf(x, y); }
 inline double pow(double x, double y) { return __builtin_pow(x, y); }
 inline float fma(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
 inline double fma(double a, double b, double c) { return __builtin_fma(a, b, c); }
+template <Line V> inline V fma(V a, V b, V c) {
+  for (unsigned i = 0; i < sizeof(V) / sizeof(a[0]); ++i) a[i] = fma(a[i], b[i], c[i]);
+  return a;
+}
 template <class T> inline T abs(T x) { return x < 0 ? -x : x; }
 template <class T> inline T min(T a, T b) { return b < a ? b : a; }
 template <class T> inline T max(T a, T b) { return a < b ? b : a; }

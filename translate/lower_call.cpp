@@ -26,6 +26,12 @@ std::optional<ir::Op> builtin_op(llvm::StringRef n) {
       {"reduce_mul", ir::Op::ReduceMul}, {"reduce_min", ir::Op::ReduceMin}, {"reduce_max", ir::Op::ReduceMax},
       {"bitcast", ir::Op::Bitcast},      {"dot4", ir::Op::Dot4},           {"dot2_i16", ir::Op::Dot2I16},
       {"dot2_bf16", ir::Op::Dot2Bf16},   {"permute_bytes", ir::Op::PermuteBytes},
+      {"select", ir::Op::Select},        {"subgroup_size", ir::Op::SubgroupSize},
+      {"subgroup_lane", ir::Op::SubgroupLane}, {"subgroup_add", ir::Op::SubgroupAdd},
+      {"subgroup_min", ir::Op::SubgroupMin}, {"subgroup_max", ir::Op::SubgroupMax},
+      // The memory builtins (memory_builtin() tells them apart by name).
+      {"stream", ir::Op::Store},         {"load_line", ir::Op::Load},      {"store_line", ir::Op::Store},
+      {"prefetch", ir::Op::Prefetch},    {"prefetch_write", ir::Op::Prefetch},
   };
   for (const auto& [name, op] : table)
     if (n == name) return op;
@@ -61,6 +67,12 @@ ir::ValueId Lowerer::builtin_call(const clang::CallExpr* e, const clang::Functio
   if (!op) fail(e->getBeginLoc(), "kgen::" + name + " cannot be used inside a kernel");
   ir::ValueId result;
   ir::OpClass cls = ir::op_class(*op);
+  if (cls == ir::OpClass::Memory) return memory_builtin(e, name);
+  if (*op == ir::Op::Select) return select_call(e);
+  if (*op == ir::Op::SubgroupSize || *op == ir::Op::SubgroupLane) {
+    b_->loc = loc_of(e->getBeginLoc());
+    return b_->builtin(*op);
+  }
   if (cls == ir::OpClass::Builtin) {
     int64_t axis = constant_int(e->getArg(0), "the axis of " + name + "()");
     if (axis < 0 || axis > 2) fail(e->getArg(0)->getBeginLoc(), "the axis of " + name + "() must be 0, 1 or 2");
@@ -99,6 +111,71 @@ ir::ValueId Lowerer::builtin_call(const clang::CallExpr* e, const clang::Functio
     result = b_->op(*op, args);
   }
   return convert(result, scalar_type(e->getType(), e->getBeginLoc(), name + "()"));
+}
+
+// select(c, a, b): a scalar condition, or a mask line that a comparison of
+// lines made (its bool line, see binary()) or any integer line (lanes != 0).
+ir::ValueId Lowerer::select_call(const clang::CallExpr* e) {
+  ir::Type t = scalar_type(e->getType(), e->getBeginLoc(), "select's result");
+  ir::ValueId c = rvalue(e->getArg(0));
+  if (c == ir::kNoValue) fail(e->getArg(0)->getBeginLoc(), "select's condition is a void expression");
+  ir::ValueId a = rvalue_as(e->getArg(1), t);
+  ir::ValueId b = rvalue_as(e->getArg(2), t);
+  b_->loc = loc_of(e->getBeginLoc());
+  ir::Type ct = b_->type_of(c);
+  if (!t.is_vector()) {
+    if (ct.is_vector()) fail(e->getArg(0)->getBeginLoc(), "select of scalars with a mask line of " + ct.str());
+    return b_->op(ir::Op::Select, {convert(c, ir::types::Bool), a, b});
+  }
+  if (!ct.is_vector() || ct.lanes != t.lanes)
+    fail(e->getArg(0)->getBeginLoc(), "select of " + t.str() + " needs a mask line of " + std::to_string(t.lanes) +
+                                          " lanes (a comparison of lines), got " + ct.str());
+  if (auto m = mask_of_.find(c); m != mask_of_.end()) c = m->second;
+  else if (!ct.is_bool()) c = b_->op(ir::Op::Ne, {c, zero(ct)});
+  return b_->op(ir::Op::Select, {c, a, b});
+}
+
+// The memory builtins: stream(&y[i], v), prefetch(&x[i]), prefetch_write(&y[i]),
+// load_line<V>(p, at) and store_line(p, at, v).
+ir::ValueId Lowerer::memory_builtin(const clang::CallExpr* e, const std::string& name) {
+  const clang::Expr* p = e->getArg(0);
+  Address a = address(p);
+  if (!a.dims.empty()) fail(p->getBeginLoc(), name + "() needs one element, not an array row");
+  if (!a.local.empty()) fail(p->getBeginLoc(), name + "() on a local array: it needs a buffer parameter");
+  ir::Type pt = b_->type_of(a.ptr);
+  if (pt.space != ir::AddrSpace::Global)
+    fail(p->getBeginLoc(), name + "() needs a buffer parameter, not a shared array");
+  ir::Type elem = pt.element();
+  auto index = [&] { return a.index != ir::kNoValue ? a.index : b_->const_int(ir::types::U32, 0); };
+  if (name == "prefetch" || name == "prefetch_write") {
+    b_->loc = loc_of(e->getBeginLoc());
+    b_->op(ir::Op::Prefetch, {a.ptr, index()}, name == "prefetch" ? ir::kPrefetchL1 : ir::kPrefetchWrite);
+    return ir::kNoValue;
+  }
+  if (name == "stream") {
+    ir::ValueId v = rvalue_as(e->getArg(1), elem);
+    b_->loc = loc_of(e->getBeginLoc());
+    b_->store(a.ptr, index(), v, ir::kStoreNonTemporal);
+    return ir::kNoValue;
+  }
+  // load_line / store_line: lanes at the element index (p's offset + at) widened to u64.
+  if (elem.is_vector()) fail(p->getBeginLoc(), name + "() needs a buffer of scalars, not of " + elem.str());
+  ir::Type line = name == "load_line" ? scalar_type(e->getType(), e->getBeginLoc(), "load_line's result")
+                                      : scalar_type(e->getArg(2)->getType(), e->getArg(2)->getBeginLoc(), "the stored line");
+  if (!line.is_vector() || line.scalar() != elem)
+    fail(e->getBeginLoc(), name + "() of " + line.str() + " on a buffer of " + elem.str() +
+                               ": the line must have the buffer's element type as its lanes");
+  ir::ValueId at = rvalue_as(e->getArg(1), ir::types::U64);
+  ir::ValueId v = name == "store_line" ? rvalue_as(e->getArg(2), line) : ir::kNoValue;
+  b_->loc = loc_of(e->getBeginLoc());
+  if (a.index != ir::kNoValue) at = arith(ir::Op::Add, convert(a.index, ir::types::U64), at);
+  std::vector<ir::ValueId> lanes;
+  for (int q = 0; q < line.lanes; ++q) {
+    ir::ValueId i = arith(ir::Op::Add, at, b_->const_int(ir::types::U64, q));
+    if (v == ir::kNoValue) lanes.push_back(b_->load(a.ptr, i));
+    else b_->store(a.ptr, i, b_->op(ir::Op::Extract, {v}, q));
+  }
+  return v == ir::kNoValue ? b_->op(ir::Op::Construct, lanes, 0, line) : ir::kNoValue;
 }
 
 void Lowerer::bind_arg(const clang::ParmVarDecl* p, const clang::Expr* arg) {
@@ -149,6 +226,19 @@ int count_returns(const clang::Stmt* s, int loop_depth, const F& on_loop) {
   for (const clang::Stmt* c : s->children()) n += count_returns(c, loop_depth, on_loop);
   return n;
 }
+
+// True when s is a return or always ends in one: a block whose last
+// statement does, an `if constexpr` whose taken branch does.
+bool ends_in_return(const clang::Stmt* s, const clang::ASTContext& ctx) {
+  if (!s) return false;
+  if (isa<clang::ReturnStmt>(s)) return true;
+  if (const auto* c = dyn_cast<clang::CompoundStmt>(s)) return !c->body_empty() && ends_in_return(c->body_back(), ctx);
+  const auto* i = dyn_cast<clang::IfStmt>(s);
+  clang::Expr::EvalResult r;
+  if (!i || !i->isConstexpr() || i->getInit() || i->getConditionVariable() || !i->getCond()->EvaluateAsInt(r, ctx))
+    return false;
+  return ends_in_return(r.Val.getInt().getBoolValue() ? i->getThen() : i->getElse(), ctx);
+}
 }  // namespace
 
 // True when the helper returns anywhere but at its end (then its body runs
@@ -159,7 +249,7 @@ bool Lowerer::needs_wrap(const clang::FunctionDecl* fn) {
     fail(r->getBeginLoc(), "return inside a loop of helper '" + fn->getNameAsString() + "' is not supported yet");
   });
   if (returns == 0) return false;
-  return !(returns == 1 && body && !body->body_empty() && isa<clang::ReturnStmt>(body->body_back()));
+  return !(returns == 1 && body && !body->body_empty() && ends_in_return(body->body_back(), ctx_));
 }
 
 ir::ValueId Lowerer::inline_call(const clang::CallExpr* e, const clang::FunctionDecl* fn) {

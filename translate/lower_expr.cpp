@@ -167,13 +167,25 @@ ir::ValueId Lowerer::binary(const clang::BinaryOperator* e) {
   }
   std::optional<ir::Op> op = binary_op(k);
   if (!op) fail(e->getOperatorLoc(), "operator '" + e->getOpcodeStr().str() + "' is not supported in kernels");
-  if (e->isComparisonOp() && e->getLHS()->getType()->isVectorType())
-    fail(e->getOperatorLoc(), "comparing lines is not supported (compare lanes, or use min / max)");
   ir::ValueId l = rvalue(e->getLHS());
   ir::ValueId r = rvalue(e->getRHS());
   b_->loc = loc_of(e->getOperatorLoc());
   if (*op == ir::Op::Shl || *op == ir::Op::Shr) r = convert(r, b_->type_of(l));
+  if (e->isComparisonOp() && e->getType()->isVectorType()) return line_compare(*op, l, r, e);
   return arith(*op, l, r);
+}
+
+// A comparison of lines is, as in C++, an integer line of all ones where it
+// holds; select() and its kind take the IR's bool line straight (mask_of_).
+ir::ValueId Lowerer::line_compare(ir::Op op, ir::ValueId l, ir::ValueId r, const clang::BinaryOperator* e) {
+  ir::Type mt = scalar_type(e->getType(), e->getBeginLoc(), "the comparison's mask");
+  ir::Type lt = b_->type_of(l), rt = b_->type_of(r);
+  if (!lt.is_vector()) l = splat(l, rt);
+  if (!rt.is_vector()) r = splat(r, lt);
+  ir::ValueId cmp = arith(op, l, r);
+  ir::ValueId mask = b_->op(ir::Op::Select, {cmp, splat(b_->const_int(mt.scalar(), -1), mt), zero(mt)});
+  mask_of_[mask] = cmp;
+  return mask;
 }
 
 ir::ValueId Lowerer::compound_assign(const clang::CompoundAssignOperator* e) {

@@ -131,7 +131,8 @@ bool Lowerer::is_invariant(const clang::Expr* e) const {
     const clang::FunctionDecl* fn = c->getDirectCallee();
     if (!fn || !is_kgen_builtin(fn)) return false;
     llvm::StringRef n = fn->getName();
-    return n == "global_id" || n == "local_id" || n == "group_id" || n == "group_size" || n == "num_groups";
+    return n == "global_id" || n == "local_id" || n == "group_id" || n == "group_size" || n == "num_groups" ||
+           n == "subgroup_size";
   }
   return false;
 }

@@ -123,6 +123,7 @@ class Lowerer {
   void store(const LValue& lv, ir::ValueId v, clang::SourceLocation l);
   ir::ValueId cast_expr(const clang::CastExpr* e);
   ir::ValueId binary(const clang::BinaryOperator* e);
+  ir::ValueId line_compare(ir::Op op, ir::ValueId l, ir::ValueId r, const clang::BinaryOperator* e);
   ir::ValueId compound_assign(const clang::CompoundAssignOperator* e);
   ir::ValueId logical(const clang::BinaryOperator* e);
   ir::ValueId unary(const clang::UnaryOperator* e);
@@ -132,6 +133,8 @@ class Lowerer {
   LValue lane_of(const clang::ArraySubscriptExpr* e);
   ir::ValueId splat(ir::ValueId scalar, ir::Type line);
   ir::ValueId builtin_call(const clang::CallExpr* e, const clang::FunctionDecl* fn);
+  ir::ValueId select_call(const clang::CallExpr* e);
+  ir::ValueId memory_builtin(const clang::CallExpr* e, const std::string& name);
   ir::ValueId inline_call(const clang::CallExpr* e, const clang::FunctionDecl* fn);
   void bind_arg(const clang::ParmVarDecl* p, const clang::Expr* arg);
   bool needs_wrap(const clang::FunctionDecl* fn);
@@ -160,6 +163,7 @@ class Lowerer {
   std::set<const clang::FunctionDecl*> analyzed_;     // bodies collect_mutations has seen
   std::vector<Frame*> frames_;                        // innermost inlined call last
   std::map<ir::ValueId, int64_t> constants_;          // integer constants made by try_constant / const_index
+  std::map<ir::ValueId, ir::ValueId> mask_of_;        // mask line of a line comparison -> its bool line
 };
 
 // Helpers shared by the lowering files.

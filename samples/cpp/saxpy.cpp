@@ -8,3 +8,10 @@ KGEN_KERNEL void saxpy(const float* x, float* y, float a, unsigned n) {
   unsigned i = global_id(0);
   if (i < n) y[i] = a * x[i] + y[i];
 }
+
+// The f16 form: _Float16 arithmetic rounds after each operation, as the
+// DSL's f16 values do.
+KGEN_KERNEL void saxpy_f16(const f16* x, f16* y, f16 a, unsigned n) {
+  unsigned i = global_id(0);
+  if (i < n) y[i] = a * x[i] + y[i];
+}

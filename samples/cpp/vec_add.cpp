@@ -7,3 +7,8 @@ KGEN_KERNEL void vec_add(const float* x, const float* y, float* z, unsigned n) {
   unsigned i = global_id(0);
   if (i < n) z[i] = x[i] + y[i];
 }
+
+KGEN_KERNEL void vec_add_i32(const int* x, const int* y, int* z, unsigned n) {
+  unsigned i = global_id(0);
+  if (i < n) z[i] = x[i] + y[i];
+}

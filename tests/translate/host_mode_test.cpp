@@ -2,6 +2,8 @@
 // compute what their translations compute in the interpreter.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "translate_test_util.h"
 
 // The kernels themselves, compiled natively into this test.
@@ -12,6 +14,7 @@
 #include "samples/cpp/lines.cpp"
 #include "samples/cpp/saxpy.cpp"
 #include "samples/cpp/permute.cpp"
+#include "samples/cpp/rowwise.cpp"
 #include "samples/cpp/vec_add.cpp"
 
 using namespace kgen::translate::testing;
@@ -169,4 +172,41 @@ TEST_CASE("permute_bytes: host C++ and the translated kernels agree for 4- and 6
     CHECK(out[3] == raw(hy));
     CHECK(out[4] == raw(hz));
   }
+}
+
+TEST_CASE("row kernels: host C++ and the translated kernels agree bit for bit (masked tails, streams, fast exp)") {
+  // 3 rows of 37 columns: two whole lines and a masked one per row, rows at unaligned offsets.
+  const unsigned rows = 3, cols = 37, groups[3] = {rows, 1, 1}, one[3] = {1, 1, 1};
+  const float eps = 1e-5f;
+  Words x = random_floats(rows * cols, 70, -8.0f, 8.0f), w = random_floats(cols, 71, 0.5f, 1.5f);
+  Words poison(rows * cols, 0xffc00001u);
+  std::vector<float> hx = floats(x), hw = floats(w), hy = floats(poison);
+  kgen::host::launch(groups, one, rmsnorm_rows_f32_l16_tail, hx.data(), hw.data(), hy.data(), eps, cols);
+  ir::Kernel k = kgen::translate::translate_kernel(sample_path("rowwise.cpp"), "rmsnorm_rows_f32_l16_tail");
+  std::vector<Words> out = run(k, grid_1d(rows, 1), {x, w, poison}, {ir::scalar_slot(eps), ir::scalar_slot(cols)});
+  CHECK(raw(hy) == out[2]);
+  CHECK(hy[0] == doctest::Approx(hx[0] * hw[0] / std::sqrt([&] {
+          float ss = 0;
+          for (unsigned j = 0; j < cols; ++j) ss += hx[j] * hx[j];
+          return ss / cols + eps;
+        }())).epsilon(1e-4));
+
+  // Softmax rows (one group of up to 64 rows): the two-pass tail form and the streaming form.
+  const unsigned sgroups[3] = {1, 1, 1};
+  hy = floats(poison);
+  kgen::host::launch(sgroups, one, softmax_rows_pf_f32_l16_tail, hx.data(), hy.data(), cols, rows);
+  k = kgen::translate::translate_kernel(sample_path("rowwise.cpp"), "softmax_rows_pf_f32_l16_tail");
+  out = run(k, grid_1d(1, 1), {x, poison}, {ir::scalar_slot(cols), ir::scalar_slot(rows)});
+  CHECK(raw(hy) == out[1]);
+  float sum = 0;
+  for (unsigned j = 0; j < cols; ++j) sum += hy[cols + j];
+  CHECK(sum == doctest::Approx(1.0f).epsilon(1e-5));
+
+  const unsigned lines = 3;
+  Words xl = random_floats(rows * lines * 16, 72, -8.0f, 8.0f), pl(rows * lines * 16, 0xffc00001u);
+  std::vector<kgen::f32x16> lx = typed<kgen::f32x16>(xl), ly = typed<kgen::f32x16>(pl), ls = typed<kgen::f32x16>(pl);
+  kgen::host::launch(sgroups, one, softmax_rows_pf_stream_f32_l16, lx.data(), ly.data(), ls.data(), lines, rows);
+  k = kgen::translate::translate_kernel(sample_path("rowwise.cpp"), "softmax_rows_pf_stream_f32_l16");
+  out = run(k, grid_1d(1, 1), {xl, pl, pl}, {ir::scalar_slot(lines), ir::scalar_slot(rows)});
+  CHECK(raw(ly) == out[1]);
 }

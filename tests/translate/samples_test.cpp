@@ -6,6 +6,7 @@
 #include <chrono>
 #include <map>
 
+#include "ir/half.h"
 #include "ir/hash.h"
 #include "ir/passes.h"
 #include "ir/printer.h"
@@ -72,6 +73,43 @@ TEST_CASE("vec_add.cpp is the DSL vec_add; an unread buffer is an output") {
   uint32_t n = 777;
   check_same_results(cpp, dsl, grid_1d(n, 128), {random_floats(n, 3), random_floats(n, 4), Words(n, 0)},
                      {ir::scalar_slot(n)});
+}
+
+TEST_CASE("saxpy_f16 and vec_add_i32 are the DSL f16 saxpy and i32 vec_add") {
+  ir::Kernel saxpy = translate::translate_kernel(sample_path("saxpy.cpp"), "saxpy_f16");
+  ir::Kernel saxpy_dsl = samples::saxpy(ir::types::F16);
+  CHECK(saxpy.name == saxpy_dsl.name);
+  CHECK(saxpy.buffers[0].elem == ir::types::F16);
+  INFO(ir::print(optimized(saxpy)) << "\nDSL:\n" << ir::print(optimized(saxpy_dsl)));
+  CHECK(census(saxpy) == census(saxpy_dsl));
+  const uint16_t a = ir::f32_to_f16(1.5f);
+  for (uint32_t n : {1u, 255u, 1001u}) {
+    // Halves two per word; an odd n leaves the last half untouched.
+    auto halves = [&](uint32_t seed) {
+      Words f = random_floats(n + 1, seed, -4.0f, 4.0f), w((n + 1) / 2, 0);
+      for (uint32_t i = 0; i < n; ++i) w[i / 2] |= uint32_t(ir::f32_to_f16(as_float(f[i]))) << (16 * (i % 2));
+      return w;
+    };
+    Words x = halves(50 + n), y = halves(60 + n);
+    check_same_results(saxpy, saxpy_dsl, grid_1d(n, 64), {x, y}, {ir::scalar_slot(a), ir::scalar_slot(n)});
+    // Every product and sum rounds to f16: element 0 is round(round(a·x) + y).
+    std::vector<Words> out = run(saxpy, grid_1d(n, 64), {x, y}, {ir::scalar_slot(a), ir::scalar_slot(n)});
+    float x0 = ir::f16_to_f32(uint16_t(x[0])), y0 = ir::f16_to_f32(uint16_t(y[0]));
+    CHECK(uint16_t(out[1][0]) == ir::f32_to_f16(ir::round_f16(1.5f * x0) + y0));
+  }
+
+  ir::Kernel add = translate::translate_kernel(sample_path("vec_add.cpp"), "vec_add_i32");
+  ir::Kernel add_dsl = samples::vec_add(ir::types::I32);
+  CHECK(add.name == add_dsl.name);
+  CHECK(add.buffers[2].access == ir::Access::Write);
+  CHECK(census(add) == census(add_dsl));
+  uint32_t n = 777;
+  // Words near 2^31 wrap the sum.
+  Words x = random_words(n, 70, 0x7ffffff0u, 0xffffffffu), y = random_words(n, 71, 0, 0x7fffffffu);
+  Words poison(n, 0xdeadbeefu);
+  check_same_results(add, add_dsl, grid_1d(n, 128), {x, y, poison}, {ir::scalar_slot(n)});
+  std::vector<Words> out = run(add, grid_1d(n, 128), {x, y, poison}, {ir::scalar_slot(n)});
+  for (uint32_t i = 0; i < n; ++i) CHECK(out[2][i] == x[i] + y[i]);
 }
 
 TEST_CASE("activations.cpp: silu and the two GELUs are the DSL activations") {
