@@ -114,7 +114,6 @@ void LowerCtx::steps(ops::Plan plan, const std::vector<int>& io) {
     Launch l;
     l.step = std::move(s);  // a step holds its kernel's IR: moved, not copied
     for (int& b : l.step.buffers) b = map.at(size_t(b));
-    l.node = int(&node - g.nodes.data());
     l.label = label;
     prog.launches.push_back(std::move(l));
   }

@@ -24,7 +24,6 @@ struct Slot {
 
 struct Launch {
   ops::Step step;          // buffers index Program::slots
-  int node = -1;           // graph node (the fused group's root) for profiles
   std::string label;       // "Conv conv1 + Relu" (profile, trace)
   // An input slot whose memory may hold the output slot: the kernel reads
   // element i of it (same shape and element size) before writing element i

@@ -27,7 +27,8 @@ bool guard_from_env() {
 }
 }  // namespace
 
-Session::Session(rt::Device& dev, Graph g, const SessionOptions& opt) : dev_(dev), g_(std::move(g)), state_(opt.state) {
+Session::Session(rt::Device& dev, Graph g, const SessionOptions& opt)
+    : dev_(dev), g_(std::move(g)), copt_(opt.compile), state_(opt.state) {
   const auto t0 = std::chrono::steady_clock::now();
   if (opt.guard || guard_from_env()) guard_ = 1024;
   stats_.model_nodes = int(g_.nodes.size());
@@ -50,28 +51,83 @@ Session::Session(rt::Device& dev, Graph g, const SessionOptions& opt) : dev_(dev
   stats_.upcast = upcast_f16(g_);
   stats_.dead = remove_dead(g_);
   lap(stats_.passes_ms);
-  LowerStats ls;
-  prog_ = lower_graph(g_, dev_, owned_, &ls);
-  lap(stats_.lower_ms);
-  stats_.nodes = ls.nodes;
-  stats_.groups = ls.groups;
+  std::optional<PlanCache> plans;
+  if (!copt_.keep_ir) plans = PlanCache::open(dev_);
+  const std::optional<PlanKey> key = plans ? plan_key(g_, dev_, copt_) : std::nullopt;
+  if (!key) plans.reset();
+  std::optional<CachedPlan> cached = plans ? plans->load(*key, g_) : std::nullopt;
+  lap(stats_.plan_ms);
+  stats_.plan_cached = cached && use_plan(std::move(*cached));
+  if (stats_.plan_cached) {
+    lap(stats_.kernels_ms);
+  } else {
+    double failed_ms = 0;  // a plan whose kernels were not all in the cache
+    lap(failed_ms);
+    stats_.plan_ms += failed_ms;
+    lower_and_compile(plans, key);
+    phase = std::chrono::steady_clock::now();
+  }
   stats_.launches = int(prog_.launches.size());
-  compile_kernels();
-  lap(stats_.kernels_ms);
   place_buffers();
   lap(stats_.place_ms);
   stats_.prepare_ms = ms_since(t0);
 }
 
+// The full prepare: lower the graph, compile (or load) every kernel, and
+// leave the plan for the next process.
+void Session::lower_and_compile(const std::optional<PlanCache>& plans, const std::optional<PlanKey>& key) {
+  auto t = std::chrono::steady_clock::now();
+  LowerStats ls;
+  prog_ = lower_graph(g_, dev_, owned_, &ls);
+  stats_.lower_ms = ms_since(t);
+  stats_.nodes = ls.nodes;
+  stats_.groups = ls.groups;
+  t = std::chrono::steady_clock::now();
+  std::vector<uint64_t> hashes;
+  compile_kernels(hashes);
+  stats_.kernels_ms = ms_since(t);
+  if (!plans) return;
+  t = std::chrono::steady_clock::now();
+  plans->store(*key, g_, prog_, hashes, ls);
+  stats_.plan_ms += ms_since(t);
+}
+
+// A cached plan, when the device still has every kernel it names.
+bool Session::use_plan(CachedPlan plan) {
+  std::unordered_map<uint64_t, std::shared_ptr<rt::CompiledKernel>> by_hash;
+  std::vector<std::shared_ptr<rt::CompiledKernel>> kernels;
+  double ms = 0;
+  for (size_t i = 0; i < plan.program.launches.size(); ++i) {
+    const uint64_t h = plan.kernel_hashes[i];
+    auto it = by_hash.find(h);
+    if (it == by_hash.end()) {
+      auto k = dev_.load_cached(plan.program.launches[i].step.kernel, h, copt_);
+      if (!k) return false;
+      ms += k->compile_ms();
+      it = by_hash.emplace(h, std::move(k)).first;
+    }
+    kernels.push_back(it->second);
+  }
+  prog_ = std::move(plan.program);
+  owned_ = std::move(plan.owned);
+  kernels_ = std::move(kernels);
+  stats_.nodes = plan.lower_stats.nodes;
+  stats_.groups = plan.lower_stats.groups;
+  stats_.kernels = stats_.cache_hits = int(by_hash.size());
+  stats_.compile_ms = ms;
+  return true;
+}
+
 Session::~Session() = default;
 
-void Session::compile_kernels() {
+void Session::compile_kernels(std::vector<uint64_t>& hashes) {
   std::unordered_map<uint64_t, std::shared_ptr<rt::CompiledKernel>> by_hash;
   for (const Launch& l : prog_.launches) {
     const uint64_t h = ir::structural_hash(l.step.kernel);
+    hashes.push_back(h);
     auto it = by_hash.find(h);
     if (it == by_hash.end()) {
-      auto k = dev_.compile(l.step.kernel);
+      auto k = dev_.compile(l.step.kernel, copt_);
       stats_.compile_ms += k->compile_ms();
       (k->cache_hit() ? stats_.cache_hits : stats_.kernels_compiled)++;
       it = by_hash.emplace(h, std::move(k)).first;

@@ -12,6 +12,7 @@
 #include "graph/graph.h"
 #include "graph/lower.h"
 #include "graph/memory_plan.h"
+#include "graph/plan_cache.h"
 #include "runtimes/runtime.h"
 
 namespace kgen::graph {
@@ -46,6 +47,10 @@ struct SessionStats {
   // Where prepare_ms goes: graph passes, lowering (kernels built), compiles or
   // cache loads (wall time), the memory plan and buffer placement.
   double passes_ms = 0, lower_ms = 0, kernels_ms = 0, place_ms = 0;
+  // The plan cache (graph/plan_cache.h): a hit skips lowering and loads the
+  // kernels by hash; plan_ms is the key, the read, and on a miss the write.
+  bool plan_cached = false;
+  double plan_ms = 0;
   size_t arena_bytes = 0, unshared_bytes = 0, constant_bytes = 0;
   int in_place = 0;  // elementwise outputs written over a dying input
 };
@@ -78,7 +83,9 @@ class Session {
   std::shared_ptr<rt::Buffer> state_buffer(const std::string& name) const;
 
  private:
-  void compile_kernels();
+  void lower_and_compile(const std::optional<PlanCache>& plans, const std::optional<PlanKey>& key);
+  void compile_kernels(std::vector<uint64_t>& hashes);
+  bool use_plan(CachedPlan plan);
   void check_guards(size_t launch) const;
   void arm_guards(size_t launch);
   std::vector<size_t> guarded_slots(size_t launch) const;
@@ -88,6 +95,7 @@ class Session {
 
   rt::Device& dev_;
   Graph g_;
+  rt::CompileOptions copt_;
   Program prog_;
   std::vector<std::unique_ptr<Tensor>> owned_;
   MemoryPlan plan_;

@@ -152,7 +152,7 @@ std::string cpu_model() {
 // "clang 19.1.7 x86_64-pc-linux-gnu sapphirerapids" (the full id also lists
 // every CPU feature; that belongs in cache keys, not in a description).
 std::string toolchain_summary() {
-  std::string id = jit::jit_toolchain_id();
+  const std::string& id = toolchain_id();
   size_t cut = 0;
   for (int words = 0; words < 4 && cut != std::string::npos; ++words) cut = id.find(' ', cut + 1);
   return cut == std::string::npos ? id : id.substr(0, cut);
@@ -167,7 +167,9 @@ class CpuDevice final : public Device {
 
   std::string name() const override { return "cpu"; }
   std::string description() const override {
-    return "cpu: " + cpu_model() + ", " + std::to_string(pool_.threads()) + " threads, " + toolchain_summary();
+    // Computed once: plan-cache keys (graph/plan_cache.h) include it.
+    static const std::string model = cpu_model(), toolchain = toolchain_summary();
+    return "cpu: " + model + ", " + std::to_string(pool_.threads()) + " threads, " + toolchain;
   }
   const TargetCaps& caps() const override { return caps_; }
   std::unique_ptr<Buffer> alloc(size_t bytes) override { return std::make_unique<CpuBuffer>(bytes); }
@@ -198,7 +200,7 @@ class CpuDevice final : public Device {
           return std::make_shared<CpuKernel>(k, std::move(code), true, ms);
         }
     }
-    const CacheKey raw_key = make_cache_key({raw_hash, "cpu-c++-orc before-pipeline", caps_key(caps_), opt.key(), toolchain_id()});
+    const CacheKey raw_key = raw_cache_key(raw_hash, opt);
     std::optional<CacheKey> alias_tried;  // the entry the alias named, already read from disk
     if (use_cache)
       if (auto hit = load_through_alias(raw_key, k, memo_key, alias_tried)) {
@@ -269,6 +271,19 @@ class CpuDevice final : public Device {
     return std::make_shared<CpuKernel>(k, std::move(kept), false, ms);
   }
 
+  std::shared_ptr<CompiledKernel> load_cached(const ir::Kernel& signature, uint64_t raw_hash, const CompileOptions& opt) override {
+    if (opt.keep_ir) return nullptr;
+    const auto t0 = std::chrono::steady_clock::now();
+    std::optional<CacheKey> key, tried;
+    std::shared_ptr<const CpuCode> code = code_through_alias(raw_cache_key(raw_hash, opt), key, tried);
+    if (!code) return nullptr;
+    const double ms = ms_since(t0);
+    ir::debug_log(1, "cache", "hit (disk, by hash) " + key->hex() + " for '" + signature.name + "' in " + std::to_string(ms) + " ms");
+    return std::make_shared<CpuKernel>(signature, std::move(code), true, ms);
+  }
+
+  KernelCache* kernel_cache() override { return &cache_; }
+
   void launch(const CompiledKernel& ck, const LaunchArgs& a) override {
     const auto* k = dynamic_cast<const CpuKernel*>(&ck);
     if (!k) throw std::invalid_argument("cpu launch: kernel '" + ck.kernel().name + "' was compiled for another device");
@@ -330,19 +345,30 @@ class CpuDevice final : public Device {
   // alias entry it left under `raw_key`: no IR pipeline on a warm start.
   std::shared_ptr<const CpuCode> load_through_alias(const CacheKey& raw_key, const ir::Kernel& k, const std::string& memo_key,
                                                     std::optional<CacheKey>& tried) {
-    const std::optional<CacheKey> key_opt = cache_.load_alias(raw_key);
-    if (!key_opt) return nullptr;
-    const CacheKey& key = *key_opt;
-    std::shared_ptr<const CpuCode> code = cache_.find_loaded<CpuCode>(key);
-    if (!code) {
-      tried = key;
-      code = load_from_disk(key, nullptr);
-      if (!code) return nullptr;
-      code = cache_.keep_loaded(key, std::move(code));
-    }
+    std::optional<CacheKey> key;
+    std::shared_ptr<const CpuCode> code = code_through_alias(raw_key, key, tried);
+    if (!code) return nullptr;
     std::lock_guard<std::mutex> lock(memo_mu_);
-    prepared_.insert_or_assign(memo_key, std::pair<ir::Kernel, CacheKey>(k, key));
+    prepared_.insert_or_assign(memo_key, std::pair<ir::Kernel, CacheKey>(k, *key));
     return code;
+  }
+
+  // The code the alias under `raw_key` names (memory layer first, then disk);
+  // `key` receives that entry's key, `tried` it too when the disk was read.
+  std::shared_ptr<const CpuCode> code_through_alias(const CacheKey& raw_key, std::optional<CacheKey>& key,
+                                                    std::optional<CacheKey>& tried) {
+    key = cache_.load_alias(raw_key);
+    if (!key) return nullptr;
+    std::shared_ptr<const CpuCode> code = cache_.find_loaded<CpuCode>(*key);
+    if (code) return code;
+    tried = key;
+    code = load_from_disk(*key, nullptr);
+    return code ? cache_.keep_loaded(*key, std::move(code)) : nullptr;
+  }
+
+  // The key of the alias entry that names a raw kernel's compiled code.
+  CacheKey raw_cache_key(uint64_t raw_hash, const CompileOptions& opt) const {
+    return make_cache_key({raw_hash, "cpu-c++-orc before-pipeline", caps_key(caps_), opt.key(), toolchain_id()});
   }
 
   TargetCaps caps_;

@@ -292,6 +292,14 @@ size_t KernelCache::clear() {
     for (const fs::path& f : files) n += fs::remove(f, ec) ? 1 : 0;
     fs::remove_all(root, ec);
   }
+  // Prepared-model plans (graph/plan_cache.h) live beside the entries and
+  // name kernels by their entries: they go with them.
+  const fs::path plans = config_.dir / "plans";
+  if (fs::is_directory(plans, ec)) {
+    for (const auto& e : fs::directory_iterator(plans, ec))
+      if (e.is_regular_file()) n += fs::remove(e.path(), ec) ? 1 : 0;
+    fs::remove_all(plans, ec);
+  }
   n += fs::remove(config_.dir / "stats", ec) ? 1 : 0;
   std::lock_guard lock(mu_);
   flushed_ = stats_;  // counters restart from the clear

@@ -106,7 +106,7 @@ class KernelCache {
   // For `kgen cache`: entries on disk, the persisted counters, removal.
   std::vector<CacheEntryInfo> list() const;
   CacheStats persisted_stats() const;
-  size_t clear();  // entries, stale temporaries and counters; returns files removed
+  size_t clear();  // entries, stale temporaries, prepared-model plans and counters; returns files removed
 
  private:
   std::shared_ptr<const void> find_loaded_erased(const CacheKey& key);

@@ -41,6 +41,8 @@ std::unique_ptr<Buffer> Device::view(Buffer& parent, size_t offset, size_t bytes
   return make_view(parent, offset, bytes);
 }
 
+std::shared_ptr<CompiledKernel> Device::load_cached(const ir::Kernel&, uint64_t, const CompileOptions&) { return nullptr; }
+
 std::unique_ptr<Buffer> Device::wrap(void* host, size_t bytes) {
   if (!host && bytes) throw std::invalid_argument(name() + ": wrap of " + std::to_string(bytes) + " bytes at a null pointer");
   std::unique_ptr<Buffer> b = alloc(bytes);

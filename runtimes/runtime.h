@@ -101,6 +101,15 @@ class Device {
   virtual bool wraps_without_copy() const { return false; }
   // Verifies and checks capabilities; throws ir::Error or jit::CompileError.
   virtual std::shared_ptr<CompiledKernel> compile(const ir::Kernel& k, const CompileOptions& opt = {}) = 0;
+  // The kernel compile() built in an earlier process from a kernel whose
+  // ir::structural_hash was `raw_hash`, taken from the compile cache without
+  // the kernel's body: `signature` gives its name, parameters and workgroup
+  // size (what a launch reads). Null when the cache does not hold it or the
+  // device cannot load kernels this way (the default).
+  virtual std::shared_ptr<CompiledKernel> load_cached(const ir::Kernel& signature, uint64_t raw_hash,
+                                                      const CompileOptions& opt = {});
+  // The compile cache this device uses, or null when it has none.
+  virtual KernelCache* kernel_cache() { return nullptr; }
   // Validates argument counts, buffer sizes and the workgroup against a fixed
   // size (throws std::invalid_argument naming the kernel and argument).
   virtual void launch(const CompiledKernel& k, const LaunchArgs& args) = 0;

@@ -21,8 +21,8 @@ void print_stats(const graph::SessionStats& st) {
   std::printf("compile: %.1f ms (%d compiled, %d cache hits); arena %.2f MB (%.2f MB without reuse, %d outputs in place), constants %.2f MB\n",
               st.compile_ms, st.kernels_compiled, st.cache_hits, double(st.arena_bytes) / 1e6,
               double(st.unshared_bytes) / 1e6, st.in_place, double(st.constant_bytes) / 1e6);
-  std::printf("prepare: passes %.1f ms, lowering %.1f ms, kernels %.1f ms, placement %.1f ms\n", st.passes_ms,
-              st.lower_ms, st.kernels_ms, st.place_ms);
+  std::printf("prepare: passes %.1f ms, plan %.1f ms (%s), lowering %.1f ms, kernels %.1f ms, placement %.1f ms\n",
+              st.passes_ms, st.plan_ms, st.plan_cached ? "cached" : "lowered", st.lower_ms, st.kernels_ms, st.place_ms);
 }
 
 void print_sorted(const char* title, const std::map<std::string, std::pair<double, int>>& m, double total) {
@@ -95,6 +95,7 @@ std::string report_json(const graph::Session& s, const RunReport& r, bool ok, bo
   j.add("model", r.model).add("device", r.device).add("ok", ok).add("checked", checked);
   j.add("max_abs_err", abs_err).add("max_rel_err", rel_err);
   j.add("load_ms", r.load_ms).add("prepare_ms", st.prepare_ms).add("compile_ms", st.compile_ms);
+  j.add("plan_cached", st.plan_cached).add("plan_ms", st.plan_ms);
   j.add("passes_ms", st.passes_ms).add("lower_ms", st.lower_ms).add("kernels_ms", st.kernels_ms).add("place_ms", st.place_ms);
   j.add("cache_hits", int64_t(st.cache_hits)).add("kernels_compiled", int64_t(st.kernels_compiled));
   j.add("kernels", int64_t(st.kernels)).add("nodes", int64_t(st.nodes)).add("groups", int64_t(st.groups));
