@@ -73,10 +73,14 @@ DecodeResult decode_cache_entry(const std::string& b) {
 }
 
 std::optional<std::string> read_file_bytes(const std::filesystem::path& p) {
-  std::ifstream f(p, std::ios::binary);
+  // One sized read: a character-wise copy costs more than the kernel load it feeds.
+  std::ifstream f(p, std::ios::binary | std::ios::ate);
   if (!f) return std::nullopt;
-  std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (f.bad()) return std::nullopt;
+  const std::streamoff size = f.tellg();
+  if (size < 0) return std::nullopt;
+  std::string s(size_t(size), '\0');
+  f.seekg(0);
+  if (!f.read(s.data(), size)) return std::nullopt;
   return s;
 }
 
