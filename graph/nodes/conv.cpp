@@ -1,8 +1,10 @@
-// Convolution and pooling (NCHW, 1-D and 2-D) onto ops/conv: Conv absorbs a
-// following Relu into the kernel, and its constant weights are packed once
-// at prepare into the layout the chosen kernel reads (Winograd U, or by 32
-// output channels). BatchNormalization not folded into a Conv runs as a
-// per-channel scale and shift chain.
+// Convolution and pooling (NCHW, 1-D and 2-D) onto ops/conv: Conv absorbs
+// the elementwise nodes after it (a per-channel Add, activations, a residual
+// Add of the output's shape, a Cast) into the kernel's epilogue (plain
+// bias + Relu as the conv's own bias and ReLU), and its constant weights
+// are packed once at prepare into the layout the chosen kernel reads
+// (Winograd U, or by 32 output channels). BatchNormalization not folded
+// into a Conv runs as a per-channel scale and shift chain.
 #include <cmath>
 
 #include "graph/lower.h"
@@ -160,8 +162,23 @@ void plan_conv(LowerCtx& c, const ConvArgs& a) {
   }
   std::vector<int> slots = {a.x, w_slot};
   if (a.bias >= 0) slots.push_back(a.bias);
+  if (!a.ep) {
+    slots.push_back(a.out);
+    return c.op(p, slots);
+  }
+  slots.insert(slots.end(), a.ep_slots.begin(), a.ep_slots.end());
   slots.push_back(a.out);
-  c.op(p, slots);
+  ops::op_for(p);
+  c.steps(ops::plan_conv2d(p, ops::choose_variant(c.dev, p), c.caps(), a.ep), slots);
+}
+
+std::optional<ProductView> conv_view(const Shape& out) {
+  if (out.size() != 3 && out.size() != 4) return std::nullopt;
+  ProductView v;
+  v.out = out;
+  v.m_from = 1, v.n_from = 2;
+  v.batch = out[0], v.m = out[1], v.n = numel(out) / (out[0] * out[1]);
+  return v;
 }
 
 namespace {
@@ -183,9 +200,38 @@ int bias_with_epilogue(LowerCtx& c, int64_t oc) {
   return c.constant_slot(std::move(b));
 }
 
+bool float_io(ScalarKind k) { return k == ScalarKind::F32 || k == ScalarKind::F16 || k == ScalarKind::BF16; }
+
+// The absorbed nodes are per-channel Adds and Relus: the conv's own bias
+// and ReLU (bias_with_epilogue) do them.
+bool bias_relu_only(const LowerCtx& c) {
+  const int64_t oc = c.in(1).shape[0];
+  for (const Node* e : c.epilogue)
+    if (e->op != "Relu" && !(e->op == "Add" && channel_bias(c.g, *e, oc))) return false;
+  return true;
+}
+
+// The conv with the absorbed nodes as its epilogue, its bias the first term.
+void lower_conv_epilogue(LowerCtx& c) {
+  const ProductView view = *conv_view(c.out(0).shape);
+  EpilogueBuilder b{c, view};
+  ops::fusion::Expr acc = ops::fusion::in(0);
+  if (c.has_in(2)) acc = acc + b.extra(c.in_slot(2), {"b", c.in(2).dtype, {c.in(1).shape[0], 1}});
+  b.absorb(acc, ScalarKind::F32);
+  ConvArgs a;
+  a.x = c.in_slot(0);
+  a.w = c.in_slot(1);
+  a.w_const = c.constant(1);
+  a.out = c.out_slot(0);
+  a.ep = &b.ep;
+  a.ep_slots = b.slots;
+  plan_conv(c, a);
+}
+
 void lower_conv(LowerCtx& c) {
   need_f32(c, 0);
   need_f32(c, 1);
+  if (!bias_relu_only(c)) return lower_conv_epilogue(c);
   ConvArgs a;
   a.x = c.in_slot(0);
   a.w = c.in_slot(1);
@@ -295,7 +341,12 @@ void register_conv_nodes() {
   conv.absorbs = [](const Graph& g, const Node& self, const Node& consumer) {
     if (self.op != "Conv" || !consumer.domain.empty()) return false;
     if (consumer.op == "Relu") return true;
-    return consumer.op == "Add" && channel_bias(g, consumer, g.values[size_t(self.inputs[1])].shape[0]) != nullptr;
+    if (consumer.op == "Add" && channel_bias(g, consumer, g.values[size_t(self.inputs[1])].shape[0])) return true;
+    // Any other elementwise node on a 1-D or 2-D f32 conv's output.
+    const Value& y = g.values[size_t(self.outputs[0])];
+    const auto view = conv_view(y.shape);
+    if (!view || y.dtype != ScalarKind::F32 || consumer.outputs.size() != 1 || consumer.outputs[0] < 0) return false;
+    return float_io(g.values[size_t(consumer.outputs[0])].dtype) && epilogue_absorbs(g, self, *view, consumer);
   };
   register_handler(std::move(conv));
   for (const char* op : {"MaxPool", "AveragePool"}) {

@@ -3,8 +3,6 @@
 // elementwise nodes after them (a bias Add, an activation, a residual Add,
 // a cast) into the product's epilogue (ops/matmul/epilogue.h): one launch
 // stores the finished C, as does Gemm's alpha·A·B + beta·C.
-#include <algorithm>
-#include <map>
 #include <optional>
 
 #include "graph/lower.h"
@@ -94,15 +92,6 @@ void to_output(LowerCtx& c, int f32_slot, int out_slot, const Shape& shape) {
   c.chain(ch, {f32_slot}, out_slot);
 }
 
-// The product's output axes as the matmul op sees them, [batch, M, N]: axes
-// [0, m_from) are its batch, [m_from, n_from) its rows (A's batch folded in
-// when B is shared), [n_from, rank) its columns.
-struct ProductView {
-  Shape out;
-  size_t m_from = 0, n_from = 0;
-  int64_t batch = 1, m = 1, n = 1;
-};
-
 // Null where the product takes no epilogue (1-D operands, B's batch broadcast).
 std::optional<ProductView> product_view(const Graph& g, const Node& self) {
   ProductView v;
@@ -123,98 +112,15 @@ std::optional<ProductView> product_view(const Graph& g, const Node& self) {
   return v;
 }
 
-// An operand's shape (broadcasting against the product's) as [batch, M, N]
-// of the kernel's view: each group of axes all repeated or all present,
-// else null (a [3, M, N] residual against [2, 3, M, N] with B shared).
-std::optional<Shape> operand_view(const ProductView& v, Shape s) {
-  if (s.size() > v.out.size()) return std::nullopt;
-  s.insert(s.begin(), v.out.size() - s.size(), 1);
-  const size_t from[4] = {0, v.m_from, v.n_from, v.out.size()};
-  const int64_t size[3] = {v.batch, v.m, v.n};
-  Shape view(3, 1);
-  for (size_t gi = 0; gi < 3; ++gi) {
-    bool ones = true, full = true;
-    for (size_t a = from[gi]; a < from[gi + 1]; ++a) ones = ones && s[a] == 1, full = full && s[a] == v.out[a];
-    if (!ones && !full) return std::nullopt;
-    if (!ones) view[gi] = size[gi];
-  }
-  return view;
-}
-
-bool scalar_literal(const Value& v) { return v.constant && v.constant->numel() == 1 && ir::Type(v.dtype).is_float(); }
-
-// The product's value and those of the nodes absorbed after it so far: its
-// output's sole readers in turn, up to `consumer`.
-std::vector<int> group_values(const Graph& g, const Node& self, const Node& consumer) {
-  std::vector<int> vals = {self.outputs[0]};
-  for (size_t step = 0; step < g.nodes.size(); ++step) {
-    const Node* next = nullptr;
-    for (const Node& n : g.nodes)
-      if (!n.dead && std::count(n.inputs.begin(), n.inputs.end(), vals.back())) next = &n;
-    if (!next || next == &consumer || next->outputs.size() != 1 || next->outputs[0] < 0) break;
-    vals.push_back(next->outputs[0]);
-  }
-  return vals;
-}
-
-// OpHandler::absorbs of MatMul and Gemm: an elementwise consumer of C's shape
-// and a float type, whose other inputs exist before the product runs (made
-// by earlier nodes: lower_graph stores an operand whose reader is absorbed)
-// and broadcast against C in the kernel's [batch, M, N] view.
+// OpHandler::absorbs of MatMul and Gemm: a consumer epilogue_absorbs takes,
+// of a float type.
 bool absorbs(const Graph& g, const Node& self, const Node& consumer) {
-  const OpHandler* h = find_handler(consumer.domain, consumer.op);
-  if (!h || !h->chain || consumer.outputs.size() != 1 || consumer.outputs[0] < 0) return false;
   const ScalarKind t = g.values[size_t(self.outputs[0])].dtype;
   if (!float_io(t) || (self.op == "Gemm" && (t != ScalarKind::F32 || self.attr_int("transA", 0)))) return false;
   const auto view = product_view(g, self);
-  const Value& out = g.values[size_t(consumer.outputs[0])];
-  if (!view || out.shape != view->out || !float_io(out.dtype)) return false;
-  const std::vector<int> group = group_values(g, self, consumer);
-  const int self_at = int(&self - g.nodes.data());
-  for (int v : consumer.inputs) {
-    if (v < 0 || std::count(group.begin(), group.end(), v) || scalar_literal(g.values[size_t(v)])) continue;
-    const Value& val = g.values[size_t(v)];
-    if (val.producer >= self_at || !operand_view(*view, val.shape)) return false;
-  }
-  return true;
+  if (consumer.outputs.size() != 1 || consumer.outputs[0] < 0) return false;
+  return view && float_io(g.values[size_t(consumer.outputs[0])].dtype) && epilogue_absorbs(g, self, *view, consumer);
 }
-
-// The product's epilogue: C's expression (over in(0), the f32 sum) through
-// each absorbed node's; the other values they read become its inputs.
-struct EpilogueBuilder {
-  LowerCtx& c;
-  const ProductView& view;
-  ops::MatmulEpilogue ep = {};
-  std::vector<int> slots = {};      // the inputs' slots
-  std::map<int, fz::Expr> known = {};  // group values -> their expressions
-  std::map<int, int> operand = {};     // value -> its in() index
-
-  fz::Expr value(int v) {
-    if (known.count(v)) return known[v];
-    const Value& val = c.g.values[size_t(v)];
-    if (scalar_literal(val)) return fz::lit(val.constant->get(0));
-    if (!operand.count(v)) {
-      ep.inputs.push_back({val.name, val.dtype, *operand_view(view, val.shape.empty() ? Shape{1} : val.shape)});
-      Node probe;  // (the slot of a value outside this node's inputs)
-      probe.inputs = {v};
-      slots.push_back(LowerCtx{c.g, probe, c.prog, c.dev, "", c.value_slot, c.owned}.in_slot(0));
-      operand[v] = int(ep.inputs.size());
-    }
-    return fz::in(operand[v], val.dtype);
-  }
-  // acc: the product's value (its type t); then the absorbed nodes.
-  void absorb(fz::Expr acc, ScalarKind t) {
-    known[c.node.outputs[0]] = acc;
-    ep.out_dtype = t;
-    for (const Node* e : c.epilogue) {
-      ChainCtx ctx{*e, c.g, [&](int i) { return value(e->inputs.at(size_t(i))); }, c.g.values[size_t(e->outputs[0])].dtype};
-      acc = find_handler(e->domain, e->op)->chain(ctx);
-      known[e->outputs[0]] = acc;
-      ep.out_dtype = ctx.out_dtype;
-    }
-    ep.expr = acc;
-  }
-};
 
 // The product with the epilogue the builder holds, into the group's output.
 void plan_with_epilogue(LowerCtx& c, const ops::Problem& p, const EpilogueBuilder& b) {

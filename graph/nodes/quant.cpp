@@ -8,6 +8,7 @@
 // does: round half to even of acc·(sx·sw/sy) in f32, then + zero point, clamped.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "graph/nodes/conv.h"
 #include "graph/nodes/util.h"
@@ -195,6 +196,14 @@ int centred_temp(LowerCtx& c, int x_in, int zp_in) {
   return t;
 }
 
+// round(acc·m) + zp (if any), saturated to `out`: onnxruntime's
+// requantization of f32 integers acc (the chain below, a conv's epilogue).
+Expr requantized(Expr acc, Expr m, std::optional<Expr> zp, ScalarKind out) {
+  Expr v = fz::round(acc * m);
+  if (zp) v = v + fz::cast(ScalarKind::F32, *zp);
+  return fz::saturate_cast(out, v);
+}
+
 // acc (f32 integers) -> round(acc·m[o]) + zp, saturated to the output type.
 void requantize(LowerCtx& c, int acc, const Shape& shape, Tensor m, int zp_in, int out) {
   fz::Chain ch;
@@ -202,14 +211,14 @@ void requantize(LowerCtx& c, int acc, const Shape& shape, Tensor m, int zp_in, i
   ch.shape = shape;
   ch.inputs = {{"acc", ScalarKind::F32, shape}, {"m", ScalarKind::F32, m.shape}};
   std::vector<int> slots = {acc, c.constant_slot(std::move(m))};
-  Expr v = fz::round(fz::in(0) * fz::in(1));
+  std::optional<Expr> zp;
   if (c.has_in(zp_in)) {
     ch.inputs.push_back({"zp", c.in(zp_in).dtype, {1}});
     slots.push_back(c.in_slot(zp_in));
-    v = v + fz::cast(ScalarKind::F32, fz::in(2, c.in(zp_in).dtype));
+    zp = fz::in(2, c.in(zp_in).dtype);
   }
   ch.out_dtype = c.out(0).dtype;
-  ch.out = fz::saturate_cast(ch.out_dtype, v);
+  ch.out = requantized(fz::in(0), fz::in(1), zp, ch.out_dtype);
   c.chain(ch, slots, out);
 }
 
@@ -239,6 +248,7 @@ void infer_conv_like(InferCtx& c, int w_in, ScalarKind out) {
   c.set_out(0, out, g.values[size_t(c.node.outputs[0])].shape);
 }
 
+// The i32 result: the conv's epilogue casts its f32 integers.
 void lower_conv_integer(LowerCtx& c) {
   need_constant(c, {1, 3}, "the weights or their zero point");
   const Tensor& w = *c.constant(1);
@@ -249,6 +259,14 @@ void lower_conv_integer(LowerCtx& c) {
   a.w_const = &wf;
   a.w = c.constant_slot(wf);
   const Shape out = c.out(0).shape;
+  ops::ConvEpilogue ep;
+  ep.expr = fz::cast(ScalarKind::I32, fz::in(0));
+  ep.out_dtype = ScalarKind::I32;
+  if (conv_view(out)) {
+    a.ep = &ep;
+    a.out = c.out_slot(0);
+    return plan_conv(c, a);
+  }
   a.out = c.temp(size_t(numel(out)) * 4);
   plan_conv(c, a);
   int_to_output(c, a.out, out);
@@ -262,16 +280,34 @@ void lower_qlinear_conv(LowerCtx& c) {
   Tensor wf = centred_weights(w, c.constant(5), w.shape[0]);
   a.w_const = &wf;
   a.w = c.constant_slot(wf);
-  if (c.has_in(8)) a.bias = c.constant_slot(c.constant(8)->to_f32());
   const Shape out = c.out(0).shape;
-  a.out = c.temp(size_t(numel(out)) * 4);
   // Conv's geometry reads inputs 0 and 1: present the weights as input 1.
   Node probe = c.node;
   probe.inputs = {c.node.inputs[0], c.node.inputs[3]};
   LowerCtx pc{c.g, probe, c.prog, c.dev, c.label, c.value_slot, c.owned};
+  const std::optional<ProductView> view = conv_view(out);
+  if (!view) {  // (no [N, OC, spatial] view: the conv, then the chain)
+    if (c.has_in(8)) a.bias = c.constant_slot(c.constant(8)->to_f32());
+    a.out = c.temp(size_t(numel(out)) * 4);
+    plan_conv(pc, a);
+    return requantize(c, a.out, out, requant_scale(*c.constant(1), *c.constant(4), *c.constant(6), param_shape({out[1]}, int64_t(out.size()), 1)), 7,
+                      c.out_slot(0));
+  }
+  // The bias and the requantization as the conv's epilogue: one launch
+  // stores the quantized output.
+  EpilogueBuilder b{c, *view};
+  Expr acc = fz::in(0);
+  if (c.has_in(8)) acc = acc + b.extra(c.constant_slot(c.constant(8)->to_f32()), {"b", ScalarKind::F32, {out[1], 1}});
+  const Expr m = b.extra(c.constant_slot(requant_scale(*c.constant(1), *c.constant(4), *c.constant(6), {out[1], 1})),
+                         {"m", ScalarKind::F32, {out[1], 1}});
+  std::optional<Expr> zp;
+  if (c.has_in(7)) zp = b.extra(c.in_slot(7), {"zp", c.in(7).dtype, {1}});
+  b.ep.out_dtype = c.out(0).dtype;
+  b.ep.expr = requantized(acc, m, zp, b.ep.out_dtype);
+  a.ep = &b.ep;
+  a.ep_slots = b.slots;
+  a.out = c.out_slot(0);
   plan_conv(pc, a);
-  requantize(c, a.out, out, requant_scale(*c.constant(1), *c.constant(4), *c.constant(6), param_shape({out[1]}, int64_t(out.size()), 1)), 7,
-             c.out_slot(0));
 }
 
 // ---- products ----

@@ -29,12 +29,22 @@
 // GPU (ops/conv/gpu.cpp): one work-item per output element (and a few output
 // channels), or an implicit GEMM on the GPU GEMM's line tiles; both read x
 // with bounds checks.
+//
+// Fused epilogue (plan_conv2d, ops/conv/epilogue.cpp): y[n, oc, oh, ow] is
+// the matmul's C viewed as [batch = n, row = oc, column = oh·OW + ow], so
+// conv2d takes matmul's epilogue (ops/matmul/epilogue.h) as it is: a
+// per-channel scale is a [OC, 1] input, a residual [N, OC, OH·OW]. The CPU
+// forms models run (direct, along channels, both depthwise-from-x forms, the
+// 1×1 GEMM and im2col) apply it where they store y; the others store an f32
+// temporary and run it as a chain after.
 #pragma once
 #include <cstdint>
 #include <string>
 
 #include "ir/ir.h"
+#include "ops/matmul/epilogue.h"
 #include "ops/matmul/matmul.h"
+#include "ops/matmul/plan.h"
 #include "ops/core/op.h"
 
 namespace kgen::ops {
@@ -65,6 +75,25 @@ struct ConvShape {
   int64_t virtual_positions() const { return oh() * wq(); }  // p = oh·wq + ow
 };
 ConvShape conv_shape(const Problem& p);
+
+// conv2d's fused epilogue: matmul's, with in(0) = the conv's f32 output
+// after its own bias and ReLU (attributes bias, relu), and inputs that
+// broadcast against [N, OC, OH·OW]. out_dtype: y's type, f32, f16, bf16 or
+// an integer kind (u8/i8 after round and saturate_cast, i32).
+using ConvEpilogue = MatmulEpilogue;
+// The plan of y = epilogue(conv2d) for the conv2d problem `p` and variant:
+// io slots x, w, [b], the epilogue's inputs in order, y. A null epilogue
+// plans the plain conv (conv2d's own plan).
+Plan plan_conv2d(const Problem& p, const Variant& v, const TargetCaps& caps, const ConvEpilogue* ep);
+// The epilogue as a chain over [N, OC, OH·OW] with the f32 conv as input 0
+// (the forms that do not fuse it, and references).
+fusion::Chain conv_epilogue_chain(const ConvShape& s, const ConvEpilogue& ep);
+// Whether the variant's form applies the epilogue at its own store of y
+// (any type of y; the 1×1 GEMM may still add the launch that compacts C).
+bool conv_epilogue_fuses(const Variant& v, const TargetCaps& caps);
+// The variant's form over `nio` tensors x, w, [b], y, then (with eu, whose
+// spec its store applies) the epilogue's operands (ops/conv/ops.cpp).
+Plan plan_conv2d_form(const Problem& p, const Variant& v, const TargetCaps& caps, size_t nio, const EpilogueUse* eu);
 
 // conv2d's forms, variant key "impl" (ops/conv/ops.cpp lists them).
 namespace conv_impl {
@@ -116,10 +145,12 @@ struct DirectTile {
   bool oc_fast = false;  // workgroup order: OC blocks vary fastest (see ops/conv/direct.cpp)
   bool w_direct = false;  // broadcast the weights from w's rows (no repack into wp)
 };
-ir::Kernel conv_direct_kernel(const DirectTile& t, bool bias, bool relu);
+// ep: the fused epilogue, its operands after y (EpilogueEmitter).
+ir::Kernel conv_direct_kernel(const DirectTile& t, bool bias, bool relu, const EpilogueSpec* ep = nullptr);
 // wp[g][ob][j][OCB] from w (zero past OCg). One work-item per (j, ob, g).
 ir::Kernel conv_pack_direct_weights_kernel(int ocb);
-void plan_conv_direct(Plan& pl, size_t nio, const ConvShape& s, const DirectTile& t);
+// eu: the epilogue the kernel applies, its operands' slots (y keeps its slot).
+void plan_conv_direct(Plan& pl, size_t nio, const ConvShape& s, const DirectTile& t, const EpilogueUse* eu = nullptr);
 // OCB·L accumulators + L input lines + a broadcast fit the register file.
 bool conv_direct_block_fits(int ocb, int lines, const TargetCaps& caps);
 // The impl=0 variant with this register block and blocks per workgroup.
@@ -137,8 +168,8 @@ struct DirectOcTile {
 DirectOcTile direct_oc_tile(const ConvShape& s, const TargetCaps& caps);
 int direct_oc_chunk(const ConvShape& s, const TargetCaps& caps, int nl);  // pb: a row in equal chunks
 bool direct_oc_fits(const ConvShape& s, const DirectOcTile& t, const TargetCaps& caps);
-ir::Kernel conv_direct_oc_kernel(int pb, int nl, bool bias, bool relu);
-void plan_conv_direct_oc(Plan& pl, size_t nio, const ConvShape& s, const DirectOcTile& t);
+ir::Kernel conv_direct_oc_kernel(int pb, int nl, bool bias, bool relu, const EpilogueSpec* ep = nullptr);
+void plan_conv_direct_oc(Plan& pl, size_t nio, const ConvShape& s, const DirectOcTile& t, const EpilogueUse* eu = nullptr);
 
 // CPU depthwise (groups == C == OC, KH·KW <= 49; ops/conv/depthwise.cpp):
 // rb output rows of one channel per work-item, `rows` of them at a time
@@ -156,8 +187,8 @@ void plan_conv_depthwise_rows(Plan& pl, size_t nio, const ConvShape& s, int rb, 
 // stride 1 or 2, W >= 16, OW >= 16 (depthwise_direct_fits); the kernel is
 // specialised to the row geometry. Buffers: x, w, [bias], y.
 bool depthwise_direct_fits(const ConvShape& s);
-ir::Kernel conv_depthwise_direct_kernel(const ConvShape& s, int rb, int rows);
-void plan_conv_depthwise_direct(Plan& pl, const ConvShape& s, int rb, int rows);
+ir::Kernel conv_depthwise_direct_kernel(const ConvShape& s, int rb, int rows, const EpilogueSpec* ep = nullptr);
+void plan_conv_depthwise_direct(Plan& pl, const ConvShape& s, int rb, int rows, const EpilogueUse* eu = nullptr);
 
 // CPU depthwise of small planes (16..256 outputs, 16..1024 inputs; ops/
 // ops/conv/depthwise_small.cpp): a plane per work-item, lines along the
@@ -165,13 +196,17 @@ void plan_conv_depthwise_direct(Plan& pl, const ConvShape& s, int rb, int rows);
 // specialised to the whole geometry. Buffers: x, w, [bias], y.
 // padded: taps as windows of the zero-padded plane's phase planes.
 bool depthwise_small_fits(const ConvShape& s);
-ir::Kernel conv_depthwise_small_kernel(const ConvShape& s, bool padded);
-void plan_conv_depthwise_small(Plan& pl, const ConvShape& s, bool padded);
+ir::Kernel conv_depthwise_small_kernel(const ConvShape& s, bool padded, const EpilogueSpec* ep = nullptr);
+void plan_conv_depthwise_small(Plan& pl, const ConvShape& s, bool padded, const EpilogueUse* eu = nullptr);
 
 // GEMM paths (compose with the matmul family's packed macro-kernel).
-// mr/nl/kc/mc/nc: ops::GemmTile.
-void plan_conv_im2col_gemm(Plan& pl, size_t nio, const ConvShape& s, const Variant& gemm_tile, const TargetCaps& caps);
-void plan_conv_1x1_gemm(Plan& pl, size_t nio, const ConvShape& s, const Variant& gemm_tile, const TargetCaps& caps);
+// mr/nl/kc/mc/nc: ops::GemmTile. eu: the epilogue, applied by the
+// macro-kernel where C is y (1×1, one group, no bias or ReLU, a C type it
+// stores), else by the launch that compacts C into y.
+void plan_conv_im2col_gemm(Plan& pl, size_t nio, const ConvShape& s, const Variant& gemm_tile, const TargetCaps& caps,
+                           const EpilogueUse* eu = nullptr);
+void plan_conv_1x1_gemm(Plan& pl, size_t nio, const ConvShape& s, const Variant& gemm_tile, const TargetCaps& caps,
+                        const EpilogueUse* eu = nullptr);
 bool conv_is_pointwise(const ConvShape& s);  // 1×1, stride 1, no padding
 // The GEMM tile of a conv product (m × n × k): the matmul default for it,
 // overridden by the variant's GemmTile params, with A in layout `ak` and no

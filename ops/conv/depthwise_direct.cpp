@@ -19,6 +19,7 @@
 //    touch the top or bottom padding go one at a time, skipping the kernel
 //    rows outside x.
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -77,7 +78,7 @@ bool depthwise_direct_fits(const ConvShape& s) {
   return s.groups == s.c && s.groups == s.oc && s.taps() <= 49 && !column_lines(s).empty();
 }
 
-ir::Kernel conv_depthwise_direct_kernel(const ConvShape& s, int rb, int rows) {
+ir::Kernel conv_depthwise_direct_kernel(const ConvShape& s, int rb, int rows, const EpilogueSpec* ep) {
   const std::vector<ColumnLine> cols = column_lines(s);
   if (cols.empty()) throw std::invalid_argument("conv_depthwise_direct_kernel: shape not supported");
   const uint32_t KH = uint32_t(s.kh), KW = uint32_t(s.kw), T = KH * KW, RB = uint32_t(rb), R2 = uint32_t(rows);
@@ -87,18 +88,21 @@ ir::Kernel conv_depthwise_direct_kernel(const ConvShape& s, int rb, int rows) {
                            std::to_string(s.sh) + "x" + std::to_string(SW) + "_d" + std::to_string(s.dh) + "x" +
                            std::to_string(DW) + "_w" + std::to_string(Wd) + "_ow" + std::to_string(s.ow()) + "_pl" +
                            std::to_string(PL) + "_rb" + std::to_string(RB) + "_r" + std::to_string(R2) +
-                           (bias ? "_bias" : "") + (relu ? "_relu" : "");
+                           (bias ? "_bias" : "") + (relu ? "_relu" : "") + (ep ? ep->tag() : "");
   return kernel(name, [&](KernelBuilder& kb) {
+    std::unique_ptr<EpilogueEmitter> em = ep ? std::make_unique<EpilogueEmitter>(*ep) : nullptr;
     auto x = kb.input("x", f32);
     auto w = kb.input("w", f32);
     Array b;
     if (bias) b = kb.input("b", f32);
-    auto y = kb.output("y", f32);
+    auto y = kb.output("y", em ? ir::Type(em->out()) : f32);
+    if (em) em->declare(kb);
     auto C = kb.scalar("c", u32);
     auto H = kb.scalar("h", i32);
     auto OH = kb.scalar("oh", u32);
     auto PT = kb.scalar("pt", i32);
     const uint32_t OW = uint32_t(s.ow()), SH = uint32_t(s.sh), DH = uint32_t(s.dh);
+    if (em) em->sizes(C, OH * OW);
     kb.workgroup(1);
     Value c = group_id(1), n = group_id(2);
     Value r0 = group_id(0) * RB, r1 = min(r0 + RB, OH);
@@ -108,6 +112,11 @@ ir::Kernel conv_depthwise_direct_kernel(const ConvShape& s, int rb, int rows) {
     for (uint32_t t = 0; t < T; ++t) wv.push_back(splat(w[cast(u64, c) * uint64_t(T) + uint64_t(t)], 16));
     const Value bv = bias ? splat(b[c], 16) : Value();
     const Value lanes = lane_index(16), zero = splat(0.0f, 16);
+    // Output line (r, c0 .. c0 + 15) of this plane, through the epilogue.
+    auto store = [&](const Value& r, int64_t c0, const Value& v) {
+      Value p = r * OW + uint32_t(c0);
+      store_line(y, yplane + cast(u64, p), em ? em->apply(v, n, c, p) : v);
+    };
     // Tap kw of column line `cl` from the input row starting at `row`;
     // `window` caches the row's two loads of an edge line.
     auto tap = [&](const ColumnLine& cl, const Value& row, uint32_t kw, std::pair<Value, Value>* window) {
@@ -154,7 +163,7 @@ ir::Kernel conv_depthwise_direct_kernel(const ConvShape& s, int rb, int rows) {
               sum.add(wv[t], it->second);
             }
           }
-          store_line(y, yplane + cast(u64, (r + q) * OW) + uint64_t(cl.c0), sum.result(bv, relu));
+          store(r + q, cl.c0, sum.result(bv, relu));
         }
       }
     };
@@ -171,7 +180,7 @@ ir::Kernel conv_depthwise_direct_kernel(const ConvShape& s, int rb, int rows) {
             for (uint32_t kw = 0; kw < KW; ++kw) acc = fma(wv[kh * KW + kw], tap(cl, row, kw, &window), acc.get());
           });
         }
-        store_line(y, yplane + cast(u64, r * OW) + uint64_t(cl.c0), TapSum::epilogue(acc.get(), bv, relu));
+        store(r, cl.c0, TapSum::epilogue(acc.get(), bv, relu));
       }
     };
     // Interior rows: [ilo, ihi) (ih0 >= 0 and ih0 + (KH - 1)·DH < H).
@@ -188,14 +197,15 @@ ir::Kernel conv_depthwise_direct_kernel(const ConvShape& s, int rb, int rows) {
   });
 }
 
-void plan_conv_depthwise_direct(Plan& pl, const ConvShape& s, int rb, int rows) {
+void plan_conv_depthwise_direct(Plan& pl, const ConvShape& s, int rb, int rows, const EpilogueUse* eu) {
   const int bslot = 2, yslot = s.bias ? 3 : 2;
   Step st;
-  st.kernel = conv_depthwise_direct_kernel(s, rb, rows);
+  st.kernel = conv_depthwise_direct_kernel(s, rb, rows, eu ? eu->spec : nullptr);
   st.dims.grid = {groups_for(s.oh(), rb), uint32_t(s.c), uint32_t(s.n)};
   st.buffers = {0, 1};
   if (s.bias) st.buffers.push_back(bslot);
   st.buffers.push_back(yslot);
+  if (eu) st.buffers.insert(st.buffers.end(), eu->slots.begin(), eu->slots.end());
   st.scalars = {u(s.c), u(s.h), u(s.oh()), u(s.pt)};
   pl.steps.push_back(std::move(st));
 }

@@ -93,13 +93,14 @@ ir::Kernel conv_pack_direct_weights_kernel(int ocb) {
   });
 }
 
-ir::Kernel conv_direct_kernel(const DirectTile& t, bool bias, bool relu) {
+ir::Kernel conv_direct_kernel(const DirectTile& t, bool bias, bool relu, const EpilogueSpec* ep) {
   const uint32_t OCB = uint32_t(t.ocb), L = uint32_t(t.lines), PB = uint32_t(t.pb), BW = 16 * L;
   std::string name = "conv_direct_ocb" + std::to_string(t.ocb) + "_l" + std::to_string(t.lines) + "_pb" +
                      std::to_string(t.pb) + (t.oc_fast ? "_ocf" : "") + (t.w_direct ? "_wd" : "") + (bias ? "_bias" : "") +
-                     (relu ? "_relu" : "");
+                     (relu ? "_relu" : "") + (ep ? ep->tag() : "");
   return kernel(name, [&](KernelBuilder& kb) {
-    const DirectArgs d = declare_direct_args(kb, bias);
+    const auto em = emitter_of(ep);
+    const DirectArgs d = declare_direct_args(kb, bias, em.get());
     const Array &xq = d.xq, &tab = d.tab, &wp = d.wp, &b = d.b, &y = d.y;
     const Value &J = d.J, &C = d.C, &CG = d.CG, &CS = d.CS, &OCG = d.OCG, &OB = d.OB, &OC = d.OC, &OH = d.OH, &OW = d.OW,
                 &WQ = d.WQ;
@@ -116,9 +117,10 @@ ir::Kernel conv_direct_kernel(const DirectTile& t, bool bias, bool relu) {
     Value wbase = cast(u64, gy * J) * uint64_t(OCB);  // u64: broadcasts address wp directly
     Value blk0 = gpos * PB, blk1 = min(blk0 + PB, NB);
     // Per output channel of the block: y's plane, bias, whether it exists.
-    std::vector<Value> ybase, bv, ok, wrow;
+    std::vector<Value> ybase, bv, ok, wrow, ocs;
     for (uint32_t o = 0; o < OCB; ++o) {
       Value oc = min(g * OCG + oc0 + o, OC - 1u);  // clamped: edge blocks read a real bias
+      ocs.push_back(oc);
       if (t.w_direct) wrow.push_back(cast(u64, g * OCG + min(oc0 + o, OCG - 1u)) * cast(u64, J));
       ybase.push_back(cast(u64, n * OC + oc) * cast(u64, OH * OW));
       if (bias) bv.push_back(splat(b[oc], 16));
@@ -149,11 +151,14 @@ ir::Kernel conv_direct_kernel(const DirectTile& t, bool bias, bool relu) {
         }
         Value p = p0 + 16u * l;
         Value r0 = p / WQ, c0 = p - r0 * WQ;
-        // Whole line inside one output row: 16 adjacent stores (one vmovups).
-        if_(c0 + 16u <= OW && r0 < OH, [&] {
+        // Whole line inside one output row, or inside the plane where there
+        // are no virtual columns (wq == ow: 1×1 maps, rows under 16 wide):
+        // 16 adjacent stores (one vmovups).
+        if_((c0 + 16u <= OW && r0 < OH) || (WQ == OW && p + 16u <= OH * OW), [&] {
           Value at = cast(u64, r0 * OW + c0);
           for (uint32_t o = 0; o < OCB; ++o)
             if_(ok[o], [&] {
+              if (em) return store_line(y, ybase[o] + at, em->apply(v[o], n, ocs[o], r0 * OW + c0));
               for (int i = 0; i < 16; ++i) y[ybase[o] + at + uint64_t(i)] = v[o].lane(i);
             });
         }).else_([&] {
@@ -161,8 +166,9 @@ ir::Kernel conv_direct_kernel(const DirectTile& t, bool bias, bool relu) {
           Var r = var(r0), c = var(c0);
           for (int i = 0; i < 16; ++i) {
             if_(c.get() < OW && r.get() < OH, [&] {
-              Value at = cast(u64, r.get() * OW + c.get());
-              for (uint32_t o = 0; o < OCB; ++o) if_(ok[o], [&] { y[ybase[o] + at] = v[o].lane(i); });
+              Value p = r.get() * OW + c.get(), at = cast(u64, p);
+              for (uint32_t o = 0; o < OCB; ++o)
+                if_(ok[o], [&] { y[ybase[o] + at] = em ? em->apply(v[o].lane(i), n, ocs[o], p) : v[o].lane(i); });
             });
             c += 1u;
             if_(c.get() == WQ, [&] {
@@ -188,7 +194,7 @@ int plan_conv_pack_direct_weights(Plan& pl, size_t nio, const ConvShape& s, int 
   return wp;
 }
 
-void plan_conv_direct(Plan& pl, size_t nio, const ConvShape& s, const DirectTile& t) {
+void plan_conv_direct(Plan& pl, size_t nio, const ConvShape& s, const DirectTile& t, const EpilogueUse* eu) {
   const int64_t BW = 16 * t.lines;
   const int64_t nblocks = (s.virtual_positions() + BW - 1) / BW;
   // Virtual positions past the last plane read up to one row + one block beyond.
@@ -196,10 +202,10 @@ void plan_conv_direct(Plan& pl, size_t nio, const ConvShape& s, const DirectTile
   const int64_t ob = (s.ocg() + t.ocb - 1) / t.ocb;
   const int wp = t.w_direct ? 1 : plan_conv_pack_direct_weights(pl, nio, s, t.ocb);
   Step st;
-  st.kernel = conv_direct_kernel(t, s.bias, s.relu);
+  st.kernel = conv_direct_kernel(t, s.bias, s.relu, eu ? eu->spec : nullptr);
   st.dims.grid = {groups_for(nblocks, t.pb), uint32_t(s.groups * ob), uint32_t(s.n)};
   if (t.oc_fast) std::swap(st.dims.grid[0], st.dims.grid[1]);
-  st.buffers = direct_buffers(s, pr, wp);
+  st.buffers = direct_buffers(s, pr, wp, eu);
   st.scalars = direct_scalars(s, ob, nblocks);
   pl.steps.push_back(std::move(st));
 }

@@ -26,12 +26,13 @@ namespace kgen::ops {
 
 using namespace kgen::dsl;
 
-ir::Kernel conv_direct_oc_kernel(int pb, int nl, bool bias, bool relu) {
+ir::Kernel conv_direct_oc_kernel(int pb, int nl, bool bias, bool relu, const EpilogueSpec* ep) {
   const uint32_t PB = uint32_t(pb), NL = uint32_t(nl), OCB = 16 * NL;
   const std::string name = "conv_direct_oc_pb" + std::to_string(PB) + "_nl" + std::to_string(NL) + (bias ? "_bias" : "") +
-                           (relu ? "_relu" : "");
+                           (relu ? "_relu" : "") + (ep ? ep->tag() : "");
   return kernel(name, [&](KernelBuilder& kb) {
-    const DirectArgs d = declare_direct_args(kb, bias);
+    const auto em = emitter_of(ep);
+    const DirectArgs d = declare_direct_args(kb, bias, em.get());
     const Array &xq = d.xq, &tab = d.tab, &wp = d.wp, &b = d.b, &y = d.y;
     const Value &J = d.J, &C = d.C, &CG = d.CG, &CS = d.CS, &OCG = d.OCG, &OB = d.OB, &OC = d.OC, &OH = d.OH, &OW = d.OW,
                 &WQ = d.WQ;
@@ -73,7 +74,7 @@ ir::Kernel conv_direct_oc_kernel(int pb, int nl, bool bias, bool relu) {
         Value v = block[e + i * OCB];
         if (bias) v = v + bias_e;
         if (relu) v = max(v, 0.0f);
-        y[at + uint64_t(i)] = v;
+        y[at + uint64_t(i)] = em ? em->apply(v, n, g * OCG + oc0 + e, r * OW + c0 + i) : v;
       }
     });
   });
@@ -103,7 +104,7 @@ bool direct_oc_fits(const ConvShape& s, const DirectOcTile& t, const TargetCaps&
   return t.nl >= 1 && t.nl <= 4 && t.pb >= 1 && t.pb <= s.ow() && t.pb * t.nl + t.nl <= vector_registers(caps);
 }
 
-void plan_conv_direct_oc(Plan& pl, size_t nio, const ConvShape& s, const DirectOcTile& t) {
+void plan_conv_direct_oc(Plan& pl, size_t nio, const ConvShape& s, const DirectOcTile& t, const EpilogueUse* eu) {
   // Every read is inside a channel's phase planes: real positions only.
   ConvPrep pr = plan_conv_prep(pl, nio, s, 0, 16);
   const int64_t ocb = 16 * t.nl;
@@ -113,9 +114,9 @@ void plan_conv_direct_oc(Plan& pl, size_t nio, const ConvShape& s, const DirectO
   const int wp = prepacked ? 1 : plan_conv_pack_direct_weights(pl, nio, s, int(ocb));
   const int64_t chunks = (s.ow() + t.pb - 1) / t.pb;
   Step st;
-  st.kernel = conv_direct_oc_kernel(t.pb, t.nl, s.bias, s.relu);
+  st.kernel = conv_direct_oc_kernel(t.pb, t.nl, s.bias, s.relu, eu ? eu->spec : nullptr);
   st.dims.grid = {uint32_t(s.oh() * chunks), uint32_t(s.groups * ob), uint32_t(s.n)};
-  st.buffers = direct_buffers(s, pr, wp);
+  st.buffers = direct_buffers(s, pr, wp, eu);
   st.scalars = direct_scalars(s, ob, chunks);
   pl.steps.push_back(std::move(st));
 }

@@ -12,6 +12,7 @@
 // pack_b, and C is y (epilogue only for bias / ReLU).
 // A (the weights) is packed once per batch entry b: the macro-kernel indexes A
 // by its batch; OC·K per image is small next to the image's K·P.
+#include <memory>
 #include <string>
 
 #include "dsl/dsl.h"
@@ -100,19 +101,22 @@ ir::Kernel conv_im2col_pack_kernel(int nl) {
   });
 }
 
-// y[n][oc][oh][ow] = relu(c[n·OC + oc][oh·wq + ow] + b[oc]). One work-item per
-// output row.
-ir::Kernel conv_gemm_epilogue_kernel(bool bias, bool relu) {
-  std::string name = std::string("conv_gemm_epilogue") + (bias ? "_bias" : "") + (relu ? "_relu" : "");
+// y[n][oc][oh][ow] = ep(relu(c[n·OC + oc][oh·wq + ow] + b[oc])). One
+// work-item per output row.
+ir::Kernel conv_gemm_epilogue_kernel(bool bias, bool relu, const EpilogueSpec* ep) {
+  std::string name = std::string("conv_gemm_epilogue") + (bias ? "_bias" : "") + (relu ? "_relu" : "") + (ep ? ep->tag() : "");
   return kernel(name, [&](KernelBuilder& kb) {
+    std::unique_ptr<EpilogueEmitter> em = ep ? std::make_unique<EpilogueEmitter>(*ep) : nullptr;
     auto c = kb.input("c", f32);
     Array b;
     if (bias) b = kb.input("b", f32);
-    auto y = kb.output("y", f32);
+    auto y = kb.output("y", em ? ir::Type(em->out()) : f32);
+    if (em) em->declare(kb);
     auto OH = kb.scalar("oh", u32);
     auto OW = kb.scalar("ow", u32);
     auto WQ = kb.scalar("wq", u32);
     auto OC = kb.scalar("oc", u32);
+    if (em) em->sizes(OC, OH * OW);
     kb.workgroup(1);
     Value oh = group_id(0), oc = group_id(1), n = group_id(2);
     Value plane = cast(u64, n * OC + oc);
@@ -123,7 +127,7 @@ ir::Kernel conv_gemm_epilogue_kernel(bool bias, bool relu) {
       Value v = c[src + cast(u64, ow)];
       if (bias) v = v + bv;
       if (relu) v = max(v, 0.0f);
-      y[dst + cast(u64, ow)] = v;
+      y[dst + cast(u64, ow)] = em ? em->apply(v, n, oc, oh * OW + ow) : v;
     });
   });
 }
@@ -141,13 +145,14 @@ int plan_pack_weights(Plan& pl, size_t nio, const ConvShape& s, const GemmTile& 
   return ap;
 }
 
-void plan_epilogue(Plan& pl, const ConvShape& s, int c, int64_t wq) {
+void plan_epilogue(Plan& pl, const ConvShape& s, int c, int64_t wq, const EpilogueUse* eu) {
   Step st;
-  st.kernel = conv_gemm_epilogue_kernel(s.bias, s.relu);
+  st.kernel = conv_gemm_epilogue_kernel(s.bias, s.relu, eu ? eu->spec : nullptr);
   st.dims.grid = {uint32_t(s.oh()), uint32_t(s.oc), uint32_t(s.n)};
   st.buffers = {c};
   if (s.bias) st.buffers.push_back(2);
   st.buffers.push_back(s.bias ? 3 : 2);
+  if (eu) st.buffers.insert(st.buffers.end(), eu->slots.begin(), eu->slots.end());
   st.scalars = {u(s.oh()), u(s.ow()), u(wq), u(s.oc)};
   pl.steps.push_back(std::move(st));
 }
@@ -177,7 +182,8 @@ bool conv_is_pointwise(const ConvShape& s) {
   return s.kh == 1 && s.kw == 1 && s.sh == 1 && s.sw == 1 && s.pt == 0 && s.pl == 0 && s.pb == 0 && s.pr == 0;
 }
 
-void plan_conv_im2col_gemm(Plan& pl, size_t nio, const ConvShape& s, const Variant& v, const TargetCaps& caps) {
+void plan_conv_im2col_gemm(Plan& pl, size_t nio, const ConvShape& s, const Variant& v, const TargetCaps& caps,
+                           const EpilogueUse* eu) {
   const int64_t P = s.virtual_positions(), K = s.cg() * s.taps(), batch = s.n * s.groups;
   const GemmTile t = conv_gemm_tile(v, s.ocg(), P, s.cg() * s.taps(), 0, caps);  // k-major A (conv_pack_gemm_weights_kernel)
   ConvPrep pr = plan_conv_prep(pl, nio, s, 0, s.wq() + 16);
@@ -194,10 +200,23 @@ void plan_conv_im2col_gemm(Plan& pl, size_t nio, const ConvShape& s, const Varia
   }
   int c = pl.add_temp(nio, size_t(batch * s.ocg() * P) * 4);
   plan_gemm_cpu(pl, t, ap, bp, c, batch, s.ocg(), P, K);
-  plan_epilogue(pl, s, c, s.wq());
+  plan_epilogue(pl, s, c, s.wq(), eu);
 }
 
-void plan_conv_1x1_gemm(Plan& pl, size_t nio, const ConvShape& s, const Variant& v, const TargetCaps& caps) {
+// The macro-kernel stores y itself through the epilogue: C's [batch, M, N]
+// is y's [N, OC, OH·OW] with one group, it adds no bias nor ReLU, and a
+// narrow y meets no K slices (which continue from an f32 C).
+bool macro_kernel_epilogue(const ConvShape& s, const GemmTile& t, const EpilogueUse* eu) {
+  if (!eu || s.groups != 1 || s.bias || s.relu) return false;
+  const ir::ScalarKind o = eu->spec->out;
+  if (o != ir::ScalarKind::F32 && o != ir::ScalarKind::F16 && o != ir::ScalarKind::BF16 && o != ir::ScalarKind::U8 &&
+      o != ir::ScalarKind::I8 && o != ir::ScalarKind::I32)
+    return false;
+  return t.ks > 1 || t.kc == 0 || o == ir::ScalarKind::F32;
+}
+
+void plan_conv_1x1_gemm(Plan& pl, size_t nio, const ConvShape& s, const Variant& v, const TargetCaps& caps,
+                        const EpilogueUse* eu) {
   if (!conv_is_pointwise(s)) throw std::invalid_argument("conv2d: impl gemm1x1 needs a 1x1 kernel, stride 1, no padding");
   const int64_t P = s.h * s.w, K = s.cg(), batch = s.n * s.groups;
   const GemmTile t = conv_gemm_tile(v, s.ocg(), P, s.cg() * s.taps(), 0, caps);  // k-major A (conv_pack_gemm_weights_kernel)
@@ -205,10 +224,14 @@ void plan_conv_1x1_gemm(Plan& pl, size_t nio, const ConvShape& s, const Variant&
   // x as batch·G matrices Cg × HW: exactly its NCHW layout.
   int bp = plan_pack_b(pl, nio, ir::Type(ir::ScalarKind::F32), false, 0, batch, P, K, t.nl);
   const int yslot = s.bias ? 3 : 2;
-  const bool epilogue = s.bias || s.relu;
+  if (macro_kernel_epilogue(s, t, eu)) {
+    plan_gemm_cpu(pl, t, ap, bp, yslot, batch, s.ocg(), P, K, GemmEpilogue::Store, nio, {}, -1, 0, eu);
+    return;
+  }
+  const bool epilogue = s.bias || s.relu || eu;
   int c = epilogue ? pl.add_temp(nio, size_t(batch * s.ocg() * P) * 4) : yslot;
   plan_gemm_cpu(pl, t, ap, bp, c, batch, s.ocg(), P, K);
-  if (epilogue) plan_epilogue(pl, s, c, s.w);
+  if (epilogue) plan_epilogue(pl, s, c, s.w, eu);
 }
 
 }  // namespace kgen::ops

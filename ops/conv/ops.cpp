@@ -155,9 +155,19 @@ std::vector<Variant> candidates(const Problem& p, const TargetCaps& caps) {
   return out;
 }
 
-Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
+Problem conv(int64_t n, int64_t c, int64_t h, int64_t w, int64_t oc, int64_t kh, int64_t kw,
+             std::map<std::string, int64_t> attrs = {}) {
+  Problem p;
+  p.op = "conv2d";
+  p.dims = {n, c, h, w, oc, kh, kw};
+  p.attrs = std::move(attrs);
+  return p;
+}
+
+}  // namespace
+
+Plan plan_conv2d_form(const Problem& p, const Variant& v, const TargetCaps& caps, size_t nio, const EpilogueUse* eu) {
   const ConvShape s = conv_shape(p);
-  const size_t nio = s.bias ? 4 : 3;
   Plan pl;
   const int64_t impl = v.get("impl", kDirect);
   if (s.w_layout == kWeightsOc32 && (!is_cpu(caps) || impl != kDirectOc || v.get("nl", 2) != 2))
@@ -175,7 +185,7 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       t.w_direct = v.get("wd", 0) != 0;
       if (t.ocb < 1 || t.lines < 1 || t.ocb * t.lines + t.lines > 31 || t.pb < 1)
         throw std::invalid_argument("conv2d: bad direct tile " + v.str());
-      plan_conv_direct(pl, nio, s, t);
+      plan_conv_direct(pl, nio, s, t, eu);
       return pl;
     }
     case kDepthwise: {
@@ -192,23 +202,23 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
       const int rb = int(v.get("rb", 4)), rows = int(v.get("rows", 1));
       if (rb < 1 || rb > 4096) throw std::invalid_argument("conv2d: rb must be 1..4096");
       if (rows < 1 || rows > 8) throw std::invalid_argument("conv2d: rows must be 1..8");
-      plan_conv_depthwise_direct(pl, s, rb, rows);
+      plan_conv_depthwise_direct(pl, s, rb, rows, eu);
       return pl;
     }
     case kDepthwiseSmall:
       if (!depthwise_small_fits(s))
         throw std::invalid_argument("conv2d: impl=7 (depthwise small) needs groups == C == OC and 16..256 outputs, 16..1024 inputs per plane");
-      plan_conv_depthwise_small(pl, s, v.get("vp", 0) != 0);
+      plan_conv_depthwise_small(pl, s, v.get("vp", 0) != 0, eu);
       return pl;
     case kDirectOc: {
       DirectOcTile t = direct_oc_tile(s, caps);
       t.pb = int(v.get("pb", t.pb)), t.nl = int(v.get("nl", t.nl));
       if (!direct_oc_fits(s, t, caps)) throw std::invalid_argument("conv2d: bad impl=8 tile " + v.str() + " (pb <= OW, pb·nl + nl vector registers)");
-      plan_conv_direct_oc(pl, nio, s, t);
+      plan_conv_direct_oc(pl, nio, s, t, eu);
       return pl;
     }
-    case kIm2col: plan_conv_im2col_gemm(pl, nio, s, v, caps); return pl;
-    case kGemm1x1: plan_conv_1x1_gemm(pl, nio, s, v, caps); return pl;
+    case kIm2col: plan_conv_im2col_gemm(pl, nio, s, v, caps, eu); return pl;
+    case kGemm1x1: plan_conv_1x1_gemm(pl, nio, s, v, caps, eu); return pl;
     case kWinograd: plan_conv_winograd(pl, nio, s, v, caps); return pl;
     case kGpu: {
       int wg = int(v.get("wg", 64)), ocb = int(v.get("ocb", 1));
@@ -223,17 +233,6 @@ Plan plan(const Problem& p, const Variant& v, const TargetCaps& caps) {
   }
   throw std::invalid_argument("conv2d: unknown impl in variant '" + v.str() + "'");
 }
-
-Problem conv(int64_t n, int64_t c, int64_t h, int64_t w, int64_t oc, int64_t kh, int64_t kw,
-             std::map<std::string, int64_t> attrs = {}) {
-  Problem p;
-  p.op = "conv2d";
-  p.dims = {n, c, h, w, oc, kh, kw};
-  p.attrs = std::move(attrs);
-  return p;
-}
-
-}  // namespace
 
 void conv2d_reference(const ConvShape& s, const float* x, const float* w, const float* b, float* y) {
   const int64_t OH = s.oh(), OW = s.ow(), CG = s.cg(), OCG = s.ocg();
@@ -313,7 +312,7 @@ void register_conv_ops() {
       key_range("ks", "k_splits", 1, 16, "GPU implicit GEMM: K split over workgroups, partial outputs summed after"),
       key_set("db", "double_buffer", {0, 1}, "GPU implicit GEMM: two shared-memory buffers"),
   };
-  d.plan = plan;
+  d.plan = [](const Problem& p, const Variant& v, const TargetCaps& caps) { return plan_conv2d(p, v, caps, nullptr); };
   d.reference = [](const Problem& p, const std::vector<const void*>& in, const std::vector<void*>& out) {
     const ConvShape s = conv_shape(p);
     const float* w = static_cast<const float*>(in[1]);

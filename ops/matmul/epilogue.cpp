@@ -13,33 +13,50 @@ namespace kgen::ops {
 using namespace kgen::dsl;
 using ir::ScalarKind;
 
-fusion::Chain epilogue_chain(const Problem& p, const MatmulEpilogue& ep) {
-  const matmul::Shape s = matmul::shape_of(p);
+fusion::Chain epilogue_chain(int64_t batch, int64_t m, int64_t n, const MatmulEpilogue& ep) {
   fusion::Chain c;
   c.name = "matmul_epilogue";
-  c.inputs.push_back({"c", ScalarKind::F32, {s.batch, s.m, s.n}});
+  c.inputs.push_back({"c", ScalarKind::F32, {batch, m, n}});
   c.inputs.insert(c.inputs.end(), ep.inputs.begin(), ep.inputs.end());
-  c.shape = {s.batch, s.m, s.n};
+  c.shape = {batch, m, n};
   c.out_dtype = ep.out_dtype;
   c.out = ep.expr;
   return c;
+}
+
+fusion::Chain epilogue_chain(const Problem& p, const MatmulEpilogue& ep) {
+  const matmul::Shape s = matmul::shape_of(p);
+  return epilogue_chain(s.batch, s.m, s.n, ep);
+}
+
+void validate_epilogue_shape(int64_t batch, int64_t m, int64_t n, const MatmulEpilogue& ep) {
+  // (Shapes: rank <= 3 and broadcasting to [batch, M, N]; kinds of in(i).)
+  for (const auto& in : ep.inputs)
+    if (in.shape.size() > 3) throw std::invalid_argument("epilogue input '" + in.name + "': rank above 3 ([batch, M, N])");
+  fusion::validate_chain(epilogue_chain(batch, m, n, ep));
 }
 
 void validate_epilogue(const Problem& p, const MatmulEpilogue& ep) {
   const ScalarKind o = ep.out_dtype;
   if (o != ScalarKind::F32 && o != ScalarKind::F16 && o != ScalarKind::BF16)
     throw std::invalid_argument("matmul epilogue: C's type must be f32, f16 or bf16");
-  // (Shapes: rank <= 3 and broadcasting to [batch, M, N]; kinds of in(i).)
-  fusion::validate_chain(epilogue_chain(p, ep));
+  const matmul::Shape s = matmul::shape_of(p);
+  validate_epilogue_shape(s.batch, s.m, s.n, ep);
 }
 
 EpilogueSpec epilogue_spec(const Problem& p, const MatmulEpilogue& ep, const TargetCaps& caps) {
   validate_epilogue(p, ep);
+  const matmul::Shape s = matmul::shape_of(p);
+  return epilogue_spec(s.batch, s.m, s.n, ep, caps);
+}
+
+EpilogueSpec epilogue_spec(int64_t batch, int64_t m, int64_t n, const MatmulEpilogue& ep, const TargetCaps& caps) {
+  validate_epilogue_shape(batch, m, n, ep);
   EpilogueSpec s;
   s.expr = ep.expr;
   s.out = ep.out_dtype;
   s.fast = is_cpu(caps);
-  s.divide = fusion::chain_variant_for(epilogue_chain(p, ep), caps).divide;
+  s.divide = fusion::chain_variant_for(epilogue_chain(batch, m, n, ep), caps).divide;
   for (const auto& in : ep.inputs) {
     // Right-aligned against [batch, M, N]: an axis of size 1 repeats.
     std::vector<int64_t> d(3, 1);

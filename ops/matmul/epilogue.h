@@ -49,6 +49,13 @@ fusion::Chain epilogue_chain(const Problem& p, const MatmulEpilogue& ep);
 // (an input that does not broadcast, a kind mismatch, C's type).
 void validate_epilogue(const Problem& p, const MatmulEpilogue& ep);
 
+// The same over an explicit [batch, M, N], for other families whose output
+// is matmul's C by another name (conv2d's y as [N, OC, OH·OW]). C's type may
+// be any kind a chain stores (u8 and i8 after a requantization, i32, ...):
+// each family says which of its forms store it.
+fusion::Chain epilogue_chain(int64_t batch, int64_t m, int64_t n, const MatmulEpilogue& ep);
+void validate_epilogue_shape(int64_t batch, int64_t m, int64_t n, const MatmulEpilogue& ep);
+
 // The epilogue as the kernels see it: per input, along which of C's axes
 // (batch, row, column) it varies (it repeats along the others).
 struct EpilogueOperand {
@@ -65,6 +72,8 @@ struct EpilogueSpec {
   std::string tag() const;
 };
 EpilogueSpec epilogue_spec(const Problem& p, const MatmulEpilogue& ep, const TargetCaps& caps);
+// The spec over an explicit [batch, M, N] (validate_epilogue_shape's rules).
+EpilogueSpec epilogue_spec(int64_t batch, int64_t m, int64_t n, const MatmulEpilogue& ep, const TargetCaps& caps);
 
 // Records the epilogue inside a kernel: declare() its operand buffers
 // ("e1", ...: after the kernel's own buffers), sizes() C's M and N once,
