@@ -40,6 +40,11 @@ struct Workload {
   double bytes = 0;                 // bytes moved per launch (for GB/s), 0 if n/a
   double flops = 0;                 // flops per launch (for GFLOP/s), 0 if n/a
   double tolerance = 1e-5;          // max relative error accepted vs the interpreter
+  // Elements smaller than floor × the largest |expected| of their buffer are
+  // judged against that magnitude instead of their own: where outputs come
+  // from cancellation (x - mean), their error is an ulp of the terms, not of
+  // the small result.
+  double floor = 1e-6;
 };
 
 }  // namespace kgen::ir

@@ -118,7 +118,7 @@ CompareResult compare_outputs(const ir::Kernel& k, const ir::Workload& w, const 
       double v = scalar_value(elem, e.data() + i * sb);
       if (std::isfinite(v)) max_abs = std::max(max_abs, std::fabs(v));
     }
-    double floor = std::max(1e-30, 1e-6 * max_abs);
+    double floor = std::max(1e-30, w.floor * max_abs);
     for (size_t i = 0; i < n; ++i) {
       const uint8_t* pe = e.data() + i * sb;
       const uint8_t* pg = g.data() + i * sb;

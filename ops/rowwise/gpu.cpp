@@ -122,11 +122,8 @@ ir::Workload rowwise_gpu_workload(RowOp op, int wg, int64_t rows, int64_t cols, 
   w.scalars.push_back(ir::scalar_slot(uint32_t(cols)));
   w.scalars.push_back(ir::scalar_slot(uint32_t(rows)));
   // Layernorm: the workgroup sums in the target's order (a subgroup
-  // butterfly, a tree), not the interpreter's, so mean and rstd differ by an
-  // ulp or so, and y = t·w + b cancels where t·w ≈ -b: an ulp of |t·w| ≤ 6
-  // (4.8e-7) against the checker's floor of 1e-6 of max |y| (~7) is ~0.07.
-  // The other three do not cancel.
-  if (op == RowOp::LayerNorm) w.tolerance = 0.1;
+  // butterfly, a tree), not the interpreter's; the other three do not cancel.
+  if (op == RowOp::LayerNorm) w.floor = kLayerNormCheckFloor;
   return w;
 }
 

@@ -538,6 +538,7 @@ ir::Workload rowwise_workload(RowOp op, int lanes, bool with_weight, int64_t row
   // outputs near zero magnify that through cancellation (the checker's floor
   // is 1e-6 of the largest output).
   w.tolerance = op == RowOp::LogSoftmax ? 1e-3 : 1e-5;
+  if (op == RowOp::LayerNorm) w.floor = kLayerNormCheckFloor;
   return w;
 }
 

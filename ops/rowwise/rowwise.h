@@ -93,6 +93,12 @@ ir::Workload rowwise_workload(RowOp op, int lanes, bool with_weight, int64_t row
 ir::Kernel row_op_gpu(RowOp op, ir::Type dt, int wg, bool subgroups);
 ir::Workload rowwise_gpu_workload(RowOp op, int wg, int64_t rows, int64_t cols, float eps = 1e-5f);
 
+// Layernorm's check floor (ir::Workload::floor): y = t·w + b cancels where
+// t·w ≈ -b, and a device that sums a row in another order than the
+// interpreter gets mean and rstd an ulp apart, so y's error there is an ulp
+// or two of |t·w| (up to max |y|): 0.2 × the 1e-5 tolerance is 2e-6 of max |y|.
+constexpr double kLayerNormCheckFloor = 0.2;
+
 // Registers the OpDefs "softmax", "log_softmax", "rmsnorm", "layernorm"
 // (ops/rowwise/ops.cpp; dims "rows cols") in the op registry.
 void register_rowwise_ops();
