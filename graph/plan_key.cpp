@@ -18,12 +18,6 @@ namespace {
 
 constexpr const char* kFormat = "kgen-plan-v1";
 
-std::string hex16(uint64_t v) {
-  char b[17];
-  std::snprintf(b, sizeof b, "%016llx", (unsigned long long)v);
-  return b;
-}
-
 void add_tensor(ir::Hasher& h, const Tensor& t) {
   h.add(uint64_t(t.dtype));
   h.add(t.shape.size());
@@ -139,7 +133,7 @@ std::vector<std::string> lowering_binaries() {
 
 }  // namespace
 
-std::string PlanKey::hex() const { return hex16(hash); }
+std::string PlanKey::hex() const { return rt::hex16(hash); }
 
 std::optional<PlanKey> plan_key(const Graph& g, rt::Device& dev, const rt::CompileOptions& opt) {
   if (read_constant_bytes(g) > kPlanCacheMaxBytes) return std::nullopt;
@@ -147,7 +141,7 @@ std::optional<PlanKey> plan_key(const Graph& g, rt::Device& dev, const rt::Compi
   const rt::TargetCaps& caps = dev.caps();
   // What the plan is for (it names the file: a rebuilt kgen replaces its
   // older plans rather than adding to them) ...
-  std::string what = std::string("format ") + kFormat + "\ngraph " + hex16(graph_hash(g)) + "\ndevice " + dev.name() +
+  std::string what = std::string("format ") + kFormat + "\ngraph " + rt::hex16(graph_hash(g)) + "\ndevice " + dev.name() +
                      " | " + dev.description() + "\ncaps " + rt::caps_key(caps) + " threads=" +
                      std::to_string(caps.threads) + "\noptions " + opt.key() + "\n";
   for (const std::string& b : binaries) what += "binary " + b + "\n";

@@ -22,12 +22,6 @@ namespace {
 // Bumped when the key layout or the entry format changes meaning.
 constexpr const char* kFormat = "kgen-cache-v1";
 
-std::string hex16(uint64_t v) {
-  char b[17];
-  std::snprintf(b, sizeof b, "%016llx", (unsigned long long)v);
-  return b;
-}
-
 bool env_off(const char* v) {
   if (!v) return false;
   std::string s(v);
@@ -59,6 +53,12 @@ std::string format_stats(const CacheStats& s) {
 }  // namespace
 
 const char* kgen_build_id() { return KGEN_BUILD_ID; }
+
+std::string hex16(uint64_t v) {
+  char b[17];
+  std::snprintf(b, sizeof b, "%016llx", (unsigned long long)v);
+  return b;
+}
 
 std::string CacheKey::hex() const { return hex16(hash); }
 

@@ -27,6 +27,9 @@
 
 namespace kgen::rt {
 
+// A 64-bit hash as 16 hex digits (cache and plan file names).
+std::string hex16(uint64_t v);
+
 struct CacheKey {
   std::string text;   // every component, one per line (stored in the entry, compared on load)
   uint64_t hash = 0;  // of `text`; names the entry
