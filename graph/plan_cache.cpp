@@ -30,7 +30,7 @@ bool disabled_by_env() {
 // Private and writable, as the heap tensors a lowering makes are: a write
 // copies the page and never reaches the file. Plan files are replaced by
 // rename, never rewritten in place, so the mapping stays valid while a
-// session uses it.
+// prepared model uses it.
 std::shared_ptr<const uint8_t> map_file(const fs::path& p, size_t& n) {
   const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return nullptr;

@@ -248,7 +248,7 @@ TEST_CASE("decoding a plan whose structure is damaged (checksum made valid) thro
   MESSAGE(decoded << " damaged structures decoded, " << rejected << " rejected");
   CHECK(rejected > 0);
   CHECK(bad_index == 0);
-  // The undamaged file decodes, to the session's own program.
+  // The undamaged file decodes, to the prepared model's own program.
   std::memcpy(buf, good.data(), good.size());
   const graph::CachedPlan p = graph::decode_plan(buf, good.size(), owner, key->text, s->graph());
   CHECK(p.program.launches.size() == s->program().launches.size());
