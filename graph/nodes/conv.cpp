@@ -200,8 +200,6 @@ int bias_with_epilogue(LowerCtx& c, int64_t oc) {
   return c.constant_slot(std::move(b));
 }
 
-bool float_io(ScalarKind k) { return k == ScalarKind::F32 || k == ScalarKind::F16 || k == ScalarKind::BF16; }
-
 // The absorbed nodes are per-channel Adds and Relus: the conv's own bias
 // and ReLU (bias_with_epilogue) do them.
 bool bias_relu_only(const LowerCtx& c) {

@@ -55,8 +55,6 @@ MatmulDims dims_at_lower(const LowerCtx& c) {
   return matmul_dims(ic, c.in(0).shape, c.in(1).shape);
 }
 
-bool float_io(ScalarKind k) { return k == ScalarKind::F32 || k == ScalarKind::F16 || k == ScalarKind::BF16; }
-
 // The matmul problem of C = A·B, A's batch folded into rows when B is shared.
 ops::Problem matmul_problem(const LowerCtx& c, const MatmulDims& d, bool trans_b) {
   ops::Problem p;

@@ -58,6 +58,8 @@ std::optional<Shape> operand_view(const ProductView& v, Shape s) {
   return view;
 }
 
+bool float_io(ScalarKind k) { return k == ScalarKind::F32 || k == ScalarKind::F16 || k == ScalarKind::BF16; }
+
 bool scalar_literal(const Value& v) { return v.constant && v.constant->numel() == 1 && ir::Type(v.dtype).is_float(); }
 
 namespace {

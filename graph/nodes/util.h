@@ -37,6 +37,9 @@ struct ProductView {
 // residual against [2, 3, M, N] with B shared; a Conv's [1, 1, 1, W] row).
 std::optional<Shape> operand_view(const ProductView& v, Shape s);
 
+// The float types products and convolutions store (f32, f16, bf16).
+bool float_io(ScalarKind k);
+
 // A constant float scalar, which an epilogue takes as a literal.
 bool scalar_literal(const Value& v);
 
