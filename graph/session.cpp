@@ -10,6 +10,7 @@
 #include "graph/handler.h"
 #include "graph/passes.h"
 #include "ir/hash.h"
+#include "runtimes/compile_all.h"
 
 namespace kgen::graph {
 
@@ -120,21 +121,25 @@ bool Session::use_plan(CachedPlan plan) {
 
 Session::~Session() = default;
 
+// Every distinct kernel (by structural hash) compiles once, all of them at
+// once where the device allows (rt::compile_all).
 void Session::compile_kernels(std::vector<uint64_t>& hashes) {
-  std::unordered_map<uint64_t, std::shared_ptr<rt::CompiledKernel>> by_hash;
+  std::unordered_map<uint64_t, size_t> distinct;  // hash -> index into `unique`
+  std::vector<const ir::Kernel*> unique;
+  std::vector<size_t> which;
   for (const Launch& l : prog_.launches) {
     const uint64_t h = ir::structural_hash(l.step.kernel);
     hashes.push_back(h);
-    auto it = by_hash.find(h);
-    if (it == by_hash.end()) {
-      auto k = dev_.compile(l.step.kernel, copt_);
-      stats_.compile_ms += k->compile_ms();
-      (k->cache_hit() ? stats_.cache_hits : stats_.kernels_compiled)++;
-      it = by_hash.emplace(h, std::move(k)).first;
-    }
-    kernels_.push_back(it->second);
+    auto [it, added] = distinct.emplace(h, unique.size());
+    if (added) unique.push_back(&l.step.kernel);
+    which.push_back(it->second);
   }
-  stats_.kernels = int(by_hash.size());
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::shared_ptr<rt::CompiledKernel>> compiled = rt::compile_all(dev_, unique, copt_);
+  stats_.compile_ms += ms_since(t0);  // wall time: compiles overlap
+  for (const auto& k : compiled) (k->cache_hit() ? stats_.cache_hits : stats_.kernels_compiled)++;
+  for (size_t w : which) kernels_.push_back(compiled[w]);
+  stats_.kernels = int(unique.size());
 }
 
 void Session::place_buffers() {

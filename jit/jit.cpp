@@ -43,15 +43,15 @@ double ms_since(Clock::time_point t) { return std::chrono::duration<double, std:
 // text (which doubles code generation, so lower levels time honestly).
 bool debug_asm() { return ir::debug_level() >= 4; }
 
-// Process-wide JIT state, created on first use. Compiles are serialised by
-// `mu`: clang and the shared TargetMachine are not re-entrant, and a
-// mutex-held compile of a small kernel takes a few milliseconds.
+// Process-wide JIT state, created on first use. Compiles run concurrently
+// (each has its own CompilerInstance, LLVMContext and, per thread, its own
+// TargetMachine: emission rewrites a TargetMachine's options per function);
+// `mu` serialises the shared LLJIT (linking, lookups, removal).
 struct State {
   std::mutex mu;
   std::string triple, cpu, features;           // features: "+avx2,+fma,..."
   std::vector<std::string> cc1_target_args;    // -triple/-target-cpu/-target-feature...
   std::string host_defines;                    // macros the host's features define, for the toolchain id
-  std::unique_ptr<llvm::TargetMachine> tm[4];  // per codegen opt level
   std::unique_ptr<llvm::orc::LLJIT> lljit;
   uint64_t next_dylib = 0;
 
@@ -99,7 +99,9 @@ struct State {
     lljit = std::move(*j);
   }
 
-  llvm::TargetMachine& machine(int opt_level) {
+  // This thread's TargetMachine for a codegen opt level (created on first use).
+  llvm::TargetMachine& machine(int opt_level) const {
+    thread_local std::unique_ptr<llvm::TargetMachine> tm[4];
     opt_level = std::clamp(opt_level, 0, 3);
     if (!tm[opt_level]) {
       std::string err;
@@ -144,8 +146,7 @@ std::string emit(llvm::Module& m, llvm::TargetMachine& tm, llvm::CodeGenFileType
 bool cpp_jit_available() { return true; }
 
 ObjectCode compile_to_object(std::string_view source, const JitOptions& opt) {
-  State& st = state();
-  std::lock_guard lock(st.mu);
+  const State& st = state();
   ObjectCode out;
   auto t0 = Clock::now();
 

@@ -180,6 +180,8 @@ class CpuDevice final : public Device {
   }
   bool wraps_without_copy() const override { return true; }
 
+  bool concurrent_compile() const override { return true; }
+
   std::shared_ptr<CompiledKernel> compile(const ir::Kernel& k, const CompileOptions& opt) override {
     auto t0 = std::chrono::steady_clock::now();
     // keep_ir asks for the compiler's IR/assembly text, which only a fresh compile has.

@@ -108,6 +108,8 @@ class Device {
   // device cannot load kernels this way (the default).
   virtual std::shared_ptr<CompiledKernel> load_cached(const ir::Kernel& signature, uint64_t raw_hash,
                                                       const CompileOptions& opt = {});
+  // True when compile() may run on several threads at once (see compile_all).
+  virtual bool concurrent_compile() const { return false; }
   // The compile cache this device uses, or null when it has none.
   virtual KernelCache* kernel_cache() { return nullptr; }
   // Validates argument counts, buffer sizes and the workgroup against a fixed

@@ -5,6 +5,7 @@
 #include "codegen/cpp.h"
 #include "ir/half.h"
 #include "jit/jit.h"
+#include "runtimes/compile_all.h"
 #include "tests/codegen/test_kernels.h"
 #include "tests/runtime/harness.h"
 
@@ -232,4 +233,40 @@ TEST_CASE("cpu: a launch past 2^32 work-items on an axis is refused (global ids 
   d.workgroup = {256, 1, 1};
   CHECK_THROWS_WITH_AS(dev.launch(*k, {d, {bx.get(), by.get()}, {ir::scalar_slot(1.0f), ir::scalar_slot(4u)}}),
                        doctest::Contains("global ids are 32-bit"), std::invalid_argument);
+}
+
+TEST_CASE("cpu: compile_all compiles concurrently, each result as a compile on its own") {
+  // keep_ir bypasses the cache, so every kernel really compiles, on two threads.
+  rt::CompileOptions opt;
+  opt.keep_ir = true;
+  const std::vector<ir::Kernel> ks = {test::saxpy(), test::saxpy_loop(), test::reduce_sum(), test::matmul_tiled(),
+                                      test::histogram(), test::saxpy()};
+  std::vector<const ir::Kernel*> ptrs;
+  for (const ir::Kernel& k : ks) ptrs.push_back(&k);
+  auto all = rt::compile_all(cpu(), ptrs, opt, 2);
+  REQUIRE(all.size() == ks.size());
+  for (size_t i = 0; i < ks.size(); ++i) {
+    CAPTURE(ks[i].name);
+    CHECK(all[i]->kernel().name == ks[i].name);
+    CHECK(all[i]->debug_ir() == cpu().compile(ks[i], opt)->debug_ir());  // the same code, whatever ran beside it
+  }
+  // The compiled saxpy runs: y = 2x + y.
+  const uint32_t n = 1000;
+  auto x = randf(n, -1, 1, 11), y = randf(n, -1, 1, 12);
+  auto bx = cpu().alloc(n * 4), by = cpu().alloc(n * 4);
+  bx->upload(x.data(), n * 4);
+  by->upload(y.data(), n * 4);
+  rt::LaunchArgs a;
+  a.buffers = {bx.get(), by.get()};
+  a.scalars = {ir::scalar_slot(2.f), ir::scalar_slot(n)};
+  a.dims = dims1(n, 64);
+  cpu().launch(*all[5], a);
+  std::vector<float> got(n);
+  by->download(got.data(), n * 4);
+  for (uint32_t i = 0; i < n; ++i) REQUIRE(got[i] == 2.f * x[i] + y[i]);
+  // A failing kernel among them: its error, after the others ended.
+  ptrs.insert(ptrs.begin() + 2, nullptr);
+  const ir::Kernel sub = test::subgroup_sum();
+  ptrs[2] = &sub;
+  CHECK_THROWS_WITH(rt::compile_all(cpu(), ptrs, opt, 2), doctest::Contains("has no subgroups"));
 }
