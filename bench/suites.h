@@ -1,5 +1,5 @@
-// Google Benchmark suites of kgen, runnable in process (`kgen bench`) or as
-// the standalone kgen_bench executable. A benchmark that compares against a
+// Google Benchmark suites of kgen: the kgen_bench executable, which `kgen
+// bench` runs. A benchmark that compares against a
 // baseline measures the baseline in the same run and reports a `ratio`
 // counter: ours / baseline as speed, so > 1 means kgen is faster.
 #pragma once

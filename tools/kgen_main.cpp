@@ -4,19 +4,10 @@
 
 #include <cstdio>
 #include <exception>
-#include <string_view>
-
-#ifdef KGEN_HAVE_BENCH
-#include "bench/vendor_env.h"
-#endif
 
 #include "tools/commands.h"
 
 int main(int argc, char** argv) {
-  // Benchmarks compare against OpenBLAS: give it its AVX-512 kernels (bench/vendor_env.h).
-#ifdef KGEN_HAVE_BENCH
-  if (argc > 1 && std::string_view(argv[1]) == "bench") kgen::bench::ensure_fair_vendor_env(argv);
-#endif
   CLI::App app{"kgen: C++ source-to-source kernel generator and JIT toolkit"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all", "Show help for every command");
