@@ -12,6 +12,8 @@
 
 #include "graph/nodes/conv.h"
 #include "graph/nodes/util.h"
+#include "ops/core/executor.h"
+#include "ops/matmul/epilogue.h"
 
 namespace kgen::graph {
 
@@ -321,25 +323,45 @@ void infer_matmul_like(InferCtx& c, int b_in, ScalarKind out) {
   c.set_out(0, out, s);
 }
 
-void plan_f32_matmul(LowerCtx& c, int a, int64_t rows, int64_t k, int b, int64_t n, int out) {
+// A (rows × K, f32) · B (K × N) into `out` with `ep` applied as the product
+// stores C (ep.inputs' slots in `ep_slots`): one launch where the chosen form
+// fuses it (ops/matmul/epilogue.h).
+void plan_product(LowerCtx& c, int a, int64_t rows, int64_t k, int b, int64_t n, const ops::MatmulEpilogue& ep,
+                  const std::vector<int>& ep_slots, int out) {
   ops::Problem p;
   p.op = "matmul";
   p.dims = {rows, n, k};
-  c.op(p, {a, b, out});
+  std::vector<int> io = {a, b};
+  io.insert(io.end(), ep_slots.begin(), ep_slots.end());
+  io.push_back(out);
+  c.steps(ops::plan_matmul(p, ops::choose_variant(c.dev, p), c.caps(), &ep), io);
 }
 
+// [1, rows, N]: the products' output as the epilogue sees it.
+ProductView rows_view(const Shape& out) {
+  ProductView v;
+  v.out = out;
+  v.n_from = out.size() - 1;
+  v.n = out.back();
+  v.m = numel(out) / v.n;
+  return v;
+}
+
+// The i32 result: the product's epilogue casts its f32 integers.
 void lower_matmul_integer(LowerCtx& c) {
   need_constant(c, {1, 3}, "B or its zero point");
   const Shape& as = c.in(0).shape;
   const Tensor& b = *c.constant(1);
   const int a = centred_temp(c, 0, 2);
   Tensor bf = centred_columns(b, c.constant(3));
-  const Shape out = c.out(0).shape;
-  const int acc = c.temp(size_t(numel(out)) * 4);
-  plan_f32_matmul(c, a, numel(as) / as.back(), as.back(), c.constant_slot(std::move(bf)), b.shape[1], acc);
-  int_to_output(c, acc, out);
+  ops::MatmulEpilogue ep;
+  ep.expr = fz::cast(ScalarKind::I32, fz::in(0));
+  ep.out_dtype = ScalarKind::I32;
+  plan_product(c, a, numel(as) / as.back(), as.back(), c.constant_slot(std::move(bf)), b.shape[1], ep, {}, c.out_slot(0));
 }
 
+// The requantization as the product's epilogue: one launch stores the
+// quantized output.
 void lower_qlinear_matmul(LowerCtx& c) {
   need_constant(c, {1, 3, 4, 5, 6}, "scales, B and zero points");
   const Shape& as = c.in(0).shape;
@@ -347,10 +369,15 @@ void lower_qlinear_matmul(LowerCtx& c) {
   const int a = centred_temp(c, 0, 2);
   Tensor bf = centred_columns(b, c.constant(5));
   const Shape out = c.out(0).shape;
-  const int acc = c.temp(size_t(numel(out)) * 4);
-  plan_f32_matmul(c, a, numel(as) / as.back(), as.back(), c.constant_slot(std::move(bf)), b.shape[1], acc);
+  const ProductView view = rows_view(out);
+  EpilogueBuilder eb{c, view};
   const Shape ms = numel(c.in(4).shape) == 1 ? Shape{1} : Shape{b.shape[1]};
-  requantize(c, acc, out, requant_scale(*c.constant(1), *c.constant(4), *c.constant(6), ms), 7, c.out_slot(0));
+  const Expr m = eb.extra(c.constant_slot(requant_scale(*c.constant(1), *c.constant(4), *c.constant(6), ms)), {"m", ScalarKind::F32, ms});
+  std::optional<Expr> zp;
+  if (c.has_in(7)) zp = eb.extra(c.in_slot(7), {"zp", c.in(7).dtype, {1}});
+  eb.ep.out_dtype = c.out(0).dtype;
+  eb.ep.expr = requantized(fz::in(0), m, zp, eb.ep.out_dtype);
+  plan_product(c, a, numel(as) / as.back(), as.back(), c.constant_slot(std::move(bf)), b.shape[1], eb.ep, eb.slots, c.out_slot(0));
 }
 
 // ---- com.microsoft ----

@@ -38,8 +38,9 @@ void validate_epilogue_shape(int64_t batch, int64_t m, int64_t n, const MatmulEp
 
 void validate_epilogue(const Problem& p, const MatmulEpilogue& ep) {
   const ScalarKind o = ep.out_dtype;
-  if (o != ScalarKind::F32 && o != ScalarKind::F16 && o != ScalarKind::BF16)
-    throw std::invalid_argument("matmul epilogue: C's type must be f32, f16 or bf16");
+  if (o != ScalarKind::F32 && o != ScalarKind::F16 && o != ScalarKind::BF16 && o != ScalarKind::U8 && o != ScalarKind::I8 &&
+      o != ScalarKind::I32)
+    throw std::invalid_argument("matmul epilogue: C's type must be f32, f16, bf16, u8, i8 or i32");
   const matmul::Shape s = matmul::shape_of(p);
   validate_epilogue_shape(s.batch, s.m, s.n, ep);
 }

@@ -10,7 +10,7 @@
 //   Plan pl = plan_matmul(p, v, caps, &e);  // io: A, B, bias, res, C
 //
 // Which forms apply it in their own kernels: the CPU macro-kernel (at the
-// last K slice's store; f16/bf16 C only without K slices), the CPU GEMVs,
+// last K slice's store; a C other than f32 only without K slices), the CPU GEMVs,
 // the K splits (CPU GEMM, GEMV K parts, K-split GEMV, GPU line tiles: in the
 // launch that sums the partials), the GPU tiles and the GPU GEMV. The
 // others (rows in lanes, the swapped product, matrix tiles, bf16 terms) and
@@ -33,7 +33,7 @@ struct MatmulEpilogue {
   // against [batch, M, N] (numpy's rules): a bias row [N], a per-row scale
   // [M, 1], a residual [M, N] or [batch, M, N].
   std::vector<fusion::Input> inputs;
-  ir::ScalarKind out_dtype = ir::ScalarKind::F32;  // C's type: f32, f16 or bf16
+  ir::ScalarKind out_dtype = ir::ScalarKind::F32;  // C's type: f32, f16, bf16, or u8/i8/i32 (requantized, cast)
 };
 
 // The plan of C = epilogue(A·B) for the matmul problem `p` (OpDef "matmul")

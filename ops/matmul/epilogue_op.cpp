@@ -2,6 +2,7 @@
 // epilogues (ops/matmul/epilogue.h), so that the conformance suite, `kgen op`
 // and the tuner run plan_matmul on every device. The graph lowering builds
 // its epilogues from the nodes it absorbs instead.
+#include <algorithm>
 #include <stdexcept>
 
 #include "ops/matmul/epilogue.h"
@@ -16,12 +17,14 @@ namespace fz = fusion;
 
 // The epilogues: 1 bias row [N]; 2 relu(C + bias); 3 C + bias + residual
 // [batch, M, N]; 4 gelu(C + bias); 5 C · scale [M, 1] + residual [M, N]
-// (shared by the batch). The residual has C's type; the bias B's.
-constexpr int kEpilogues = 5;
+// (shared by the batch); 6 a requantization to u8/i8, round(C · m[N]) + zp
+// (onnxruntime's QLinearMatMul). The residual has C's type; the bias B's.
+constexpr int kEpilogues = 6;
+constexpr int kRequantize = 6;
 
 ScalarKind out_kind(const Problem& p) {
-  const int64_t o = p.attr("out", 0);
-  return o == 1 ? ScalarKind::F16 : o == 2 ? ScalarKind::BF16 : ScalarKind::F32;
+  static const ScalarKind kinds[] = {ScalarKind::F32, ScalarKind::F16, ScalarKind::BF16, ScalarKind::U8, ScalarKind::I8};
+  return kinds[std::clamp<int64_t>(p.attr("out", 0), 0, 4)];
 }
 
 // The matmul problem under the epilogue.
@@ -40,6 +43,11 @@ MatmulEpilogue epilogue_of(const Problem& p) {
   e.out_dtype = out;
   const int64_t kind = p.attr("epilogue", 1);
   const fz::Expr c = fz::in(0);
+  if (kind == kRequantize) {
+    e.inputs = {{"m", ScalarKind::F32, {s.n}}, {"zp", out, {1}}};
+    e.expr = fz::saturate_cast(out, fz::round(c * fz::in(1)) + fz::cast(ScalarKind::F32, fz::in(2, out)));
+    return e;
+  }
   if (kind == 5) {
     e.inputs = {{"scale", ScalarKind::F32, {s.m, 1}}, {"residual", out, {s.m, s.n}}};
     e.expr = c * fz::in(1) + fz::in(2, out);
@@ -62,8 +70,9 @@ void validate(const Problem& p) {
     if (k != "trans_b" && k != "batch" && k != "a_f32" && k != "prec" && k != "epilogue" && k != "out")
       throw std::invalid_argument("unknown attribute '" + k + "' (trans_b, batch, a_f32, prec, epilogue, out)");
   const int64_t e = p.attr("epilogue", 1), o = p.attr("out", 0);
-  if (e < 1 || e > kEpilogues) throw std::invalid_argument("epilogue must be 1..5");
-  if (o < 0 || o > 2) throw std::invalid_argument("out must be 0 (f32), 1 (f16) or 2 (bf16)");
+  if (e < 1 || e > kEpilogues) throw std::invalid_argument("epilogue must be 1..6");
+  if (o < 0 || o > 4) throw std::invalid_argument("out must be 0 (f32), 1 (f16), 2 (bf16), 3 (u8) or 4 (i8)");
+  if ((e == kRequantize) != (o >= 3)) throw std::invalid_argument("a u8/i8 C (out=3|4) goes with the requantization (epilogue=6) only");
   op_for(base_of(p));
   validate_epilogue(base_of(p), epilogue_of(p));
 }
@@ -96,9 +105,9 @@ void register_matmul_epilogue_op() {
   d.name = "matmul_epilogue";
   d.attr_defaults = {{"trans_b", 0}, {"batch", 1}, {"a_f32", 0}, {"prec", 0}, {"out", 0}};
   d.description = "C = epilogue(A·B), the matmul op with a fused epilogue: 1 + bias, 2 relu(+ bias), 3 + bias + residual, "
-                  "4 gelu(+ bias), 5 · row scale + residual";
+                  "4 gelu(+ bias), 5 · row scale + residual, 6 requantized to u8/i8";
   d.dims_help = "M N K";
-  d.attrs_help = "matmul's (trans_b batch a_f32 prec) and epilogue=1..5 out=0|1|2 (C f32, f16, bf16)";
+  d.attrs_help = "matmul's (trans_b batch a_f32 prec) and epilogue=1..6 out=0|1|2|3|4 (C f32, f16, bf16, u8, i8)";
   d.validate = validate;
   d.inputs = [](const Problem& p) {
     std::vector<TensorSpec> in = matmul_def().inputs(base_of(p));
@@ -118,9 +127,12 @@ void register_matmul_epilogue_op() {
   };
   d.reference = reference;
   // The product's, then one rounding step of a narrow C (kernel and
-  // reference may round to neighbours) and the fast gelu's few ulp.
+  // reference may round to neighbours) and the fast gelu's few ulp; a
+  // requantized C, one unit where C·m lands next to a half (of an rms of
+  // ~100 units; a wrong scale or zero point is off by far more).
   d.tolerance = [](const Problem& p) {
     const ScalarKind o = out_kind(p);
+    if (p.attr("epilogue", 1) == kRequantize) return 0.02;
     return matmul_def().tolerance(base_of(p)) + (o == ScalarKind::F16 ? 2e-3 : o == ScalarKind::BF16 ? 1.6e-2 : 2e-5);
   };
   d.flops = [](const Problem& p) {
@@ -149,6 +161,12 @@ void register_matmul_epilogue_op() {
       mm({2, 64, 48}, 1, {{"batch", 3}}),                 // K-split GEMV
       mm({1, 37, 29}, 4, {{"batch", 2}}, BF16),           // ... N off lines
       mm({300, 3, 3}, 2),                                 // rows in lanes: the chain after it
+      mm({33, 48, 40}, 6, {{"out", 3}}),                  // u8 C from lines
+      mm({17, 33, 29}, 6, {{"trans_b", 1}, {"out", 4}}),  // i8 C from the scratch
+      mm({29, 45, 600}, 6, {{"out", 3}}),                 // K slices with a u8 C: the chain after C
+      mm({20, 30, 2100}, 6, {{"batch", 2}, {"out", 4}}),  // K split: the sum requantizes
+      mm({1, 77, 96}, 6, {{"trans_b", 1}, {"out", 3}}),   // GEMV over Bᵀ rows
+      mm({3, 48, 32}, 6, {{"batch", 2}, {"out", 4}}),     // GEMV over K×N lines
       mm({70, 300, 50}, 3, {{"trans_b", 1}}),             // the swapped product where the heuristic takes it
   };
   d.bench_problems = {mm({512, 512, 512}, 2), mm({1024, 1024, 1024}, 3), mm({1, 4096, 4096}, 4, {{"trans_b", 1}})};

@@ -149,7 +149,7 @@ struct MacroForm {
   const uint32_t NRO;     // output columns per panel
   const bool widen_a;     // f16/bf16 A, widened as it is read
   const EpilogueSpec* epi;  // applied where the last K slice stores C (null: none)
-  const bool narrow_c;      // ... into an f16/bf16 C (scalar elements, lines stored by store_line)
+  const bool narrow_c;      // ... into a C other than f32 (scalar elements, lines stored by store_line)
 };
 
 // One MR×NRO tile of C in registers, over a K slice of one B panel.

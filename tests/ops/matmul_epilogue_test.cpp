@@ -130,7 +130,8 @@ TEST_CASE("matmul_epilogue: the fusing forms add no launch; the others one chain
         CAPTURE(v.str());
         const auto [with, plain] = steps_of(p, v, caps);
         const int64_t out = p.attr("out", 0);
-        const bool fuses = ops::epilogue_fuses(v, out == 1 ? ScalarKind::F16 : out == 2 ? ScalarKind::BF16 : ScalarKind::F32);
+        const ScalarKind kinds[] = {ScalarKind::F32, ScalarKind::F16, ScalarKind::BF16, ScalarKind::U8, ScalarKind::I8};
+        const bool fuses = ops::epilogue_fuses(v, kinds[out]);
         CHECK(with == plain + (fuses ? 0 : 1));
         (fuses ? fused : chained) += 1;
         // Which forms fuse: GEMM (unless K slices meet a narrow C), GEMVs, K splits, GPU tiles and GEMV.
@@ -149,7 +150,7 @@ TEST_CASE("matmul_epilogue: the heuristic's variant of every test problem on the
   }
 }
 
-TEST_CASE("matmul_epilogue: every candidate of edge shapes on the CPU (each form, K slices and splits, narrow C)") {
+TEST_CASE("matmul_epilogue: every candidate of edge shapes on the CPU (each form, K slices and splits, narrow and integer C)") {
   ops::register_all_ops();
   auto dev = cpu(1);
   const auto BF16 = ScalarKind::BF16;
@@ -158,7 +159,11 @@ TEST_CASE("matmul_epilogue: every candidate of edge shapes on the CPU (each form
                         ep({29, 48, 600}, 4, {{"out", 1}}),                   // K slices with f16 C: the chain after C
                         ep({3, 48, 32}, 5, {{"batch", 2}}),                   // GEMV over K×N lines, K-split GEMV
                         ep({7, 77, 64}, 2, {{"trans_b", 1}}, BF16),           // Bᵀ GEMV (pairs), swapped product
-                        ep({1, 37, 29}, 3, {{"trans_b", 1}, {"batch", 2}, {"out", 2}})}) {  // GEMV's masked K tail, bf16 C
+                        ep({1, 37, 29}, 3, {{"trans_b", 1}, {"batch", 2}, {"out", 2}}),  // GEMV's masked K tail, bf16 C
+                        ep({17, 33, 29}, 6, {{"out", 3}}),                    // requantized u8 C through the scratch
+                        ep({29, 48, 600}, 6, {{"out", 4}}),                   // ... i8 C after K slices (the chain)
+                        ep({3, 48, 32}, 6, {{"batch", 2}, {"out", 3}}),       // ... GEMVs
+                        ep({1, 37, 29}, 6, {{"trans_b", 1}, {"batch", 2}, {"out", 4}})}) {
     CAPTURE(p.str());
     for (const auto& v : ops::op_for(p).candidates(p, dev->caps())) check(*dev, p, v);
   }
