@@ -26,7 +26,8 @@ namespace {
 
 int64_t numel(const std::vector<int64_t>& s, size_t from = 0, size_t to = SIZE_MAX) {
   int64_t n = 1;
-  for (size_t a = from; a < std::min(to, s.size()); ++a) n *= s[a];
+  const size_t end = std::min(to, s.size());
+  for (size_t a = from; a < end; ++a) n *= s[a];
   return n;
 }
 
