@@ -122,11 +122,7 @@ bool absorbs(const Graph& g, const Node& self, const Node& consumer) {
 
 // The product with the epilogue the builder holds, into the group's output.
 void plan_with_epilogue(LowerCtx& c, const ops::Problem& p, const EpilogueBuilder& b) {
-  std::vector<int> io = {c.in_slot(0), c.in_slot(1)};
-  io.insert(io.end(), b.slots.begin(), b.slots.end());
-  io.push_back(c.out_slot(0));
-  ops::op_for(p);
-  c.steps(ops::plan_matmul(p, ops::choose_variant(c.dev, p), c.caps(), &b.ep), io);
+  plan_product(c, p, c.in_slot(0), c.in_slot(1), b.ep, b.slots, c.out_slot(0));
 }
 
 void lower_matmul(LowerCtx& c) {

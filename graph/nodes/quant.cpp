@@ -12,8 +12,6 @@
 
 #include "graph/nodes/conv.h"
 #include "graph/nodes/util.h"
-#include "ops/core/executor.h"
-#include "ops/matmul/epilogue.h"
 
 namespace kgen::graph {
 
@@ -323,18 +321,13 @@ void infer_matmul_like(InferCtx& c, int b_in, ScalarKind out) {
   c.set_out(0, out, s);
 }
 
-// A (rows × K, f32) · B (K × N) into `out` with `ep` applied as the product
-// stores C (ep.inputs' slots in `ep_slots`): one launch where the chosen form
-// fuses it (ops/matmul/epilogue.h).
-void plan_product(LowerCtx& c, int a, int64_t rows, int64_t k, int b, int64_t n, const ops::MatmulEpilogue& ep,
-                  const std::vector<int>& ep_slots, int out) {
+// A (rows × K, f32) · B (K × N) into `out`, `ep` applied as C is stored.
+void plan_rows_product(LowerCtx& c, int a, int64_t rows, int64_t k, int b, int64_t n, const ops::MatmulEpilogue& ep,
+                       const std::vector<int>& ep_slots, int out) {
   ops::Problem p;
   p.op = "matmul";
   p.dims = {rows, n, k};
-  std::vector<int> io = {a, b};
-  io.insert(io.end(), ep_slots.begin(), ep_slots.end());
-  io.push_back(out);
-  c.steps(ops::plan_matmul(p, ops::choose_variant(c.dev, p), c.caps(), &ep), io);
+  plan_product(c, p, a, b, ep, ep_slots, out);
 }
 
 // [1, rows, N]: the products' output as the epilogue sees it.
@@ -357,7 +350,7 @@ void lower_matmul_integer(LowerCtx& c) {
   ops::MatmulEpilogue ep;
   ep.expr = fz::cast(ScalarKind::I32, fz::in(0));
   ep.out_dtype = ScalarKind::I32;
-  plan_product(c, a, numel(as) / as.back(), as.back(), c.constant_slot(std::move(bf)), b.shape[1], ep, {}, c.out_slot(0));
+  plan_rows_product(c, a, numel(as) / as.back(), as.back(), c.constant_slot(std::move(bf)), b.shape[1], ep, {}, c.out_slot(0));
 }
 
 // The requantization as the product's epilogue: one launch stores the
@@ -377,7 +370,7 @@ void lower_qlinear_matmul(LowerCtx& c) {
   if (c.has_in(7)) zp = eb.extra(c.in_slot(7), {"zp", c.in(7).dtype, {1}});
   eb.ep.out_dtype = c.out(0).dtype;
   eb.ep.expr = requantized(fz::in(0), m, zp, eb.ep.out_dtype);
-  plan_product(c, a, numel(as) / as.back(), as.back(), c.constant_slot(std::move(bf)), b.shape[1], eb.ep, eb.slots, c.out_slot(0));
+  plan_rows_product(c, a, numel(as) / as.back(), as.back(), c.constant_slot(std::move(bf)), b.shape[1], eb.ep, eb.slots, c.out_slot(0));
 }
 
 // ---- com.microsoft ----

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "graph/handler.h"
+#include "ops/core/executor.h"
 
 namespace kgen::graph {
 
@@ -125,6 +126,15 @@ void EpilogueBuilder::absorb(ops::fusion::Expr acc, ScalarKind t) {
     ep.out_dtype = ctx.out_dtype;
   }
   ep.expr = acc;
+}
+
+void plan_product(LowerCtx& c, const ops::Problem& p, int a, int b, const ops::MatmulEpilogue& ep,
+                  const std::vector<int>& ep_slots, int out) {
+  std::vector<int> io = {a, b};
+  io.insert(io.end(), ep_slots.begin(), ep_slots.end());
+  io.push_back(out);
+  ops::op_for(p);
+  c.steps(ops::plan_matmul(p, ops::choose_variant(c.dev, p), c.caps(), &ep), io);
 }
 
 }  // namespace kgen::graph

@@ -68,4 +68,9 @@ struct EpilogueBuilder {
   void absorb(ops::fusion::Expr acc, ScalarKind t);
 };
 
+// The product `p` of slots a and b into `out`, with `ep` applied as it stores
+// C (ep's inputs in `ep_slots`): one launch where the chosen form fuses it.
+void plan_product(LowerCtx& c, const ops::Problem& p, int a, int b, const ops::MatmulEpilogue& ep,
+                  const std::vector<int>& ep_slots, int out);
+
 }  // namespace kgen::graph
