@@ -1,13 +1,15 @@
 // The attention op's chosen plan against the naive three-kernel composition
 // (scores into a B×H×S×Skv temporary, row softmax, P·V) and, on the CPU,
-// against the flash form on f32x16 lines (impl 1, where the heuristic picks
-// another), all kgen plans, measured in the same run on the same inputs in
-// interleaved rounds (chosen, naive, lines, chosen, ...), at the op's bench
-// shapes (B1 H8 S1024 D64 causal and not, D128 causal, H32 S1024 D128
-// causal, H32/Hkv8 S512 D128 causal, B8 H12 S128 D64), 1 and 2 threads.
-// Counters: GFLOP/s of each (4·visible pairs·D flops), ratio = naive time /
-// chosen time, lines_ratio = line-form time / chosen time (> 1: chosen faster),
-// of_peak = GFLOP/s over the in-run FMA peak (bench/fma_peak.h).
+// against the two flash forms the heuristic chooses between, the one on
+// f32x16 lines (impl 1) and the one on GEMM register tiles (impl 3), each
+// where the heuristic picked the other; all kgen plans, measured in the same
+// run on the same inputs in interleaved rounds (chosen, naive, other form,
+// chosen, ...), at the op's bench shapes (B1 H8 S1024 D64 causal and not,
+// D128 causal, H32 S1024 D128 causal, H32/Hkv8 S512 D128 causal, B8 H12 S128
+// D64), 1 and 2 threads. Counters: GFLOP/s of each (4·visible pairs·D
+// flops), ratio = naive time / chosen time, lines_ratio or tiles_ratio = that
+// form's time / chosen time (> 1: chosen faster), of_peak = GFLOP/s over the
+// in-run FMA peak (bench/fma_peak.h).
 //
 // attention/decode/...: one query row (B1 H32/Hkv8, Skv 2048, D128, causal
 // and not), bandwidth-bound: GB/s of the K and V bytes against the in-run
@@ -52,22 +54,26 @@ void BM_AttentionFlashVsNaive(benchmark::State& state, ops::Problem p) {
   ops::Variant fv = ops::choose_variant(*dev, p, &source);
   auto flash = ops::prepare(*dev, p, fv);
   auto naive = ops::prepare(*dev, p, ops::Variant{}.set("impl", 0));
-  // The line form, where the heuristic chose another.
-  std::optional<ops::Variant> lv = ops::attention_cpu_line_form(p, dev->caps());
-  if (lv && *lv == fv) lv.reset();
-  std::optional<ops::PreparedPlan> lines;
-  if (lv) lines.emplace(ops::prepare(*dev, p, *lv));
+  // The other flash form: lines where the heuristic chose tiles, and tiles
+  // where it chose anything else.
+  const std::optional<ops::Variant> line_form = ops::attention_cpu_line_form(p, dev->caps());
+  const bool chose_lines = line_form && fv.get("impl") == line_form->get("impl");
+  const char* other_name = chose_lines ? "tiles" : "lines";
+  std::optional<ops::Variant> ov = chose_lines ? ops::attention_cpu_tile_form(p, dev->caps()) : line_form;
+  if (ov && *ov == fv) ov.reset();
+  std::optional<ops::PreparedPlan> other;
+  if (ov) other.emplace(ops::prepare(*dev, p, *ov));
   auto tens = ops::upload(*dev, ops::make_host_tensors(p, 7));
   run_ms(*dev, flash, tens);  // warm-up: page faults, pool start
   run_ms(*dev, naive, tens);
-  if (lines) run_ms(*dev, *lines, tens);
+  if (other) run_ms(*dev, *other, tens);
   std::vector<double> f, n, l;
   for (auto _ : state) {
     double ms = run_ms(*dev, flash, tens);
     state.SetIterationTime(ms / 1e3);
     f.push_back(ms);
     n.push_back(run_ms(*dev, naive, tens));  // interleaved baselines
-    if (lines) l.push_back(run_ms(*dev, *lines, tens));
+    if (other) l.push_back(run_ms(*dev, *other, tens));
   }
   const double flops = ops::op_for(p).flops(p);
   const double fm = median(f), nm = median(n);
@@ -79,13 +85,15 @@ void BM_AttentionFlashVsNaive(benchmark::State& state, ops::Problem p) {
   const double peak = fma_peak_gflops(threads);
   state.counters["peak_GFLOP_per_s"] = peak;
   state.counters["of_peak"] = flops / fm / 1e6 / peak;
-  if (lines) {
+  if (other) {
     const double lm = median(l);
-    state.counters["lines_GFLOP_per_s"] = flops / lm / 1e6;
-    state.counters["lines_ms"] = lm;
-    state.counters["lines_ratio"] = lm / fm;
+    const std::string o = other_name;
+    state.counters[o + "_GFLOP_per_s"] = flops / lm / 1e6;
+    state.counters[o + "_ms"] = lm;
+    state.counters[o + "_ratio"] = lm / fm;
   }
-  state.SetLabel(p.str() + " [" + fv.str() + ", " + source + "], " + std::to_string(threads) + " thread(s)");
+  state.SetLabel(p.str() + " [" + fv.str() + ", " + source + "]" + (other ? std::string(", ") + other_name + " [" + ov->str() + "]" : "") + ", " +
+                 std::to_string(threads) + " thread(s)");
 }
 
 // A prepared plan over `copies` of the inputs, rotated through per run.

@@ -15,7 +15,15 @@ namespace {
 using Vec = __m512;
 inline Vec splat(float v) { return _mm512_set1_ps(v); }
 inline Vec fma(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
-inline float lane_sum(Vec v) { return _mm512_reduce_add_ps(v); }
+// Through memory: GCC 12's _mm512_reduce_add_ps warns of an uninitialised
+// operand inside its own header.
+inline float lane_sum(Vec v) {
+  alignas(64) float t[16];
+  _mm512_store_ps(t, v);
+  float s = 0;
+  for (float x : t) s += x;
+  return s;
+}
 constexpr int kLanes = 16;
 #elif defined(__FMA__)
 using Vec = __m256;

@@ -36,4 +36,11 @@ std::string cpp_entry_symbol(const ir::Kernel& k, const CppOptions& opt = {});
 // barriers without a fixed workgroup size, 3-lane lines in memory).
 std::string emit_cpp(const ir::Kernel& k, const CppOptions& opt = {});
 
+struct TargetCaps;
+// The widest vectors LLVM's loop and SLP vectorisers should use for k's
+// loops on this CPU: the register width, or the family's streaming width
+// (CpuTraits::streaming_vector_bits) where k has no line values and no
+// division, root or transcendental function, i.e. where it streams memory.
+uint32_t auto_vector_bits(const ir::Kernel& k, const TargetCaps& caps);
+
 }  // namespace kgen::codegen

@@ -50,6 +50,10 @@ CpuTraits cpu_traits_for(CpuFamily family, uint32_t vector_bits) {
   // a zmm line fast (gelu 8192x4096: 6.2 against 9.6 ms on Zen 5); Intel's
   // AVX-512 cores issue vdivps zmm once per ~10 cycles, where Newton wins.
   t.fast_line_division = vector_bits == 256 || (vector_bits == 512 && zen45);
+  // Zen 4 streams ymm stores from DRAM faster than zmm ones (one-work-item
+  // vec_add: 0.8 of the triad on zmm, 1.0 on ymm); long exp chains still
+  // want zmm's work in flight (silu 0.9 against 0.5 on ymm).
+  t.streaming_vector_bits = family == F::zen4 ? 256 : 0;
   return t;
 }
 

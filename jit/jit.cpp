@@ -157,7 +157,8 @@ ObjectCode compile_to_object(std::string_view source, const JitOptions& opt) {
                                    "-fwrapv", "-ffp-contract=off", "-fopenmp-simd", "-fveclib=libmvec", "-fno-rtti",
                                    "-mrelocation-model", "pic", "-pic-level", "2",
                                    "-resource-dir", KGEN_CLANG_RESOURCE_DIR, "-nostdsysteminc", "-w",
-                                   "-fgnuc-version=4.2.1", "-mprefer-vector-width=512", "-vectorize-loops", "-vectorize-slp"};
+                                   "-fgnuc-version=4.2.1", "-mprefer-vector-width=" + std::to_string(opt.prefer_vector_bits),
+                                   "-vectorize-loops", "-vectorize-slp"};
   if (opt.opt_level == 0) args.resize(args.size() - 2);
   args.insert(args.end(), st.cc1_target_args.begin(), st.cc1_target_args.end());
   args.insert(args.end(), opt.extra_args.begin(), opt.extra_args.end());

@@ -17,6 +17,7 @@ struct JitOptions {
   bool keep_ir = false;                 // keep the optimised LLVM IR text (also with KGEN_DEBUG=1)
   bool keep_asm = false;                // keep the assembly text (also with KGEN_DEBUG=1)
   std::vector<std::string> extra_args;  // extra cc1 arguments (e.g. "-Rpass=loop-vectorize")
+  int prefer_vector_bits = 512;         // widest vectors the loop and SLP vectorisers use
 };
 
 struct CompileStats {

@@ -253,6 +253,7 @@ class CpuDevice final : public Device {
     jit::JitOptions jo;
     jo.opt_level = opt.opt_level;
     jo.keep_ir = jo.keep_asm = opt.keep_ir;
+    jo.prefer_vector_bits = int(codegen::auto_vector_bits(optimized, caps_));
     jit::ObjectCode obj = jit::compile_to_object(code->source, jo);
     if (use_cache) cache_.store(key, {"", "entry=" + code->symbol + "\nkernel=" + k.name + "\n", code->source, obj.bytes});
     code->ir = std::move(obj.ir);

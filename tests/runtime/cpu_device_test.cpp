@@ -152,15 +152,27 @@ TEST_CASE("jit: trivial function and compile errors") {
   CHECK(jit::jit_toolchain_id().find("clang 19") == 0);
 }
 
-TEST_CASE("cpu: saxpy item loop is vectorised with the host's widest registers") {
+TEST_CASE("cpu: saxpy item loop is vectorised with the host's streaming vector width") {
   rt::CompileOptions o;
   o.keep_ir = true;
   auto s = cpu().compile(test::saxpy(), o);
-  const uint32_t bits = cpu().caps().vector_bits;
+  const codegen::TargetCaps& caps = cpu().caps();
+  const uint32_t bits = caps.cpu.streaming_vector_bits ? caps.cpu.streaming_vector_bits : caps.vector_bits;
   MESSAGE("host vector registers: " << bits << " bits");
   const std::string vec = "<" + std::to_string(bits / 32) + " x float>";
   CHECK_MESSAGE(s->debug_ir().find(vec) != std::string::npos, s->debug_ir());
   CHECK(s->debug_asm().find(bits >= 512 ? "zmm" : bits >= 256 ? "ymm" : "xmm") != std::string::npos);
+}
+
+TEST_CASE("cpu: only cheap scalar kernels take the family's streaming vector width") {
+  codegen::TargetCaps caps = cpu().caps();
+  caps.vector_bits = 512;
+  caps.cpu.streaming_vector_bits = 256;
+  CHECK(codegen::auto_vector_bits(test::saxpy(), caps) == 256);
+  CHECK(codegen::auto_vector_bits(test::transcendental(), caps) == 512);  // exp chains want zmm in flight
+  CHECK(codegen::auto_vector_bits(test::lines(16), caps) == 512);         // explicit lines keep their width
+  caps.cpu.streaming_vector_bits = 0;
+  CHECK(codegen::auto_vector_bits(test::saxpy(), caps) == 512);
 }
 
 namespace {
