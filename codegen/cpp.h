@@ -39,8 +39,9 @@ std::string emit_cpp(const ir::Kernel& k, const CppOptions& opt = {});
 struct TargetCaps;
 // The widest vectors LLVM's loop and SLP vectorisers should use for k's
 // loops on this CPU: the register width, or the family's streaming width
-// (CpuTraits::streaming_vector_bits) where k has no line values and no
-// division, root or transcendental function, i.e. where it streams memory.
+// (CpuTraits::streaming_vector_bits) where k streams: scalar items of cheap
+// arithmetic (no division, root or transcendental function) that load and
+// store only at their own x id.
 uint32_t auto_vector_bits(const ir::Kernel& k, const TargetCaps& caps);
 
 }  // namespace kgen::codegen

@@ -19,14 +19,36 @@ bool costly(ir::Op op) {
   }
 }
 
+// Whether k streams: cheap scalar arithmetic, no loops inside an item, and
+// every access a plain load or store at the item's own x id, so the item
+// loop walks each buffer contiguously (a strided or indexed walk, as a
+// pooling window's, keeps the widest vectors).
+bool streams(const ir::Kernel& k) {
+  const ir::ValueIndex index(k);
+  auto own_id = [&](ir::ValueId v) {
+    const ir::Instr* d = index.def(v);
+    return d && d->op == ir::Op::GlobalId && d->attr == 0;
+  };
+  bool ok = true, accesses = false;
+  ir::walk(k.body, [&](const ir::Instr& in) {
+    const ir::OpClass c = ir::op_class(in.op);
+    if (in.op == ir::Op::Load || in.op == ir::Op::Store) {
+      accesses = true;
+      ok = ok && own_id(in.args[1]);
+    } else if (c == ir::OpClass::Memory || c == ir::OpClass::Atomic || in.op == ir::Op::For || in.op == ir::Op::Loop) {
+      ok = false;
+    }
+    ok = ok && !costly(in.op) && !in.type.is_vector();
+  });
+  return ok && accesses;
+}
+
 }  // namespace
 
 uint32_t auto_vector_bits(const ir::Kernel& k, const TargetCaps& caps) {
   const uint32_t widest = caps.vector_bits ? caps.vector_bits : 512;
   if (!caps.cpu.streaming_vector_bits || caps.cpu.streaming_vector_bits >= widest) return widest;
-  bool cheap = true;
-  ir::walk(k.body, [&](const ir::Instr& in) { cheap = cheap && !costly(in.op) && !in.type.is_vector(); });
-  return cheap ? caps.cpu.streaming_vector_bits : widest;
+  return streams(k) ? caps.cpu.streaming_vector_bits : widest;
 }
 
 }  // namespace kgen::codegen

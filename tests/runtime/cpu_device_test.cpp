@@ -171,6 +171,8 @@ TEST_CASE("cpu: only cheap scalar kernels take the family's streaming vector wid
   CHECK(codegen::auto_vector_bits(test::saxpy(), caps) == 256);
   CHECK(codegen::auto_vector_bits(test::transcendental(), caps) == 512);  // exp chains want zmm in flight
   CHECK(codegen::auto_vector_bits(test::lines(16), caps) == 512);         // explicit lines keep their width
+  CHECK(codegen::auto_vector_bits(test::matmul_tiled(), caps) == 512);    // loops and indexed walks
+  CHECK(codegen::auto_vector_bits(test::histogram(), caps) == 512);       // atomics
   caps.cpu.streaming_vector_bits = 0;
   CHECK(codegen::auto_vector_bits(test::saxpy(), caps) == 512);
 }
