@@ -15,35 +15,31 @@ namespace {
 using Vec = __m512;
 inline Vec splat(float v) { return _mm512_set1_ps(v); }
 inline Vec fma(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
-// Through memory: GCC 12's _mm512_reduce_add_ps warns of an uninitialised
-// operand inside its own header.
-inline float lane_sum(Vec v) {
-  alignas(64) float t[16];
-  _mm512_store_ps(t, v);
-  float s = 0;
-  for (float x : t) s += x;
-  return s;
-}
+inline void store(float* p, Vec v) { _mm512_storeu_ps(p, v); }
 constexpr int kLanes = 16;
 #elif defined(__FMA__)
 using Vec = __m256;
 inline Vec splat(float v) { return _mm256_set1_ps(v); }
 inline Vec fma(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
-inline float lane_sum(Vec v) {
-  alignas(32) float t[8];
-  _mm256_store_ps(t, v);
-  float s = 0;
-  for (float x : t) s += x;
-  return s;
-}
+inline void store(float* p, Vec v) { _mm256_storeu_ps(p, v); }
 constexpr int kLanes = 8;
 #else  // no FMA unit: multiply-adds on 4 lanes, the compiler's own vectors
 using Vec = float __attribute__((vector_size(16)));
 inline Vec splat(float v) { return Vec{v, v, v, v}; }
 inline Vec fma(Vec a, Vec b, Vec c) { return a * b + c; }
-inline float lane_sum(Vec v) { return v[0] + v[1] + v[2] + v[3]; }
+inline void store(float* p, Vec v) { __builtin_memcpy(p, &v, sizeof v); }
 constexpr int kLanes = 4;
 #endif
+
+// Through memory: GCC 12's _mm512_reduce_add_ps warns of an uninitialised
+// operand inside its own header.
+inline float lane_sum(Vec v) {
+  float t[kLanes];
+  store(t, v);
+  float s = 0;
+  for (float x : t) s += x;
+  return s;
+}
 
 // Twelve chains cover the FMA latency (4-5 cycles) times two FMA pipes.
 constexpr int kChains = 12;
