@@ -248,7 +248,7 @@ TEST_CASE("attention: the CPU heuristic keeps the flash accumulators within the 
   codegen::TargetCaps avx2 = codegen::cpu_caps(), avx512 = codegen::cpu_caps();
   avx2.vector_bits = 256, avx2.vector_registers = 16;
   avx512.vector_bits = 512, avx512.vector_registers = 32;
-  avx512.cpu.split_zmm = false;  // Zen 4's rule is checked below
+  avx2.cpu.split_zmm = avx512.cpu.split_zmm = false;  // Zen 4's rules are checked below
   codegen::TargetCaps zen4 = avx512;
   zen4.cpu.split_zmm = true;
   for (bool causal : {false, true}) {
@@ -268,6 +268,10 @@ TEST_CASE("attention: the CPU heuristic keeps the flash accumulators within the 
     // whole lines: the tiles everywhere.
     CHECK(d->heuristic(att({1, 32, 1, 128, 8, 2048}, causal), avx2).str() == "impl=4 kc=256");
     CHECK(d->heuristic(att({1, 32, 4, 128, 8, 2048}, causal), avx512).get("impl") == 4);
+    CHECK(d->heuristic(att({1, 32, 1, 128, 8, 2048}, causal), avx512).str() == "impl=4 kc=256");
+    // Zen 4: one grouped row takes the grouped naive form; four rows still split.
+    CHECK(d->heuristic(att({1, 32, 1, 128, 8, 2048}, causal), zen4).str() == "impl=0 rg=4");
+    CHECK(d->heuristic(att({1, 32, 4, 128, 8, 2048}, causal), zen4).get("impl") == 4);
     CHECK(d->heuristic(att({1, 32, 8, 128, 8, 2048}, causal), avx2).get("impl") != 4);
     CHECK(d->heuristic(att({1, 8, 1024, 24}, causal), avx2).get("impl") == 3);
     CHECK(d->heuristic(att({1, 8, 1024, 24}, causal), avx512).get("impl") == 3);
