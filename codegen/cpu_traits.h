@@ -35,8 +35,9 @@ struct CpuTraits {
   bool prefetch_l1_streams = false;
   // Dividing a whole f32x16 line is cheaper than Newton steps on the FMA pipes.
   bool fast_line_division = false;
-  // Auto-vectorised loops of cheap arithmetic (no division, root or
-  // transcendental function) use vectors this wide; 0: the widest.
+  // Kernels that only stream (codegen::auto_vector_bits: cheap scalar items
+  // loading and storing at their own x id) auto-vectorise this wide; 0: the
+  // widest.
   uint32_t streaming_vector_bits = 0;
 };
 
