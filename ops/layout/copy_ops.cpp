@@ -10,13 +10,9 @@
 
 namespace kgen::ops::move_ops {
 
-namespace {
+using move::numel;
 
-int64_t numel(const std::vector<int64_t>& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
+namespace {
 
 // The smallest offset keeping every address of a walk >= 0, and the walk's
 // span (highest address + 1) from there.

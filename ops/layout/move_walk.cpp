@@ -25,6 +25,13 @@ ir::Type word_type(int bytes) {
   }
 }
 
+int64_t numel(const std::vector<int64_t>& shape, size_t from, size_t to) {
+  int64_t n = 1;
+  const size_t end = std::min(to, shape.size());  // hoisted: GCC's loop-bound warning on the SIZE_MAX default
+  for (size_t a = from; a < end; ++a) n *= shape[a];
+  return n;
+}
+
 std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape) {
   std::vector<int64_t> s(shape.size(), 1);
   for (size_t a = shape.size(); a-- > 1;) s[a - 1] = s[a] * shape[a];

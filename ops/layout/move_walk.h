@@ -3,6 +3,7 @@
 // of rows per group (the CPU's form) or one element per work-item (the
 // GPU's), with index arithmetic in u32 or, where sizes need it, u64.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -26,6 +27,8 @@ uint64_t index_slot(ir::Type it, int64_t v);
 ir::Type word_type(int bytes);
 // Row-major strides of a shape.
 std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape);
+// The product of shape[from, to): the elements of those axes.
+int64_t numel(const std::vector<int64_t>& shape, size_t from = 0, size_t to = SIZE_MAX);
 
 // The walk's scalars, declared first in the kernel (Walk's constructor), and
 // its launch: grid, workgroup and those scalars, appended to `s`.

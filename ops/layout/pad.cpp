@@ -15,6 +15,7 @@
 namespace kgen::ops {
 
 using namespace kgen::dsl;
+using move::numel;
 
 namespace {
 
@@ -52,12 +53,6 @@ void validate(const Pad& p) {
     if (n == 0 && p.mode != Pad::Constant && (p.pads_begin[a] > 0 || p.pads_end[a] > 0))
       throw std::invalid_argument(w + ax + "reflect, edge and wrap need an element to pad from");
   }
-}
-
-int64_t numel(const std::vector<int64_t>& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
 }
 
 // The value's bit pattern repeated over a word of `word` bytes (eb <= word).

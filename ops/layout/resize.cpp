@@ -17,6 +17,7 @@
 namespace kgen::ops {
 
 using namespace kgen::dsl;
+using move::numel;
 
 namespace {
 
@@ -25,12 +26,6 @@ struct ResizeAxis {
   bool resized = false;
   double m = 1, p = 0, d = 1, q = 0;  // x_in = (x_out·m + p) / d + q
 };
-
-int64_t numel(const std::vector<int64_t>& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
 
 double scale_of(const Resize& r, size_t a) {
   return r.scales.empty() ? double(r.out_shape[a]) / double(r.in_shape[a]) : r.scales[a];

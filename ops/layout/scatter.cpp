@@ -21,15 +21,9 @@ namespace kgen::ops {
 using namespace kgen::dsl;
 using index_read::as;
 using index_read::position;
+using move::numel;
 
 namespace {
-
-int64_t numel(const std::vector<int64_t>& s, size_t from = 0, size_t to = SIZE_MAX) {
-  int64_t n = 1;
-  const size_t end = std::min(to, s.size());
-  for (size_t a = from; a < end; ++a) n *= s[a];
-  return n;
-}
 
 const char* reduce_name(ScatterReduce r) {
   switch (r) {

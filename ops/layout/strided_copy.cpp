@@ -13,6 +13,7 @@
 namespace kgen::ops {
 
 using namespace kgen::dsl;
+using move::numel;
 
 namespace {
 
@@ -33,12 +34,6 @@ std::pair<int64_t, int64_t> address_range(int64_t offset, const std::vector<int6
   int64_t lo = offset, hi = offset;
   for (size_t a = 0; a < shape.size(); ++a) (strides[a] < 0 ? lo : hi) += strides[a] * (shape[a] - 1);
   return {lo, hi};
-}
-
-int64_t numel(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
 }
 
 void validate(const StridedCopy& c) {
