@@ -4,7 +4,7 @@
 
 #include "graph/model_io.h"
 #include "graph/onnx/import.h"
-#include "graph/session.h"
+#include "graph/prepared_model.h"
 
 namespace kgen::graph {
 

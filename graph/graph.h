@@ -29,7 +29,7 @@ struct Value {
   bool shaped = false;              // shape and dtype inferred
   std::optional<Tensor> constant;   // initializer or folded value
   // Persistent state (a KV cache): a device buffer the prepared model
-  // (Session) keeps across runs, zeroed at prepare, read and written in place
+  // (PreparedModel) keeps across runs, zeroed at prepare, read and written in place
   // by the nodes that take it; neither an input nor a constant.
   bool state = false;
   int producer = -1;                // node index, -1 for inputs and initializers

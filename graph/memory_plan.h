@@ -22,7 +22,7 @@ struct MemoryPlan {
 };
 
 // guard: bytes kept free after every slot (debugging: a kernel writing past
-// its buffer lands there, where Session's checked replay finds it).
+// its buffer lands there, where PreparedModel's checked replay finds it).
 MemoryPlan plan_memory(const Program& p, size_t alignment, size_t guard = 0);
 
 }  // namespace kgen::graph

@@ -1,4 +1,4 @@
-// Graph rewrites, in the order prepare() runs them (graph/session.cpp):
+// Graph rewrites, in the order prepare() runs them (graph/prepared_model.cpp):
 //  specialise  symbolic input dimensions -> the sizes given (default 1)
 //  infer       dtypes and static shapes of every value; nodes whose inputs
 //              are all constant are evaluated on the host (constant folding,

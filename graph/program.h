@@ -1,6 +1,6 @@
 // A lowered model: buffer slots (one per tensor the kernels touch, plus
 // temporaries) and the launches in order. The memory plan (graph/memory_plan.h)
-// places the slots in one arena; the session (graph/session.h) compiles the
+// places the slots in one arena; the prepared model (graph/prepared_model.h) compiles the
 // kernels once and replays the launches.
 #pragma once
 #include <cstdint>

@@ -8,7 +8,7 @@
 
 #include "graph/onnx/import.h"
 #include "graph/passes.h"
-#include "graph/session.h"
+#include "graph/prepared_model.h"
 #include "tools/commands.h"
 
 namespace kgen::tools {
@@ -44,7 +44,7 @@ std::string graph_dot(const graph::Graph& g) {
   return o.str();
 }
 
-std::string fused_dot(const graph::Session& s) {
+std::string fused_dot(const graph::PreparedModel& s) {
   const auto& p = s.program();
   std::ostringstream o;
   o << "digraph fused {\n  rankdir=TB; node [shape=box, fontname=\"Helvetica\", fontsize=10];\n";
@@ -101,7 +101,7 @@ void add_graph_command(CLI::App& app) {
       return;
     }
     auto dev = rt::create_device(a->device);
-    graph::Session s(*dev, std::move(g));
+    graph::PreparedModel s(*dev, std::move(g));
     write_or_render(fused_dot(s), a->dot, a->svg);
   });
 }

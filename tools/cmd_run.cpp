@@ -10,7 +10,7 @@
 
 #include "graph/model_io.h"
 #include "graph/onnx/import.h"
-#include "graph/session.h"
+#include "graph/prepared_model.h"
 #include "graph/onnx/tensor_proto.h"
 #include "tools/commands.h"
 #include "tools/image_input.h"
@@ -95,8 +95,8 @@ int run_model(const RunArgs& a) {
   dopt.threads = unsigned(a.threads);
   auto dev = rt::create_device(a.device, dopt);
   std::vector<std::string> fixed;
-  auto session = graph::prepare_for_inputs(*dev, g, inputs, {}, &fixed);
-  graph::Session& s = *session;
+  auto prepared = graph::prepare_for_inputs(*dev, g, inputs, {}, &fixed);
+  graph::PreparedModel& s = *prepared;
   for (const auto& name : fixed) std::fprintf(stderr, "note: input '%s' fixed to the given values (the model's shapes depend on it)\n", name.c_str());
   if (inputs.empty())  // no inputs given: zeros of the prepared shapes (timing)
     for (size_t i = 0; i < s.n_inputs(); ++i) inputs.emplace_back(s.input(i).dtype, s.input(i).shape);

@@ -127,12 +127,12 @@ int run_llama(const LlamaArgs& a) {
   const double prefill = per_s(g.prompt_tokens, g.prefill_ms);
   const double decode = per_s(int64_t(g.tokens.size()) - 1, g.decode_ms);
   if (a.profile) {
-    graph::Session& step = runner.session(1);
+    graph::PreparedModel& step = runner.model_for(1);
     std::printf("\ndecode step:\n");
     print_profile(step, step.time_launches(20), decode > 0 ? 1000.0 / decode : 0.0);
     if (g.prompt_tokens > 1) {
       const int64_t b = runner.step_size(std::min(g.prompt_tokens, runner.prefill_chunk()), 0);
-      graph::Session& pre = runner.session(b);
+      graph::PreparedModel& pre = runner.model_for(b);
       std::printf("\nprefill step of %lld tokens:\n", (long long)b);
       print_profile(pre, pre.time_launches(3), 0.0);
     }

@@ -15,7 +15,7 @@ namespace kgen::tools {
 
 namespace {
 
-void print_stats(const graph::SessionStats& st) {
+void print_stats(const graph::PrepareStats& st) {
   std::printf("graph: %d nodes -> %d live (%d folded, %d BN into Conv, %d dead) -> %d fused groups -> %d launches, %d distinct kernels\n",
               st.model_nodes, st.nodes, st.folded, st.bn_folded, st.dead, st.groups, st.launches, st.kernels);
   std::printf("compile: %.1f ms (%d compiled, %d cache hits); arena %.2f MB (%.2f MB without reuse, %d outputs in place), constants %.2f MB\n",
@@ -51,7 +51,7 @@ std::string top_classes(const graph::Tensor& t) {
 
 }  // namespace
 
-void print_profile(const graph::Session& s, const std::vector<double>& ms, double run_ms) {
+void print_profile(const graph::PreparedModel& s, const std::vector<double>& ms, double run_ms) {
   std::map<std::string, std::pair<double, int>> by_node, by_kernel;
   double total = 0;
   for (size_t i = 0; i < ms.size(); ++i) {
@@ -74,7 +74,7 @@ void print_profile(const graph::Session& s, const std::vector<double>& ms, doubl
   print_sorted("by kernel:", by_kernel, total);
 }
 
-void print_report(const graph::Session& s, const RunReport& r, const std::vector<graph::Tensor>& outs, bool profile) {
+void print_report(const graph::PreparedModel& s, const RunReport& r, const std::vector<graph::Tensor>& outs, bool profile) {
   std::printf("%s on %s: load %.1f ms, prepare %.1f ms, first run %.3f ms, run %.3f ms (median)\n", r.model.c_str(),
               s.device().description().c_str(), r.load_ms, s.stats().prepare_ms, r.first_run_ms, r.run_ms);
   print_stats(s.stats());
@@ -87,7 +87,7 @@ void print_report(const graph::Session& s, const RunReport& r, const std::vector
   if (profile) print_profile(s, r.launch_ms, r.run_ms);
 }
 
-std::string report_json(const graph::Session& s, const RunReport& r, bool ok, bool checked) {
+std::string report_json(const graph::PreparedModel& s, const RunReport& r, bool ok, bool checked) {
   const auto& st = s.stats();
   double abs_err = 0, rel_err = 0;
   for (const auto& c : r.checks) abs_err = std::max(abs_err, c.c.max_abs_err), rel_err = std::max(rel_err, c.c.max_rel_err);
@@ -105,7 +105,7 @@ std::string report_json(const graph::Session& s, const RunReport& r, bool ok, bo
   return j.str();
 }
 
-void write_trace(const graph::Session& s, const std::vector<double>& ms, const std::string& path) {
+void write_trace(const graph::PreparedModel& s, const std::vector<double>& ms, const std::string& path) {
   std::ofstream f(path);
   if (!f) throw std::runtime_error("cannot write '" + path + "'");
   f << "{\"traceEvents\": [\n";
@@ -127,7 +127,7 @@ void write_tensor_pb(const graph::Tensor& t, const std::string& name, const std:
   if (!f || !p.SerializeToOstream(&f)) throw std::runtime_error("cannot write " + path);
 }
 
-void write_outputs(const graph::Session& s, const std::vector<graph::Tensor>& outs, const std::string& dir) {
+void write_outputs(const graph::PreparedModel& s, const std::vector<graph::Tensor>& outs, const std::string& dir) {
   std::filesystem::create_directories(dir);
   for (size_t i = 0; i < outs.size(); ++i) write_tensor_pb(outs[i], s.output(i).name, dir + "/output_" + std::to_string(i) + ".pb");
 }

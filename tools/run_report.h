@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "graph/model_io.h"
-#include "graph/session.h"
+#include "graph/prepared_model.h"
 
 namespace kgen::tools {
 
@@ -21,13 +21,13 @@ struct RunReport {
   int64_t top1 = -1;              // a classifier's class (--image, --labels), -1 when none
 };
 
-void print_report(const graph::Session& s, const RunReport& r, const std::vector<graph::Tensor>& outs, bool profile);
+void print_report(const graph::PreparedModel& s, const RunReport& r, const std::vector<graph::Tensor>& outs, bool profile);
 // Time per node and per kernel of `ms` (one entry per launch), sorted; the
 // replay's overhead over its kernels when run_ms (a whole replay) is given.
-void print_profile(const graph::Session& s, const std::vector<double>& ms, double run_ms);
-std::string report_json(const graph::Session& s, const RunReport& r, bool ok, bool checked);
-void write_trace(const graph::Session& s, const std::vector<double>& launch_ms, const std::string& path);
-void write_outputs(const graph::Session& s, const std::vector<graph::Tensor>& outs, const std::string& dir);
+void print_profile(const graph::PreparedModel& s, const std::vector<double>& ms, double run_ms);
+std::string report_json(const graph::PreparedModel& s, const RunReport& r, bool ok, bool checked);
+void write_trace(const graph::PreparedModel& s, const std::vector<double>& launch_ms, const std::string& path);
+void write_outputs(const graph::PreparedModel& s, const std::vector<graph::Tensor>& outs, const std::string& dir);
 // One tensor as a TensorProto file (input_N.pb / output_N.pb).
 void write_tensor_pb(const graph::Tensor& t, const std::string& name, const std::string& path);
 

@@ -5,7 +5,7 @@
 //            last i64 [1] (the row whose logits are wanted: a padded prompt
 //            chunk's last real token)
 //   state    blk.N.k_cache / blk.N.v_cache f32 [Hkv, capacity, D] (graph/
-//            Value::state: kept by the prepared Session, shared between the prefill
+//            Value::state: kept by the PreparedModel, shared between the prefill
 //            and the decode graphs)
 //   output   logits f32 [1, vocab] of row `last`
 //

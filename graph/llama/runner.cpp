@@ -16,19 +16,19 @@ Runner::Runner(rt::Device& dev, const Checkpoint& ck, const RunnerOptions& opt) 
 
 Runner::~Runner() = default;
 
-Session& Runner::session(int64_t tokens) {
-  auto it = sessions_.find(tokens);
-  if (it != sessions_.end()) return *it->second;
-  SessionOptions so;
+PreparedModel& Runner::model_for(int64_t tokens) {
+  auto it = models_.find(tokens);
+  if (it != models_.end()) return *it->second;
+  PrepareOptions so;
   so.state = state_;
-  auto s = std::make_unique<Session>(dev_, build_llama_graph(ck_, tokens, context_), so);
+  auto s = std::make_unique<PreparedModel>(dev_, build_llama_graph(ck_, tokens, context_), so);
   for (int64_t l = 0; l < ck_.config.n_layers; ++l)
     for (const std::string& name : {k_cache_name(l), v_cache_name(l)}) state_[name] = s->state_buffer(name);
   stats_.prepare_ms += s->stats().prepare_ms;
   stats_.kernels_compiled += s->stats().kernels_compiled;
   stats_.cache_hits += s->stats().cache_hits;
   if (tokens == 1) stats_.decode_launches = s->stats().launches;
-  return *sessions_.emplace(tokens, std::move(s)).first->second;
+  return *models_.emplace(tokens, std::move(s)).first->second;
 }
 
 int64_t Runner::step_size(int64_t n, int64_t at) const {
@@ -41,8 +41,8 @@ int64_t Runner::step_size(int64_t n, int64_t at) const {
 
 void Runner::prepare(int64_t n) {
   for (int64_t done = 0; done < n; done += std::min(chunk_, n - done))
-    session(step_size(std::min(chunk_, n - done), pos_ + done));
-  session(1);
+    model_for(step_size(std::min(chunk_, n - done), pos_ + done));
+  model_for(1);
 }
 
 std::vector<float> Runner::forward(std::span<const int32_t> tokens) {
@@ -69,7 +69,7 @@ std::vector<float> Runner::step(std::span<const int32_t> tokens) {
   }
   pos.set(0, double(pos_));
   last.set(0, double(n - 1));
-  std::vector<Tensor> out = session(B).run({ids, positions, pos, last});
+  std::vector<Tensor> out = model_for(B).run({ids, positions, pos, last});
   pos_ += n;
   const float* logits = reinterpret_cast<const float*>(out.at(0).data());
   return std::vector<float>(logits, logits + ck_.config.vocab);

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "graph/llama/checkpoint.h"
-#include "graph/session.h"
+#include "graph/prepared_model.h"
 #include "runtimes/runtime.h"
 
 namespace kgen::graph::llama {
@@ -44,7 +44,7 @@ class Runner {
   int64_t position() const { return pos_; }
   int64_t context() const { return context_; }
   const RunnerStats& stats() const { return stats_; }
-  Session& session(int64_t tokens);  // prepared on first use
+  PreparedModel& model_for(int64_t tokens);  // the model of one step size, prepared on first use
   // Prepares the steps that forward() of n tokens, then decoding, will run
   // (so that timing them excludes compiles).
   void prepare(int64_t n);
@@ -58,7 +58,7 @@ class Runner {
   rt::Device& dev_;
   const Checkpoint& ck_;
   int64_t context_ = 0, pos_ = 0, chunk_ = 128;
-  std::map<int64_t, std::unique_ptr<Session>> sessions_;  // by step size
+  std::map<int64_t, std::unique_ptr<PreparedModel>> models_;  // by step size
   std::map<std::string, std::shared_ptr<rt::Buffer>> state_;
   RunnerStats stats_;
 };

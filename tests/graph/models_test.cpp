@@ -11,7 +11,7 @@
 
 #include "graph/model_io.h"
 #include "graph/onnx/import.h"
-#include "graph/session.h"
+#include "graph/prepared_model.h"
 #include "ir/half.h"
 
 using namespace kgen;
@@ -38,17 +38,17 @@ int64_t argmax(const graph::Tensor& t) {
 
 // Runs the model twice (the second run replays over the first's arena) and
 // compares each output; returns the outputs of the last run.
-std::vector<graph::Tensor> check_model(rt::Device& dev, const ModelCase& m, graph::SessionStats* stats = nullptr) {
+std::vector<graph::Tensor> check_model(rt::Device& dev, const ModelCase& m, graph::PrepareStats* stats = nullptr) {
   graph::Graph g = graph::load_onnx(m.model);
   graph::TestData td = graph::load_test_data(m.inputs);
   if (!m.expected.empty()) td.outputs = {graph::load_tensor_file(m.expected)};
   std::vector<graph::Tensor> inputs;
-  graph::SessionOptions so;
+  graph::PrepareOptions so;
   for (size_t i = 0; i < td.inputs.size(); ++i) {
     inputs.push_back(graph::fit_to_input(g, i, td.inputs[i]));
     so.input_shapes[g.values[size_t(g.inputs[i])].name] = inputs.back().shape;
   }
-  graph::Session s(dev, std::move(g), so);
+  graph::PreparedModel s(dev, std::move(g), so);
   std::vector<graph::Tensor> outs;
   for (int rep = 0; rep < 2; ++rep) {
     outs = s.run(inputs);
@@ -76,7 +76,7 @@ TEST_CASE("mnist-8 from samples/ matches its three test sets with its launch cou
   const std::string dir = std::string(KGEN_SOURCE_DIR) + "/samples/models/mnist-8";
   for (auto& dev : devices(true))
     for (int set = 0; set < 3; ++set) {
-      graph::SessionStats st;
+      graph::PrepareStats st;
       check_model(*dev, {dir + "/model.onnx", dir + "/test_data_set_" + std::to_string(set), "", 1e-3, 1e-3}, &st);
       // Conv+Add+Relu twice (the Add folds into the bias, the Relu is the conv's epilogue),
       // two pools, the Reshape (a view), MatMul+Add.
@@ -102,7 +102,7 @@ TEST_CASE("the real ONNX models match their reference outputs") {
   for (auto& dev : devices(true))
     for (const auto& m : cases)
       if (m.vulkan || dev->name() == "cpu") {
-        graph::SessionStats st;
+        graph::PrepareStats st;
         check_model(*dev, m, &st);
         CAPTURE(m.model);
         if (dev->name() == "cpu" && m.cpu_launches) CHECK(st.launches <= m.cpu_launches);
@@ -119,7 +119,7 @@ TEST_CASE("mobilenetv2-12-int8 matches the exact reference within requantization
     // round apart in a few elements per layer and spread over 50 layers, to
     // at most ~11 output steps (0.16) on logits of up to 20.
     const std::string exact = data + "/exact_output_" + std::to_string(set) + ".pb";
-    graph::SessionStats st;
+    graph::PrepareStats st;
     auto outs = check_model(*dev, {shared("mobilenetv2-12-int8/mobilenetv2-12-int8.onnx"), in, exact, 0, 2.0}, &st);
     // Each QLinearConv: the centring chain, the conv's pre-passes and the conv,
     // which stores the requantized u8 itself (its epilogue); so does the
@@ -218,7 +218,7 @@ TEST_CASE("Conv absorbs a residual Add, LeakyRelu, Clip and a Cast into its epil
   const graph::Tensor xt = random_tensor({N, C, H, W}, rng), rt_ = random_tensor({N, OC, OH, OW}, rng);
   for (auto& dev : devices(true)) {
     CAPTURE(dev->name());
-    graph::Session s(*dev, gb.g);
+    graph::PreparedModel s(*dev, gb.g);
     const auto outs = s.run({xt, rt_});
     REQUIRE(outs.size() == 1);
     REQUIRE(outs[0].dtype == ScalarKind::F16);

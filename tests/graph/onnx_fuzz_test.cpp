@@ -3,7 +3,7 @@
 // of serialized TensorProto inputs and of .npy files: every mutant either
 // loads or is refused with a std::exception that says something; the ones that
 // load go on through specialise + infer, and a few small ones through a cpu
-// Session. Then hand-built malformed models, each refused with a message
+// PreparedModel. Then hand-built malformed models, each refused with a message
 // naming what is wrong and where.
 #include <doctest/doctest.h>
 #include <onnx/onnx_pb.h>
@@ -28,7 +28,7 @@
 #include "graph/onnx/import.h"
 #include "graph/onnx/tensor_proto.h"
 #include "graph/passes.h"
-#include "graph/session.h"
+#include "graph/prepared_model.h"
 
 using namespace kgen;
 namespace fs = std::filesystem;
@@ -178,22 +178,22 @@ class Mutator {
 // ---------------------------------------------------------------- outcomes
 
 struct Tally {
-  int parsed = 0, refused_parse = 0, inferred = 0, refused_infer = 0, sessions = 0, refused_session = 0;
+  int parsed = 0, refused_parse = 0, inferred = 0, refused_infer = 0, prepares = 0, refused_prepare = 0;
   std::map<std::string, int> empty_what;  // label -> count: must stay empty
   std::vector<std::string> unlabelled;    // ModelErrors of parse_onnx not naming the model: must stay empty
   std::vector<std::string> known_bugs;    // parsed, not inferred: kKnownInferBugs
 };
 
-// cpu Sessions for the whole test binary (a kernel compile costs ~30 ms); each
-// fuzzed file may take `sessions` of them.
-int g_sessions_left = 20;
+// prepared cpu models for the whole test binary (a kernel compile costs ~30 ms); each
+// fuzzed file may take `prepares` of them.
+int g_prepares_left = 20;
 
 rt::Device& cpu() {
   static std::unique_ptr<rt::Device> d = rt::create_device("cpu");
   return *d;
 }
 
-bool small_enough_for_session(const graph::Graph& g) {
+bool small_enough_to_prepare(const graph::Graph& g) {
   int live = 0;
   double elems = 0;
   for (const auto& n : g.nodes) live += !n.dead;
@@ -207,7 +207,7 @@ bool small_enough_for_session(const graph::Graph& g) {
 }
 
 // Runs `f`; a std::exception must say something. Returns whether it succeeded.
-// KGEN_FUZZ_VERBOSE=1 prints every refusal after parsing (inference and Session errors).
+// KGEN_FUZZ_VERBOSE=1 prints every refusal after parsing (inference and PreparedModel errors).
 const bool g_verbose = std::getenv("KGEN_FUZZ_VERBOSE") != nullptr;
 
 template <class F>
@@ -225,9 +225,9 @@ bool survives(F&& f, const std::string& label, Tally& t, std::string* msg = null
 }
 
 // parse_onnx, then specialise + infer, then (small graphs, while the budget
-// lasts) a cpu Session run on zeros.
+// lasts) a cpu PreparedModel run on zeros.
 void exercise_model_here(const std::string& bytes, const std::string& dir, const std::string& label, Tally& t,
-                         int* sessions);
+                         int* prepares);
 
 // Mutants that parse but then crash or overflow in graph inference, in code
 // outside the ONNX reader: not inferred until their bug is fixed (then
@@ -239,16 +239,16 @@ const std::map<std::string, std::string> kKnownInferBugs = {};
 const bool g_known = std::getenv("KGEN_FUZZ_KNOWN") != nullptr;
 
 // KGEN_FUZZ_FORK=1 (a debugging aid): every mutant in a child process, and
-// crashes listed by label instead of ending the run (no Sessions then).
+// crashes listed by label instead of ending the run (no PreparedModels then).
 const bool g_fork = std::getenv("KGEN_FUZZ_FORK") != nullptr;
 // KGEN_FUZZ_SCALE=k: k times the mutants; KGEN_FUZZ_SEED=s: other seeds (longer hunts).
 const int g_scale = std::max(1, std::atoi(std::getenv("KGEN_FUZZ_SCALE") ? std::getenv("KGEN_FUZZ_SCALE") : "1"));
 const uint64_t g_seed = std::getenv("KGEN_FUZZ_SEED") ? std::strtoull(std::getenv("KGEN_FUZZ_SEED"), nullptr, 0) : 0;
 
 void exercise_model(const std::string& bytes, const std::string& dir, const std::string& label, Tally& t,
-                    int* sessions = nullptr) {
+                    int* prepares = nullptr) {
   if (g_verbose) std::printf("-- %s\n", label.c_str()), std::fflush(stdout);
-  if (!g_fork) return exercise_model_here(bytes, dir, label, t, sessions);
+  if (!g_fork) return exercise_model_here(bytes, dir, label, t, prepares);
   std::fflush(stdout);
   const pid_t pid = fork();
   if (pid == 0) {
@@ -265,7 +265,7 @@ void exercise_model(const std::string& bytes, const std::string& dir, const std:
 }
 
 void exercise_model_here(const std::string& bytes, const std::string& dir, const std::string& label, Tally& t,
-                         int* sessions) {
+                         int* prepares) {
   graph::Graph g;
   std::string msg;
   bool ok = survives([&] { g = graph::parse_onnx(bytes.data(), bytes.size(), dir, label); }, label, t, &msg);
@@ -289,22 +289,22 @@ void exercise_model_here(const std::string& bytes, const std::string& dir, const
     return;
   }
   ++t.inferred;
-  if (!sessions || *sessions <= 0 || g_sessions_left <= 0 || !small_enough_for_session(g)) return;
-  --g_sessions_left, --*sessions;
-  ++t.sessions;
+  if (!prepares || *prepares <= 0 || g_prepares_left <= 0 || !small_enough_to_prepare(g)) return;
+  --g_prepares_left, --*prepares;
+  ++t.prepares;
   ok = survives([&] {
-    graph::Session s(cpu(), std::move(original));
+    graph::PreparedModel s(cpu(), std::move(original));
     std::vector<graph::Tensor> inputs;
     for (size_t i = 0; i < s.graph().inputs.size(); ++i) inputs.emplace_back(s.input(i).dtype, s.input(i).shape);
     auto outs = s.run(inputs);
     CHECK(outs.size() == s.graph().outputs.size());
   }, label, t);
-  if (!ok) ++t.refused_session;
+  if (!ok) ++t.refused_prepare;
 }
 
 void check_tally(const std::string& what, const Tally& t) {
   INFO(what << ": parsed " << t.parsed << ", refused " << t.refused_parse << "; inferred " << t.inferred
-            << ", refused " << t.refused_infer << "; sessions " << t.sessions << " (" << t.refused_session
+            << ", refused " << t.refused_infer << "; prepares " << t.prepares << " (" << t.refused_prepare
             << " refused)");
   for (const auto& [label, n] : t.empty_what) FAIL_CHECK(label << ": an exception with an empty message");
   for (const auto& m : t.unlabelled) FAIL_CHECK("a parse error that does not name the model: " << m);
@@ -312,14 +312,14 @@ void check_tally(const std::string& what, const Tally& t) {
   for (const auto& k : t.known_bugs) MESSAGE("not inferred, a known bug: " << k);
   if (t.parsed + t.refused_parse)
     MESSAGE(what << ": parsed " << t.parsed << "/" << t.parsed + t.refused_parse << ", inferred " << t.inferred
-                 << ", sessions " << t.sessions);
+                 << ", prepares " << t.prepares);
 }
 
 // Mutants of one model: `truncs` spread truncations, `n` mutants (half of them
-// structural); small survivors of structural mutations get up to `sessions`
-// cpu Sessions.
+// structural); small survivors of structural mutations get up to `prepares`
+// prepared cpu models.
 Tally fuzz_bytes(const std::string& bytes, const std::string& dir, const std::string& label, uint64_t seed,
-                 size_t truncs, int n, int sessions) {
+                 size_t truncs, int n, int prepares) {
   Tally t;
   // The intact model loads (most also infer; some node tests need run-time values kgen refuses).
   exercise_model(bytes, dir, label, t);
@@ -332,18 +332,18 @@ Tally fuzz_bytes(const std::string& bytes, const std::string& dir, const std::st
     const bool structural = i % 2 == 0;
     // Every fourth mutant may resolve external data, in the model's own folder.
     exercise_model(mut.mutate(structural), i % 4 == 1 ? dir : "", label + " mutant " + std::to_string(i), t,
-                   structural ? &sessions : nullptr);
+                   structural ? &prepares : nullptr);
   }
   return t;
 }
 
-Tally fuzz_model(const std::string& path, uint64_t seed, size_t truncs, int n, int sessions) {
-  return fuzz_bytes(read_bytes(path), fs::path(path).parent_path().string(), path, seed, truncs, n, sessions);
+Tally fuzz_model(const std::string& path, uint64_t seed, size_t truncs, int n, int prepares) {
+  return fuzz_bytes(read_bytes(path), fs::path(path).parent_path().string(), path, seed, truncs, n, prepares);
 }
 
 void add(Tally& all, const Tally& t) {
   all.parsed += t.parsed, all.refused_parse += t.refused_parse, all.inferred += t.inferred;
-  all.refused_infer += t.refused_infer, all.sessions += t.sessions, all.refused_session += t.refused_session;
+  all.refused_infer += t.refused_infer, all.prepares += t.prepares, all.refused_prepare += t.refused_prepare;
   for (auto& kv : t.empty_what) all.empty_what.insert(kv);
   for (auto& u : t.unlabelled) all.unlabelled.push_back(u);
   for (auto& k : t.known_bugs) all.known_bugs.push_back(k);
@@ -926,11 +926,11 @@ TEST_CASE("unknown op types and domains that are not imported") {
     m.mutable_graph()->mutable_node(0)->set_op_type("FrobnicateV2");
     m.mutable_graph()->mutable_node(0)->set_name("weird");
     refused_by_inference<graph::UnsupportedError>(m, {"node 'weird'", "FrobnicateV2", "not supported"});
-    // The same through a Session (refused before any kernel is compiled).
+    // The same through a PreparedModel (refused before any kernel is compiled).
     std::string msg;
     try {
-      graph::Session s(cpu(), parse(m));
-      FAIL_CHECK("a Session for an unknown op");
+      graph::PreparedModel s(cpu(), parse(m));
+      FAIL_CHECK("a PreparedModel for an unknown op");
     } catch (const graph::UnsupportedError& e) {
       msg = e.what();
     }

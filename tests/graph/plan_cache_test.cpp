@@ -16,7 +16,7 @@
 #include "graph/onnx/import.h"
 #include "graph/plan_cache.h"
 #include "graph/plan_codec.h"
-#include "graph/session.h"
+#include "graph/prepared_model.h"
 #include "runtimes/kernel_cache.h"
 
 using namespace kgen;
@@ -289,9 +289,9 @@ TEST_CASE("the plan key changes with input shapes, constants, compile options an
   const graph::Graph g = add_model();
   // The key of the graph after the passes for this batch.
   auto key_for = [&](graph::Graph model, int64_t batch, rt::Device& dev, rt::CompileOptions opt = {}) {
-    graph::SessionOptions so;
+    graph::PrepareOptions so;
     so.input_shapes["x"] = {batch, 8};
-    graph::Session s(dev, std::move(model), so);
+    graph::PreparedModel s(dev, std::move(model), so);
     return graph::plan_key(s.graph(), dev, opt).value().text;
   };
   const std::string base = key_for(g, 1, *one.dev);

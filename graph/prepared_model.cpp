@@ -1,4 +1,4 @@
-#include "graph/session.h"
+#include "graph/prepared_model.h"
 
 #include <algorithm>
 #include <chrono>
@@ -28,7 +28,7 @@ bool guard_from_env() {
 }
 }  // namespace
 
-Session::Session(rt::Device& dev, Graph g, const SessionOptions& opt)
+PreparedModel::PreparedModel(rt::Device& dev, Graph g, const PrepareOptions& opt)
     : dev_(dev), g_(std::move(g)), copt_(opt.compile), state_(opt.state) {
   const auto t0 = std::chrono::steady_clock::now();
   if (opt.guard || guard_from_env()) guard_ = 1024;
@@ -76,7 +76,7 @@ Session::Session(rt::Device& dev, Graph g, const SessionOptions& opt)
 
 // The full prepare: lower the graph, compile (or load) every kernel, and
 // leave the plan for the next process.
-void Session::lower_and_compile(const std::optional<PlanCache>& plans, const std::optional<PlanKey>& key) {
+void PreparedModel::lower_and_compile(const std::optional<PlanCache>& plans, const std::optional<PlanKey>& key) {
   auto t = std::chrono::steady_clock::now();
   LowerStats ls;
   prog_ = lower_graph(g_, dev_, owned_, &ls);
@@ -94,7 +94,7 @@ void Session::lower_and_compile(const std::optional<PlanCache>& plans, const std
 }
 
 // A cached plan, when the device still has every kernel it names.
-bool Session::use_plan(CachedPlan plan) {
+bool PreparedModel::use_plan(CachedPlan plan) {
   std::unordered_map<uint64_t, std::shared_ptr<rt::CompiledKernel>> by_hash;
   std::vector<std::shared_ptr<rt::CompiledKernel>> kernels;
   double ms = 0;
@@ -119,11 +119,11 @@ bool Session::use_plan(CachedPlan plan) {
   return true;
 }
 
-Session::~Session() = default;
+PreparedModel::~PreparedModel() = default;
 
 // Every distinct kernel (by structural hash) compiles once, all of them at
 // once where the device allows (rt::compile_all).
-void Session::compile_kernels(std::vector<uint64_t>& hashes) {
+void PreparedModel::compile_kernels(std::vector<uint64_t>& hashes) {
   std::unordered_map<uint64_t, size_t> distinct;  // hash -> index into `unique`
   std::vector<const ir::Kernel*> unique;
   std::vector<size_t> which;
@@ -142,7 +142,7 @@ void Session::compile_kernels(std::vector<uint64_t>& hashes) {
   stats_.kernels = int(unique.size());
 }
 
-void Session::place_buffers() {
+void PreparedModel::place_buffers() {
   const size_t align = std::max<size_t>(256, dev_.view_alignment());
   plan_ = plan_memory(prog_, align, guard_);
   stats_.arena_bytes = plan_.arena_bytes;
@@ -192,7 +192,7 @@ void Session::place_buffers() {
   }
 }
 
-std::unique_ptr<rt::Buffer> Session::state_view(const Slot& slot) {
+std::unique_ptr<rt::Buffer> PreparedModel::state_view(const Slot& slot) {
   const std::string& name = g_.values[size_t(slot.value)].name;
   std::shared_ptr<rt::Buffer>& b = state_[name];
   if (!b) {
@@ -206,13 +206,13 @@ std::unique_ptr<rt::Buffer> Session::state_view(const Slot& slot) {
   return dev_.view(*b, 0, slot.bytes);
 }
 
-std::shared_ptr<rt::Buffer> Session::state_buffer(const std::string& name) const {
+std::shared_ptr<rt::Buffer> PreparedModel::state_buffer(const std::string& name) const {
   auto it = state_.find(name);
   if (it == state_.end()) throw std::invalid_argument("the prepared model has no state '" + name + "'");
   return it->second;
 }
 
-void Session::set_inputs(const std::vector<Tensor>& inputs) {
+void PreparedModel::set_inputs(const std::vector<Tensor>& inputs) {
   if (inputs.size() != inputs_.size())
     throw std::invalid_argument("the model takes " + std::to_string(inputs_.size()) + " inputs, " +
                                 std::to_string(inputs.size()) + " given");
@@ -223,19 +223,19 @@ void Session::set_inputs(const std::vector<Tensor>& inputs) {
     if (v.constant && std::find(g_.inputs.begin(), g_.inputs.end(), inputs_[i]) == g_.inputs.end()) {
       const Tensor& fixed = *v.constant;
       if (t.dtype != fixed.dtype || t.shape != fixed.shape || std::memcmp(t.data(), fixed.data(), t.bytes()) != 0)
-        throw std::invalid_argument("input '" + v.name + "' was fixed when the session was prepared; prepare again for other values");
+        throw std::invalid_argument("input '" + v.name + "' was fixed when the model was prepared; prepare again for other values");
       continue;
     }
     if (t.dtype != v.dtype || t.shape != v.shape)
       throw std::invalid_argument("input '" + v.name + "': given " + std::string(ir::scalar_name(t.dtype)) +
-                                  shape_str(t.shape) + ", the session was prepared for " +
+                                  shape_str(t.shape) + ", the model was prepared for " +
                                   std::string(ir::scalar_name(v.dtype)) + shape_str(v.shape));
     rt::Buffer* b = buffers_[size_t(prog_.input_slots[k++])].get();
     if (b && t.bytes()) b->upload(t.data(), t.bytes());
   }
 }
 
-void Session::replay() {
+void PreparedModel::replay() {
   for (size_t i = 0; i < args_.size(); ++i) {
     if (guard_) arm_guards(i);
     dev_.launch(*kernels_[i], args_[i]);
@@ -247,14 +247,14 @@ void Session::replay() {
   dev_.synchronize();
 }
 
-std::string Session::slot_name(size_t s) const {
+std::string PreparedModel::slot_name(size_t s) const {
   const Slot& sl = prog_.slots[s];
   return sl.value >= 0 ? g_.values[size_t(sl.value)].name : "temporary " + std::to_string(s);
 }
 
 // The guard bands after the launch's own buffers (the slots it may write):
 // other slots' bands may hold live data of slots placed over them.
-std::vector<size_t> Session::guarded_slots(size_t launch) const {
+std::vector<size_t> PreparedModel::guarded_slots(size_t launch) const {
   std::vector<size_t> r;
   for (int b : prog_.launches[launch].step.buffers) {
     const size_t root = size_t(prog_.root(b));
@@ -263,12 +263,12 @@ std::vector<size_t> Session::guarded_slots(size_t launch) const {
   return r;
 }
 
-void Session::arm_guards(size_t launch) {
+void PreparedModel::arm_guards(size_t launch) {
   std::vector<uint8_t> band(guard_, kGuardByte);
   for (size_t s : guarded_slots(launch)) arena_->upload(band.data(), guard_, plan_.offset[s] + prog_.slots[s].bytes);
 }
 
-void Session::check_guards(size_t launch) const {
+void PreparedModel::check_guards(size_t launch) const {
   std::vector<uint8_t> band(guard_);
   for (size_t s : guarded_slots(launch)) {
     arena_->download(band.data(), guard_, plan_.offset[s] + prog_.slots[s].bytes);
@@ -281,7 +281,7 @@ void Session::check_guards(size_t launch) const {
   }
 }
 
-std::vector<Tensor> Session::outputs() const {
+std::vector<Tensor> PreparedModel::outputs() const {
   std::vector<Tensor> r;
   for (size_t i = 0; i < g_.outputs.size(); ++i) {
     const Value& v = output(i);
@@ -294,18 +294,18 @@ std::vector<Tensor> Session::outputs() const {
   return r;
 }
 
-std::vector<Tensor> Session::run(const std::vector<Tensor>& inputs) {
+std::vector<Tensor> PreparedModel::run(const std::vector<Tensor>& inputs) {
   set_inputs(inputs);
   replay();
   return outputs();
 }
 
-std::unique_ptr<Session> prepare_for_inputs(rt::Device& dev, const Graph& g, const std::vector<Tensor>& inputs,
-                                            SessionOptions opt, std::vector<std::string>* fixed) {
+std::unique_ptr<PreparedModel> prepare_for_inputs(rt::Device& dev, const Graph& g, const std::vector<Tensor>& inputs,
+                                            PrepareOptions opt, std::vector<std::string>* fixed) {
   for (size_t i = 0; i < inputs.size() && i < g.inputs.size(); ++i)
     opt.input_shapes[g.values[size_t(g.inputs[i])].name] = inputs[i].shape;
   try {
-    return std::make_unique<Session>(dev, g, opt);
+    return std::make_unique<PreparedModel>(dev, g, opt);
   } catch (const UnsupportedError& e) {
     if (std::string(e.what()).find("computed at run time") == std::string::npos) throw;
   }
@@ -320,10 +320,10 @@ std::unique_ptr<Session> prepare_for_inputs(rt::Device& dev, const Graph& g, con
       if (fixed) fixed->push_back(g.values[size_t(g.inputs[i])].name);
     }
   }
-  return std::make_unique<Session>(dev, g, opt);
+  return std::make_unique<PreparedModel>(dev, g, opt);
 }
 
-std::vector<double> Session::time_launches(int reps) {
+std::vector<double> PreparedModel::time_launches(int reps) {
   std::vector<std::vector<double>> t(args_.size());
   for (int r = 0; r < reps; ++r)
     for (size_t i = 0; i < args_.size(); ++i) {

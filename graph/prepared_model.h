@@ -17,7 +17,7 @@
 
 namespace kgen::graph {
 
-struct SessionOptions {
+struct PrepareOptions {
   std::map<std::string, Shape> input_shapes;  // symbolic dimensions: given here, else 1
   // Inputs fixed at prepare (shape-like inputs: a Reshape's shape, Slice's
   // starts): folded as constants. run() still takes them, and checks that
@@ -34,7 +34,7 @@ struct SessionOptions {
   std::map<std::string, std::shared_ptr<rt::Buffer>> state;
 };
 
-struct SessionStats {
+struct PrepareStats {
   int nodes = 0;              // live nodes after folding and dead-node removal
   int model_nodes = 0;        // nodes in the model as loaded
   int groups = 0;             // after fusion
@@ -55,16 +55,16 @@ struct SessionStats {
   int in_place = 0;  // elementwise outputs written over a dying input
 };
 
-class Session {
+class PreparedModel {
  public:
-  Session(rt::Device& dev, Graph g, const SessionOptions& opt = {});
-  ~Session();
-  Session(const Session&) = delete;
-  Session& operator=(const Session&) = delete;
+  PreparedModel(rt::Device& dev, Graph g, const PrepareOptions& opt = {});
+  ~PreparedModel();
+  PreparedModel(const PreparedModel&) = delete;
+  PreparedModel& operator=(const PreparedModel&) = delete;
 
   const Graph& graph() const { return g_; }
   const Program& program() const { return prog_; }
-  const SessionStats& stats() const { return stats_; }
+  const PrepareStats& stats() const { return stats_; }
   rt::Device& device() const { return dev_; }
   // The graph's inputs and outputs with their specialised types.
   size_t n_inputs() const { return inputs_.size(); }
@@ -104,16 +104,16 @@ class Session {
   std::map<std::string, std::shared_ptr<rt::Buffer>> state_;  // by value name
   std::vector<std::shared_ptr<rt::CompiledKernel>> kernels_;  // per launch
   std::vector<rt::LaunchArgs> args_;                          // per launch, resolved
-  SessionStats stats_;
+  PrepareStats stats_;
   std::vector<int> inputs_;  // every graph input as loaded, fixed ones included
   size_t guard_ = 0;  // bytes of guard band per slot, 0: none
 };
 
-// A session for these inputs (their shapes specialise the model). Where a
+// A prepared model for these inputs (their shapes specialise the model). Where a
 // node needs an input's values to know its output shape (a Reshape's shape
 // given as a graph input), small integer inputs and short float vectors are
 // fixed to the given values and the model prepared again; `fixed` names them.
-std::unique_ptr<Session> prepare_for_inputs(rt::Device& dev, const Graph& g, const std::vector<Tensor>& inputs,
-                                            SessionOptions opt = {}, std::vector<std::string>* fixed = nullptr);
+std::unique_ptr<PreparedModel> prepare_for_inputs(rt::Device& dev, const Graph& g, const std::vector<Tensor>& inputs,
+                                            PrepareOptions opt = {}, std::vector<std::string>* fixed = nullptr);
 
 }  // namespace kgen::graph
