@@ -29,6 +29,11 @@ struct CppOptions {
   // memory dependences on each other (true under the SIMT memory model, where
   // such dependences are data races; false keeps LLVM's runtime alias checks).
   bool assume_independent_items = false;
+  // Ask the loop vectoriser to run the work-item loop's last partial vector
+  // as one masked step (tail folding) instead of a vector epilogue loop and
+  // a scalar loop: one vector copy of the item body to compile, not three.
+  // Cheap only where masked loads and stores are (AVX-512).
+  bool fold_item_tail = false;
 };
 
 std::string cpp_entry_symbol(const ir::Kernel& k, const CppOptions& opt = {});
@@ -43,5 +48,10 @@ struct TargetCaps;
 // arithmetic (no division, root or transcendental function) that load and
 // store only at their own x id.
 uint32_t auto_vector_bits(const ir::Kernel& k, const TargetCaps& caps);
+// Whether k's C++ optimises as well under the JIT's lean pass list
+// (jit::JitOptions::lean_passes) as under -O2: each item is straight-line
+// scalar code (branches, no loops, lines, atomics, barriers or workgroup
+// memory), so the only loop in the source is the work-item loop.
+bool lean_passes_suffice(const ir::Kernel& k);
 
 }  // namespace kgen::codegen

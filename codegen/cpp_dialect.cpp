@@ -1,5 +1,6 @@
 #include "codegen/cpp_dialect.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <iterator>
@@ -411,18 +412,121 @@ std::string CppDialect::unroll_hint(int factor) const {
 
 namespace {
 
-// f32 math, emitted per kernel for the helpers it calls (parsing all of them would cost
-// every kernel a few ms). Branch-free and call-free, so the loop vectoriser can if-convert
-// them under the work-item guard. Against glibc (tests/runtime/math_accuracy_test.cpp):
-// tanh bit-exact; erf bit-exact below 1/0.35, else <= 1 ulp; exp, exp2, log, log2, sin,
-// cos, pow <= 1 ulp.
-struct MathChunk {
+// The prelude's helpers, emitted per kernel for what it calls: parsing all of
+// them cost every kernel ~1 ms of its compile, the f32 math a few ms more.
+// The f32 math is branch-free and call-free, so the loop vectoriser can
+// if-convert it under the work-item guard. Against glibc
+// (tests/runtime/math_accuracy_test.cpp): tanh bit-exact; erf bit-exact below
+// 1/0.35, else <= 1 ulp; exp, exp2, log, log2, sin, cos, pow <= 1 ulp.
+struct HelperChunk {
   const char* key;
-  const char* calls;  // space-separated call tokens that pull the chunk in
+  const char* calls;  // space-separated tokens of the kernel's text that pull the chunk in
   const char* needs;  // key of the chunk it builds on ("" for none)
   const char* code;
 };
-constexpr MathChunk kMath[] = {
+constexpr HelperChunk kHelpers[] = {
+    {"lines", "", "", R"(#define KG_LINE(T, N) typedef T T##x##N __attribute__((ext_vector_type(N)));
+#define KG_LINES(T) KG_LINE(T, 2) KG_LINE(T, 3) KG_LINE(T, 4) KG_LINE(T, 8) KG_LINE(T, 16)
+KG_LINES(bool) KG_LINES(i8) KG_LINES(i16) KG_LINES(i32) KG_LINES(i64) KG_LINES(u8) KG_LINES(u16) KG_LINES(u32)
+KG_LINES(u64) KG_LINES(f16) KG_LINES(bf16) KG_LINES(f32) KG_LINES(f64)
+)"},
+    {"u8_lines", "kg_u8v", "", R"(// Byte vectors of every permute_bytes table size (IR lines stop at 16 lanes).
+typedef u8 kg_u8v4 __attribute__((ext_vector_type(4))); typedef u8 kg_u8v8 __attribute__((ext_vector_type(8)));
+typedef u8 kg_u8v16 __attribute__((ext_vector_type(16))); typedef u8 kg_u8v32 __attribute__((ext_vector_type(32)));
+typedef u8 kg_u8v64 __attribute__((ext_vector_type(64)));
+)"},
+    {"libm", "kg_exp( kg_exp2( kg_log( kg_log2( kg_sin( kg_cos( kg_tanh( kg_erf( kg_pow(", "", R"(// f64 math is libm through glibc's vector ABI: `declare simd` gives the loop
+// vectoriser the libmvec variants (_ZGVeN8v_exp...); the asm labels keep clang
+// from turning the calls back into intrinsics. Those variants are unmasked, so
+// calls under the work-item guard stay scalar; f32 (and f16/bf16, which compute
+// in f32) therefore uses inline, branch-free helpers (kHelpers' f32 math).
+extern "C" {
+#define KG_LIBM1(n) _Pragma("omp declare simd notinbranch") __attribute__((const, nothrow)) f64 kg_##n(f64) __asm__(#n);
+KG_LIBM1(exp) KG_LIBM1(exp2) KG_LIBM1(log) KG_LIBM1(log2) KG_LIBM1(sin) KG_LIBM1(cos) KG_LIBM1(tanh) KG_LIBM1(erf)
+_Pragma("omp declare simd notinbranch") __attribute__((const, nothrow)) f64 kg_pow(f64, f64) __asm__("pow");
+}
+)"},
+    {"sat", "kg_sat", "", R"(// float -> int: saturate, NaN -> 0 (lo/hi are exact powers of two).
+template <class I, class F> static inline I kg_sat(F x, F lo, F hi, I imin, I imax) {
+  return x != x ? (I)0 : x <= lo ? imin : x >= hi ? imax : (I)x;
+}
+)"},
+    {"satv", "kg_satv", "sat", R"(// Lines: where the float type holds imin and imax exactly (8- and 16-bit
+// targets; 32-bit from f64), a clamp, a NaN select and one conversion, all on
+// whole vectors (a lane loop over an ext_vector stays scalar: quantizing
+// stores ran ~100x slower); else lane by lane.
+template <class IV, int N, class FV, class F, class I> static inline IV kg_satv(FV x, F lo, F hi, I imin, I imax) {
+  if constexpr (sizeof(I) <= 2 || (sizeof(I) == 4 && sizeof(F) == 8)) {
+    FV c = __builtin_elementwise_min(__builtin_elementwise_max(x, (FV)(F)imin), (FV)(F)imax);
+    c = (x != x) ? (FV)(F)0 : c;
+    return __builtin_convertvector(c, IV);
+  } else {
+    IV r; for (int l = 0; l < N; ++l) r[l] = kg_sat<I>((F)x[l], lo, hi, imin, imax); return r;
+  }
+}
+)"},
+    {"map", "kg_map1 kg_map2", "", R"(// Lane-wise math on a line: the scalar helper in a loop over the lanes, which
+// the loop vectoriser turns into one vector evaluation (the helpers are
+// branch-free). The lanes go through an array: the vectoriser does not see
+// through a loop over ext_vector elements.
+template <class V, class F> KG_MATH V kg_map1(V x, F f) {
+  typedef __typeof__(x[0]) E; constexpr int N = sizeof(V) / sizeof(E);
+  E a[N]; __builtin_memcpy(a, &x, sizeof a);
+#pragma clang loop vectorize(enable) interleave(disable)
+  for (int l = 0; l < N; ++l) a[l] = f(a[l]);
+  V r; __builtin_memcpy(&r, a, sizeof a); return r;
+}
+template <class V, class F> KG_MATH V kg_map2(V x, V y, F f) {
+  typedef __typeof__(x[0]) E; constexpr int N = sizeof(V) / sizeof(E);
+  E a[N], b[N]; __builtin_memcpy(a, &x, sizeof a); __builtin_memcpy(b, &y, sizeof b);
+#pragma clang loop vectorize(enable) interleave(disable)
+  for (int l = 0; l < N; ++l) a[l] = f(a[l], b[l]);
+  V r; __builtin_memcpy(&r, a, sizeof a); return r;
+}
+)"},
+    {"memory", "kg_loadu kg_storeu kg_streamu", "", R"(template <class V, class E> static inline V kg_loadu(const E* p) { V r; __builtin_memcpy(&r, p, sizeof(V)); return r; }
+template <class V, class E> static inline void kg_storeu(E* p, V v) { __builtin_memcpy(p, &v, sizeof(V)); }
+template <class V, class E> static inline void kg_streamu(E* p, V v) {
+  if constexpr ((sizeof(V) & (sizeof(V) - 1)) == 0 && sizeof(V) >= 16 && sizeof(V) <= 64) {
+    if (((u64)p & (sizeof(V) - 1)) == 0) { __builtin_nontemporal_store(v, (V*)p); return; }
+  }
+  kg_storeu(p, v);
+}
+)"},
+    {"divrem", "kg_div kg_rem", "", R"(template <class T> static inline T kg_div(T a, T b) { if constexpr ((T)-1 < (T)0) { if (b == (T)-1) return (T)(0 - a); } return (T)(a / b); }
+template <class T> static inline T kg_rem(T a, T b) { if constexpr ((T)-1 < (T)0) { if (b == (T)-1) return (T)0; } return (T)(a % b); }
+)"},
+    {"atomics", "kg_xchg kg_cas kg_atomic_min kg_atomic_max", "", R"(template <class T> static inline T kg_xchg(T* p, T v) { T r; __atomic_exchange(p, &v, &r, __ATOMIC_RELAXED); return r; }
+template <class T> static inline T kg_cas(T* p, T cmp, T v) { __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED); return cmp; }
+template <class T> static inline T kg_atomic_min(T* p, T v) {
+  T old; __atomic_load(p, &old, __ATOMIC_RELAXED); T nv;
+  do { nv = __builtin_elementwise_min(old, v); } while (!__atomic_compare_exchange(p, &old, &nv, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+  return old;
+}
+template <class T> static inline T kg_atomic_max(T* p, T v) {
+  T old; __atomic_load(p, &old, __ATOMIC_RELAXED); T nv;
+  do { nv = __builtin_elementwise_max(old, v); } while (!__atomic_compare_exchange(p, &old, &nv, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+  return old;
+}
+)"},
+    {"rmw", "kg_rmw_", "", R"(// Shared-memory "atomics": one thread runs a workgroup, so plain RMW suffices.
+template <class T> static inline T kg_rmw_add(T* p, T v) { T old = *p; *p = (T)(old + v); return old; }
+template <class T> static inline T kg_rmw_min(T* p, T v) { T old = *p; *p = __builtin_elementwise_min(old, v); return old; }
+template <class T> static inline T kg_rmw_max(T* p, T v) { T old = *p; *p = __builtin_elementwise_max(old, v); return old; }
+template <class T> static inline T kg_rmw_xchg(T* p, T v) { T old = *p; *p = v; return old; }
+template <class T> static inline T kg_rmw_cas(T* p, T cmp, T v) { T old = *p; if (old == cmp) *p = v; return old; }
+)"},
+    {"stream_fence", "kg_stream_fence", "", R"(// Streaming (non-temporal) stores are weakly ordered: the launch's release
+// (the pool's join) does not order them. An sfence at the end of a call that
+// used them makes them visible before the call reports done.
+static inline void kg_stream_fence() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_sfence();
+#else
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+)"},
     {"base", "", "", R"(KG_MATH f32 kg_fbits(u32 b) { return __builtin_bit_cast(f32, b); }
 KG_MATH u32 kg_ubits(f32 x) { return __builtin_bit_cast(u32, x); }
 // p * 2^n for n in [-151, 128] (two normal factors: one rounding, also for denormal results).
@@ -1057,115 +1161,45 @@ std::string CppDialect::prelude() const {
 typedef __INT8_TYPE__ i8; typedef __INT16_TYPE__ i16; typedef __INT32_TYPE__ i32; typedef __INT64_TYPE__ i64;
 typedef __UINT8_TYPE__ u8; typedef __UINT16_TYPE__ u16; typedef __UINT32_TYPE__ u32; typedef __UINT64_TYPE__ u64;
 typedef _Float16 f16; typedef __bf16 bf16; typedef float f32; typedef double f64;
-#define KG_LINE(T, N) typedef T T##x##N __attribute__((ext_vector_type(N)));
-#define KG_LINES(T) KG_LINE(T, 2) KG_LINE(T, 3) KG_LINE(T, 4) KG_LINE(T, 8) KG_LINE(T, 16)
-KG_LINES(bool) KG_LINES(i8) KG_LINES(i16) KG_LINES(i32) KG_LINES(i64) KG_LINES(u8) KG_LINES(u16) KG_LINES(u32)
-KG_LINES(u64) KG_LINES(f16) KG_LINES(bf16) KG_LINES(f32) KG_LINES(f64)
-// Byte vectors of every permute_bytes table size (IR lines stop at 16 lanes).
-typedef u8 kg_u8v4 __attribute__((ext_vector_type(4))); typedef u8 kg_u8v8 __attribute__((ext_vector_type(8)));
-typedef u8 kg_u8v16 __attribute__((ext_vector_type(16))); typedef u8 kg_u8v32 __attribute__((ext_vector_type(32)));
-typedef u8 kg_u8v64 __attribute__((ext_vector_type(64)));
-// f64 math is libm through glibc's vector ABI: `declare simd` gives the loop
-// vectoriser the libmvec variants (_ZGVeN8v_exp...); the asm labels keep clang
-// from turning the calls back into intrinsics. Those variants are unmasked, so
-// calls under the work-item guard stay scalar; f32 (and f16/bf16, which compute
-// in f32) therefore uses inline, branch-free helpers (kMath, added by with_math).
-extern "C" {
-#define KG_LIBM1(n) _Pragma("omp declare simd notinbranch") __attribute__((const, nothrow)) f64 kg_##n(f64) __asm__(#n);
-KG_LIBM1(exp) KG_LIBM1(exp2) KG_LIBM1(log) KG_LIBM1(log2) KG_LIBM1(sin) KG_LIBM1(cos) KG_LIBM1(tanh) KG_LIBM1(erf)
-_Pragma("omp declare simd notinbranch") __attribute__((const, nothrow)) f64 kg_pow(f64, f64) __asm__("pow");
-}
 struct KgenArgs { void* const* buffers; const unsigned long long* scalars; unsigned grid[3]; unsigned wg[3]; };
 template <class T> static inline T kg_slot(const unsigned long long* s, int i) { T v; __builtin_memcpy(&v, s + i, sizeof(T)); return v; }
-// float -> int: saturate, NaN -> 0 (lo/hi are exact powers of two).
-template <class I, class F> static inline I kg_sat(F x, F lo, F hi, I imin, I imax) {
-  return x != x ? (I)0 : x <= lo ? imin : x >= hi ? imax : (I)x;
-}
-// Lines: where the float type holds imin and imax exactly (8- and 16-bit
-// targets; 32-bit from f64), a clamp, a NaN select and one conversion, all on
-// whole vectors (a lane loop over an ext_vector stays scalar: quantizing
-// stores ran ~100x slower); else lane by lane.
-template <class IV, int N, class FV, class F, class I> static inline IV kg_satv(FV x, F lo, F hi, I imin, I imax) {
-  if constexpr (sizeof(I) <= 2 || (sizeof(I) == 4 && sizeof(F) == 8)) {
-    FV c = __builtin_elementwise_min(__builtin_elementwise_max(x, (FV)(F)imin), (FV)(F)imax);
-    c = (x != x) ? (FV)(F)0 : c;
-    return __builtin_convertvector(c, IV);
-  } else {
-    IV r; for (int l = 0; l < N; ++l) r[l] = kg_sat<I>((F)x[l], lo, hi, imin, imax); return r;
-  }
-}
 // The f32 math helpers are forced inline: a call (kg_tanhf, kg_erff are past
-// the inliner's budget) would keep the lane loop below from vectorising.
+// the inliner's budget) would keep kg_map1's lane loop from vectorising.
 #define KG_MATH static inline __attribute__((always_inline))
-// Lane-wise math on a line: the scalar helper in a loop over the lanes, which
-// the loop vectoriser turns into one vector evaluation (the helpers are
-// branch-free). The lanes go through an array: the vectoriser does not see
-// through a loop over ext_vector elements.
-template <class V, class F> KG_MATH V kg_map1(V x, F f) {
-  typedef __typeof__(x[0]) E; constexpr int N = sizeof(V) / sizeof(E);
-  E a[N]; __builtin_memcpy(a, &x, sizeof a);
-#pragma clang loop vectorize(enable) interleave(disable)
-  for (int l = 0; l < N; ++l) a[l] = f(a[l]);
-  V r; __builtin_memcpy(&r, a, sizeof a); return r;
-}
-template <class V, class F> KG_MATH V kg_map2(V x, V y, F f) {
-  typedef __typeof__(x[0]) E; constexpr int N = sizeof(V) / sizeof(E);
-  E a[N], b[N]; __builtin_memcpy(a, &x, sizeof a); __builtin_memcpy(b, &y, sizeof b);
-#pragma clang loop vectorize(enable) interleave(disable)
-  for (int l = 0; l < N; ++l) a[l] = f(a[l], b[l]);
-  V r; __builtin_memcpy(&r, a, sizeof a); return r;
-}
-template <class V, class E> static inline V kg_loadu(const E* p) { V r; __builtin_memcpy(&r, p, sizeof(V)); return r; }
-template <class V, class E> static inline void kg_storeu(E* p, V v) { __builtin_memcpy(p, &v, sizeof(V)); }
-template <class V, class E> static inline void kg_streamu(E* p, V v) {
-  if constexpr ((sizeof(V) & (sizeof(V) - 1)) == 0 && sizeof(V) >= 16 && sizeof(V) <= 64) {
-    if (((u64)p & (sizeof(V) - 1)) == 0) { __builtin_nontemporal_store(v, (V*)p); return; }
-  }
-  kg_storeu(p, v);
-}
-template <class T> static inline T kg_div(T a, T b) { if constexpr ((T)-1 < (T)0) { if (b == (T)-1) return (T)(0 - a); } return (T)(a / b); }
-template <class T> static inline T kg_rem(T a, T b) { if constexpr ((T)-1 < (T)0) { if (b == (T)-1) return (T)0; } return (T)(a % b); }
-template <class T> static inline T kg_xchg(T* p, T v) { T r; __atomic_exchange(p, &v, &r, __ATOMIC_RELAXED); return r; }
-template <class T> static inline T kg_cas(T* p, T cmp, T v) { __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED); return cmp; }
-template <class T> static inline T kg_atomic_min(T* p, T v) {
-  T old; __atomic_load(p, &old, __ATOMIC_RELAXED); T nv;
-  do { nv = __builtin_elementwise_min(old, v); } while (!__atomic_compare_exchange(p, &old, &nv, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-  return old;
-}
-template <class T> static inline T kg_atomic_max(T* p, T v) {
-  T old; __atomic_load(p, &old, __ATOMIC_RELAXED); T nv;
-  do { nv = __builtin_elementwise_max(old, v); } while (!__atomic_compare_exchange(p, &old, &nv, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-  return old;
-}
-// Shared-memory "atomics": one thread runs a workgroup, so plain RMW suffices.
-template <class T> static inline T kg_rmw_add(T* p, T v) { T old = *p; *p = (T)(old + v); return old; }
-template <class T> static inline T kg_rmw_min(T* p, T v) { T old = *p; *p = __builtin_elementwise_min(old, v); return old; }
-template <class T> static inline T kg_rmw_max(T* p, T v) { T old = *p; *p = __builtin_elementwise_max(old, v); return old; }
-template <class T> static inline T kg_rmw_xchg(T* p, T v) { T old = *p; *p = v; return old; }
-template <class T> static inline T kg_rmw_cas(T* p, T cmp, T v) { T old = *p; if (old == cmp) *p = v; return old; }
-// Streaming (non-temporal) stores are weakly ordered: the launch's release
-// (the pool's join) does not order them. An sfence at the end of a call that
-// used them makes them visible before the call reports done.
-static inline void kg_stream_fence() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_sfence();
-#else
-  __atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
-}
 // ---- end of prelude ----
 )";
 }
 
-std::string CppDialect::with_math(std::string src) const {
+namespace {
+
+// Whether `body` names a line type (f32x16, boolx4...): the chunk of line
+// typedefs has no call token of its own.
+bool names_line_type(std::string_view body) {
+  static constexpr std::string_view kScalars[] = {"bool", "i8", "i16", "i32", "i64", "u8",  "u16",
+                                                  "u32",  "u64", "f16", "bf16", "f32", "f64"};
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (std::string_view t : kScalars)
+    for (size_t at = body.find(t); at != std::string_view::npos; at = body.find(t, at + 1)) {
+      const size_t x = at + t.size();
+      if ((at == 0 || !ident(body[at - 1])) && x + 1 < body.size() && body[x] == 'x' &&
+          std::isdigit(static_cast<unsigned char>(body[x + 1])))
+        return true;
+    }
+  return false;
+}
+
+}  // namespace
+
+std::string CppDialect::with_helpers(std::string src) const {
   static constexpr std::string_view kEnd = "// ---- end of prelude ----";
   size_t at = src.find(kEnd);
   if (at == std::string::npos) return src;
   std::string_view body = std::string_view(src).substr(at);
-  constexpr size_t n = std::size(kMath);
+  constexpr size_t n = std::size(kHelpers);
   bool need[n] = {};
   for (size_t i = 0; i < n; ++i) {
-    std::string_view calls = kMath[i].calls;
+    std::string_view calls = kHelpers[i].calls;
+    need[i] = std::string_view(kHelpers[i].key) == "lines" && names_line_type(body);
     while (!calls.empty() && !need[i]) {
       size_t sp = calls.find(' ');
       need[i] = body.find(calls.substr(0, sp)) != std::string_view::npos;
@@ -1175,11 +1209,11 @@ std::string CppDialect::with_math(std::string src) const {
   for (size_t i = n; i-- > 0;)  // a chunk only builds on earlier ones
     if (need[i])
       for (size_t j = 0; j < i; ++j)
-        if (std::string_view(kMath[j].key) == kMath[i].needs) need[j] = true;
-  std::string math;
+        if (std::string_view(kHelpers[j].key) == kHelpers[i].needs) need[j] = true;
+  std::string helpers;
   for (size_t i = 0; i < n; ++i)
-    if (need[i]) math += kMath[i].code;
-  src.insert(at, math);
+    if (need[i]) helpers += kHelpers[i].code;
+  src.insert(at, helpers);
   return src;
 }
 

@@ -52,9 +52,9 @@ class CppDialect : public Dialect {
                             std::span<const int> pattern) const override;
   std::string unroll_hint(int factor) const override;
   std::string prelude() const override;
-  // `src` (prelude + kernel) with the f32 math helpers the kernel calls inserted
-  // at the end of the prelude.
-  std::string with_math(std::string src) const;
+  // `src` (prelude + kernel) with the helpers the kernel uses (line types,
+  // conversions, atomics, f32 math...) inserted at the end of the prelude.
+  std::string with_helpers(std::string src) const;
 
  private:
   OpTable table_;

@@ -393,6 +393,7 @@ class CpuSimtEmitter : public CEmitter {
       std::string l = std::string("l") + "xyz"[ax];
       if (ax == 0) {
         if (opt_.assume_independent_items) line("#pragma clang loop vectorize(assume_safety)");
+        if (opt_.fold_item_tail) line("#pragma clang loop vectorize_predicate(enable)");
         open("for (u32 kg_ix = " + x0 + "; kg_ix < " + xe + "; ++kg_ix)");
         if (!whole_range_) line("const u32 lx = kg_ix - " + x0 + ";");
       } else {
@@ -442,7 +443,7 @@ std::string cpp_entry_symbol(const ir::Kernel& k, const CppOptions& opt) {
 std::string emit_cpp(const ir::Kernel& k, const CppOptions& opt) {
   check_capabilities(k, cpu_caps());
   static const CppDialect dialect;
-  return dialect.with_math(CpuSimtEmitter(k, dialect, opt).run());
+  return dialect.with_helpers(CpuSimtEmitter(k, dialect, opt).run());
 }
 
 }  // namespace kgen::codegen

@@ -242,8 +242,10 @@ class CpuDevice final : public Device {
       }
     }
 
+    const bool lean = codegen::lean_passes_suffice(optimized);
     codegen::CppOptions copt;
     copt.assume_independent_items = opt.assume_independent_items;
+    copt.fold_item_tail = lean && caps_.vector_bits >= 512;
     copt.entry = entry_symbol_for(ir_hash);
     auto code = std::make_shared<CpuCode>();
     code->canonical = optimized;
@@ -254,6 +256,7 @@ class CpuDevice final : public Device {
     jo.opt_level = opt.opt_level;
     jo.keep_ir = jo.keep_asm = opt.keep_ir;
     jo.prefer_vector_bits = int(codegen::auto_vector_bits(optimized, caps_));
+    jo.lean_passes = lean;
     jit::ObjectCode obj = jit::compile_to_object(code->source, jo);
     if (use_cache) cache_.store(key, {"", "entry=" + code->symbol + "\nkernel=" + k.name + "\n", code->source, obj.bytes});
     code->ir = std::move(obj.ir);
@@ -267,7 +270,8 @@ class CpuDevice final : public Device {
       const auto& st = code->module->stats();
       ir::debug_log(1, "compile", "'" + k.name + "' compiled in " + std::to_string(ms) + " ms (clang+opt " +
                                       std::to_string(st.frontend_ms) + ", codegen " + std::to_string(st.codegen_ms) +
-                                      ", link " + std::to_string(st.link_ms) + "); cache miss " + key.hex());
+                                      ", link " + std::to_string(st.link_ms) + (lean ? ", lean passes" : "") +
+                                      "); cache miss " + key.hex());
     }
     std::shared_ptr<const CpuCode> kept = code;
     if (use_cache) kept = cache_.keep_loaded(key, kept);

@@ -64,3 +64,22 @@ TEST_CASE("barriers without a fixed workgroup are refused clearly") {
   k.workgroup_size = {0, 0, 0};
   CHECK_THROWS_WITH_AS(kgen::codegen::emit_cpp(k), doctest::Contains("fixed workgroup"), kgen::ir::Error);
 }
+
+TEST_CASE("the prelude carries the helpers a kernel uses, and only those") {
+  using kgen::codegen::emit_cpp;
+  auto has = [](const std::string& src, const char* what) { return src.find(what) != std::string::npos; };
+  const std::string saxpy = emit_cpp(kgen::test::saxpy());
+  CHECK_FALSE(has(saxpy, "KG_LINES("));  // no line types
+  CHECK_FALSE(has(saxpy, "kg_atomic_min("));
+  CHECK_FALSE(has(saxpy, "kg_map1("));
+  CHECK_FALSE(has(saxpy, "kg_expf("));
+  const std::string lines = emit_cpp(kgen::test::lines(8));
+  CHECK(has(lines, "KG_LINES(f32)"));
+  const std::string histogram = emit_cpp(kgen::test::histogram());  // an add: __atomic_fetch_add, no helper
+  CHECK_FALSE(has(histogram, "kg_atomic_min("));
+  const std::string math = emit_cpp(kgen::test::transcendental());
+  CHECK(has(math, "KG_MATH f32 kg_expf("));
+  CHECK(has(math, "KG_MATH f32 kg_fbits("));  // the chunk exp builds on
+  const std::string casts = emit_cpp(kgen::test::casts());
+  CHECK(has(casts, "static inline I kg_sat("));
+}

@@ -177,6 +177,25 @@ TEST_CASE("cpu: only cheap scalar kernels take the family's streaming vector wid
   CHECK(codegen::auto_vector_bits(test::saxpy(), caps) == 512);
 }
 
+TEST_CASE("cpu: straight-line scalar kernels compile with the lean pass list, loops and lines with -O2's") {
+  CHECK(codegen::lean_passes_suffice(test::saxpy()));
+  CHECK(codegen::lean_passes_suffice(test::transcendental()));
+  CHECK(codegen::lean_passes_suffice(test::casts()));
+  CHECK_FALSE(codegen::lean_passes_suffice(test::saxpy_loop()));     // a loop inside the item
+  CHECK_FALSE(codegen::lean_passes_suffice(test::lines(8)));         // lines: their lane loops want unrolling
+  CHECK_FALSE(codegen::lean_passes_suffice(test::reduce_sum()));     // barriers, workgroup memory
+  CHECK_FALSE(codegen::lean_passes_suffice(test::histogram()));      // atomics
+}
+
+TEST_CASE("cpu: the lean pass list vectorises the item loop; AVX-512 folds its tail into one masked step") {
+  rt::CompileOptions o;
+  o.keep_ir = true;
+  auto s = cpu().compile(test::transcendental(), o);
+  const std::string& ir = s->debug_ir();
+  CHECK_MESSAGE(ir.find(" x float>") != std::string::npos, ir);
+  if (cpu().caps().vector_bits >= 512) CHECK_MESSAGE(ir.find("@llvm.masked.store") != std::string::npos, ir);
+}
+
 namespace {
 
 // out[i] = a * x[i] for global x ids below n: `if (i < n) {...}` when

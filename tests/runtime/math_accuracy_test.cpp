@@ -1,5 +1,5 @@
 // Accuracy sweep of the CPU prelude's inline f32 math (codegen/cpp_dialect.cpp,
-// kMath) against the interpreter, i.e. glibc: each function is JIT-compiled as
+// kHelpers) against the interpreter, i.e. glibc: each function is JIT-compiled as
 // an elementwise kernel (the guarded loop the vectoriser if-converts) and run
 // on a strided sweep of all f32 bit patterns plus special values, thresholds
 // and dense ranges. Reports the max ulp error per function.
