@@ -248,9 +248,12 @@ TEST_CASE("attention: the CPU heuristic keeps the flash accumulators within the 
   codegen::TargetCaps avx2 = codegen::cpu_caps(), avx512 = codegen::cpu_caps();
   avx2.vector_bits = 256, avx2.vector_registers = 16;
   avx512.vector_bits = 512, avx512.vector_registers = 32;
-  avx2.cpu.split_zmm = avx512.cpu.split_zmm = false;  // Zen 4's rules are checked below
-  codegen::TargetCaps zen4 = avx512;
+  avx2.cpu.split_zmm = avx512.cpu.split_zmm = false;  // Zen 4's and Intel's rules are checked below
+  avx512.cpu.family = codegen::CpuFamily::zen5;
+  codegen::TargetCaps zen4 = avx512, intel = avx512;
   zen4.cpu.split_zmm = true;
+  zen4.cpu.family = codegen::CpuFamily::zen4;
+  intel.cpu.family = codegen::CpuFamily::intel_avx512;
   for (bool causal : {false, true}) {
     // AVX2 (a line is 2 ymm): the GEMM register tiles, the matmul's 6 × 16
     // block for 16 ymm, at every D of whole lines and with GQA.
@@ -260,15 +263,18 @@ TEST_CASE("attention: the CPU heuristic keeps the flash accumulators within the 
     CHECK(d->heuristic(att({1, 8, 8, 64, 8, 1024}, causal), avx2).str() == "impl=3 kb=64 mr=4 nl=1 qt=2");
     CHECK(d->heuristic(att({1, 8, 12, 64, 8, 512}, causal), avx2).str() == "impl=3 kb=64 mr=6 nl=1 qt=2");
     CHECK(d->heuristic(att({1, 8, 30, 64, 8, 512}, causal), avx2).str() == "impl=3 kb=64 mr=6 nl=1 qt=1");
-    // 4 rows × 4 lines in zmm registers on AVX-512; Zen 4 takes the tiles.
+    // 4 rows × 4 lines in zmm registers on AVX-512 (Zen 5); Zen 4 and Intel take the tiles.
     CHECK(d->heuristic(att({1, 8, 1024, 64}, causal), avx512).str() == "impl=1 kb=64 qb=4");
     CHECK(d->heuristic(att({1, 8, 1024, 64}, causal), zen4).str() == "impl=3 kb=64 mr=6 nl=4 qt=2");
     CHECK(d->heuristic(att({8, 12, 128, 64}, causal), zen4).get("impl") == 3);
+    CHECK(d->heuristic(att({1, 8, 1024, 64}, causal), intel).str() == "impl=3 kb=64 mr=6 nl=4 qt=2");
+    CHECK(d->heuristic(att({1, 32, 1024, 128}, causal), intel).get("impl") == 3);
     // Decode rows (up to 4, G·S <= 16): the split-key decode form. D off
     // whole lines: the tiles everywhere.
     CHECK(d->heuristic(att({1, 32, 1, 128, 8, 2048}, causal), avx2).str() == "impl=4 kc=256");
     CHECK(d->heuristic(att({1, 32, 4, 128, 8, 2048}, causal), avx512).get("impl") == 4);
     CHECK(d->heuristic(att({1, 32, 1, 128, 8, 2048}, causal), avx512).str() == "impl=4 kc=256");
+    CHECK(d->heuristic(att({1, 32, 1, 128, 8, 2048}, causal), intel).str() == "impl=4 kc=256");
     // Zen 4: one grouped row takes the grouped naive form; four rows still split.
     CHECK(d->heuristic(att({1, 32, 1, 128, 8, 2048}, causal), zen4).str() == "impl=0 rg=4");
     CHECK(d->heuristic(att({1, 32, 4, 128, 8, 2048}, causal), zen4).get("impl") == 4);
