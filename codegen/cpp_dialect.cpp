@@ -1124,7 +1124,7 @@ template <class A, class C> KG_MATH C kg_dot2_i16(A a, A b, C c) {
   }
 }
 )"},
-    {"in_reg", "kg_in_reg(", "", R"(KG_MATH kg_u8v64 kg_in_reg(kg_u8v64 x) {
+    {"in_reg", "kg_in_reg(", "u8_lines", R"(KG_MATH kg_u8v64 kg_in_reg(kg_u8v64 x) {
 #if defined(__AVX512BW__)
   __asm__("" : "+v"(x));
 #endif
