@@ -19,7 +19,7 @@ struct JitOptions {
   std::vector<std::string> extra_args;  // extra cc1 arguments (e.g. "-Rpass=loop-vectorize")
   int prefer_vector_bits = 512;         // widest vectors the loop and SLP vectorisers use
   // Optimise with kgen's short pass list (inlining, scalar clean-up, the loop
-  // and SLP vectorisers) instead of clang's -O pipeline: about half the
+  // vectoriser) instead of clang's -O pipeline: about half the
   // optimisation time, for sources whose only loop is the work-item loop
   // (codegen::lean_passes_suffice decides). Ignored at opt_level 0 and with
   // extra_args.
