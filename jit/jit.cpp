@@ -139,9 +139,9 @@ llvm::TargetLibraryInfoImpl library_info(const llvm::Module& m) {
 // The lean pass list (JitOptions::lean_passes): what clang's -O2 does that
 // matters to a source whose one loop is the work-item loop. Inline the
 // prelude's helpers, promote and clean up scalars, hoist the loop's
-// invariants, widen its index, vectorise it, tidy up. -O2's other ~80 passes
-// (unrolling, GVN, jump threading, SLP, the simplification repeated inside
-// the inliner...) take half its time and do not speed such a loop up.
+// invariants, vectorise it, tidy up. -O2's other ~80 passes (unrolling, GVN,
+// jump threading, IndVars, SLP, the simplification repeated inside the
+// inliner...) take half its time and do not speed such a loop up.
 // SimplifyCFG turns the ternaries into selects before InstCombine sees them,
 // so a clamp `x > c ? c : x` stays one min (instcombine first folds a negated
 // x into the compare and leaves a compare and a blend: silu ~3% slower).
