@@ -34,6 +34,13 @@ struct CppOptions {
   // a scalar loop: one vector copy of the item body to compile, not three.
   // Cheap only where masked loads and stores are (AVX-512).
   bool fold_item_tail = false;
+  // The streaming entry of a kernel that item_stream_store_bytes admits: the
+  // emitter tells LLVM that the written buffers are 64-byte aligned and the
+  // workgroup's x size a multiple of kStreamItemGroup (the runtime launches
+  // this entry only then), so the item loop's vector stores are provably
+  // aligned and jit::JitOptions::stream_aligned_stores can make them
+  // nontemporal. Off with fold_item_tail (masked stores cannot stream).
+  bool stream_item_stores = false;
 };
 
 std::string cpp_entry_symbol(const ir::Kernel& k, const CppOptions& opt = {});
@@ -53,5 +60,16 @@ uint32_t auto_vector_bits(const ir::Kernel& k, const TargetCaps& caps);
 // scalar code (branches, no loops, lines, atomics, barriers or workgroup
 // memory), so the only loop in the source is the work-item loop.
 bool lean_passes_suffice(const ir::Kernel& k);
+// The workgroup x size a streaming entry needs a multiple of (64 items: 64
+// bytes of the narrowest element), so every vector step starts aligned.
+inline constexpr uint32_t kStreamItemGroup = 64;
+// How far ahead (ids) a streaming entry prefetches its inputs: the op
+// library's streamed lines' distance (ops/elementwise/fusion.h).
+inline constexpr uint32_t kStreamPrefetchItems = 512;
+// Bytes k writes per global x id when its item loop can stream its stores
+// (CppOptions::stream_item_stores), else 0: a lean kernel (above) that sees
+// only its global x id, with every store at that id, so the launch writes
+// x extent × these bytes contiguously.
+uint32_t item_stream_store_bytes(const ir::Kernel& k);
 
 }  // namespace kgen::codegen

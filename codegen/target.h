@@ -2,6 +2,7 @@
 // kernel is refused up front, with the capability named, instead of failing
 // deep inside a backend compiler.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -64,6 +65,18 @@ struct TargetCaps {
   // the runtime turns into an error instead of a silently wrong result.
   uint32_t loop_iteration_limit = 0;
 };
+
+// Outputs of at least half the last-level cache go out with streaming
+// (nontemporal) stores on the CPU, and never below 65 MiB where the LLC is
+// larger: such an output and its input fill the LLC, so the tensors around
+// it evict it before its reader comes (rmsnorm 2048x1024 on a 32 MiB L3 ran
+// at half speed streamed on 2 threads). Without a known LLC size the 65 MiB
+// bound applies. Read by the memory-bound ops' heuristics and by the CPU
+// runtime's choice of a SIMT kernel's streaming entry.
+inline constexpr double kStreamMinOutputBytes = 65.0 * 1024 * 1024;
+inline double stream_min_output_bytes(const TargetCaps& caps) {
+  return caps.llc_bytes ? std::min(double(caps.llc_bytes) / 2, kStreamMinOutputBytes) : kStreamMinOutputBytes;
+}
 
 // Native registers one f32x16 line takes on the CPU (1 on AVX-512, 2 on AVX2).
 inline uint32_t registers_per_line(const TargetCaps& c) { return c.vector_bits ? (512 + c.vector_bits - 1) / c.vector_bits : 1; }

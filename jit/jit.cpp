@@ -1,5 +1,6 @@
 #include "jit/jit.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
@@ -17,6 +18,8 @@
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/Instructions.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -152,7 +155,27 @@ constexpr const char* kLeanPipeline =
     "function(sroa,early-cse,simplifycfg,instcombine<no-verify-fixpoint>,loop-mssa(licm),loop-rotate,"
     "loop-vectorize,instcombine<no-verify-fixpoint>,simplifycfg)";
 
-void run_lean_passes(llvm::Module& m, llvm::TargetMachine& tm) {
+// JitOptions::stream_aligned_stores, after the lean list and InferAlignment:
+// LLVM's vectoriser refuses a nontemporal scalar store on x86 (its vector
+// would need an alignment that the scalar's does not show), so the stores
+// are marked once their vector form and alignment are known.
+void stream_aligned_vector_stores(llvm::Module& m) {
+  llvm::LLVMContext& ctx = m.getContext();
+  const llvm::DataLayout& dl = m.getDataLayout();
+  llvm::MDNode* nontemporal = llvm::MDNode::get(
+      ctx, {llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), 1))});
+  for (llvm::Function& f : m)
+    for (llvm::BasicBlock& bb : f)
+      for (llvm::Instruction& i : bb) {
+        auto* st = llvm::dyn_cast<llvm::StoreInst>(&i);
+        if (!st || !st->getValueOperand()->getType()->isVectorTy()) continue;
+        const uint64_t bytes = dl.getTypeStoreSize(st->getValueOperand()->getType());
+        if (bytes >= 16 && llvm::isPowerOf2_64(bytes) && st->getAlign().value() >= std::min<uint64_t>(bytes, 64))
+          st->setMetadata(llvm::LLVMContext::MD_nontemporal, nontemporal);
+      }
+}
+
+void run_lean_passes(llvm::Module& m, llvm::TargetMachine& tm, bool stream) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -166,9 +189,11 @@ void run_lean_passes(llvm::Module& m, llvm::TargetMachine& tm) {
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   llvm::ModulePassManager mpm;
-  if (auto err = pb.parsePassPipeline(mpm, kLeanPipeline))
+  const std::string list = std::string(kLeanPipeline) + (stream ? ",function(infer-alignment)" : "");
+  if (auto err = pb.parsePassPipeline(mpm, list))
     throw std::runtime_error("kgen jit: lean pass list: " + llvm::toString(std::move(err)));
   mpm.run(m, mam);
+  if (stream) stream_aligned_vector_stores(m);
 }
 
 std::string emit(llvm::Module& m, llvm::TargetMachine& tm, llvm::CodeGenFileType kind) {
@@ -241,7 +266,7 @@ ObjectCode compile_to_object(std::string_view source, const JitOptions& opt) {
   out.remarks = diag_text;
   llvm::TargetMachine& tm = st.machine(opt.opt_level);
   mod->setDataLayout(tm.createDataLayout());
-  if (lean) run_lean_passes(*mod, tm);
+  if (lean) run_lean_passes(*mod, tm, opt.stream_aligned_stores);
   out.stats.frontend_ms = ms_since(t0);
 
   auto t1 = Clock::now();

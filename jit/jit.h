@@ -24,6 +24,13 @@ struct JitOptions {
   // (codegen::lean_passes_suffice decides). Ignored at opt_level 0 and with
   // extra_args.
   bool lean_passes = false;
+  // With lean_passes: after vectorising, every vector store whose alignment
+  // LLVM proves to cover its size (up to 64 bytes) becomes nontemporal
+  // (x86: vmovntps), so a streamed output skips the read for ownership.
+  // Unaligned and scalar stores stay plain. The source must end with a
+  // store fence (codegen's kg_stream_fence): streaming stores are weakly
+  // ordered.
+  bool stream_aligned_stores = false;
 };
 
 struct CompileStats {

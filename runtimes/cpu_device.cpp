@@ -85,17 +85,36 @@ void check_alignment(const ir::Kernel& k, const LaunchArgs& a, void* const* ptrs
 // one key: the linked module and, to guard against 64-bit hash collisions,
 // the canonical (optimised) kernel it was built from.
 struct CpuCode {
+  CacheKey key;
   std::shared_ptr<jit::Module> module;
   codegen::KgenEntry entry = nullptr;
   ir::Kernel canonical;
   bool canonical_unknown = false;  // loaded through an alias: `canonical` is empty
   std::string source, symbol;
   std::string ir, assembly;  // only when the compiler produced them (keep_ir / KGEN_DEBUG)
+  // codegen::item_stream_store_bytes of the kernel: nonzero when it has a
+  // streaming entry, compiled on the first launch that writes past the cache.
+  uint32_t stream_bytes = 0;
+  mutable std::mutex stream_mu;
+  mutable bool stream_tried = false;
+  mutable std::shared_ptr<const CpuCode> stream;  // null until compiled, or when it failed
 };
+
+// The meta lines of a cache entry, and a value read back from them.
+std::string code_meta(const CpuCode& c, const std::string& kernel_name) {
+  return "entry=" + c.symbol + "\nkernel=" + kernel_name + "\nstream_bytes=" + std::to_string(c.stream_bytes) + "\n";
+}
+std::string meta_value(const std::string& meta, const std::string& name) {
+  const size_t at = meta.find(name + "=");
+  if (at == std::string::npos) return "";
+  const size_t begin = at + name.size() + 1;
+  return meta.substr(begin, meta.find('\n', begin) - begin);
+}
 
 class CpuKernel final : public CompiledKernel {
  public:
-  CpuKernel(const ir::Kernel& k, std::shared_ptr<const CpuCode> code, bool hit, double ms) : code_(std::move(code)) {
+  CpuKernel(const ir::Kernel& k, std::shared_ptr<const CpuCode> code, const CompileOptions& opt, bool hit, double ms)
+      : code_(std::move(code)), options_(opt) {
     kernel_ = k;
     source_ = code_->source;
     entry_ = code_->symbol;
@@ -103,11 +122,14 @@ class CpuKernel final : public CompiledKernel {
     compile_ms_ = ms;
   }
   codegen::KgenEntry fn() const { return code_->entry; }
+  const CpuCode& code() const { return *code_; }
+  const CompileOptions& options() const { return options_; }
   std::string debug_ir() const override { return code_->ir; }
   std::string debug_asm() const override { return code_->assembly; }
 
  private:
   std::shared_ptr<const CpuCode> code_;
+  CompileOptions options_;
 };
 
 // The entry symbol comes from the structural hash, not the kernel's name, so
@@ -199,7 +221,7 @@ class CpuDevice final : public Device {
         if (auto code = cache_.find_loaded<CpuCode>(it->second.second)) {
           double ms = ms_since(t0);
           ir::debug_log(1, "cache", "hit (memory, prepared) " + it->second.second.hex() + " for '" + k.name + "' in " + std::to_string(ms) + " ms");
-          return std::make_shared<CpuKernel>(k, std::move(code), true, ms);
+          return std::make_shared<CpuKernel>(k, std::move(code), opt, true, ms);
         }
     }
     const CacheKey raw_key = raw_cache_key(raw_hash, opt);
@@ -208,7 +230,7 @@ class CpuDevice final : public Device {
       if (auto hit = load_through_alias(raw_key, k, memo_key, alias_tried)) {
         double ms = ms_since(t0);
         ir::debug_log(1, "cache", "hit (disk, prepared) for '" + k.name + "' in " + std::to_string(ms) + " ms");
-        return std::make_shared<CpuKernel>(k, std::move(hit), true, ms);
+        return std::make_shared<CpuKernel>(k, std::move(hit), opt, true, ms);
       }
     // The cache key hashes the kernel after the IR pipeline, so kernels that
     // optimise to the same IR share an entry.
@@ -227,7 +249,7 @@ class CpuDevice final : public Device {
       if (code && ours) {
         double ms = ms_since(t0);
         ir::debug_log(1, "cache", "hit (memory) " + key.hex() + " for '" + k.name + "' in " + std::to_string(ms) + " ms");
-        return std::make_shared<CpuKernel>(k, std::move(code), true, ms);
+        return std::make_shared<CpuKernel>(k, std::move(code), opt, true, ms);
       }
       if (code) {
         // Another kernel owns this key: compile this one privately, cache nothing.
@@ -237,45 +259,17 @@ class CpuDevice final : public Device {
         if (auto hit = load_from_disk(key, &optimized)) {
           double ms = ms_since(t0);
           ir::debug_log(1, "cache", "hit (disk) " + key.hex() + " for '" + k.name + "' in " + std::to_string(ms) + " ms");
-          return std::make_shared<CpuKernel>(k, cache_.keep_loaded(key, std::move(hit)), true, ms);
+          return std::make_shared<CpuKernel>(k, cache_.keep_loaded(key, std::move(hit)), opt, true, ms);
         }
       }
     }
 
-    const bool lean = codegen::lean_passes_suffice(optimized);
-    codegen::CppOptions copt;
-    copt.assume_independent_items = opt.assume_independent_items;
-    copt.fold_item_tail = lean && caps_.vector_bits >= 512;
-    copt.entry = entry_symbol_for(ir_hash);
-    auto code = std::make_shared<CpuCode>();
-    code->canonical = optimized;
-    code->symbol = copt.entry;
-    code->source = codegen::emit_cpp(optimized, copt);
-    if (ir::debug_level() >= 2) ir::debug_log(2, "source", "generated C++ for '" + k.name + "':\n" + code->source);
-    jit::JitOptions jo;
-    jo.opt_level = opt.opt_level;
-    jo.keep_ir = jo.keep_asm = opt.keep_ir;
-    jo.prefer_vector_bits = int(codegen::auto_vector_bits(optimized, caps_));
-    jo.lean_passes = lean;
-    jit::ObjectCode obj = jit::compile_to_object(code->source, jo);
-    if (use_cache) cache_.store(key, {"", "entry=" + code->symbol + "\nkernel=" + k.name + "\n", code->source, obj.bytes});
-    code->ir = std::move(obj.ir);
-    code->assembly = std::move(obj.assembly);
-    if (ir::debug_level() >= 4 && !code->assembly.empty())
-      ir::debug_log(4, "asm", "x86 assembly of '" + k.name + "':\n" + code->assembly);
-    code->module = jit::load_object(std::move(obj.bytes), obj.stats);
-    code->entry = code->module->lookup_fn<codegen::KgenEntry>(code->symbol);
-    double ms = ms_since(t0);
-    if (ir::debug_level() >= 1) {
-      const auto& st = code->module->stats();
-      ir::debug_log(1, "compile", "'" + k.name + "' compiled in " + std::to_string(ms) + " ms (clang+opt " +
-                                      std::to_string(st.frontend_ms) + ", codegen " + std::to_string(st.codegen_ms) +
-                                      ", link " + std::to_string(st.link_ms) + (lean ? ", lean passes" : "") +
-                                      "); cache miss " + key.hex());
-    }
+    auto code = build_code(optimized, k.name, key, entry_symbol_for(ir_hash), opt, false, use_cache);
+    const double ms = ms_since(t0);
+    log_compile(k.name, *code, ms, "");
     std::shared_ptr<const CpuCode> kept = code;
     if (use_cache) kept = cache_.keep_loaded(key, kept);
-    return std::make_shared<CpuKernel>(k, std::move(kept), false, ms);
+    return std::make_shared<CpuKernel>(k, std::move(kept), opt, false, ms);
   }
 
   std::shared_ptr<CompiledKernel> load_cached(const ir::Kernel& signature, uint64_t raw_hash, const CompileOptions& opt) override {
@@ -286,7 +280,7 @@ class CpuDevice final : public Device {
     if (!code) return nullptr;
     const double ms = ms_since(t0);
     ir::debug_log(1, "cache", "hit (disk, by hash) " + key->hex() + " for '" + signature.name + "' in " + std::to_string(ms) + " ms");
-    return std::make_shared<CpuKernel>(signature, std::move(code), true, ms);
+    return std::make_shared<CpuKernel>(signature, std::move(code), opt, true, ms);
   }
 
   KernelCache* kernel_cache() override { return &cache_; }
@@ -311,7 +305,7 @@ class CpuDevice final : public Device {
     codegen::KgenArgs args{ptrs, reinterpret_cast<const unsigned long long*>(a.scalars.data()),
                            {a.dims.grid[0], a.dims.grid[1], a.dims.grid[2]},
                            {a.dims.workgroup[0], a.dims.workgroup[1], a.dims.workgroup[2]}};
-    RunCtx ctx{k->fn(), &args};
+    RunCtx ctx{entry_for(*k, a, ptrs), &args};
     pool_.run(a.dims.total_groups(), run_range, &ctx);
   }
 
@@ -325,6 +319,91 @@ class CpuDevice final : public Device {
   }
 
  private:
+  // Emits `optimized` as C++ with entry `symbol`, compiles and links it, and
+  // stores the object under `key` when use_cache. stream: the streaming entry
+  // (codegen::CppOptions::stream_item_stores).
+  std::shared_ptr<CpuCode> build_code(const ir::Kernel& optimized, const std::string& name, const CacheKey& key,
+                                      const std::string& symbol, const CompileOptions& opt, bool stream, bool use_cache) {
+    const bool lean = codegen::lean_passes_suffice(optimized);
+    codegen::CppOptions copt;
+    copt.assume_independent_items = opt.assume_independent_items;
+    copt.fold_item_tail = lean && caps_.vector_bits >= 512 && !stream;
+    copt.stream_item_stores = stream;
+    copt.entry = symbol;
+    auto code = std::make_shared<CpuCode>();
+    code->key = key;
+    code->canonical = optimized;
+    code->symbol = symbol;
+    code->stream_bytes = lean && !stream ? codegen::item_stream_store_bytes(optimized) : 0;
+    code->source = codegen::emit_cpp(optimized, copt);
+    if (ir::debug_level() >= 2) ir::debug_log(2, "source", "generated C++ for '" + name + "':\n" + code->source);
+    jit::JitOptions jo;
+    jo.opt_level = opt.opt_level;
+    jo.keep_ir = jo.keep_asm = opt.keep_ir;
+    jo.prefer_vector_bits = int(codegen::auto_vector_bits(optimized, caps_));
+    jo.lean_passes = lean;
+    jo.stream_aligned_stores = stream;
+    jit::ObjectCode obj = jit::compile_to_object(code->source, jo);
+    if (use_cache) cache_.store(key, {"", code_meta(*code, name), code->source, obj.bytes});
+    code->ir = std::move(obj.ir);
+    code->assembly = std::move(obj.assembly);
+    if (ir::debug_level() >= 4 && !code->assembly.empty())
+      ir::debug_log(4, "asm", "x86 assembly of '" + name + "':\n" + code->assembly);
+    code->module = jit::load_object(std::move(obj.bytes), obj.stats);
+    code->entry = code->module->lookup_fn<codegen::KgenEntry>(code->symbol);
+    return code;
+  }
+
+  void log_compile(const std::string& name, const CpuCode& code, double ms, const std::string& what) const {
+    if (ir::debug_level() < 1) return;
+    const auto& st = code.module->stats();
+    const bool lean = code.canonical_unknown || codegen::lean_passes_suffice(code.canonical);
+    ir::debug_log(1, "compile", "'" + name + "'" + what + " compiled in " + std::to_string(ms) + " ms (clang+opt " +
+                                    std::to_string(st.frontend_ms) + ", codegen " + std::to_string(st.codegen_ms) + ", link " +
+                                    std::to_string(st.link_ms) + (lean ? ", lean passes" : "") + "); cache miss " +
+                                    code.key.hex());
+  }
+
+  // The entry a launch runs: the kernel's own, or its streaming entry when
+  // it has one, the launch writes at least codegen::stream_min_output_bytes
+  // (the output would leave the cache before anyone read it, so skipping
+  // the read for ownership saves a third of its DRAM traffic or more), the
+  // workgroup is whole 64-item steps and the written buffers 64-byte aligned.
+  codegen::KgenEntry entry_for(const CpuKernel& k, const LaunchArgs& a, void* const* ptrs) {
+    const CpuCode& code = k.code();
+    if (!code.stream_bytes || a.dims.workgroup[0] % codegen::kStreamItemGroup != 0) return code.entry;
+    const double bytes = double(a.dims.grid[0]) * a.dims.workgroup[0] * code.stream_bytes;
+    if (bytes < codegen::stream_min_output_bytes(caps_)) return code.entry;
+    const ir::Kernel& sig = k.kernel();
+    for (size_t i = 0; i < a.buffers.size(); ++i)
+      if (sig.buffers[i].access != ir::Access::Read && reinterpret_cast<uintptr_t>(ptrs[i]) % 64 != 0) return code.entry;
+    std::lock_guard<std::mutex> lock(code.stream_mu);
+    if (!code.stream_tried) {
+      code.stream_tried = true;
+      try {
+        code.stream = streaming_code(k, code);
+      } catch (const std::exception& e) {  // the plain entry is as correct, only slower
+        ir::debug_log(1, "compile", "streaming entry of '" + sig.name + "' failed, plain stores kept: " + e.what());
+      }
+    }
+    return code.stream ? code.stream->entry : code.entry;
+  }
+
+  // The streaming entry of `plain`, from the cache or compiled.
+  std::shared_ptr<const CpuCode> streaming_code(const CpuKernel& k, const CpuCode& plain) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const CacheKey key = cache_key_from_text(plain.key.text + "streaming entry\n");
+    const bool use_cache = !k.options().keep_ir;
+    if (use_cache) {
+      if (auto code = cache_.find_loaded<CpuCode>(key)) return code;
+      if (auto code = load_from_disk(key, nullptr)) return cache_.keep_loaded(key, std::move(code));
+    }
+    const ir::Kernel optimized = plain.canonical_unknown ? prepare_kernel(k.kernel(), caps_, k.options()) : plain.canonical;
+    auto code = build_code(optimized, k.kernel().name, key, plain.symbol + "_stream", k.options(), true, use_cache);
+    log_compile(k.kernel().name, *code, ms_since(t0), " (streaming entry)");
+    return use_cache ? cache_.keep_loaded(key, std::shared_ptr<const CpuCode>(code)) : code;
+  }
+
   // A disk entry linked into the process, or null (miss, or an entry that
   // decoded but would not link: discarded and rebuilt by the caller).
   // `optimized` is null when the kernel after the pipeline is not at hand
@@ -335,9 +414,10 @@ class CpuDevice final : public Device {
     auto code = std::make_shared<CpuCode>();
     if (optimized) code->canonical = *optimized;
     code->canonical_unknown = !optimized;
+    code->key = key;
     code->source = std::move(e->source);
-    size_t at = e->meta.find("entry=");
-    code->symbol = at == std::string::npos ? "" : e->meta.substr(at + 6, e->meta.find('\n', at) - at - 6);
+    code->symbol = meta_value(e->meta, "entry");
+    code->stream_bytes = uint32_t(std::strtoul(meta_value(e->meta, "stream_bytes").c_str(), nullptr, 10));
     try {
       code->module = jit::load_object(std::move(e->artifact));
       code->entry = code->module->lookup_fn<codegen::KgenEntry>(code->symbol);

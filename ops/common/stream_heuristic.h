@@ -8,24 +8,17 @@
 // loses when it would still be in cache for the next op. Both forms stay in
 // the ops' candidate lists, so `kgen tune` can overrule this per shape.
 #pragma once
-#include <algorithm>
-
 #include "ops/core/op.h"
 
 namespace kgen::ops {
 
-// Outputs of at least half the last-level cache stream (CPU only), and
-// never below 65 MiB where the LLC is larger: such an output and its input
-// fill the LLC, so the tensors around it in a model evict it before its
-// reader comes. Below that the reader (often the very next op) finds it in
-// cache, which a streaming store would have sent to DRAM (rmsnorm 2048x1024
-// on a 32 MiB L3 ran at half speed streamed on 2 threads). Without a known
-// LLC size the 65 MiB bound applies.
-inline constexpr double kStreamMinOutputBytes = 65.0 * 1024 * 1024;
-
-inline double stream_min_output_bytes(const TargetCaps& caps) {
-  return caps.llc_bytes ? std::min(double(caps.llc_bytes) / 2, kStreamMinOutputBytes) : kStreamMinOutputBytes;
-}
+// The bound (codegen::stream_min_output_bytes, shared with the CPU runtime's
+// streaming entry of plain SIMT kernels): outputs of at least half the
+// last-level cache, and never below 65 MiB where the LLC is larger. Below it
+// the reader (often the very next op) finds the output in cache, which a
+// streaming store would have sent to DRAM.
+using codegen::kStreamMinOutputBytes;
+using codegen::stream_min_output_bytes;
 
 inline bool stream_output(const TargetCaps& caps, double output_bytes) {
   return is_cpu(caps) && output_bytes >= stream_min_output_bytes(caps);
