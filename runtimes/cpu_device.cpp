@@ -81,6 +81,15 @@ void check_alignment(const ir::Kernel& k, const LaunchArgs& a, void* const* ptrs
   }
 }
 
+// KGEN_NO_STREAM_ENTRY=1 keeps every launch on its kernel's plain entry.
+bool stream_entries_on() {
+  static const bool on = [] {
+    const char* e = std::getenv("KGEN_NO_STREAM_ENTRY");
+    return !(e && *e && *e != '0');
+  }();
+  return on;
+}
+
 // What the memory layer of the compile cache shares between every compile of
 // one key: the linked module and, to guard against 64-bit hash collisions,
 // the canonical (optimised) kernel it was built from.
@@ -371,7 +380,7 @@ class CpuDevice final : public Device {
   // workgroup is whole 64-item steps and the written buffers 64-byte aligned.
   codegen::KgenEntry entry_for(const CpuKernel& k, const LaunchArgs& a, void* const* ptrs) {
     const CpuCode& code = k.code();
-    if (!code.stream_bytes || a.dims.workgroup[0] % codegen::kStreamItemGroup != 0) return code.entry;
+    if (!code.stream_bytes || a.dims.workgroup[0] % codegen::kStreamItemGroup != 0 || !stream_entries_on()) return code.entry;
     const double bytes = double(a.dims.grid[0]) * a.dims.workgroup[0] * code.stream_bytes;
     if (bytes < codegen::stream_min_output_bytes(caps_)) return code.entry;
     const ir::Kernel& sig = k.kernel();
