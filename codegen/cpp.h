@@ -60,6 +60,12 @@ uint32_t auto_vector_bits(const ir::Kernel& k, const TargetCaps& caps);
 // scalar code (branches, no loops, lines, atomics, barriers or workgroup
 // memory), so the only loop in the source is the work-item loop.
 bool lean_passes_suffice(const ir::Kernel& k);
+// Whether v is the item's global x id itself: an access there walks its
+// buffer contiguously along the item loop.
+inline bool is_global_x_id(const ir::ValueIndex& index, ir::ValueId v) {
+  const ir::Instr* d = index.def(v);
+  return d && d->op == ir::Op::GlobalId && d->attr == 0;
+}
 // The workgroup x size a streaming entry needs a multiple of (64 items: 64
 // bytes of the narrowest element), so every vector step starts aligned.
 inline constexpr uint32_t kStreamItemGroup = 64;

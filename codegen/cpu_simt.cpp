@@ -449,8 +449,7 @@ class CpuSimtEmitter : public CEmitter {
     std::vector<bool> seen(k_.buffers.size(), false);
     ir::walk(k_.body, [&](const Instr& in) {
       const Instr* b = in.op == Op::Load ? index_.def(in.args[0]) : nullptr;
-      const Instr* i = in.op == Op::Load ? index_.def(in.args[1]) : nullptr;
-      if (b && b->op == Op::Buffer && i && i->op == Op::GlobalId && i->attr == 0) seen[size_t(b->attr)] = true;
+      if (b && b->op == Op::Buffer && is_global_x_id(index_, in.args[1])) seen[size_t(b->attr)] = true;
     });
     std::vector<std::pair<std::string, uint32_t>> out;
     for (size_t i = 0; i < seen.size(); ++i)

@@ -7,10 +7,6 @@ uint32_t item_stream_store_bytes(const ir::Kernel& k) {
   const auto& wg = k.workgroup_size;
   if (k.fixed_workgroup() && (wg[0] % kStreamItemGroup != 0 || wg[1] != 1 || wg[2] != 1)) return 0;
   const ir::ValueIndex index(k);
-  auto own_x = [&](ir::ValueId v) {
-    const ir::Instr* d = index.def(v);
-    return d && d->op == ir::Op::GlobalId && d->attr == 0;
-  };
   std::vector<bool> stored(k.buffers.size(), false), loaded(k.buffers.size(), false);
   bool ok = true;
   ir::walk(k.body, [&](const ir::Instr& in) {
@@ -22,7 +18,7 @@ uint32_t item_stream_store_bytes(const ir::Kernel& k) {
     ok = ok && buf && buf->op == ir::Op::Buffer;
     if (!ok) return;
     if (in.op == ir::Op::Load) loaded[size_t(buf->attr)] = true;
-    else stored[size_t(buf->attr)] = true, ok = own_x(in.args[1]);
+    else stored[size_t(buf->attr)] = true, ok = is_global_x_id(index, in.args[1]);
   });
   uint32_t bytes = 0;
   for (size_t i = 0; i < stored.size(); ++i) {

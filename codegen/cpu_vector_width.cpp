@@ -25,16 +25,12 @@ bool costly(ir::Op op) {
 // pooling window's, keeps the widest vectors).
 bool streams(const ir::Kernel& k) {
   const ir::ValueIndex index(k);
-  auto own_id = [&](ir::ValueId v) {
-    const ir::Instr* d = index.def(v);
-    return d && d->op == ir::Op::GlobalId && d->attr == 0;
-  };
   bool ok = true, accesses = false;
   ir::walk(k.body, [&](const ir::Instr& in) {
     const ir::OpClass c = ir::op_class(in.op);
     if (in.op == ir::Op::Load || in.op == ir::Op::Store) {
       accesses = true;
-      ok = ok && own_id(in.args[1]);
+      ok = ok && is_global_x_id(index, in.args[1]);
     } else if (c == ir::OpClass::Memory || c == ir::OpClass::Atomic || in.op == ir::Op::For || in.op == ir::Op::Loop) {
       ok = false;
     }

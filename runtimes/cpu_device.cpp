@@ -366,7 +366,7 @@ class CpuDevice final : public Device {
   void log_compile(const std::string& name, const CpuCode& code, double ms, const std::string& what) const {
     if (ir::debug_level() < 1) return;
     const auto& st = code.module->stats();
-    const bool lean = code.canonical_unknown || codegen::lean_passes_suffice(code.canonical);
+    const bool lean = codegen::lean_passes_suffice(code.canonical);  // built here: canonical is known
     ir::debug_log(1, "compile", "'" + name + "'" + what + " compiled in " + std::to_string(ms) + " ms (clang+opt " +
                                     std::to_string(st.frontend_ms) + ", codegen " + std::to_string(st.codegen_ms) + ", link " +
                                     std::to_string(st.link_ms) + (lean ? ", lean passes" : "") + "); cache miss " +
