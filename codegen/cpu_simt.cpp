@@ -141,8 +141,26 @@ class CpuSimtEmitter : public CEmitter {
   }
   bool varying_inline(ValueId v) const {
     const Instr* d = index_.def(v);
-    return d && (d->op == Op::LocalId || d->op == Op::GlobalId);
+    if (!d) return false;
+    if (d->op == Op::LocalId || d->op == Op::GlobalId) return true;
+    bool varies = false;
+    if (inline_compare(*d))
+      for (ValueId a : d->args) varies |= varying_inline(a);
+    return varies;
   }
+  // A scalar compare of leaves and ids (`lid < 128`) is spelled at each use,
+  // like the leaves: recomputing it costs less than keeping it per item
+  // across a barrier, where CSE had shared one between a kernel's two tree
+  // reductions (an array of bools, a store and a load per item and level).
+  bool inline_compare(const Instr& in) const {
+    if (op_class(in.op) != OpClass::Compare || in.type.is_vector()) return false;
+    for (ValueId a : in.args) {
+      const Instr* d = index_.def(a);
+      if (!d || !CEmitter::is_inline(*d)) return false;
+    }
+    return true;
+  }
+  bool is_inline(const Instr& in) const override { return CEmitter::is_inline(in) || inline_compare(in); }
 
   void plan(const ir::Block& b, bool in_group_loop) {
     std::vector<Segment>& segs = plan_[&b];
@@ -216,6 +234,7 @@ class CpuSimtEmitter : public CEmitter {
 
   std::string ref(ValueId v) const override {
     if (v < spilled_.size() && spilled_[v]) return vname(v) + (ctx_ == kGroup ? "[0]" : "[lid]");
+    if (const Instr* d = index_.def(v); d && inline_compare(*d)) return "(" + value_expr(*d) + ")";
     return CEmitter::ref(v);
   }
   std::string def_lhs(const Instr& in) const override {
@@ -328,14 +347,16 @@ class CpuSimtEmitter : public CEmitter {
   }
   void open_indent() { CEmitter::open_more(); }
 
-  // A test on the global x id that the item loop's bound can take over:
-  // `if (gid.x < u) {...}` as the segment's last item, or `if (gid.x >= u)
-  // return;`, both u32 with u uniform, after pure, unshared values only (the
-  // items past u would have computed nothing else).
+  // A test on the global or local x id that the item loop's bound can take
+  // over: `if (gid.x < u) {...}` as the segment's last item, or `if (gid.x >=
+  // u) return;`, both u32 with u uniform, after pure, unshared values only
+  // (the items past u would have computed nothing else); the same on lid.x
+  // (a tree reduction's `if (lid < s)`), which bounds the group's x range.
   struct XBound {
     const Instr* guard = nullptr;
     ValueId limit = 0;
     bool early_return = false;
+    bool local = false;  // the test is on the local x id
   };
   XBound x_bound(const Segment& s) const {
     if (axis_trivial(0)) return {};
@@ -348,10 +369,12 @@ class CpuSimtEmitter : public CEmitter {
         const Instr* g = index_.def(c->args[0]);
         const ValueId u = c->args[1];
         const bool u32s = index_.type(c->args[0]) == ir::Type(ir::ScalarKind::U32) && index_.type(u) == ir::Type(ir::ScalarKind::U32);
-        if (!g || g->op != Op::GlobalId || g->attr != 0 || !u32s || region_of_[u] != kGroup || varying_inline(u)) return {};
+        const bool x_id = g && (g->op == Op::GlobalId || g->op == Op::LocalId) && g->attr == 0;
+        if (!x_id || !u32s || region_of_[u] != kGroup || varying_inline(u)) return {};
+        const bool local = g->op == Op::LocalId;
         const auto& then = in.blocks[0].instrs;
-        if (c->op == Op::Lt && i + 1 == s.items.size()) return {&in, u, false};
-        if (c->op == Op::Ge && then.size() == 1 && then[0].op == Op::Return && !need_done_) return {&in, u, true};
+        if (c->op == Op::Lt && i + 1 == s.items.size()) return {&in, u, false, local};
+        if (c->op == Op::Ge && then.size() == 1 && then[0].op == Op::Return && !need_done_) return {&in, u, true, local};
         return {};
       }
       if (!in.blocks.empty() || ir::has_side_effects(in.op) || op_class(in.op) == OpClass::Control ||
@@ -389,7 +412,8 @@ class CpuSimtEmitter : public CEmitter {
         line("const u32 " + x0 + " = gx * " + wg(0) + ";");
         line("u32 " + xe + " = " + x0 + " + " + wg(0) + ";");
       }
-      if (xb.guard) line("if (" + xe + " > " + ref(xb.limit) + ") " + xe + " = " + ref(xb.limit) + ";");
+      if (xb.guard && xb.local) line("if (" + ref(xb.limit) + " < " + wg(0) + ") " + xe + " = " + x0 + " + " + ref(xb.limit) + ";");
+      else if (xb.guard) line("if (" + xe + " > " + ref(xb.limit) + ") " + xe + " = " + ref(xb.limit) + ";");
     }
     int loops = 0;
     for (int ax = 2; ax >= 0; --ax) {

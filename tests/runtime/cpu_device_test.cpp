@@ -257,6 +257,53 @@ TEST_CASE("cpu: item loops bounded by a global-id guard: tails, groups past n, 2
     }
 }
 
+namespace {
+
+// out[gid] = 2 x[gid] for the items whose local x id is below u: `if (lid <
+// u) {...}`, or `if (lid >= u) return; ...` (the item loop's bound takes
+// either over); u is a parameter, or the constant 24 when `constant`.
+ir::Kernel local_guard(bool early_return, bool constant, uint32_t fixed_wg) {
+  using namespace ir;
+  Kernel k;
+  k.name = std::string("local_guard") + (early_return ? "_ret" : "") + (constant ? "_const" : "");
+  k.buffers = {{"x", types::F32, Access::Read}, {"out", types::F32, Access::ReadWrite}};
+  k.scalars = {{"u", types::U32}};
+  k.workgroup_size = {fixed_wg, fixed_wg ? 1u : 0u, fixed_wg ? 1u : 0u};
+  Builder b(k);
+  ValueId lid = b.builtin(Op::LocalId, 0), gid = b.builtin(Op::GlobalId, 0);
+  ValueId u = constant ? b.const_int(types::U32, 24) : b.param(0);
+  auto body = [&] { b.store(b.buffer(1), gid, b.op(Op::Add, {b.load(b.buffer(0), gid), b.load(b.buffer(0), gid)})); };
+  if (early_return) {
+    b.begin_if(b.op(Op::Ge, {lid, u}));
+    b.return_();
+    b.end_if();
+    body();
+  } else {
+    b.begin_if(b.op(Op::Lt, {lid, u}));
+    body();
+    b.end_if();
+  }
+  return k;
+}
+
+}  // namespace
+
+TEST_CASE("cpu: item loops bounded by a local-id guard (tree reduction levels): below, at and past the group") {
+  auto x = randf(640, -1, 1, 12);
+  for (bool ret : {false, true})
+    for (bool constant : {false, true})
+      for (uint32_t fixed : {0u, 64u}) {
+        const ir::Kernel k = local_guard(ret, constant, fixed);
+        CAPTURE(k.name);
+        CAPTURE(fixed);
+        CHECK(codegen::emit_cpp(k).find(") kg_xe_0 = kg_x0_0 + ") != std::string::npos);  // the bound, not a test
+        for (uint32_t u : {0u, 5u, 63u, 64u, 1000u}) {
+          CAPTURE(u);
+          test::run_and_compare(cpu(), k, dims1(640, 64), {bytes_of(x), bytes_of(randf(640, 5, 6, 13))}, {ir::scalar_slot(u)});
+        }
+      }
+}
+
 TEST_CASE("cpu: a launch past 2^32 work-items on an axis is refused (global ids are 32-bit)") {
   auto& dev = cpu();
   auto k = dev.compile(test::saxpy());

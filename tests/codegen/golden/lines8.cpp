@@ -17,7 +17,6 @@ extern "C" void kgen_lines8(const KgenArgs* a, unsigned long long group_begin, u
       u32 kg_xe_0 = (gx + (u32)kg_run) * wgx;
       if (kg_xe_0 > p1) kg_xe_0 = p1;
       for (u32 kg_ix = kg_x0_0; kg_ix < kg_xe_0; ++kg_ix) {
-        bool v2 = kg_ix < p1;
         f32x8 v4 = b0[kg_ix];
         f32x8 v6 = (f32x8)(1.0f);
         f32x8 v7 = v4 * v4;

@@ -13,9 +13,8 @@ extern "C" void kgen_reduce_sum(const KgenArgs* a, unsigned long long group_begi
     u32 kg_xe_0 = kg_x0_0 + 64u;
     for (u32 kg_ix = kg_x0_0; kg_ix < kg_xe_0; ++kg_ix) {
       const u32 lx = kg_ix - kg_x0_0;
-      bool v4 = kg_ix < p0;
       f32 v6 = 0.0f;
-      if (v4) {
+      if ((kg_ix < p0)) {
         f32 v8 = b0[kg_ix];
         v6 = v8;
       }
@@ -27,16 +26,15 @@ extern "C" void kgen_reduce_sum(const KgenArgs* a, unsigned long long group_begi
       u32 v15 = 32u >> (v13 & 31);
       const u32 kg_x0_1 = gx * 64u;
       u32 kg_xe_1 = kg_x0_1 + 64u;
+      if (v15 < 64u) kg_xe_1 = kg_x0_1 + v15;
       for (u32 kg_ix = kg_x0_1; kg_ix < kg_xe_1; ++kg_ix) {
         const u32 lx = kg_ix - kg_x0_1;
         bool v16 = lx < v15;
-        if (v16) {
-          f32 v17 = v0[lx];
-          u32 v18 = lx + v15;
-          f32 v19 = v0[v18];
-          f32 v20 = v17 + v19;
-          v0[lx] = v20;
-        }
+        f32 v17 = v0[lx];
+        u32 v18 = lx + v15;
+        f32 v19 = v0[v18];
+        f32 v20 = v17 + v19;
+        v0[lx] = v20;
       }
       // barrier: the item loops before and after run in sequence
     }
@@ -44,8 +42,7 @@ extern "C" void kgen_reduce_sum(const KgenArgs* a, unsigned long long group_begi
     u32 kg_xe_2 = kg_x0_2 + 64u;
     for (u32 kg_ix = kg_x0_2; kg_ix < kg_xe_2; ++kg_ix) {
       const u32 lx = kg_ix - kg_x0_2;
-      bool v22 = lx == 0u;
-      if (v22) {
+      if ((lx == 0u)) {
         f32 v24 = v0[0u];
         b1[gx] = v24;
       }

@@ -16,7 +16,6 @@ extern "C" void kgen_saxpy(const KgenArgs* a, unsigned long long group_begin, un
       u32 kg_xe_0 = (gx + (u32)kg_run) * wgx;
       if (kg_xe_0 > p1) kg_xe_0 = p1;
       for (u32 kg_ix = kg_x0_0; kg_ix < kg_xe_0; ++kg_ix) {
-        bool v2 = kg_ix < p1;
         f32 v4 = b0[kg_ix];
         f32 v6 = b1[kg_ix];
         f32 v8 = p0 * v4;
