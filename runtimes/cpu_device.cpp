@@ -130,7 +130,6 @@ class CpuKernel final : public CompiledKernel {
     cache_hit_ = hit;
     compile_ms_ = ms;
   }
-  codegen::KgenEntry fn() const { return code_->entry; }
   const CpuCode& code() const { return *code_; }
   const CompileOptions& options() const { return options_; }
   std::string debug_ir() const override { return code_->ir; }
@@ -273,9 +272,8 @@ class CpuDevice final : public Device {
       }
     }
 
-    auto code = build_code(optimized, k.name, key, entry_symbol_for(ir_hash), opt, false, use_cache);
+    auto code = build_code(optimized, k.name, key, entry_symbol_for(ir_hash), opt, false, use_cache, t0);
     const double ms = ms_since(t0);
-    log_compile(k.name, *code, ms, "");
     std::shared_ptr<const CpuCode> kept = code;
     if (use_cache) kept = cache_.keep_loaded(key, kept);
     return std::make_shared<CpuKernel>(k, std::move(kept), opt, false, ms);
@@ -330,9 +328,11 @@ class CpuDevice final : public Device {
  private:
   // Emits `optimized` as C++ with entry `symbol`, compiles and links it, and
   // stores the object under `key` when use_cache. stream: the streaming entry
-  // (codegen::CppOptions::stream_item_stores).
+  // (codegen::CppOptions::stream_item_stores). t0: when the compile began,
+  // for the KGEN_DEBUG report.
   std::shared_ptr<CpuCode> build_code(const ir::Kernel& optimized, const std::string& name, const CacheKey& key,
-                                      const std::string& symbol, const CompileOptions& opt, bool stream, bool use_cache) {
+                                      const std::string& symbol, const CompileOptions& opt, bool stream, bool use_cache,
+                                      std::chrono::steady_clock::time_point t0) {
     const bool lean = codegen::lean_passes_suffice(optimized);
     codegen::CppOptions copt;
     copt.assume_independent_items = opt.assume_independent_items;
@@ -343,7 +343,7 @@ class CpuDevice final : public Device {
     code->key = key;
     code->canonical = optimized;
     code->symbol = symbol;
-    code->stream_bytes = lean && !stream ? codegen::item_stream_store_bytes(optimized) : 0;
+    code->stream_bytes = stream ? 0 : codegen::item_stream_store_bytes(optimized);
     code->source = codegen::emit_cpp(optimized, copt);
     if (ir::debug_level() >= 2) ir::debug_log(2, "source", "generated C++ for '" + name + "':\n" + code->source);
     jit::JitOptions jo;
@@ -360,17 +360,14 @@ class CpuDevice final : public Device {
       ir::debug_log(4, "asm", "x86 assembly of '" + name + "':\n" + code->assembly);
     code->module = jit::load_object(std::move(obj.bytes), obj.stats);
     code->entry = code->module->lookup_fn<codegen::KgenEntry>(code->symbol);
+    if (ir::debug_level() >= 1) {
+      const auto& st = code->module->stats();
+      ir::debug_log(1, "compile", "'" + name + "'" + (stream ? " (streaming entry)" : "") + " compiled in " +
+                                      std::to_string(ms_since(t0)) + " ms (clang+opt " + std::to_string(st.frontend_ms) +
+                                      ", codegen " + std::to_string(st.codegen_ms) + ", link " + std::to_string(st.link_ms) +
+                                      (lean ? ", lean passes" : "") + "); cache miss " + key.hex());
+    }
     return code;
-  }
-
-  void log_compile(const std::string& name, const CpuCode& code, double ms, const std::string& what) const {
-    if (ir::debug_level() < 1) return;
-    const auto& st = code.module->stats();
-    const bool lean = codegen::lean_passes_suffice(code.canonical);  // built here: canonical is known
-    ir::debug_log(1, "compile", "'" + name + "'" + what + " compiled in " + std::to_string(ms) + " ms (clang+opt " +
-                                    std::to_string(st.frontend_ms) + ", codegen " + std::to_string(st.codegen_ms) + ", link " +
-                                    std::to_string(st.link_ms) + (lean ? ", lean passes" : "") + "); cache miss " +
-                                    code.key.hex());
   }
 
   // The entry a launch runs: the kernel's own, or its streaming entry when
@@ -408,8 +405,7 @@ class CpuDevice final : public Device {
       if (auto code = load_from_disk(key, nullptr)) return cache_.keep_loaded(key, std::move(code));
     }
     const ir::Kernel optimized = plain.canonical_unknown ? prepare_kernel(k.kernel(), caps_, k.options()) : plain.canonical;
-    auto code = build_code(optimized, k.kernel().name, key, plain.symbol + "_stream", k.options(), true, use_cache);
-    log_compile(k.kernel().name, *code, ms_since(t0), " (streaming entry)");
+    auto code = build_code(optimized, k.kernel().name, key, plain.symbol + "_stream", k.options(), true, use_cache, t0);
     return use_cache ? cache_.keep_loaded(key, std::shared_ptr<const CpuCode>(code)) : code;
   }
 
